@@ -1,0 +1,200 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+
+	gg "gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/traverse"
+)
+
+// CycleError says an input edge was refused because it would close a
+// cycle. Cycle lists the keys in data-flow order, the first repeated last.
+type CycleError struct {
+	Node  Key
+	Cycle []Key
+}
+
+func (e *CycleError) Error() string {
+	parts := make([]string, len(e.Cycle))
+	for i, k := range e.Cycle {
+		parts[i] = k.String()
+	}
+	return "cycle: " + strings.Join(parts, " → ")
+}
+
+// SetInputs makes inputs the nodes n reads, in the order its compute sees
+// them; n recomputes at the next Stabilize. An input that would close a
+// cycle is refused: n and every node on the cycle fail with the cycle named
+// until a later rewiring breaks it, and the error is returned.
+func (g *Graph) SetInputs(n *Node, inputs ...*Node) error {
+	if n.compute == nil {
+		return fmt.Errorf("graph: %s is an input and reads nothing", n.key)
+	}
+	if g.stabilizing {
+		panic("graph: SetInputs during Stabilize")
+	}
+	err := g.wire(n, inputs)
+	g.retryRefused(n)
+	return err
+}
+
+func (g *Graph) wire(n *Node, inputs []*Node) error {
+	for _, in := range n.inputs {
+		in.deps = removeNode(in.deps, n)
+	}
+	delete(g.refused, n)
+	g.clearCycle(n)
+
+	var reach map[int64]int64 // dependents reachable from n → their parent
+	accepted := make([]*Node, 0, len(inputs))
+	var refused []*Node
+	var cerr *CycleError
+	for _, in := range inputs {
+		if in.removed {
+			return fmt.Errorf("graph: %s reads removed node %s", n.key, in.key)
+		}
+		if in == n {
+			refused = append(refused, in)
+			if cerr == nil {
+				cerr = &CycleError{Node: n.key, Cycle: []Key{n.key, n.key}}
+			}
+			continue
+		}
+		if len(n.deps) > 0 {
+			if reach == nil {
+				reach = g.reachable(n)
+			}
+			if _, ok := reach[in.id]; ok {
+				refused = append(refused, in)
+				if cerr == nil {
+					cerr = g.cyclePath(n, in, reach)
+				}
+				continue
+			}
+		}
+		accepted = append(accepted, in)
+	}
+	n.inputs = accepted
+	h := 0
+	for _, in := range accepted {
+		if !containsNode(in.deps, n) {
+			in.deps = append(in.deps, n)
+		}
+		if in.height+1 > h {
+			h = in.height + 1
+		}
+	}
+	g.raise(n, h)
+	g.markDirty(n)
+	if cerr != nil {
+		g.refused[n] = refused
+		g.cycles[n] = cerr
+		g.rebuildOnCycle()
+		return cerr
+	}
+	return nil
+}
+
+// retryRefused wires again every node whose edge was refused, now that the
+// graph has changed; one that no longer closes a cycle is accepted.
+func (g *Graph) retryRefused(skip *Node) {
+	for m, ins := range g.refused {
+		if m == skip {
+			continue
+		}
+		all := append(append([]*Node(nil), m.inputs...), ins...)
+		_ = g.wire(m, all)
+	}
+}
+
+func containsNode(ns []*Node, n *Node) bool {
+	for _, x := range ns {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// raise lifts n to height h (when higher) and its dependents above it.
+func (g *Graph) raise(n *Node, h int) {
+	if h <= n.height {
+		return
+	}
+	n.height = h
+	if n.dirty {
+		g.dirty.push(n) // queued again at its new height; the old entry is skipped
+	}
+	for _, d := range n.deps {
+		g.raise(d, h+1)
+	}
+}
+
+// reachable walks the dependents of n (gonum's breadth-first traversal) and
+// returns each reached node's parent on the way.
+func (g *Graph) reachable(n *Node) map[int64]int64 {
+	parent := map[int64]int64{}
+	bf := traverse.BreadthFirst{Traverse: func(e gg.Edge) bool {
+		if _, seen := parent[e.To().ID()]; !seen {
+			parent[e.To().ID()] = e.From().ID()
+		}
+		return true
+	}}
+	bf.Walk(view{g: g}, n, nil)
+	return parent
+}
+
+// cyclePath names the cycle closed by the edge in → n: in → n → … → in.
+func (g *Graph) cyclePath(n, in *Node, parent map[int64]int64) *CycleError {
+	var back []Key
+	for id := in.id; id != n.id; id = parent[id] {
+		back = append(back, g.byID[id].key)
+	}
+	cyc := []Key{in.key, n.key}
+	for i := len(back) - 1; i >= 1; i-- {
+		cyc = append(cyc, back[i])
+	}
+	cyc = append(cyc, in.key)
+	return &CycleError{Node: n.key, Cycle: cyc}
+}
+
+func (g *Graph) clearCycle(n *Node) {
+	c, ok := g.cycles[n]
+	if !ok {
+		return
+	}
+	delete(g.cycles, n)
+	g.rebuildOnCycle()
+	for _, k := range c.Cycle {
+		if m := g.nodes[k]; m != nil {
+			g.markDirty(m)
+		}
+	}
+}
+
+func (g *Graph) rebuildOnCycle() {
+	clear(g.onCycle)
+	for _, c := range g.cycles {
+		for _, k := range c.Cycle {
+			if m := g.nodes[k]; m != nil {
+				g.onCycle[m] = c
+				g.markDirty(m)
+			}
+		}
+	}
+}
+
+// Cycles lists the refused cycles, sorted by the refused node's key.
+func (g *Graph) Cycles() []*CycleError {
+	var ns []*Node
+	for n := range g.cycles {
+		ns = append(ns, n)
+	}
+	sortNodes(ns)
+	out := make([]*CycleError, len(ns))
+	for i, n := range ns {
+		out[i] = g.cycles[n]
+	}
+	return out
+}

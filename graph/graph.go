@@ -1,0 +1,227 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Graph holds the nodes. It is not safe for concurrent use: one goroutine
+// owns it (inputs send that goroutine batches); only Counters may be read
+// from others.
+type Graph struct {
+	nodes  map[Key]*Node
+	byID   map[int64]*Node
+	nextID int64
+
+	dirty         heightQueue
+	cycles        map[*Node]*CycleError // by the node whose input edge was refused
+	onCycle       map[*Node]*CycleError // every node on a refused cycle
+	refused       map[*Node][]*Node     // refused input edges, retried on rewiring
+	run           uint64
+	counters      Counters
+	stabilizing   bool
+	leavesChanged []*Node
+	now           time.Time // the time of the running stabilisation
+
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// New makes an empty graph.
+func New() *Graph {
+	return &Graph{
+		nodes:   make(map[Key]*Node),
+		byID:    make(map[int64]*Node),
+		cycles:  make(map[*Node]*CycleError),
+		onCycle: make(map[*Node]*CycleError),
+		refused: make(map[*Node][]*Node),
+		Now:     time.Now,
+	}
+}
+
+// Node returns the node with key k, or nil.
+func (g *Graph) Node(k Key) *Node { return g.nodes[k] }
+
+// Len is the number of nodes.
+func (g *Graph) Len() int { return len(g.nodes) }
+
+// Nodes returns every node, sorted by key.
+func (g *Graph) Nodes() []*Node {
+	out := make([]*Node, 0, len(g.nodes))
+	for _, n := range g.nodes {
+		out = append(out, n)
+	}
+	sortNodes(out)
+	return out
+}
+
+func sortNodes(ns []*Node) {
+	sort.Slice(ns, func(i, j int) bool {
+		a, b := ns[i].key, ns[j].key
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+}
+
+// Input adds an input leaf, waiting "not set yet" until set. Adding a key
+// that exists returns the existing node when it is an input, else an error.
+func (g *Graph) Input(k Key) (*Node, error) {
+	if n := g.nodes[k]; n != nil {
+		if n.compute != nil {
+			return nil, fmt.Errorf("graph: %s exists and is not an input", k)
+		}
+		return n, nil
+	}
+	n := g.add(k)
+	n.why = "not set yet"
+	n.own = true
+	return n, nil
+}
+
+// Derived adds a node computed by f from inputs. It is computed at the next
+// Stabilize. An input edge that would close a cycle is refused: the node is
+// added, fails with the cycle named, and the error is returned.
+func (g *Graph) Derived(k Key, f Compute, inputs ...*Node) (*Node, error) {
+	if f == nil {
+		return nil, fmt.Errorf("graph: %s: nil compute", k)
+	}
+	if g.nodes[k] != nil {
+		return nil, fmt.Errorf("graph: %s exists", k)
+	}
+	n := g.add(k)
+	n.compute = f
+	n.why = "not computed yet"
+	n.own = true
+	err := g.SetInputs(n, inputs...)
+	g.markDirty(n)
+	return n, err
+}
+
+func (g *Graph) add(k Key) *Node {
+	g.nextID++
+	now := g.Now()
+	n := &Node{key: k, id: g.nextID, since: now, changedAt: now}
+	g.nodes[k] = n
+	g.byID[n.id] = n
+	return n
+}
+
+// MarkSecret says n's value must never be shown.
+func (g *Graph) MarkSecret(n *Node) { n.secret = true }
+
+// MarkTolerant lets n's compute run whatever its inputs' states; it reads
+// them with In.State and decides itself.
+func (g *Graph) MarkTolerant(n *Node) {
+	n.tolerant = true
+	g.markDirty(n)
+}
+
+// SetCompute replaces n's compute function; n recomputes at the next
+// Stabilize.
+func (g *Graph) SetCompute(n *Node, f Compute) {
+	if n.compute == nil || f == nil {
+		panic("graph: SetCompute on an input or with nil")
+	}
+	n.compute = f
+	g.markDirty(n)
+}
+
+// Set makes input n ready with value v. A value equal to the current one
+// (and n already ready) does nothing.
+func (g *Graph) Set(n *Node, v any) { g.setLeaf(n, Ready, v, "") }
+
+// SetWaiting makes input n wait, saying why.
+func (g *Graph) SetWaiting(n *Node, why string) { g.setLeaf(n, Waiting, nil, why) }
+
+// SetFailed makes input n fail, saying why.
+func (g *Graph) SetFailed(n *Node, reason string) { g.setLeaf(n, Failed, nil, reason) }
+
+func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
+	if n.compute != nil {
+		panic(fmt.Sprintf("graph: %s is not an input", n.key))
+	}
+	if g.stabilizing {
+		panic("graph: input set during Stabilize")
+	}
+	if n.removed {
+		return
+	}
+	if n.state == s && n.why == why && (s != Ready || Equal(n.value, v)) {
+		return
+	}
+	g.record(n, s, v, why, true, nil)
+	if !n.pending {
+		n.pending = true
+		g.leavesChanged = append(g.leavesChanged, n)
+	}
+	for _, d := range n.deps {
+		g.markDirty(d)
+	}
+}
+
+// record stores a new state and stamps it.
+func (g *Graph) record(n *Node, s State, v any, why string, own bool, cause []Key) {
+	now := g.now
+	if now.IsZero() {
+		now = g.Now()
+	}
+	if n.state != s || n.why != why {
+		n.since = now
+	}
+	n.state, n.value, n.why, n.own = s, v, why, own
+	if s != Ready {
+		n.value = nil
+	}
+	n.changedAt = now
+	n.changedRun = g.run + 1
+	if cause != nil {
+		n.cause = cause
+	}
+}
+
+func (g *Graph) markDirty(n *Node) {
+	if n.dirty || n.removed {
+		return
+	}
+	n.dirty = true
+	g.dirty.push(n)
+}
+
+// Remove takes n out of the graph. A node that still has dependents is not
+// removed (remove or rewire them first).
+func (g *Graph) Remove(n *Node) error {
+	if n.removed {
+		return nil
+	}
+	if len(n.deps) > 0 {
+		return fmt.Errorf("graph: %s still has %d dependents (first %s)", n.key, len(n.deps), n.deps[0].key)
+	}
+	for _, in := range n.inputs {
+		in.deps = removeNode(in.deps, n)
+	}
+	n.inputs = nil
+	n.removed = true
+	delete(g.nodes, n.key)
+	delete(g.byID, n.id)
+	delete(g.refused, n)
+	g.clearCycle(n)
+	return nil
+}
+
+// Removed says n was taken out of its graph.
+func (n *Node) Removed() bool { return n.removed }
+
+func removeNode(ns []*Node, n *Node) []*Node {
+	for i, x := range ns {
+		if x == n {
+			last := len(ns) - 1
+			ns[i] = ns[last]
+			ns[last] = nil
+			return ns[:last]
+		}
+	}
+	return ns
+}

@@ -1,0 +1,111 @@
+package graph
+
+import "time"
+
+// Compute computes a node's value from its inputs. Returning an error made by
+// Wait makes the node wait; any other error fails it. Unless the node is
+// tolerant, Compute runs only when every input is ready.
+type Compute func(in In) (any, error)
+
+// Node is one vertex of the graph. Its fields are read through methods; it
+// is changed only through its Graph.
+type Node struct {
+	key      Key
+	id       int64
+	compute  Compute // nil for an input leaf
+	inputs   []*Node
+	deps     []*Node // dependents
+	height   int
+	secret   bool
+	tolerant bool
+	removed  bool
+	pending  bool // an input set since the last Stabilize
+
+	state State
+	value any
+	why   string
+	own   bool // the non-ready state began here (not inherited from an input)
+
+	dirty      bool
+	since      time.Time // when (state, why) last changed
+	changedAt  time.Time // when state, why or value last changed
+	recomputed time.Time
+	changedRun uint64
+	cause      []Key // the inputs that had changed when it last recomputed
+
+	// Meta is the owner's own data, never read by the engine.
+	Meta any
+}
+
+// Key is the node's unique name.
+func (n *Node) Key() Key { return n.key }
+
+// State is what the node knows of its value.
+func (n *Node) State() State { return n.state }
+
+// Value is the node's value; nil unless Ready.
+func (n *Node) Value() any {
+	if n.state != Ready {
+		return nil
+	}
+	return n.value
+}
+
+// Why says what a waiting node waits for or why a failed node failed.
+func (n *Node) Why() string { return n.why }
+
+// Secret says the node's value must never be shown.
+func (n *Node) Secret() bool { return n.secret }
+
+// IsInput says the node is a leaf set from outside.
+func (n *Node) IsInput() bool { return n.compute == nil }
+
+// Height exceeds each input's height; inputs have height 0.
+func (n *Node) Height() int { return n.height }
+
+// Since is when the node's state (and why) last changed.
+func (n *Node) Since() time.Time { return n.since }
+
+// ChangedAt is when the node's state, why or value last changed.
+func (n *Node) ChangedAt() time.Time { return n.changedAt }
+
+// Cause names the inputs that had changed when the node last recomputed.
+func (n *Node) Cause() []Key { return n.cause }
+
+// Inputs are the nodes this node reads, in the order Compute sees them.
+func (n *Node) Inputs() []*Node { return n.inputs }
+
+// Dependents are the nodes that read this node, in no set order.
+func (n *Node) Dependents() []*Node { return n.deps }
+
+// ID is the node's number in its graph (stable for the node's life).
+func (n *Node) ID() int64 { return n.id }
+
+// String names the node and its state, never its value.
+func (n *Node) String() string {
+	if n.state == Ready {
+		return n.key.String() + " (ready)"
+	}
+	return n.key.String() + " (" + n.state.String() + ": " + n.why + ")"
+}
+
+// In gives a compute function its node's inputs.
+type In struct{ n *Node }
+
+// Len is the number of inputs.
+func (in In) Len() int { return len(in.n.inputs) }
+
+// Value is input i's value (nil unless ready).
+func (in In) Value(i int) any { return in.n.inputs[i].Value() }
+
+// State is input i's state.
+func (in In) State(i int) State { return in.n.inputs[i].state }
+
+// Why is input i's reason when it is not ready.
+func (in In) Why(i int) string { return in.n.inputs[i].why }
+
+// Key is input i's key.
+func (in In) Key(i int) Key { return in.n.inputs[i].key }
+
+// Input is input i itself.
+func (in In) Input(i int) *Node { return in.n.inputs[i] }

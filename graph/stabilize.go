@@ -1,0 +1,199 @@
+package graph
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"time"
+)
+
+// Counters are what the engine keeps of its own work. They may be read from
+// any goroutine.
+type Counters struct {
+	Stabilizations atomic.Uint64
+	Recomputed     atomic.Uint64 // nodes whose compute ran (or whose state was derived again)
+	Changed        atomic.Uint64 // nodes whose state, reason or value changed
+	Cutoffs        atomic.Uint64 // recomputed nodes whose result equalled the old one
+}
+
+// Counters returns the engine's counters.
+func (g *Graph) Counters() *Counters { return &g.counters }
+
+// Stabilize recomputes every dirty node in height order, stopping at nodes
+// whose new result equals the old one, and returns the nodes that changed
+// (inputs set since the last Stabilize included), in height order.
+func (g *Graph) Stabilize() []*Node {
+	g.stabilizing = true
+	defer func() { g.stabilizing = false }()
+	g.run++
+	g.now = g.Now()
+	defer func() { g.now = time.Time{} }()
+	g.counters.Stabilizations.Add(1)
+	var changed []*Node
+	for _, n := range g.leavesChanged {
+		n.pending = false
+		if !n.removed {
+			changed = append(changed, n)
+		}
+	}
+	g.leavesChanged = g.leavesChanged[:0]
+	for {
+		n := g.dirty.pop()
+		if n == nil {
+			break
+		}
+		if !n.dirty || n.removed {
+			continue
+		}
+		n.dirty = false
+		if g.recompute(n) {
+			changed = append(changed, n)
+			for _, d := range n.deps {
+				g.markDirty(d)
+			}
+		}
+	}
+	return changed
+}
+
+// recompute computes n again and says whether its result changed.
+func (g *Graph) recompute(n *Node) bool {
+	g.counters.Recomputed.Add(1)
+	s, v, why, own := g.evaluate(n)
+	if s == n.state && why == n.why && (s != Ready || Equal(n.value, v)) {
+		n.own = own
+		g.counters.Cutoffs.Add(1)
+		return false
+	}
+	g.record(n, s, v, why, own, g.causeOf(n))
+	n.changedRun = g.run
+	g.counters.Changed.Add(1)
+	return true
+}
+
+// evaluate gives n's new state: a cycle fails it; unless tolerant, a failed
+// input fails it and a waiting input makes it wait; else its compute runs.
+func (g *Graph) evaluate(n *Node) (State, any, string, bool) {
+	if c := g.onCycle[n]; c != nil {
+		return Failed, nil, c.Error(), true
+	}
+	if !n.tolerant {
+		var waitOn *Node
+		for _, in := range n.inputs {
+			switch in.state {
+			case Failed:
+				return Failed, nil, "input " + in.key.String() + " failed", false
+			case Waiting:
+				if waitOn == nil {
+					waitOn = in
+				}
+			}
+		}
+		if waitOn != nil {
+			return Waiting, nil, "waits for " + waitOn.key.String(), false
+		}
+	}
+	v, err := g.call(n)
+	if err != nil {
+		if w, ok := err.(*WaitError); ok {
+			return Waiting, nil, w.Why, true
+		}
+		return Failed, nil, err.Error(), true
+	}
+	return Ready, v, "", true
+}
+
+func (g *Graph) call(n *Node) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if n.secret {
+				err = fmt.Errorf("panic in compute of %s (detail withheld: secret node)", n.key)
+			} else {
+				err = fmt.Errorf("panic in compute of %s: %v", n.key, r)
+			}
+		}
+	}()
+	return n.compute(In{n})
+}
+
+// Equal is the engine's cutoff: byte slices by their bytes, a type with an
+// Equal(any) bool method by that method, anything else by reflect.DeepEqual.
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case interface{ Equal(any) bool }:
+		return x.Equal(b)
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// heightQueue holds dirty nodes in buckets by height.
+type heightQueue struct {
+	buckets [][]*Node
+	min     int
+	n       int
+}
+
+func (q *heightQueue) push(n *Node) {
+	for len(q.buckets) <= n.height {
+		q.buckets = append(q.buckets, nil)
+	}
+	q.buckets[n.height] = append(q.buckets[n.height], n)
+	if q.n == 0 || n.height < q.min {
+		q.min = n.height
+	}
+	q.n++
+}
+
+func (q *heightQueue) pop() *Node {
+	for q.n > 0 {
+		b := q.buckets[q.min]
+		if len(b) == 0 {
+			q.min++
+			continue
+		}
+		n := b[len(b)-1]
+		b[len(b)-1] = nil
+		q.buckets[q.min] = b[:len(b)-1]
+		q.n--
+		if n.height != q.min { // queued again at a new height: skip the stale entry
+			continue
+		}
+		return n
+	}
+	q.min = 0
+	return nil
+}
+
+// causeOf names the inputs of n that changed in this stabilisation, reusing
+// n's last cause when it is the same (the common case: one input moving
+// again and again costs no allocation).
+func (g *Graph) causeOf(n *Node) []Key {
+	same, count := true, 0
+	for _, in := range n.inputs {
+		if in.changedRun == g.run {
+			if count >= len(n.cause) || n.cause[count] != in.key {
+				same = false
+			}
+			count++
+		}
+	}
+	if same && count == len(n.cause) {
+		return n.cause
+	}
+	cause := make([]Key, 0, count)
+	for _, in := range n.inputs {
+		if in.changedRun == g.run {
+			cause = append(cause, in.key)
+		}
+	}
+	return cause
+}

@@ -1,0 +1,66 @@
+package graph
+
+import (
+	gg "gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/iterator"
+	"gonum.org/v1/gonum/graph/simple"
+)
+
+// view shows the engine's nodes to gonum's algorithms as a directed graph
+// whose edges run input → dependent. It copies nothing.
+type view struct{ g *Graph }
+
+var _ gg.Directed = view{}
+
+func (v view) Node(id int64) gg.Node {
+	if n := v.g.byID[id]; n != nil {
+		return n
+	}
+	return nil
+}
+
+func (v view) Nodes() gg.Nodes {
+	ns := make([]gg.Node, 0, len(v.g.byID))
+	for _, n := range v.g.Nodes() {
+		ns = append(ns, n)
+	}
+	return iterator.NewOrderedNodes(ns)
+}
+
+func (v view) From(id int64) gg.Nodes {
+	n := v.g.byID[id]
+	if n == nil || len(n.deps) == 0 {
+		return gg.Empty
+	}
+	ns := make([]gg.Node, len(n.deps))
+	for i, d := range n.deps {
+		ns[i] = d
+	}
+	return iterator.NewOrderedNodes(ns)
+}
+
+func (v view) To(id int64) gg.Nodes {
+	n := v.g.byID[id]
+	if n == nil || len(n.inputs) == 0 {
+		return gg.Empty
+	}
+	ns := make([]gg.Node, len(n.inputs))
+	for i, in := range n.inputs {
+		ns[i] = in
+	}
+	return iterator.NewOrderedNodes(ns)
+}
+
+func (v view) HasEdgeBetween(x, y int64) bool { return v.HasEdgeFromTo(x, y) || v.HasEdgeFromTo(y, x) }
+
+func (v view) HasEdgeFromTo(u, w int64) bool {
+	n := v.g.byID[u]
+	return n != nil && containsNode(n.deps, v.g.byID[w])
+}
+
+func (v view) Edge(u, w int64) gg.Edge {
+	if !v.HasEdgeFromTo(u, w) {
+		return nil
+	}
+	return simple.Edge{F: v.g.byID[u], T: v.g.byID[w]}
+}

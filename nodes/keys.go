@@ -1,0 +1,104 @@
+package nodes
+
+import (
+	"fmt"
+	"strings"
+)
+
+// EncodeToken writes s as one key token (SPEC §2.1): A-Z a-z 0-9 - _ /
+// stand as themselves, every other byte of the UTF-8 form is =XX.
+func EncodeToken(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if plainByte(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('=')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&0xF])
+	}
+	return b.String()
+}
+
+// DecodeToken is the exact inverse of EncodeToken. A token that is empty,
+// holds an '=' not followed by two upper-case hex digits, escapes a byte
+// that stands as itself, or holds a byte no token may hold is out of shape.
+func DecodeToken(tok string) (string, error) {
+	if tok == "" {
+		return "", fmt.Errorf("empty token")
+	}
+	var b strings.Builder
+	b.Grow(len(tok))
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case plainByte(c):
+			b.WriteByte(c)
+		case c == '=':
+			if i+2 >= len(tok) {
+				return "", fmt.Errorf("token %q: '=' at %d is not followed by two upper-case hex digits", tok, i)
+			}
+			hi, ok1 := unhex(tok[i+1])
+			lo, ok2 := unhex(tok[i+2])
+			if !ok1 || !ok2 {
+				return "", fmt.Errorf("token %q: '=' at %d is not followed by two upper-case hex digits", tok, i)
+			}
+			v := hi<<4 | lo
+			if plainByte(v) {
+				return "", fmt.Errorf("token %q: =%s escapes %q, which stands as itself", tok, tok[i+1:i+3], string(rune(v)))
+			}
+			b.WriteByte(v)
+			i += 2
+		default:
+			return "", fmt.Errorf("token %q: byte %q at %d may not stand in a token", tok, c, i)
+		}
+	}
+	return b.String(), nil
+}
+
+// EncodeKey encodes each part as a token and joins them with '.'.
+func EncodeKey(parts ...string) string {
+	enc := make([]string, len(parts))
+	for i, p := range parts {
+		enc[i] = EncodeToken(p)
+	}
+	return strings.Join(enc, ".")
+}
+
+// DecodeKey splits key on '.' and decodes each token. It refuses a key whose
+// token count is not n (n < 0 accepts any count of at least one).
+func DecodeKey(key string, n int) ([]string, error) {
+	toks := strings.Split(key, ".")
+	if n >= 0 && len(toks) != n {
+		return nil, fmt.Errorf("key %q has %d tokens, want %d", key, len(toks), n)
+	}
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		v, err := DecodeToken(t)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", key, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+func plainByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '_' || c == '/'
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
