@@ -1,0 +1,480 @@
+package nodes
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MaxPlanEntries bounds each list of a plan (files, secrets, provisions,
+// provides, items, collections) and the placement names of each kind.
+const MaxPlanEntries = 10000
+
+// The file forms of SPEC §3.
+const (
+	FormOwned        = "owned"
+	FormSeed         = "seed"
+	FormManagedKeys  = "managed-keys"
+	FormManagedBlock = "managed-block"
+)
+
+// PlanError is an assignment refused: its JSON does not parse, or its plan
+// breaks a rule of SPEC §3. It fails that module alone.
+type PlanError struct {
+	Key    string // the bucket key <node>.<module>
+	Node   string // "" when the key is out of shape
+	Module string
+	Msg    string
+	Err    error // the cause underneath, if any (e.g. the JSON error)
+}
+
+func (e *PlanError) Error() string {
+	who := fmt.Sprintf("assignment %q", e.Key)
+	if e.Module != "" {
+		who = fmt.Sprintf("module %q on node %q", e.Module, e.Node)
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", who, e.Msg, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", who, e.Msg)
+}
+
+func (e *PlanError) Unwrap() error { return e.Err }
+
+// ParseAssignment parses the value of mesh-controller_assignments at key
+// (<node>.<module>, tokens encoded as SPEC §2.1) and checks its plan against
+// SPEC §3. Unknown JSON fields are allowed; a field of the wrong type is
+// not. On success an empty form is set to "owned" and an empty
+// on_change.action to "none"; an empty mode stays "" (see DefaultMode).
+func ParseAssignment(key string, data []byte) (*Assignment, error) {
+	toks, err := DecodeKey(key, 2)
+	if err != nil {
+		return nil, &PlanError{Key: key, Msg: "key out of shape", Err: err}
+	}
+	node, module := toks[0], toks[1]
+	perr := func(msg string, args ...any) error {
+		return &PlanError{Key: key, Node: node, Module: module, Msg: fmt.Sprintf(msg, args...)}
+	}
+	var a Assignment
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
+	}
+	if a.Node != node {
+		return nil, perr("node %q in the JSON is not the key's node %q", a.Node, node)
+	}
+	if a.Module != module {
+		return nil, perr("module %q in the JSON is not the key's module %q", a.Module, module)
+	}
+	if msg := validatePlan(&a.Provisioning); msg != "" {
+		return nil, perr("%s", msg)
+	}
+	return &a, nil
+}
+
+// validatePlan checks p and fills its defaults; it returns what is wrong.
+func validatePlan(p *Plan) string {
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"files", len(p.Files)}, {"secrets", len(p.Secrets)}, {"provisions", len(p.Provisions)},
+		{"provides", len(p.Provides)}, {"items", len(p.Items)}, {"collections", len(p.Collections)}} {
+		if c.n > MaxPlanEntries {
+			return fmt.Sprintf("%d %s, over the limit of %d per plan (MaxPlanEntries)", c.n, c.what, MaxPlanEntries)
+		}
+	}
+	if len(p.Files) > 0 || len(p.Items) > 0 || p.Templates.Ref != "" || p.Templates.Digest != "" {
+		if msg := checkRef(p.Templates.Ref); msg != "" {
+			return "templates.ref " + msg
+		}
+		if !validDigest(p.Templates.Digest) {
+			return fmt.Sprintf("templates.digest %q is not sha256:<64 lower-case hex>", p.Templates.Digest)
+		}
+	}
+	paths := map[string]string{} // path -> who writes it
+	claim := func(pth, who string) string {
+		if other, ok := paths[pth]; ok {
+			return fmt.Sprintf("%s: path %s is also written by %s", who, pth, other)
+		}
+		paths[pth] = who
+		return ""
+	}
+	for i := range p.Files {
+		f := &p.Files[i]
+		who := fmt.Sprintf("files[%d]", i)
+		if msg := checkAbsPath(f.Path); msg != "" {
+			return who + ": path " + msg
+		}
+		who = fmt.Sprintf("files[%d] (%s)", i, f.Path)
+		if msg := checkTemplateName(f.Template); msg != "" {
+			return who + ": template " + msg
+		}
+		switch f.Form {
+		case "":
+			f.Form = FormOwned
+		case FormOwned, FormSeed, FormManagedKeys, FormManagedBlock:
+		default:
+			return fmt.Sprintf("%s: form %q is not owned, seed, managed-keys or managed-block", who, f.Form)
+		}
+		if msg := checkOwnership(f.Owner, f.Group, f.Mode); msg != "" {
+			return who + ": " + msg
+		}
+		switch f.OnChange.Action {
+		case "":
+			f.OnChange.Action = "none"
+		case "none":
+		case "restart", "reload":
+			if strings.TrimSpace(f.OnChange.Unit) == "" {
+				return fmt.Sprintf("%s: on_change.action %q needs a unit", who, f.OnChange.Action)
+			}
+		default:
+			return fmt.Sprintf("%s: on_change.action %q is not restart, reload or none", who, f.OnChange.Action)
+		}
+		if msg := claim(f.Path, who); msg != "" {
+			return msg
+		}
+	}
+	for _, kind := range slices.Sorted(maps.Keys(p.Placement)) {
+		names := p.Placement[kind]
+		if !IsPlacementKind(kind) {
+			return fmt.Sprintf("placement kind %q is not dir, port, access, seat or machine", kind)
+		}
+		if len(names) > MaxPlanEntries {
+			return fmt.Sprintf("placement.%s has %d names, over the limit of %d (MaxPlanEntries)", kind, len(names), MaxPlanEntries)
+		}
+		for _, name := range slices.Sorted(maps.Keys(names)) {
+			if msg := checkPlaceholderName(name); msg != "" {
+				return fmt.Sprintf("placement.%s name %q %s", kind, name, msg)
+			}
+		}
+	}
+	secretNames := map[string]string{}
+	for i, s := range p.Secrets {
+		who := fmt.Sprintf("secrets[%d]", i)
+		if msg := checkPlaceholderName(s.Name); msg != "" {
+			return fmt.Sprintf("%s: name %q %s", who, s.Name, msg)
+		}
+		who = fmt.Sprintf("secrets[%d] (%s)", i, s.Name)
+		if other, ok := secretNames[s.Name]; ok {
+			return fmt.Sprintf("%s: secret name %q is also used by %s", who, s.Name, other)
+		}
+		secretNames[s.Name] = who
+		if msg := checkOwnership(s.Owner, s.Group, s.Mode); msg != "" {
+			return who + ": " + msg
+		}
+		if s.Path != "" {
+			if msg := checkAbsPath(s.Path); msg != "" {
+				return who + ": path " + msg
+			}
+			if msg := claim(s.Path, who); msg != "" {
+				return msg
+			}
+		}
+	}
+	type binding struct{ provision, local string }
+	bindings := map[binding]string{}
+	for i := range p.Provisions {
+		pr := &p.Provisions[i]
+		who := fmt.Sprintf("provisions[%d]", i)
+		if msg := checkProvisionName(pr.Provision); msg != "" {
+			return fmt.Sprintf("%s: provision %q %s", who, pr.Provision, msg)
+		}
+		who = fmt.Sprintf("provisions[%d] (%s)", i, pr.Provision)
+		if !validBucketPart(pr.Provider) {
+			return fmt.Sprintf("%s: provider %q is not a module name [-_a-zA-Z0-9]+ (it names the bucket <provider>_bound)", who, pr.Provider)
+		}
+		if pr.Local != "" {
+			if msg := checkPlaceholderName(pr.Local); msg != "" || strings.Contains(pr.Local, ":") {
+				return fmt.Sprintf("%s: local %q may not be named by ${bound:%s/<local>:<key>} (no ':', '}' or control bytes)", who, pr.Local, pr.Provision)
+			}
+		}
+		b := binding{pr.Provision, pr.Local}
+		if other, ok := bindings[b]; ok {
+			return fmt.Sprintf("%s: provision %q local %q is also required by %s", who, pr.Provision, pr.Local, other)
+		}
+		bindings[b] = who
+		if msg := checkOwnership(pr.Owner, pr.Group, pr.Mode); msg != "" {
+			return who + ": " + msg
+		}
+		if pr.Name == "" {
+			if pr.Path != "" {
+				return who + ": a path needs a name (the credential is written as the secret of that name)"
+			}
+			continue
+		}
+		if msg := checkPlaceholderName(pr.Name); msg != "" {
+			return fmt.Sprintf("%s: name %q %s", who, pr.Name, msg)
+		}
+		if other, ok := secretNames[pr.Name]; ok {
+			return fmt.Sprintf("%s: secret name %q is also used by %s", who, pr.Name, other)
+		}
+		secretNames[pr.Name] = who
+		if pr.Path != "" {
+			if msg := checkAbsPath(pr.Path); msg != "" {
+				return who + ": path " + msg
+			}
+			if msg := claim(pr.Path, who); msg != "" {
+				return msg
+			}
+		}
+	}
+	provides := map[string]bool{}
+	for i, x := range p.Provides {
+		if msg := checkProvisionName(x); msg != "" {
+			return fmt.Sprintf("provides[%d]: provision %q %s", i, x, msg)
+		}
+		if provides[x] {
+			return fmt.Sprintf("provides[%d]: provision %q is listed twice", i, x)
+		}
+		provides[x] = true
+	}
+	itemColls := map[string]int{}
+	for i, it := range p.Items {
+		who := fmt.Sprintf("items[%d]", i)
+		if msg := checkPlaceholderName(it.Collection); msg != "" {
+			return fmt.Sprintf("%s: collection %q %s", who, it.Collection, msg)
+		}
+		who = fmt.Sprintf("items[%d] (%s)", i, it.Collection)
+		if msg := checkTemplateName(it.Template); msg != "" {
+			return who + ": template " + msg
+		}
+		if j, ok := itemColls[it.Collection]; ok {
+			return fmt.Sprintf("%s: the module already contributes to collection %q in items[%d] (one item per collection per module)", who, it.Collection, j)
+		}
+		itemColls[it.Collection] = i
+	}
+	colls := map[string]int{}
+	for i, c := range p.Collections {
+		if msg := checkPlaceholderName(c.Name); msg != "" {
+			return fmt.Sprintf("collections[%d]: name %q %s", i, c.Name, msg)
+		}
+		if j, ok := colls[c.Name]; ok {
+			return fmt.Sprintf("collections[%d]: collection %q is also listed in collections[%d]", i, c.Name, j)
+		}
+		colls[c.Name] = i
+	}
+	return ""
+}
+
+func checkRef(ref string) string {
+	switch {
+	case strings.HasPrefix(ref, "obj://"):
+		rest := ref[len("obj://"):]
+		bucket, name, ok := strings.Cut(rest, "/")
+		if !ok || !validBucketPart(bucket) || name == "" {
+			return fmt.Sprintf("%q is not obj://<bucket>/<name>", ref)
+		}
+		if hasControl(name) {
+			return fmt.Sprintf("%q: object name holds a control byte", ref)
+		}
+		return ""
+	case strings.HasPrefix(ref, "file://"):
+		if msg := checkAbsPath(ref[len("file://"):]); msg != "" {
+			return fmt.Sprintf("%q is not file:///<absolute path>: path %s", ref, msg)
+		}
+		return ""
+	}
+	return fmt.Sprintf("%q is neither obj://<bucket>/<name> nor file:///<absolute path>", ref)
+}
+
+func validDigest(d string) bool {
+	hex, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(hex) != 64 {
+		return false
+	}
+	for i := 0; i < len(hex); i++ {
+		c := hex[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAbsPath refuses a path that is not absolute and clean.
+func checkAbsPath(p string) string {
+	switch {
+	case p == "":
+		return "is empty"
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Sprintf("%q is not absolute", p)
+	case strings.IndexByte(p, 0) >= 0:
+		return fmt.Sprintf("%q holds a NUL byte", p)
+	case hasDotDot(p):
+		return fmt.Sprintf("%q holds \"..\"", p)
+	case path.Clean(p) != p:
+		return fmt.Sprintf("%q is not clean (want %q)", p, path.Clean(p))
+	case p == "/":
+		return `"/" is a directory`
+	}
+	return ""
+}
+
+func hasDotDot(p string) bool {
+	for _, el := range strings.Split(p, "/") {
+		if el == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTemplateName refuses a template name no archive member can have.
+func checkTemplateName(n string) string {
+	switch {
+	case n == "":
+		return "name is empty"
+	case strings.HasPrefix(n, "/"):
+		return fmt.Sprintf("%q is absolute (want a member name of the archive)", n)
+	case hasDotDot(n):
+		return fmt.Sprintf("%q holds \"..\"", n)
+	case strings.IndexByte(n, 0) >= 0:
+		return fmt.Sprintf("%q holds a NUL byte", n)
+	}
+	return ""
+}
+
+// checkPlaceholderName refuses a name that a placeholder could not name.
+func checkPlaceholderName(n string) string {
+	switch {
+	case n == "":
+		return "is empty"
+	case strings.Contains(n, "}"):
+		return `holds "}", which no placeholder can name`
+	case hasControl(n):
+		return "holds a control byte"
+	}
+	return ""
+}
+
+// checkProvisionName refuses a provision that ${bound:X[/L]:K} or a vault
+// name could not name unambiguously.
+func checkProvisionName(n string) string {
+	if msg := checkPlaceholderName(n); msg != "" {
+		return msg
+	}
+	if strings.ContainsAny(n, ":/") {
+		return `holds ":" or "/", which ${bound:<provision>[/<local>]:<key>} cannot name`
+	}
+	return ""
+}
+
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// validBucketPart says whether s may stand in a JetStream bucket name.
+func validBucketPart(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkOwnership(owner, group, mode string) string {
+	for _, x := range [][2]string{{"owner", owner}, {"group", group}} {
+		if strings.ContainsAny(x[1], ": /") || hasControl(x[1]) {
+			return fmt.Sprintf("%s %q is not a user or group name", x[0], x[1])
+		}
+	}
+	if mode != "" {
+		if _, ok := parseMode(mode); !ok {
+			return fmt.Sprintf("mode %q is not octal text like 0640", mode)
+		}
+	}
+	return ""
+}
+
+// parseMode reads octal text of 3 or 4 digits (0640, 640, 1777).
+func parseMode(m string) (uint32, bool) {
+	if len(m) < 3 || len(m) > 4 {
+		return 0, false
+	}
+	for i := 0; i < len(m); i++ {
+		if m[i] < '0' || m[i] > '7' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseUint(m, 8, 32)
+	return uint32(v), err == nil
+}
+
+// DefaultMode is the mode a file is written with (SPEC §3): the plan's
+// mode, else 0644; but a file that holds a secret or ${consumers:…} gets
+// 0600 unless the plan's mode is stricter (its bits a subset of 0600).
+// The result is four octal digits. form is accepted so callers need not
+// know that every form has the same default.
+func DefaultMode(form string, holdsSecret bool, planMode string) string {
+	_ = form
+	m, ok := parseMode(planMode)
+	if holdsSecret {
+		if ok && m&^0o600 == 0 {
+			return fmt.Sprintf("%04o", m)
+		}
+		return "0600"
+	}
+	if ok {
+		return fmt.Sprintf("%04o", m)
+	}
+	return "0644"
+}
+
+// SecretNames are the names usable as ${secret:<name>}: the plan's own
+// secrets, then the named provisions entries, in plan order.
+func (p *Plan) SecretNames() []string {
+	out := make([]string, 0, len(p.Secrets)+len(p.Provisions))
+	for _, s := range p.Secrets {
+		out = append(out, s.Name)
+	}
+	for _, pr := range p.Provisions {
+		if pr.Name != "" {
+			out = append(out, pr.Name)
+		}
+	}
+	return out
+}
+
+// ProvisionFor is the provisions entry for provision x and local l, the
+// one ${bound:x[/l]:…} reads.
+func (p *Plan) ProvisionFor(x, l string) (ProvisionSpec, bool) {
+	for _, pr := range p.Provisions {
+		if pr.Provision == x && pr.Local == l {
+			return pr, true
+		}
+	}
+	return ProvisionSpec{}, false
+}
+
+// ProvidesProvision says whether the plan serves provision x.
+func (p *Plan) ProvidesProvision(x string) bool {
+	for _, y := range p.Provides {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Collects is the collections[] entry named c.
+func (p *Plan) Collects(c string) (CollectionSpec, bool) {
+	for _, cs := range p.Collections {
+		if cs.Name == c {
+			return cs, true
+		}
+	}
+	return CollectionSpec{}, false
+}
