@@ -1,0 +1,196 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// Subjects and timings of the protocol (SPEC §2.3, §4.2).
+const (
+	// SubjectGetPrefix is followed by the asking node's encoded name.
+	SubjectGetPrefix = "mesh-vault.get.provisioner."
+	// SubjectChanged carries {"secret": "<vault name>"}, never a value.
+	SubjectChanged = "mesh-vault.secret-changed"
+	// DefaultTimeout is how long an ask waits for a reply.
+	DefaultTimeout = 5 * time.Second
+	// RefusedRetry is how long after a refusal a secret is asked again.
+	RefusedRetry = 10 * time.Minute
+)
+
+// Reply statuses on the wire.
+const (
+	StatusSealed  = "sealed"
+	StatusAbsent  = "absent"
+	StatusRefused = "refused"
+)
+
+// Subject is the request subject for node: mesh-vault.get.provisioner.<node>,
+// the node encoded as one key token (SPEC §2.1).
+func Subject(node string) string {
+	return SubjectGetPrefix + nodes.EncodeToken(node)
+}
+
+// Request is the vault request's JSON.
+type Request struct {
+	Secret    string `json:"secret"`
+	Node      string `json:"node"`
+	Module    string `json:"module"`
+	PublicKey string `json:"public_key"`
+}
+
+// Reply is the vault reply's JSON. Box is sealed to the request's key.
+type Reply struct {
+	Status string `json:"status"`
+	Box    string `json:"box,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Outcome is what came of one ask.
+type Outcome int
+
+const (
+	// Sealed: the vault sent the value, sealed to our key, and it opened.
+	Sealed Outcome = iota
+	// Absent: the vault does not hold the secret (yet); ask again with backoff.
+	Absent
+	// Refused: the vault will not give it; the module fails with Reason.
+	Refused
+	// Silent: no reply within Timeout, or no vault listening; ask again with backoff.
+	Silent
+	// Error: the ask or the reply went wrong (bad reply, box does not open,
+	// context ended).
+	Error
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Sealed:
+		return "sealed"
+	case Absent:
+		return "absent"
+	case Refused:
+		return "refused"
+	case Silent:
+		return "silent"
+	case Error:
+		return "error"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+// Result is one ask's outcome. Value is set only for Sealed; printing or
+// marshalling a Result never shows it.
+type Result struct {
+	Outcome Outcome
+	Value   []byte
+	Reason  string
+}
+
+// String says the outcome and reason, never the value.
+func (r Result) String() string {
+	switch {
+	case r.Outcome == Sealed:
+		return "sealed (value redacted)"
+	case r.Reason != "":
+		return r.Outcome.String() + ": " + r.Reason
+	}
+	return r.Outcome.String()
+}
+
+// GoString keeps %#v from printing Value.
+func (r Result) GoString() string { return r.String() }
+
+// Format prints String for every verb, so no verb prints Value.
+func (r Result) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, r.String()) }
+
+// MarshalJSON carries outcome and reason only.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Outcome string `json:"outcome"`
+		Reason  string `json:"reason,omitempty"`
+	}{r.Outcome.String(), r.Reason})
+}
+
+// Client asks the vault for secrets in the name of one node.
+type Client struct {
+	NC   *nats.Conn
+	Node string
+	Keys *Keys
+	// Timeout is how long an ask waits for a reply; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Log, when set, gets one debug line per ask: name and outcome, never
+	// a value. The zero Logger logs nothing.
+	Log zerolog.Logger
+}
+
+// Ask asks the vault for secret (a vault name) on behalf of module and
+// waits for the reply. It never returns a Go error: every way an ask can
+// end is an Outcome.
+func (c *Client) Ask(ctx context.Context, secret, module string) Result {
+	r := c.ask(ctx, secret, module)
+	c.Log.Debug().Str("secret", secret).Str("module", module).
+		Str("outcome", r.Outcome.String()).Str("reason", r.Reason).Msg("vault ask")
+	return r
+}
+
+func (c *Client) ask(ctx context.Context, secret, module string) Result {
+	if c.NC == nil || c.Keys == nil || c.Keys.public == nil {
+		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s: client has no connection or no keys", secret)}
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	subject := Subject(c.Node)
+	body, err := json.Marshal(Request{Secret: secret, Node: c.Node, Module: module, PublicKey: c.Keys.PublicBase64()})
+	if err != nil {
+		return Result{Outcome: Error, Reason: fmt.Sprintf("encoding the vault request for %s: %v", secret, err)}
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	msg, err := c.NC.RequestWithContext(actx, subject, body)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s: %v", secret, ctx.Err())}
+		case errors.Is(err, nats.ErrNoResponders):
+			return Result{Outcome: Silent, Reason: fmt.Sprintf("no vault answers %s", subject)}
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+			return Result{Outcome: Silent, Reason: fmt.Sprintf("no reply from the vault on %s within %s", subject, timeout)}
+		}
+		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s on %s: %v", secret, subject, err)}
+	}
+	var rep Reply
+	if err := json.Unmarshal(msg.Data, &rep); err != nil {
+		return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s is not JSON: %v", secret, err)}
+	}
+	switch rep.Status {
+	case StatusSealed:
+		value, err := c.Keys.Open(rep.Box)
+		if err != nil {
+			return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s: %v", secret, err)}
+		}
+		return Result{Outcome: Sealed, Value: value}
+	case StatusAbsent:
+		reason := rep.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("the vault holds no %s", secret)
+		}
+		return Result{Outcome: Absent, Reason: reason}
+	case StatusRefused:
+		reason := rep.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("the vault refused %s without a reason", secret)
+		}
+		return Result{Outcome: Refused, Reason: reason}
+	}
+	return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s has unknown status %q", secret, rep.Status)}
+}

@@ -1,0 +1,295 @@
+package devvault
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+	"golang.org/x/crypto/nacl/box"
+)
+
+// The wire, written here on its own (not shared with package vault) so the
+// tests of the pair check the protocol rather than a common struct.
+const (
+	subjectGetPrefix = "mesh-vault.get.provisioner."
+	subjectGetAll    = "mesh-vault.get.>"
+	subjectChanged   = "mesh-vault.secret-changed"
+	queueGroup       = "mesh-vault"
+	checkTimeout     = 2 * time.Second
+)
+
+type request struct {
+	Secret    string `json:"secret"`
+	Node      string `json:"node"`
+	Module    string `json:"module"`
+	PublicKey string `json:"public_key"`
+}
+
+type reply struct {
+	Status string `json:"status"`
+	Box    string `json:"box,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Ask is one request the vault received, as tests count them. It never
+// holds a value.
+type Ask struct {
+	Subject string
+	Secret  string
+	Node    string // the node the request names
+	Module  string
+	Outcome string // sealed, absent, refused or silent (not answered)
+	Reason  string
+}
+
+// Vault is the in-memory dev vault.
+type Vault struct {
+	log zerolog.Logger
+
+	mu       sync.Mutex
+	values   map[string][]byte
+	refusals map[string]string
+	silent   bool
+	asks     []Ask
+	counts   map[string]int
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	sub      *nats.Subscription
+}
+
+// New makes an empty vault logging to log (names and outcomes, never values).
+func New(log zerolog.Logger) *Vault {
+	return &Vault{
+		log:      log.With().Str("component", "devvault").Logger(),
+		values:   map[string][]byte{},
+		refusals: map[string]string{},
+		counts:   map[string]int{},
+	}
+}
+
+// Set stores value under the vault name and, once started, publishes
+// mesh-vault.secret-changed naming it (the value never leaves sealed).
+func (v *Vault) Set(ctx context.Context, name string, value []byte) {
+	v.mu.Lock()
+	v.values[name] = append([]byte(nil), value...)
+	nc := v.nc
+	v.mu.Unlock()
+	v.log.Info().Str("secret", name).Msg("secret set")
+	v.announce(ctx, nc, name)
+}
+
+// Delete forgets the vault name (asks for it are then absent) and, once
+// started, publishes mesh-vault.secret-changed naming it.
+func (v *Vault) Delete(name string) {
+	v.mu.Lock()
+	_, had := v.values[name]
+	delete(v.values, name)
+	nc := v.nc
+	v.mu.Unlock()
+	if !had {
+		return
+	}
+	v.log.Info().Str("secret", name).Msg("secret deleted")
+	v.announce(context.Background(), nc, name)
+}
+
+func (v *Vault) announce(ctx context.Context, nc *nats.Conn, name string) {
+	if nc == nil {
+		return
+	}
+	payload, _ := json.Marshal(map[string]string{"secret": name})
+	err := nc.Publish(subjectChanged, payload)
+	if err == nil {
+		err = nc.FlushWithContext(ctx)
+	}
+	if err != nil {
+		v.log.Warn().Str("secret", name).Err(err).Msg("publishing " + subjectChanged)
+	}
+}
+
+// Refuse makes every ask for name refused with reason, whatever the rights
+// (reason "" lifts it).
+func (v *Vault) Refuse(name, reason string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if reason == "" {
+		delete(v.refusals, name)
+		return
+	}
+	v.refusals[name] = reason
+}
+
+// SetSilent makes the vault receive asks without answering them (true) or
+// answer again (false).
+func (v *Vault) SetSilent(silent bool) {
+	v.mu.Lock()
+	v.silent = silent
+	v.mu.Unlock()
+}
+
+// Start answers mesh-vault.get.> in the queue group mesh-vault. js reads the
+// assignments; nil makes one on nc.
+func (v *Vault) Start(nc *nats.Conn, js jetstream.JetStream) error {
+	if nc == nil {
+		return errors.New("starting the dev vault: no NATS connection")
+	}
+	if js == nil {
+		var err error
+		if js, err = jetstream.New(nc); err != nil {
+			return fmt.Errorf("starting the dev vault: jetstream: %w", err)
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.sub != nil {
+		return errors.New("starting the dev vault: already started")
+	}
+	sub, err := nc.QueueSubscribe(subjectGetAll, queueGroup, v.handle)
+	if err != nil {
+		return fmt.Errorf("starting the dev vault: subscribing %s: %w", subjectGetAll, err)
+	}
+	if err := nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return fmt.Errorf("starting the dev vault: flushing the subscription to %s: %w", subjectGetAll, err)
+	}
+	v.nc, v.js, v.sub = nc, js, sub
+	v.log.Info().Str("subject", subjectGetAll).Msg("dev vault answering")
+	return nil
+}
+
+// Stop stops answering. The connection is the caller's.
+func (v *Vault) Stop() {
+	v.mu.Lock()
+	sub := v.sub
+	v.nc, v.js, v.sub = nil, nil, nil
+	v.mu.Unlock()
+	if sub != nil {
+		_ = sub.Unsubscribe()
+		v.log.Info().Msg("dev vault stopped")
+	}
+}
+
+// Asks is every request received so far, oldest first.
+func (v *Vault) Asks() []Ask {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]Ask(nil), v.asks...)
+}
+
+// AskCount is how many requests named the vault name (answered or not).
+func (v *Vault) AskCount(name string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.counts[name]
+}
+
+func (v *Vault) handle(m *nats.Msg) {
+	ask := Ask{Subject: m.Subject}
+	var req request
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		ask.Outcome, ask.Reason = "refused", "request is not the vault request JSON"
+	} else {
+		ask.Secret, ask.Node, ask.Module = req.Secret, req.Node, req.Module
+	}
+	v.mu.Lock()
+	silent, js := v.silent, v.js
+	v.mu.Unlock()
+
+	var rep reply
+	switch {
+	case ask.Outcome != "":
+		rep = reply{Status: "refused", Reason: ask.Reason}
+	case silent:
+		ask.Outcome = "silent"
+	default:
+		var err error
+		rep, err = v.answer(m.Subject, req, js)
+		if err != nil {
+			ask.Outcome, ask.Reason = "silent", err.Error()
+		} else {
+			ask.Outcome, ask.Reason = rep.Status, rep.Reason
+		}
+	}
+
+	v.mu.Lock()
+	v.asks = append(v.asks, ask)
+	v.counts[ask.Secret]++
+	v.mu.Unlock()
+	ev := v.log.Info()
+	if ask.Outcome == "silent" && ask.Reason != "" {
+		ev = v.log.Warn()
+	}
+	ev.Str("subject", ask.Subject).Str("secret", ask.Secret).Str("node", ask.Node).
+		Str("module", ask.Module).Str("outcome", ask.Outcome).Str("reason", ask.Reason).Msg("vault ask")
+
+	if ask.Outcome == "silent" || m.Reply == "" {
+		return
+	}
+	data, _ := json.Marshal(rep)
+	if err := m.Respond(data); err != nil {
+		v.log.Warn().Str("secret", ask.Secret).Err(err).Msg("replying to a vault ask")
+	}
+}
+
+// answer decides the reply. An error means the rights could not be checked
+// just now: no reply, the client asks again.
+func (v *Vault) answer(subject string, req request, js jetstream.JetStream) (reply, error) {
+	refused := func(format string, a ...any) (reply, error) {
+		return reply{Status: "refused", Reason: fmt.Sprintf(format, a...)}, nil
+	}
+	node, err := askingNode(subject)
+	if err != nil {
+		return refused("%v", err)
+	}
+	if req.Secret == "" {
+		return refused("request names no secret")
+	}
+	if req.Node != node {
+		return refused("request names node %q but was sent on %s by node %q", req.Node, subject, node)
+	}
+	key, err := base64.StdEncoding.DecodeString(req.PublicKey)
+	if err != nil || len(key) != 32 {
+		return refused("public_key is not the base64 of a 32-byte key")
+	}
+
+	v.mu.Lock()
+	forced, isForced := v.refusals[req.Secret]
+	v.mu.Unlock()
+	if isForced {
+		return refused("%s", forced)
+	}
+	if js == nil {
+		return reply{}, errors.New("dev vault is stopped")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	why, err := rights(ctx, js, node, req.Secret)
+	if err != nil {
+		return reply{}, err
+	}
+	if why != "" {
+		return refused("%s", why)
+	}
+
+	v.mu.Lock()
+	value, ok := v.values[req.Secret]
+	v.mu.Unlock()
+	if !ok {
+		return reply{Status: "absent"}, nil
+	}
+	var pub [32]byte
+	copy(pub[:], key)
+	sealed, err := box.SealAnonymous(nil, value, &pub, rand.Reader)
+	if err != nil {
+		return reply{}, fmt.Errorf("sealing %s: %w", req.Secret, err)
+	}
+	return reply{Status: "sealed", Box: base64.StdEncoding.EncodeToString(sealed)}, nil
+}

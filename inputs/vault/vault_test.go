@@ -1,0 +1,141 @@
+package vault
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/nacl/box"
+)
+
+func TestNames(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{OwnName("claude-code", "api-key"), "own/claude-code/api-key"},
+		{ProvisionName("gitea", "gitea-read", "ace", "claude-code"), "provision/gitea/gitea-read/ace/claude-code"},
+		{PairName("gitea", "gitea-read", "g14", "claude-code", ""), "pair/gitea/gitea-read/g14/claude-code"},
+		{PairName("gitea", "gitea-read", "g14", "claude-code", "second"), "pair/gitea/gitea-read/g14/claude-code/second"},
+		{Subject("ace"), "mesh-vault.get.provisioner.ace"},
+		{Subject("a.b"), "mesh-vault.get.provisioner.a=2Eb"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestBackoffDoublesToCap(t *testing.T) {
+	var b Backoff
+	want := []time.Duration{1, 2, 4, 8, 16, 32, 60, 60}
+	for i, w := range want {
+		if got := b.Next(i); got != w*time.Second {
+			t.Errorf("Next(%d) = %s, want %s", i, got, w*time.Second)
+		}
+	}
+	if got := b.Next(1 << 30); got != time.Minute {
+		t.Errorf("Next(huge) = %s, want 1m", got)
+	}
+	small := Backoff{Min: 10 * time.Millisecond, Max: 50 * time.Millisecond}
+	for i, w := range []time.Duration{10, 20, 40, 50, 50} {
+		if got := small.Next(i); got != w*time.Millisecond {
+			t.Errorf("small Next(%d) = %s, want %s", i, got, w*time.Millisecond)
+		}
+	}
+}
+
+func seal(t *testing.T, k *Keys, value []byte) string {
+	t.Helper()
+	pub, err := base64.StdEncoding.DecodeString(k.PublicBase64())
+	if err != nil || len(pub) != 32 {
+		t.Fatalf("public key %q is not base64 of 32 bytes", k.PublicBase64())
+	}
+	var p [32]byte
+	copy(p[:], pub)
+	sealed, err := box.SealAnonymous(nil, value, &p, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(sealed)
+}
+
+func TestKeysOpen(t *testing.T) {
+	k, err := NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := []byte("open-me-4242")
+	got, err := k.Open(seal(t, k, value))
+	if err != nil || !bytes.Equal(got, value) {
+		t.Fatalf("Open = %q, %v; want %q", got, err, value)
+	}
+
+	other, _ := NewKeys()
+	for _, b64 := range []string{seal(t, other, value), "not base64!", base64.StdEncoding.EncodeToString([]byte("short"))} {
+		_, err := k.Open(b64)
+		if err == nil {
+			t.Fatalf("Open(%q) opened", b64)
+		}
+		if strings.Contains(err.Error(), string(value)) {
+			t.Fatalf("error %q holds the plaintext", err)
+		}
+	}
+}
+
+func TestKeysNeverShowPrivateHalf(t *testing.T) {
+	k, _ := NewKeys()
+	priv := k.private[:]
+	forms := []string{
+		string(priv),
+		hex.EncodeToString(priv),
+		strings.ToUpper(hex.EncodeToString(priv)),
+		base64.StdEncoding.EncodeToString(priv),
+		base64.RawStdEncoding.EncodeToString(priv),
+		strings.Trim(fmt.Sprint(priv), "[]"),
+	}
+	js, _ := json.Marshal(k)
+	jsv, _ := json.Marshal(*k)
+	outputs := []string{string(js), string(jsv), k.String()}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d", "%x", "%X", "%q"} {
+		outputs = append(outputs, fmt.Sprintf(verb, k), fmt.Sprintf(verb, *k),
+			fmt.Sprintf(verb, struct{ K *Keys }{k}), fmt.Sprintf(verb, []Keys{*k}))
+	}
+	for _, out := range outputs {
+		for _, f := range forms {
+			if strings.Contains(out, f) {
+				t.Fatalf("output %q shows the private half", out)
+			}
+		}
+	}
+	if !strings.Contains(string(js), k.PublicBase64()) {
+		t.Errorf("JSON %s does not show the public half", js)
+	}
+	if k.String() != "vault keys (private half redacted)" {
+		t.Errorf("String() = %q", k.String())
+	}
+}
+
+func TestResultNeverShowsValue(t *testing.T) {
+	value := "result-value-9c7f"
+	r := Result{Outcome: Sealed, Value: []byte(value)}
+	js, _ := json.Marshal(r)
+	outputs := []string{string(js), r.String()}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d", "%x", "%q"} {
+		outputs = append(outputs, fmt.Sprintf(verb, r), fmt.Sprintf(verb, &r), fmt.Sprintf(verb, []Result{r}))
+	}
+	for _, out := range outputs {
+		for _, f := range []string{value, hex.EncodeToString([]byte(value)), base64.StdEncoding.EncodeToString([]byte(value)), strings.Trim(fmt.Sprint([]byte(value)), "[]")} {
+			if strings.Contains(out, f) {
+				t.Fatalf("output %q shows the value", out)
+			}
+		}
+	}
+	if got := (Result{Outcome: Refused, Reason: "no"}).String(); got != "refused: no" {
+		t.Errorf("refused String() = %q", got)
+	}
+}
