@@ -1,0 +1,60 @@
+// Command mesh-fill is the node-engine side of the fill socket (SPEC §4.3)
+// for the lab, tests and machines without mesh-host.
+//
+//	mesh-fill serve --socket PATH [--root DIR] [--on-change-command "CMD ARGS"] [--log-format json|console]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/rs/zerolog"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "mesh-fill:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "serve" {
+		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--on-change-command \"CMD ARGS\"] [--log-format json|console]")
+	}
+	fs := flag.NewFlagSet("mesh-fill serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	socket := fs.String("socket", fill.DefaultSocket, "unix socket to listen on")
+	root := fs.String("root", "", "confine every file to this directory")
+	command := fs.String("on-change-command", "", "run this instead of systemctl (split on spaces, no quoting: use a script for more); gets action and unit appended")
+	logFormat := fs.String("log-format", "json", "json or console")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+
+	var out io.Writer = stderr
+	switch *logFormat {
+	case "json":
+	case "console":
+		out = zerolog.ConsoleWriter{Out: stderr}
+	default:
+		return fmt.Errorf("--log-format %q is not json or console", *logFormat)
+	}
+	log := zerolog.New(out).With().Timestamp().Str("service", "mesh-fill").Logger()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log}
+	return srv.Serve(ctx, *socket)
+}

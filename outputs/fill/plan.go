@@ -1,0 +1,162 @@
+package fill
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"unicode"
+)
+
+// step is what the server will do for one file of a request.
+type step struct {
+	file   File
+	t      target
+	want   []byte      // the file's bytes afterwards
+	action string      // written, unchanged, kept or merged
+	write  bool        // whether the file is (re)written
+	mode   fs.FileMode // the mode it is written with
+	uid    int         // owner to give it, -1 to leave
+	gid    int         // group to give it, -1 to leave
+}
+
+// plan validates a whole request and works out every file's step before
+// anything is written, so a refused file leaves all of the request unwritten.
+//
+// Mode: an owned file, or any file created, gets the request's mode or
+// DefaultMode; an existing managed-keys or managed-block file keeps its own
+// mode unless the request names one. Owner and group: when this process may
+// chown (it runs as root) the named owner and group are set, and a file
+// rewritten without them keeps its present owner and group. When it may not
+// chown (not root), owner and group are not set and this is not an error:
+// the lab and tests run mesh-fill unprivileged, where every file is the
+// caller's own; it is logged at debug level.
+func (s *Server) plan(req Request) ([]step, error) {
+	if err := checkModule(req.Module); err != nil {
+		return nil, err
+	}
+	root, err := s.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	chown := canChown()
+
+	seen := map[string]bool{}
+	steps := make([]step, 0, len(req.Files))
+	for _, f := range req.Files {
+		if seen[f.Path] {
+			return nil, refuse("path %q is named twice in the request", f.Path)
+		}
+		seen[f.Path] = true
+		if err := checkOnChange(f); err != nil {
+			return nil, err
+		}
+		t, err := resolve(root, f.Path)
+		if err != nil {
+			return nil, err
+		}
+		want, action, err := content(f, req.Module, t)
+		if err != nil {
+			return nil, err
+		}
+		st := step{file: f, t: t, want: want, action: action, uid: -1, gid: -1}
+		if action == ActionKept {
+			steps = append(steps, st)
+			continue
+		}
+
+		// mode
+		st.mode = DefaultMode
+		if t.exists() && f.Form != FormOwned {
+			st.mode = t.info.Mode().Perm()
+		}
+		if f.Mode != "" {
+			if st.mode, err = parseMode(f.Path, f.Mode); err != nil {
+				return nil, err
+			}
+		}
+
+		// owner and group
+		curUID, curGID := ownerOf(t.info)
+		if chown {
+			st.uid, st.gid = curUID, curGID
+			if f.Owner != "" {
+				id, ok := lookupID(f.Owner, false)
+				if !ok {
+					return nil, refuse("path %q: owner %q is not a user here", f.Path, f.Owner)
+				}
+				st.uid = id
+			}
+			if f.Group != "" {
+				id, ok := lookupID(f.Group, true)
+				if !ok {
+					return nil, refuse("path %q: group %q is not a group here", f.Path, f.Group)
+				}
+				st.gid = id
+			}
+		} else if f.Owner != "" || f.Group != "" {
+			s.Log.Debug().Str("path", f.Path).Str("owner", f.Owner).Str("group", f.Group).
+				Msg("not root: owner and group left as they are")
+		}
+
+		switch {
+		case !t.exists():
+			st.write, st.action = true, ActionWritten
+		case action == ActionMerged:
+			st.write = true
+		case f.Form == FormOwned && string(t.current) != string(want):
+			st.write, st.action = true, ActionWritten
+		default: // bytes unchanged: a changed mode or owner still counts
+			st.action = ActionUnchanged
+			if t.info.Mode().Perm() != st.mode ||
+				(st.uid >= 0 && st.uid != curUID) || (st.gid >= 0 && st.gid != curGID) {
+				st.write, st.action = true, ActionWritten
+			}
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+func (s *Server) openRoot() (*os.Root, error) {
+	dir := s.Root
+	if dir == "" {
+		dir = "/"
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening root %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+func checkModule(m string) error {
+	if m == "" {
+		return refuse("the request names no module")
+	}
+	if strings.IndexFunc(m, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return refuse("module %q holds a space or control character", m)
+	}
+	return nil
+}
+
+func checkOnChange(f File) error {
+	oc := f.OnChange
+	switch oc.Action {
+	case "", OnChangeNone:
+	case OnChangeRestart, OnChangeReload:
+		if oc.Unit == "" {
+			return refuse("path %q: on_change %s names no unit", f.Path, oc.Action)
+		}
+	default:
+		return refuse("path %q: on_change action %q is not restart, reload or none", f.Path, oc.Action)
+	}
+	if oc.Unit != "" {
+		if strings.HasPrefix(oc.Unit, "-") || len(oc.Unit) > 256 ||
+			strings.IndexFunc(oc.Unit, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == '/' }) >= 0 {
+			return refuse("path %q: on_change unit %q is not a unit name", f.Path, oc.Unit)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package fill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ProgramTimeout bounds one restart or reload.
+const ProgramTimeout = 2 * time.Minute
+
+// programs works out, for each distinct unit the request names, whether it is
+// restarted, reloaded or left alone: only a unit with a file actually changed
+// on disk is acted on, restart winning over reload.
+func programs(steps []step) []Program {
+	var out []Program
+	idx := map[string]int{}
+	for _, st := range steps {
+		oc := st.file.OnChange
+		if oc.Unit == "" {
+			continue
+		}
+		i, ok := idx[oc.Unit]
+		if !ok {
+			i = len(out)
+			idx[oc.Unit] = i
+			out = append(out, Program{Unit: oc.Unit, Action: ProgramNone})
+		}
+		if !st.write {
+			continue
+		}
+		switch {
+		case oc.Action == OnChangeRestart:
+			out[i].Action = ProgramRestarted
+		case oc.Action == OnChangeReload && out[i].Action == ProgramNone:
+			out[i].Action = ProgramReloaded
+		}
+	}
+	return out
+}
+
+// runPrograms restarts or reloads each unit once, going on past a failure;
+// the error joins every failure.
+func (s *Server) runPrograms(ctx context.Context, module string, progs []Program) error {
+	var errs []error
+	for _, p := range progs {
+		verb := ""
+		switch p.Action {
+		case ProgramRestarted:
+			verb = OnChangeRestart
+		case ProgramReloaded:
+			verb = OnChangeReload
+		default:
+			continue
+		}
+		if err := s.runProgram(ctx, verb, p.Unit); err != nil {
+			s.Log.Error().Err(err).Str("module", module).Str("unit", p.Unit).Str("action", verb).Msg("program not " + p.Action)
+			errs = append(errs, err)
+			continue
+		}
+		s.Log.Info().Str("module", module).Str("unit", p.Unit).Msg("program " + p.Action)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) runProgram(ctx context.Context, verb, unit string) error {
+	argv := []string{"systemctl", verb, unit}
+	if len(s.Command) > 0 {
+		argv = append(slices.Clone(s.Command), verb, unit)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ProgramTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if len(msg) > 1024 {
+			msg = msg[:1024] + "…"
+		}
+		if msg != "" {
+			return fmt.Errorf("%s %s of unit %s: %w: %s", argv[0], verb, unit, err, msg)
+		}
+		return fmt.Errorf("%s %s of unit %s: %w", argv[0], verb, unit, err)
+	}
+	return nil
+}

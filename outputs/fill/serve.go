@@ -1,0 +1,77 @@
+package fill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Serve listens on the unix socket at socketPath (mode 0660) and serves until
+// ctx ends, then stops cleanly and removes the socket. A stale socket left at
+// socketPath is removed first; a live one, or a file that is not a socket, is
+// an error, and so is a Root that is not a directory.
+func (s *Server) Serve(ctx context.Context, socketPath string) error {
+	if s.Root != "" {
+		if fi, err := os.Stat(s.Root); err != nil || !fi.IsDir() {
+			return fmt.Errorf("fill socket %s: root %s is not a directory here (%v)", socketPath, s.Root, err)
+		}
+	}
+	if err := removeStale(socketPath); err != nil {
+		return err
+	}
+	ln, err := net.Listen("unix", socketPath)
+	if err != nil {
+		return fmt.Errorf("fill socket %s: listening: %w", socketPath, err)
+	}
+	if err := os.Chmod(socketPath, 0o660); err != nil {
+		ln.Close()
+		return fmt.Errorf("fill socket %s: setting mode 0660: %w", socketPath, err)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Msg("fill socket listening")
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("fill socket %s: %w", socketPath, err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutCtx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	s.Log.Info().Str("socket", socketPath).Msg("fill socket stopped")
+	if err != nil {
+		return fmt.Errorf("fill socket %s: stopping: %w", socketPath, err)
+	}
+	return nil
+}
+
+func removeStale(p string) error {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fill socket %s: %w", p, err)
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return fmt.Errorf("fill socket %s: a file that is not a socket is there", p)
+	}
+	if c, err := net.DialTimeout("unix", p, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("fill socket %s: another server answers there", p)
+	}
+	if err := os.Remove(p); err != nil {
+		return fmt.Errorf("fill socket %s: removing the stale socket: %w", p, err)
+	}
+	return nil
+}

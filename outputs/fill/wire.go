@@ -1,0 +1,81 @@
+package fill
+
+// The words of the wire (SPEC §4.3).
+const (
+	// FormOwned: the file is the module's; written whole when its bytes differ.
+	FormOwned = "owned"
+	// FormSeed: written only when absent; an existing file is kept as is.
+	FormSeed = "seed"
+	// FormManagedKeys: content is key=value lines; only those keys are set.
+	FormManagedKeys = "managed-keys"
+	// FormManagedBlock: content is the block between the module's markers.
+	FormManagedBlock = "managed-block"
+
+	ActionWritten   = "written"
+	ActionUnchanged = "unchanged"
+	ActionKept      = "kept"
+	ActionMerged    = "merged"
+
+	OnChangeRestart = "restart"
+	OnChangeReload  = "reload"
+	OnChangeNone    = "none"
+
+	ProgramRestarted = "restarted"
+	ProgramReloaded  = "reloaded"
+	ProgramNone      = "none"
+
+	// FillPath is the one route of the fill socket.
+	FillPath = "/v1/fill"
+)
+
+// OnChange names the program to restart or reload when a file changes.
+// Action is "restart", "reload", "none" or empty (none).
+type OnChange struct {
+	Action string `json:"action"`
+	Unit   string `json:"unit,omitempty"`
+}
+
+// File is one file of a fill request. Content travels as base64.
+type File struct {
+	Path     string   `json:"path"`
+	Form     string   `json:"form"`
+	Content  []byte   `json:"content"`
+	Owner    string   `json:"owner,omitempty"`
+	Group    string   `json:"group,omitempty"`
+	Mode     string   `json:"mode,omitempty"`
+	OnChange OnChange `json:"on_change,omitzero"`
+}
+
+// Request is the body of POST /v1/fill: one module's files.
+type Request struct {
+	Module string `json:"module"`
+	Files  []File `json:"files"`
+}
+
+// FileResult says what became of one file; Digest is "sha256:<hex>" of the
+// file's bytes on disk afterwards.
+type FileResult struct {
+	Path   string `json:"path"`
+	Action string `json:"action"`
+	Digest string `json:"digest"`
+}
+
+// Program says what was done to one unit: "restarted", "reloaded" or "none".
+type Program struct {
+	Unit   string `json:"unit"`
+	Action string `json:"action"`
+}
+
+// Response is the 200 body of POST /v1/fill. Program is the first unit the
+// request named, as SPEC §4.3 shows it; Programs lists every unit named, in
+// the order of the request (a request may name several).
+type Response struct {
+	Files    []FileResult `json:"files"`
+	Program  *Program     `json:"program,omitempty"`
+	Programs []Program    `json:"programs,omitempty"`
+}
+
+// errorBody is the 4xx/5xx body.
+type errorBody struct {
+	Error string `json:"error"`
+}
