@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The provisioner's own buckets (SPEC §2.2). The server creates them; the
+// client only waits for them.
+const (
+	RegistryBucket = "mesh-provisioner_registry"
+	NeedsBucket    = "mesh-provisioner_needs"
+	AppliedBucket  = "mesh-provisioner_applied"
+	CollectBucket  = "mesh-provisioner_collect"
+)
+
+// Buckets lists the provisioner's own buckets in the order EnsureBuckets
+// creates them.
+var Buckets = []string{RegistryBucket, NeedsBucket, AppliedBucket, CollectBucket}
+
+// EnsureBuckets creates each of the provisioner's buckets that does not
+// exist yet, with History 1 and the given replicas (at least 1). A bucket
+// that exists is left exactly as it is, whatever its configuration.
+func EnsureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	if replicas < 1 {
+		replicas = 1
+	}
+	for _, name := range Buckets {
+		_, err := js.KeyValue(ctx, name)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return fmt.Errorf("looking for bucket %s: %w", name, err)
+		}
+		_, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      name,
+			Description: "mesh-provisioner: " + description(name),
+			History:     1,
+			Replicas:    replicas,
+		})
+		if err != nil {
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				// Made meanwhile by another server: leave it be.
+				continue
+			}
+			return fmt.Errorf("creating bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func description(bucket string) string {
+	switch bucket {
+	case RegistryBucket:
+		return "which domain answers which kind (key = kind)"
+	case NeedsBucket:
+		return "each client's needs (key = node.module.kind.name)"
+	case AppliedBucket:
+		return "each module's last report (key = node.module)"
+	case CollectBucket:
+		return "collection items (key = node.collection.contributor)"
+	}
+	return bucket
+}

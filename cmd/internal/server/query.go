@@ -1,0 +1,296 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// QuerySubject is the server's read-only verb (SPEC §6.2).
+const QuerySubject = "mesh-provisioner.provisioning"
+
+// queryQueue is the queue group of the verb: with several servers on one
+// bus, each request is answered once.
+const queryQueue = "mesh-provisioner"
+
+// maxConcurrentQueries bounds how many requests are read at once.
+const maxConcurrentQueries = 4
+
+// shape is the key shape of a bucket the verb reads: one name per token.
+type shape struct {
+	bucket string
+	tokens []string
+}
+
+var shapes = map[string]shape{
+	"registry": {RegistryBucket, []string{"kind"}},
+	"needs":    {NeedsBucket, []string{"node", "module", "kind", "name"}},
+	"applied":  {AppliedBucket, []string{"node", "module"}},
+	"collect":  {CollectBucket, []string{"node", "collection", "contributor"}},
+}
+
+// Request is the verb's request. Every field is optional; What defaults to
+// "registry". Node, Module, Contributor and Collection narrow the answer to
+// keys whose token of that name is that value (Module stands for
+// Contributor with what=collect); a field that does not narrow the asked
+// bucket is refused. Page picks one page of a paged answer (see ServeQuery).
+type Request struct {
+	What        string `json:"what,omitempty"`
+	Node        string `json:"node,omitempty"`
+	Module      string `json:"module,omitempty"`
+	Contributor string `json:"contributor,omitempty"`
+	Collection  string `json:"collection,omitempty"`
+	Page        int    `json:"page,omitempty"`
+}
+
+// ServeQuery answers QuerySubject on nc (queue group "mesh-provisioner")
+// until stop is called or ctx ends. It reads the provisioner's buckets and
+// writes nothing.
+//
+// The request is a JSON Request (an empty body asks for the registry). The
+// reply is
+//
+//	{"what": "needs", "page": 0, "pages": 1,
+//	 "entries": [{"key": "ace.claude-code.config.model", "node": "ace",
+//	              "module": "claude-code", "kind": "config", "name": "model",
+//	              "value": {…}}],
+//	 "out_of_shape": [{"key": "ace.m.config", "why": "3 tokens, want 4 (node.module.kind.name)"}]}
+//
+// with every key of the asked bucket that the narrowing selects, sorted by
+// key: each entry carries its decoded tokens by name and its value (the
+// stored JSON embedded as JSON, or a string when it is not JSON); a key
+// that is not of the bucket's shape is listed in out_of_shape with why,
+// never dropped. A bad request is answered {"error": "…"}.
+//
+// Paging: a reply never exceeds the connection's max payload. When the
+// whole answer does not fit, it is cut into pages (entries first, then
+// out_of_shape, in key order); the reply says "page" (0-based) and
+// "pages". A client asks for page k by sending the same request with
+// "page": k, for k = 1 … pages-1, and joins the lists; a page past the end
+// is answered with empty lists. Every request reads the bucket afresh, so
+// a key written between two page requests may be seen twice or not at all.
+// An entry whose value alone would not fit carries "value_too_large": <bytes>
+// instead of "value".
+func ServeQuery(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log zerolog.Logger) (stop func(), err error) {
+	var (
+		mu      sync.Mutex
+		stopped bool
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, maxConcurrentQueries)
+	)
+	hctx := context.WithoutCancel(ctx)
+	sub, err := nc.QueueSubscribe(QuerySubject, queryQueue, func(m *nats.Msg) {
+		if m.Reply == "" {
+			return // nobody to answer
+		}
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
+		}
+		wg.Add(1)
+		mu.Unlock()
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			rctx, cancel := context.WithTimeout(hctx, readTimeout+5*time.Second)
+			defer cancel()
+			reply := answer(rctx, js, m.Data, maxPayload(nc))
+			if err := m.Respond(reply); err != nil {
+				log.Warn().Err(err).Str("subject", QuerySubject).Int("bytes", len(reply)).Msg("query reply not sent")
+			}
+		}()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribing to %s: %w", QuerySubject, err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = sub.Unsubscribe()
+			mu.Lock()
+			stopped = true
+			mu.Unlock()
+			wg.Wait()
+		})
+	}
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return stop, nil
+}
+
+func maxPayload(nc *nats.Conn) int {
+	if mp := nc.MaxPayload(); mp > 0 {
+		return int(mp)
+	}
+	return 1 << 20
+}
+
+// answer builds the reply to one request body: a page, or {"error"}.
+func answer(ctx context.Context, js jetstream.JetStream, body []byte, limit int) []byte {
+	req, err := parseRequest(body)
+	if err != nil {
+		return errorReply(err)
+	}
+	sh := shapes[req.What]
+	narrow, err := narrowing(req)
+	if err != nil {
+		return errorReply(err)
+	}
+	kv, err := js.KeyValue(ctx, sh.bucket)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return errorReply(fmt.Errorf("bucket %s does not exist yet", sh.bucket))
+		}
+		return errorReply(fmt.Errorf("opening bucket %s: %w", sh.bucket, err))
+	}
+	stored, err := readAll(ctx, kv, filters(narrow), false)
+	if err != nil {
+		return errorReply(err)
+	}
+	var entries, outOfShape [][]byte
+	for _, e := range stored {
+		toks := strings.Split(e.Key(), ".")
+		if !selected(toks, narrow) {
+			continue
+		}
+		decoded, why := decodeShape(toks, sh.tokens)
+		if why != "" {
+			outOfShape = append(outOfShape, oosJSON(e.Key(), why))
+			continue
+		}
+		entries = append(entries, entryJSON(e.Key(), sh.tokens, decoded, e.Value(), limit))
+	}
+	return pageReply(req.What, req.Page, entries, outOfShape, limit)
+}
+
+// parseRequest reads a request: strict JSON (unknown fields and fields of
+// the wrong type refused), what defaulted and checked.
+func parseRequest(body []byte) (Request, error) {
+	var req Request
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return req, fmt.Errorf("request is not a query: %w", err)
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return req, fmt.Errorf("request is not a query: data after the JSON object")
+		}
+	}
+	if req.What == "" {
+		req.What = "registry"
+	}
+	if _, ok := shapes[req.What]; !ok {
+		return req, fmt.Errorf("what %q is not one of registry, needs, applied, collect", req.What)
+	}
+	if req.Page < 0 {
+		return req, fmt.Errorf("page %d is negative", req.Page)
+	}
+	return req, nil
+}
+
+// narrowing maps token positions of the asked bucket's shape to the
+// encoded token a key must hold there.
+func narrowing(req Request) (map[int]string, error) {
+	sh := shapes[req.What]
+	given := map[string]string{}
+	if req.Node != "" {
+		given["node"] = req.Node
+	}
+	if req.Collection != "" {
+		given["collection"] = req.Collection
+	}
+	if req.Contributor != "" {
+		given["contributor"] = req.Contributor
+	}
+	if req.Module != "" {
+		if req.What == "collect" {
+			if req.Contributor != "" && req.Contributor != req.Module {
+				return nil, fmt.Errorf("module %q and contributor %q disagree (module stands for contributor in collect)", req.Module, req.Contributor)
+			}
+			given["contributor"] = req.Module
+		} else {
+			given["module"] = req.Module
+		}
+	}
+	narrow := map[int]string{}
+	for name, v := range given {
+		pos := -1
+		for i, t := range sh.tokens {
+			if t == name {
+				pos = i
+			}
+		}
+		if pos < 0 {
+			return nil, fmt.Errorf("%s does not narrow %s (its keys are %s)", name, req.What, strings.Join(sh.tokens, "."))
+		}
+		narrow[pos] = nodes.EncodeToken(v)
+	}
+	return narrow, nil
+}
+
+// filters turns a narrowing into watch filters: the narrowed tokens up to
+// the last one ('*' between), alone and followed by '>', so that keys of
+// that prefix with too many tokens are read too (and said out of shape).
+func filters(narrow map[int]string) []string {
+	last := -1
+	for pos := range narrow {
+		last = max(last, pos)
+	}
+	if last < 0 {
+		return nil
+	}
+	toks := make([]string, last+1)
+	for i := range toks {
+		if v, ok := narrow[i]; ok {
+			toks[i] = v
+		} else {
+			toks[i] = "*"
+		}
+	}
+	prefix := strings.Join(toks, ".")
+	return []string{prefix, prefix + ".>"}
+}
+
+// selected says whether a key's raw tokens match the narrowing.
+func selected(toks []string, narrow map[int]string) bool {
+	for pos, v := range narrow {
+		if pos >= len(toks) || toks[pos] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeShape decodes a key's tokens against its bucket's shape; why is
+// empty when the key is in shape.
+func decodeShape(toks, names []string) (decoded []string, why string) {
+	if len(toks) != len(names) {
+		return nil, fmt.Sprintf("%d tokens, want %d (%s)", len(toks), len(names), strings.Join(names, "."))
+	}
+	decoded = make([]string, len(toks))
+	for i, t := range toks {
+		v, err := nodes.DecodeToken(t)
+		if err != nil {
+			return nil, fmt.Sprintf("%s: %v", names[i], err)
+		}
+		decoded[i] = v
+	}
+	return decoded, ""
+}

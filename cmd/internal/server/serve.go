@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+// Config is what Run needs.
+type Config struct {
+	NATSURL       string        // the bus, e.g. nats://127.0.0.1:4222
+	Creds         string        // a NATS credentials file; empty: none
+	RegistryEvery time.Duration // how often the registry is published again (default 1h)
+	Replicas      int           // replicas of buckets the server creates (default 1)
+	Log           zerolog.Logger
+}
+
+// drainTimeout bounds how long Run waits for the connection to drain.
+const drainTimeout = 10 * time.Second
+
+// Run is the provisioner server: it connects to the bus (reconnecting
+// forever, with backoff), creates the provisioner's buckets where absent,
+// publishes the registry at start and every cfg.RegistryEvery, and answers
+// the verb until ctx ends; then it stops answering and drains the
+// connection. It returns nil after a clean stop.
+func Run(ctx context.Context, cfg Config) error {
+	log := cfg.Log
+	if cfg.RegistryEvery <= 0 {
+		cfg.RegistryEvery = time.Hour
+	}
+	closed := make(chan struct{})
+	opts := []nats.Option{
+		nats.Name("mesh-provisioner"),
+		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true),
+		nats.CustomReconnectDelay(reconnectDelay),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn().Err(err).Msg("bus disconnected")
+		}),
+		nats.ConnectHandler(func(nc *nats.Conn) {
+			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("bus connected")
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("bus reconnected")
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			log.Error().Err(err).Msg("bus error")
+		}),
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
+	}
+	if cfg.Creds != "" {
+		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	}
+	log.Info().Msg("provisioner server starting")
+	nc, err := nats.Connect(cfg.NATSURL, opts...)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", cfg.NATSURL, err)
+	}
+	shutdown := func() {
+		if err := nc.Drain(); err != nil {
+			nc.Close()
+		}
+		select {
+		case <-closed:
+		case <-time.After(drainTimeout):
+			nc.Close()
+		}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		shutdown()
+		return fmt.Errorf("opening JetStream on %s: %w", cfg.NATSURL, err)
+	}
+
+	if err := ensureUntilDone(ctx, js, cfg.Replicas, log); err != nil {
+		shutdown()
+		return nil // ctx ended before the buckets were there: a clean stop
+	}
+	kv, err := js.KeyValue(ctx, RegistryBucket)
+	if err != nil {
+		shutdown()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("opening bucket %s: %w", RegistryBucket, err)
+	}
+
+	var wg sync.WaitGroup
+	wg.Go(func() { RunRegistry(ctx, kv, cfg.RegistryEvery, log) })
+	stop, err := ServeQuery(ctx, nc, js, log)
+	if err != nil {
+		wg.Wait()
+		shutdown()
+		return err
+	}
+	log.Info().Str("subject", QuerySubject).Dur("registry_every", cfg.RegistryEvery).Msg("provisioner server serving")
+	<-ctx.Done()
+	stop()
+	wg.Wait()
+	shutdown()
+	log.Info().Msg("provisioner server stopped")
+	return nil
+}
+
+// ensureUntilDone runs EnsureBuckets until it succeeds or ctx ends, trying
+// again with backoff (the bus may not be there yet).
+func ensureUntilDone(ctx context.Context, js jetstream.JetStream, replicas int, log zerolog.Logger) error {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := EnsureBuckets(actx, js, replicas)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		wait := reconnectDelay(attempt + 1)
+		log.Warn().Err(err).Dur("retry_in", wait).Msg("provisioner buckets not ensured")
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// reconnectDelay is the backoff: 250 ms doubling to 30 s.
+func reconnectDelay(attempts int) time.Duration {
+	d := 250 * time.Millisecond
+	for i := 1; i < attempts && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}

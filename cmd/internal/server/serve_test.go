@@ -1,0 +1,76 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	natsd "github.com/nats-io/nats-server/v2/server"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// The server started before the bus waits for it, then creates the
+// buckets, publishes the registry, answers the verb, and stops cleanly.
+func TestRunWaitsForTheBusServesAndStops(t *testing.T) {
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{NATSURL: fmt.Sprintf("nats://127.0.0.1:%d", port), RegistryEvery: time.Hour, Log: quietLog()})
+	}()
+	time.Sleep(300 * time.Millisecond) // Run is retrying against nothing
+
+	s := startNATS(t, func(o *natsd.Options) { o.Port = port })
+	nc, js := connect(t, s)
+	checkFor(t, 10*time.Second, func() error {
+		for _, b := range Buckets {
+			if _, err := js.KeyValue(context.Background(), b); err != nil {
+				return fmt.Errorf("bucket %s: %w", b, err)
+			}
+		}
+		got, err := bucket(t, js, RegistryBucket).Get(context.Background(), "dir")
+		if err != nil {
+			return fmt.Errorf("registry kind dir: %w", err)
+		}
+		if want := specJSON(t, "dir"); !bytes.Equal(got.Value(), want) {
+			return fmt.Errorf("registry kind dir holds %s", got.Value())
+		}
+		return nil
+	})
+	checkFor(t, 5*time.Second, func() error {
+		m, err := nc.Request(QuerySubject, []byte(`{"what":"registry"}`), time.Second)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(m.Data, []byte(`"kind":"secret"`)) {
+			return fmt.Errorf("registry answer: %.200s", m.Data)
+		}
+		return nil
+	})
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after its context ended: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not stop")
+	}
+	if _, err := nc.Request(QuerySubject, nil, 300*time.Millisecond); err == nil {
+		t.Errorf("the verb is still answered after Run stopped")
+	}
+}
