@@ -1,0 +1,166 @@
+package nodes
+
+import (
+	"sort"
+
+	"github.com/novox/mesh-provisioner/graph"
+)
+
+// module is one of this node's modules and the nodes made for it.
+type module struct {
+	name    string
+	key     string
+	asg     *Assignment // nil when the plan does not parse or breaks a rule
+	planErr string
+
+	plan  *graph.Node
+	node  *graph.Node
+	needs map[Placeholder]*graph.Node
+	files []*graph.Node
+	items []*graph.Node
+	owned map[*graph.Node]bool
+}
+
+// PutAssignment records mesh-controller_assignments <key> = data, for any
+// node. One of this node's builds or updates that module; one that does not
+// parse or breaks a rule fails that module alone. Another node's plan is
+// read only for the consumers it binds. A key out of shape is returned as
+// an error and changes nothing.
+func (m *Mesh) PutAssignment(key string, data []byte) error {
+	toks, err := DecodeKey(key, 2)
+	if err != nil {
+		return err
+	}
+	node, name := toks[0], toks[1]
+	asg, perr := ParseAssignment(key, data)
+	m.index(key, asg)
+	if node != m.node {
+		return perr
+	}
+	mod := m.mods[name]
+	if mod == nil {
+		mod = &module{name: name, key: key, owned: map[*graph.Node]bool{}, needs: map[Placeholder]*graph.Node{}}
+		m.mods[name] = mod
+	}
+	oldDigest := ""
+	if mod.asg != nil {
+		oldDigest = mod.asg.Provisioning.Templates.Digest
+	}
+	mod.asg, mod.planErr = asg, ""
+	if perr != nil {
+		mod.planErr = perr.Error()
+	}
+	if asg != nil {
+		t := asg.Provisioning.Templates
+		if t.Digest != oldDigest {
+			delete(m.archives, name)
+			if len(asg.Provisioning.Files)+len(asg.Provisioning.Items) > 0 {
+				m.newArchives = append(m.newArchives, ArchiveWant{Module: name, Ref: t.Ref, Digest: t.Digest})
+			}
+		}
+	}
+	m.rebuild(mod)
+	return perr
+}
+
+// DeleteAssignment records that mesh-controller_assignments <key> is gone:
+// one of this node's modules is taken off it.
+func (m *Mesh) DeleteAssignment(key string) error {
+	toks, err := DecodeKey(key, 2)
+	if err != nil {
+		return err
+	}
+	m.index(key, nil)
+	if toks[0] == m.node {
+		if mod := m.mods[toks[1]]; mod != nil {
+			m.removeModule(mod)
+		}
+	}
+	return nil
+}
+
+// index keeps, for every provider/provision, the assignments whose plans
+// bind a consumer to it, and refreshes the consumers lists that moved.
+func (m *Mesh) index(key string, asg *Assignment) {
+	touched := map[string]bool{}
+	if old := m.assignments[key]; old != nil {
+		for _, p := range old.Provisioning.Provisions {
+			pk := p.Provider + "/" + p.Provision
+			delete(m.bindings[pk], key)
+			touched[pk] = true
+		}
+	}
+	if asg == nil {
+		delete(m.assignments, key)
+	} else {
+		m.assignments[key] = asg
+		for _, p := range asg.Provisioning.Provisions {
+			pk := p.Provider + "/" + p.Provision
+			if m.bindings[pk] == nil {
+				m.bindings[pk] = map[string]bool{}
+			}
+			m.bindings[pk][key] = true
+			touched[pk] = true
+		}
+	}
+	for pk := range touched {
+		if n := m.existing(KindBindings, pk); n != nil {
+			m.refreshConsumers(pk)
+		}
+	}
+}
+
+// bindingsOf lists the consumers bound to provider/provision: in the order
+// of the assignments' keys and, within a plan, of its provisions entries.
+func (m *Mesh) bindingsOf(pk string) []Binding {
+	keys := make([]string, 0, len(m.bindings[pk]))
+	for k := range m.bindings[pk] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Binding
+	for _, k := range keys {
+		a := m.assignments[k]
+		for _, p := range a.Provisioning.Provisions {
+			if p.Provider+"/"+p.Provision != pk {
+				continue
+			}
+			out = append(out, Binding{Consumer: a.Node, Module: a.Module, Local: p.Local,
+				Credential: PairSecretName(p.Provider, p.Provision, a.Node, a.Module, p.Local)})
+		}
+	}
+	return out
+}
+
+// consumersNode is provider/provision's consumers list: it reads the
+// bindings and the vault leaf of each binding's credential.
+func (m *Mesh) consumersNode(provider, provision string) *graph.Node {
+	pk := provider + "/" + provision
+	if n := m.existing(KindConsumers, pk); n != nil {
+		return n
+	}
+	b := m.leaf(KindBindings, pk, &Origin{Bucket: AssignmentsBucket}, func(*graph.Node) {})
+	n, _ := m.g.Derived(graph.Key{Kind: KindConsumers, Name: pk}, computeConsumers, b)
+	m.g.MarkTolerant(n)
+	m.g.MarkSecret(n)
+	n.Meta = &Origin{Placeholder: "${consumers:" + provision + "}"}
+	m.refreshConsumers(pk)
+	return n
+}
+
+func (m *Mesh) refreshConsumers(pk string) {
+	b := m.existing(KindBindings, pk)
+	c := m.existing(KindConsumers, pk)
+	list := m.bindingsOf(pk)
+	m.g.Set(b, list)
+	if c == nil {
+		return
+	}
+	old := append([]*graph.Node(nil), c.Inputs()...)
+	inputs := []*graph.Node{b}
+	for _, bd := range list {
+		inputs = append(inputs, m.vaultLeaf(bd.Credential))
+	}
+	_ = m.g.SetInputs(c, inputs...)
+	m.collect(old)
+}

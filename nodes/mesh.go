@@ -1,0 +1,130 @@
+package nodes
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/novox/mesh-provisioner/graph"
+)
+
+// Mesh is the provisioner's graph for one node: every assignment, config
+// value, registry entry, secret, binding and templates archive the node's
+// client knows is an input, and every placeholder, file, item, collection,
+// consumers list and module of the node's own modules is a node computed
+// from them. It does no I/O: the daemon feeds it what the bus says and acts
+// on what Stabilize reports. Like the graph, it is owned by one goroutine.
+type Mesh struct {
+	node string
+	g    *graph.Graph
+	mods map[string]*module
+
+	// What the sources said; a leaf made later starts from it.
+	config          map[string][]byte // by bucket key
+	configMissing   bool
+	registry        map[string][]byte // by kind
+	registryMissing bool
+	bound           map[string]map[string][]byte // bucket → key → value
+	boundMissing    map[string]bool
+	secrets         map[string]secretSource
+	archives        map[string]archiveSource // by module
+
+	// Every valid assignment on every node, for consumers lists.
+	assignments map[string]*Assignment
+	bindings    map[string]map[string]bool // provider/provision → assignment keys naming it
+
+	collItems map[string]map[string]*graph.Node // collection → contributor → item node
+
+	newSecrets  []string
+	newArchives []ArchiveWant
+}
+
+type secretSource struct {
+	state graph.State
+	value []byte
+	why   string
+}
+
+type archiveSource struct {
+	digest  string
+	state   graph.State
+	members map[string][]byte
+	why     string
+}
+
+// ArchiveWant asks the daemon to fetch a module's templates archive.
+type ArchiveWant struct{ Module, Ref, Digest string }
+
+// NewMesh makes the graph of node's client.
+func NewMesh(node string) *Mesh {
+	return &Mesh{
+		node: node, g: graph.New(), mods: map[string]*module{},
+		config: map[string][]byte{}, registry: map[string][]byte{},
+		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{},
+		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
+		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{},
+		collItems: map[string]map[string]*graph.Node{},
+	}
+}
+
+// Graph is the engine underneath (for explain, DOT and counters).
+func (m *Mesh) Graph() *graph.Graph { return m.g }
+
+// Node is the node this mesh is for.
+func (m *Mesh) Node() string { return m.node }
+
+// Modules lists this node's modules, sorted.
+func (m *Mesh) Modules() []string {
+	out := make([]string, 0, len(m.mods))
+	for name := range m.mods {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HasModule says whether module is assigned to this node.
+func (m *Mesh) HasModule(module string) bool { return m.mods[module] != nil }
+
+// Origin says where a node's value comes from, for explain.
+type Origin struct {
+	Module      string `json:"module,omitempty"`
+	Placeholder string `json:"placeholder,omitempty"`
+	Path        string `json:"path,omitempty"`
+	Collection  string `json:"collection,omitempty"`
+	Bucket      string `json:"bucket,omitempty"`
+	Key         string `json:"key,omitempty"`
+	Vault       string `json:"vault,omitempty"`
+}
+
+// leaf returns the input keyed (kind, name), making it with init when new.
+func (m *Mesh) leaf(kind, name string, origin *Origin, init func(*graph.Node)) *graph.Node {
+	k := graph.Key{Kind: kind, Name: name}
+	if n := m.g.Node(k); n != nil {
+		return n
+	}
+	n, err := m.g.Input(k)
+	if err != nil {
+		panic(err) // keys of inputs and derived nodes never collide: kinds differ
+	}
+	n.Meta = origin
+	init(n)
+	return n
+}
+
+// set makes leaf n say (state, value, why).
+func (m *Mesh) set(n *graph.Node, s graph.State, v any, why string) {
+	switch s {
+	case graph.Ready:
+		m.g.Set(n, v)
+	case graph.Waiting:
+		m.g.SetWaiting(n, why)
+	default:
+		m.g.SetFailed(n, why)
+	}
+}
+
+func (m *Mesh) existing(kind, name string) *graph.Node {
+	return m.g.Node(graph.Key{Kind: kind, Name: name})
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,259 @@
+package nodes
+
+import (
+	"encoding/json"
+
+	"github.com/novox/mesh-provisioner/graph"
+)
+
+// This file holds what the daemon tells the mesh: each setter records what a
+// source said and sets the input leaf that stands for it, when one exists.
+
+// PutConfig records mesh-config_resolved <key> (this node's) = value.
+func (m *Mesh) PutConfig(key string, value []byte) {
+	m.config[key] = append([]byte(nil), value...)
+	if n := m.existing(KindConfig, key); n != nil {
+		m.g.Set(n, m.config[key])
+	}
+}
+
+// DeleteConfig records that mesh-config_resolved <key> is gone.
+func (m *Mesh) DeleteConfig(key string) {
+	delete(m.config, key)
+	if n := m.existing(KindConfig, key); n != nil {
+		m.initConfig(n, key)
+	}
+}
+
+// ConfigBucketMissing records whether mesh-config_resolved does not exist.
+func (m *Mesh) ConfigBucketMissing(missing bool) {
+	m.configMissing = missing
+	for _, n := range m.g.Nodes() {
+		if n.Key().Kind == KindConfig && n.State() != graph.Ready {
+			m.initConfig(n, n.Key().Name)
+		}
+	}
+}
+
+func (m *Mesh) configLeaf(module, key string) *graph.Node {
+	bk := EncodeKey(m.node, module, key)
+	return m.leaf(KindConfig, bk, &Origin{Module: module, Bucket: ConfigBucket, Key: bk}, func(n *graph.Node) {
+		m.initConfig(n, bk)
+	})
+}
+
+func (m *Mesh) initConfig(n *graph.Node, bk string) {
+	switch v, ok := m.config[bk]; {
+	case ok:
+		m.g.Set(n, v)
+	case m.configMissing:
+		m.g.SetWaiting(n, "bucket "+ConfigBucket+" does not exist yet")
+	default:
+		m.g.SetWaiting(n, ConfigBucket+" "+bk+": not written yet")
+	}
+}
+
+// ConfigValue is this node's mesh-config_resolved value for module's key.
+func (m *Mesh) ConfigValue(module, key string) ([]byte, bool) {
+	v, ok := m.config[EncodeKey(m.node, module, key)]
+	return v, ok
+}
+
+// PutRegistry records the registry's entry for kind.
+func (m *Mesh) PutRegistry(kind string, entry []byte) {
+	m.registry[kind] = append([]byte(nil), entry...)
+	if n := m.existing(KindRegistry, kind); n != nil {
+		m.g.Set(n, string(entry))
+	}
+}
+
+// DeleteRegistry records that the registry no longer names kind.
+func (m *Mesh) DeleteRegistry(kind string) {
+	delete(m.registry, kind)
+	if n := m.existing(KindRegistry, kind); n != nil {
+		m.initRegistry(n, kind)
+	}
+}
+
+// RegistryBucketMissing records whether the registry bucket does not exist.
+func (m *Mesh) RegistryBucketMissing(missing bool) {
+	m.registryMissing = missing
+	for _, n := range m.g.Nodes() {
+		if n.Key().Kind == KindRegistry {
+			m.initRegistry(n, n.Key().Name)
+		}
+	}
+}
+
+func (m *Mesh) registryLeaf(kind string) *graph.Node {
+	return m.leaf(KindRegistry, kind, &Origin{Bucket: RegistryBucket, Key: kind}, func(n *graph.Node) {
+		m.initRegistry(n, kind)
+	})
+}
+
+func (m *Mesh) initRegistry(n *graph.Node, kind string) {
+	switch e, ok := m.registry[kind]; {
+	case ok:
+		m.g.Set(n, string(e))
+	case m.registryMissing:
+		m.g.SetWaiting(n, "bucket "+RegistryBucket+" does not exist yet")
+	default:
+		m.g.SetWaiting(n, "the registry ("+RegistryBucket+") does not name kind "+kind)
+	}
+}
+
+// PutBound records <bucket> <key> (a provider's binding for this node).
+func (m *Mesh) PutBound(bucket, key string, value []byte) {
+	if m.bound[bucket] == nil {
+		m.bound[bucket] = map[string][]byte{}
+	}
+	m.bound[bucket][key] = append([]byte(nil), value...)
+	if n := m.existing(KindBound, bucket+" "+key); n != nil {
+		m.initBound(n, bucket, key)
+	}
+}
+
+// DeleteBound records that <bucket> <key> is gone.
+func (m *Mesh) DeleteBound(bucket, key string) {
+	delete(m.bound[bucket], key)
+	if n := m.existing(KindBound, bucket+" "+key); n != nil {
+		m.initBound(n, bucket, key)
+	}
+}
+
+// BoundBucketMissing records whether a provider's bucket does not exist.
+func (m *Mesh) BoundBucketMissing(bucket string, missing bool) {
+	m.boundMissing[bucket] = missing
+	for _, n := range m.g.Nodes() {
+		if o, ok := n.Meta.(*Origin); ok && n.Key().Kind == KindBound && o.Bucket == bucket {
+			m.initBound(n, bucket, o.Key)
+		}
+	}
+}
+
+func (m *Mesh) boundLeaf(module, bucket, key string) *graph.Node {
+	return m.leaf(KindBound, bucket+" "+key, &Origin{Module: module, Bucket: bucket, Key: key}, func(n *graph.Node) {
+		m.initBound(n, bucket, key)
+	})
+}
+
+func (m *Mesh) initBound(n *graph.Node, bucket, key string) {
+	raw, ok := m.bound[bucket][key]
+	switch {
+	case !ok && m.boundMissing[bucket]:
+		m.g.SetWaiting(n, "bucket "+bucket+" does not exist yet")
+	case !ok:
+		m.g.SetWaiting(n, bucket+" "+key+": not written yet")
+	default:
+		var e BoundEntry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			m.g.SetFailed(n, bucket+" "+key+": not a bound entry: "+err.Error())
+			return
+		}
+		switch e.State {
+		case "bound":
+			if e.Values == nil {
+				e.Values = map[string]string{}
+			}
+			m.g.Set(n, e.Values)
+		case "refused":
+			m.g.SetFailed(n, bucket+" "+key+": refused by the provider: "+e.Reason)
+		default:
+			m.g.SetWaiting(n, bucket+" "+key+": state "+e.State+", not bound yet")
+		}
+	}
+}
+
+// BoundBuckets lists the providers' buckets this node's plans read.
+func (m *Mesh) BoundBuckets() []string {
+	set := map[string]bool{}
+	for _, n := range m.g.Nodes() {
+		if o, ok := n.Meta.(*Origin); ok && n.Key().Kind == KindBound {
+			set[o.Bucket] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// SetSecret records a secret's value (memory only).
+func (m *Mesh) SetSecret(name string, value []byte) {
+	m.setSecret(name, secretSource{state: graph.Ready, value: append([]byte(nil), value...)})
+}
+
+// SecretWaiting records that a secret is not there yet, saying why.
+func (m *Mesh) SecretWaiting(name, why string) {
+	m.setSecret(name, secretSource{state: graph.Waiting, why: why})
+}
+
+// SecretFailed records that the vault refused a secret, saying why.
+func (m *Mesh) SecretFailed(name, reason string) {
+	m.setSecret(name, secretSource{state: graph.Failed, why: reason})
+}
+
+func (m *Mesh) setSecret(name string, s secretSource) {
+	n := m.existing(KindVault, name)
+	if n == nil {
+		return // no longer wanted: keep nothing of it
+	}
+	m.secrets[name] = s
+	m.set(n, s.state, s.value, s.why)
+}
+
+// WantsSecret says whether some file still needs the vault name.
+func (m *Mesh) WantsSecret(name string) bool { return m.existing(KindVault, name) != nil }
+
+// TakeNewSecrets returns the vault names wanted since the last call.
+func (m *Mesh) TakeNewSecrets() []string {
+	out := m.newSecrets
+	m.newSecrets = nil
+	return out
+}
+
+func (m *Mesh) vaultLeaf(name string) *graph.Node {
+	return m.leaf(KindVault, name, &Origin{Vault: name}, func(n *graph.Node) {
+		m.g.MarkSecret(n)
+		m.newSecrets = append(m.newSecrets, name)
+		m.g.SetWaiting(n, "vault "+name+": not asked yet")
+	})
+}
+
+// SetArchive records a module's templates archive (members by name) for
+// digest, and builds the module's files from it.
+func (m *Mesh) SetArchive(module, digest string, members map[string][]byte) {
+	m.setArchive(module, archiveSource{digest: digest, state: graph.Ready, members: members})
+}
+
+// ArchiveFailed records that a module's archive cannot be used.
+func (m *Mesh) ArchiveFailed(module, digest, reason string) {
+	m.setArchive(module, archiveSource{digest: digest, state: graph.Failed, why: reason})
+}
+
+// ArchiveWaiting records that a module's archive is not there yet.
+func (m *Mesh) ArchiveWaiting(module, digest, why string) {
+	m.setArchive(module, archiveSource{digest: digest, state: graph.Waiting, why: why})
+}
+
+func (m *Mesh) setArchive(module string, a archiveSource) {
+	mod := m.mods[module]
+	if mod == nil || mod.asg == nil || mod.asg.Provisioning.Templates.Digest != a.digest {
+		return // stale: the plan moved on
+	}
+	m.archives[module] = a
+	m.rebuild(mod)
+}
+
+// TakeNewArchives returns the archives wanted since the last call.
+func (m *Mesh) TakeNewArchives() []ArchiveWant {
+	out := m.newArchives
+	m.newArchives = nil
+	return out
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}

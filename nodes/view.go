@@ -1,0 +1,137 @@
+package nodes
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/novox/mesh-provisioner/graph"
+)
+
+// Stabilize recomputes what the last changes made dirty and returns this
+// node's modules whose files, items, needs or state may have moved, sorted.
+func (m *Mesh) Stabilize() []string {
+	touched := map[string]bool{}
+	for _, n := range m.g.Stabilize() {
+		if o, ok := n.Meta.(*Origin); ok && o.Module != "" && m.mods[o.Module] != nil {
+			switch n.Key().Kind {
+			case KindNeed, KindFile, KindItem, KindModule, KindPlan, KindArchive:
+				touched[o.Module] = true
+			}
+		}
+	}
+	return sortedKeys(touched)
+}
+
+// ModuleView is what the outputs need of a module after a stabilisation.
+type ModuleView struct {
+	Name   string
+	State  graph.State
+	Reason string // failed: the reasons of the root causes
+	Since  time.Time
+	Files  []FileView
+	Items  []ItemView
+	Needs  []NeedView
+}
+
+// FileView is one file of a module.
+type FileView struct {
+	Path  string
+	State graph.State
+	Why   string
+	Value *FileValue // nil unless ready
+}
+
+// ItemView is one item a module contributes.
+type ItemView struct {
+	Collection string
+	State      graph.State
+	Why        string
+	Text       []byte
+}
+
+// NeedView is one placeholder of a module and its state; Why names the
+// root causes when it is not met.
+type NeedView struct {
+	Kind, Name string
+	State      graph.State
+	Why        string
+}
+
+// View returns module's view, or nil when it is not on this node.
+func (m *Mesh) View(module string) *ModuleView {
+	mod := m.mods[module]
+	if mod == nil {
+		return nil
+	}
+	v := &ModuleView{Name: module, State: mod.node.State(), Since: mod.node.Since()}
+	if v.State != graph.Ready {
+		v.Reason = m.RootReason(mod.node)
+	}
+	for _, f := range mod.files {
+		fv := FileView{Path: f.Meta.(*Origin).Path, State: f.State()}
+		if f.State() == graph.Ready {
+			fv.Value = f.Value().(*FileValue)
+		} else {
+			fv.Why = m.RootReason(f)
+		}
+		v.Files = append(v.Files, fv)
+	}
+	for _, it := range mod.items {
+		iv := ItemView{Collection: it.Meta.(*Origin).Collection, State: it.State()}
+		if it.State() == graph.Ready {
+			iv.Text = it.Value().([]byte)
+		} else {
+			iv.Why = m.RootReason(it)
+		}
+		v.Items = append(v.Items, iv)
+	}
+	for ph, n := range mod.needs {
+		nv := NeedView{Kind: ph.Kind, Name: ph.Name, State: n.State()}
+		if n.State() != graph.Ready {
+			nv.Why = m.RootReason(n)
+		}
+		v.Needs = append(v.Needs, nv)
+	}
+	sort.Slice(v.Needs, func(i, j int) bool {
+		if v.Needs[i].Kind != v.Needs[j].Kind {
+			return v.Needs[i].Kind < v.Needs[j].Kind
+		}
+		return v.Needs[i].Name < v.Needs[j].Name
+	})
+	return v
+}
+
+// RootReason joins the reasons of n's root causes (failed ones first).
+func (m *Mesh) RootReason(n *graph.Node) string {
+	roots := m.g.RootCauses(n)
+	var failed, waiting []string
+	for _, r := range roots {
+		if r.State() == graph.Failed {
+			failed = appendOnce(failed, r.Why())
+		} else {
+			waiting = appendOnce(waiting, r.Why())
+		}
+	}
+	if len(failed) > 0 {
+		return strings.Join(failed, "; ")
+	}
+	return strings.Join(waiting, "; ")
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// ModuleNode is the graph node of module (for explain and DOT).
+func (m *Mesh) ModuleNode(module string) *graph.Node {
+	if mod := m.mods[module]; mod != nil {
+		return mod.node
+	}
+	return nil
+}

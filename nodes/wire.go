@@ -1,0 +1,437 @@
+package nodes
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/novox/mesh-provisioner/graph"
+)
+
+// rebuild makes (or remakes) a module's part of the graph from its plan and
+// templates. Nodes whose key stays are rewired in place, so a plan change
+// that leaves a file's bytes alone sends nothing; nodes no longer named are
+// removed, and inputs nobody reads any more go with them.
+func (m *Mesh) rebuild(mod *module) {
+	old := mod.owned
+	oldItems := mod.items
+	mod.owned = map[*graph.Node]bool{}
+	mod.needs = map[Placeholder]*graph.Node{}
+	mod.files, mod.items = nil, nil
+
+	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
+	mod.owned[mod.plan] = true
+	var reasons []string
+	var archive *graph.Node
+	var tmpls map[string]*Template
+	if mod.asg == nil {
+		reasons = append(reasons, mod.planErr)
+	} else if p := &mod.asg.Provisioning; len(p.Files)+len(p.Items) > 0 {
+		archive = m.archiveLeaf(mod)
+		mod.owned[archive] = true
+		if a := m.archives[mod.name]; a.state == graph.Ready && a.digest == p.Templates.Digest {
+			tmpls, reasons = parseTemplates(p, a.members)
+		}
+	}
+	if mod.asg != nil && len(reasons) == 0 && (archive == nil || tmpls != nil) {
+		reasons = m.checkPlaceholders(mod, tmpls)
+	}
+	if len(reasons) > 0 {
+		m.g.SetFailed(mod.plan, strings.Join(reasons, "; "))
+	} else {
+		m.g.Set(mod.plan, m.planValue(mod))
+		if archive == nil || tmpls != nil {
+			m.wireFiles(mod, archive, tmpls)
+		} else {
+			m.wireWaitingFiles(mod, archive)
+		}
+	}
+	inputs := []*graph.Node{mod.plan}
+	if archive != nil {
+		inputs = append(inputs, archive)
+	}
+	inputs = append(append(inputs, mod.files...), mod.items...)
+	mod.node = m.derived(graph.Key{Kind: KindModule, Name: mod.name}, computeModule, inputs, &Origin{Module: mod.name})
+	mod.owned[mod.node] = true
+
+	m.reregisterItems(mod, oldItems)
+	var gone []*graph.Node
+	for n := range old {
+		if !mod.owned[n] {
+			gone = append(gone, n)
+		}
+	}
+	m.collect(gone)
+}
+
+func (m *Mesh) planValue(mod *module) string {
+	if mod.asg == nil {
+		return ""
+	}
+	return mod.key + "@" + mod.asg.Provisioning.Templates.Digest + "#" + planFingerprint(mod.asg)
+}
+
+func (m *Mesh) archiveLeaf(mod *module) *graph.Node {
+	t := mod.asg.Provisioning.Templates
+	n := m.leaf(KindArchive, mod.name, &Origin{Module: mod.name, Key: t.Ref}, func(*graph.Node) {})
+	if o, ok := n.Meta.(*Origin); ok {
+		o.Key = t.Ref
+	}
+	a, ok := m.archives[mod.name]
+	switch {
+	case !ok || a.digest != t.Digest:
+		m.g.SetWaiting(n, "templates archive "+t.Ref+" ("+t.Digest+"): not fetched yet")
+	case a.state == graph.Ready:
+		m.g.Set(n, t.Digest)
+	default:
+		m.set(n, a.state, nil, a.why)
+	}
+	return n
+}
+
+// parseTemplates parses every template the plan's files and items name.
+func parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, []string) {
+	out := map[string]*Template{}
+	var reasons []string
+	names := make([]string, 0, len(p.Files)+len(p.Items))
+	for _, f := range p.Files {
+		names = append(names, f.Template)
+	}
+	for _, it := range p.Items {
+		names = append(names, it.Template)
+	}
+	for _, name := range names {
+		if _, done := out[name]; done {
+			continue
+		}
+		text, ok := members[name]
+		if !ok {
+			reasons = append(reasons, "template "+name+" is not in the templates archive")
+			continue
+		}
+		t, err := ParseTemplate(name, text)
+		if err == nil {
+			err = CheckKinds(t)
+		}
+		if err != nil {
+			reasons = append(reasons, err.Error())
+			continue
+		}
+		out[name] = t
+	}
+	return out, reasons
+}
+
+// checkPlaceholders holds the rules a plan's placeholders must keep: every
+// one names something the plan holds, and an item names no secret.
+func (m *Mesh) checkPlaceholders(mod *module, tmpls map[string]*Template) []string {
+	p := &mod.asg.Provisioning
+	var reasons []string
+	check := func(t *Template, item bool) {
+		for _, ph := range t.Placeholders() {
+			msg := ""
+			switch {
+			case item && (ph.Kind == "secret" || ph.Kind == "consumers"):
+				msg = "an item names " + ph.String() + ": an item is kept in a bucket, and no secret is"
+			case ph.Kind == "secret" && !contains(p.SecretNames(), ph.Name):
+				msg = ph.String() + " names no secret of the plan (secrets[] or a named provisions[] entry)"
+			case ph.Kind == "consumers" && !p.ProvidesProvision(ph.Name):
+				msg = ph.String() + ": this module does not provide " + ph.Name
+			case ph.Kind == "bound":
+				x, l, _, err := ParseBoundName(ph.Name)
+				if err != nil {
+					msg = ph.String() + ": " + err.Error()
+				} else if _, ok := p.ProvisionFor(x, l); !ok {
+					msg = ph.String() + " names provision " + x + " which provisions[] does not list"
+				}
+			case IsCollectionKind(ph.Kind):
+				if _, ok := p.Collects(CollectionName(ph)); !ok {
+					msg = ph.String() + " names collection " + CollectionName(ph) + " which collections[] does not list"
+				}
+			}
+			if msg != "" {
+				reasons = append(reasons, t.ErrorAt(ph, msg).Error())
+			}
+		}
+	}
+	for _, f := range p.Files {
+		if t := tmpls[f.Template]; t != nil {
+			check(t, false)
+		}
+	}
+	for _, it := range p.Items {
+		if t := tmpls[it.Template]; t != nil {
+			check(t, true)
+		}
+	}
+	return reasons
+}
+
+// wireWaitingFiles: the templates are not here yet, so each file waits on
+// the archive alone.
+func (m *Mesh) wireWaitingFiles(mod *module, archive *graph.Node) {
+	for _, f := range mod.asg.Provisioning.Files {
+		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path}, computeNothing,
+			[]*graph.Node{mod.plan, archive}, &Origin{Module: mod.name, Path: f.Path})
+		mod.files = append(mod.files, n)
+		mod.owned[n] = true
+	}
+}
+
+func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Template) {
+	p := &mod.asg.Provisioning
+	head := []*graph.Node{mod.plan}
+	if archive != nil {
+		head = append(head, archive)
+	}
+	for _, f := range p.Files {
+		t := tmpls[f.Template]
+		needs, secret := m.needsOf(mod, t)
+		spec := f
+		spec.Mode = DefaultMode(f.Form, secret, f.Mode)
+		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path},
+			renderFile(mod.name, spec, t, len(head), secret), append(append([]*graph.Node(nil), head...), needs...),
+			&Origin{Module: mod.name, Path: f.Path})
+		if secret {
+			m.g.MarkSecret(n)
+		}
+		mod.files = append(mod.files, n)
+		mod.owned[n] = true
+	}
+	secretFile := func(name, path, owner, group, mode string) {
+		need := m.needNode(mod, Placeholder{Kind: "secret", Name: name})
+		spec := FileSpec{Path: path, Owner: owner, Group: group, Form: "owned",
+			Mode: DefaultMode("owned", true, mode), OnChange: OnChange{Action: "none"}}
+		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + path}, secretContent(mod.name, spec),
+			[]*graph.Node{mod.plan, need}, &Origin{Module: mod.name, Path: path, Placeholder: "${secret:" + name + "}"})
+		m.g.MarkSecret(n)
+		mod.files = append(mod.files, n)
+		mod.owned[n] = true
+	}
+	for _, s := range p.Secrets {
+		if s.Path != "" {
+			secretFile(s.Name, s.Path, s.Owner, s.Group, s.Mode)
+		}
+	}
+	for _, pr := range p.Provisions {
+		if pr.Name != "" && pr.Path != "" {
+			secretFile(pr.Name, pr.Path, pr.Owner, pr.Group, pr.Mode)
+		}
+	}
+	for _, it := range p.Items {
+		t := tmpls[it.Template]
+		needs, _ := m.needsOf(mod, t)
+		n := m.derived(graph.Key{Kind: KindItem, Name: mod.name + "/" + it.Collection},
+			renderItem(t, len(head)), append(append([]*graph.Node(nil), head...), needs...),
+			&Origin{Module: mod.name, Collection: it.Collection})
+		mod.items = append(mod.items, n)
+		mod.owned[n] = true
+	}
+}
+
+// needsOf returns the need nodes of t's placeholders, in t's order, and
+// whether one of them is a secret or a consumers list.
+func (m *Mesh) needsOf(mod *module, t *Template) ([]*graph.Node, bool) {
+	phs := t.Placeholders()
+	out := make([]*graph.Node, len(phs))
+	secret := false
+	for i, ph := range phs {
+		out[i] = m.needNode(mod, ph)
+		if ph.Kind == "secret" || ph.Kind == "consumers" {
+			secret = true
+		}
+	}
+	return out, secret
+}
+
+// needNode is the node of one placeholder of a module: it reads the
+// registry's entry for the kind and the input that answers it.
+func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
+	if n := mod.needs[ph]; n != nil {
+		return n
+	}
+	p := &mod.asg.Provisioning
+	var src *graph.Node
+	compute := computeNeed
+	switch {
+	case ph.Kind == "config":
+		src = m.configLeaf(mod.name, ph.Name)
+	case IsPlacementKind(ph.Kind):
+		src = m.placementLeaf(mod, ph)
+	case ph.Kind == "secret":
+		src = m.vaultLeaf(m.secretVaultName(mod, ph.Name))
+	case ph.Kind == "bound":
+		x, l, k, _ := ParseBoundName(ph.Name)
+		pr, _ := p.ProvisionFor(x, l)
+		src = m.boundLeaf(mod.name, BoundBucket(pr.Provider), BoundKey(m.node, mod.name, x, l))
+		compute = boundValue(k)
+	case ph.Kind == "consumers":
+		src = m.consumersNode(mod.name, ph.Name)
+	case IsCollectionKind(ph.Kind):
+		c := CollectionName(ph)
+		cs, _ := p.Collects(c)
+		src = m.collectionNode(c)
+		compute = collectedText(cs.Comment)
+	}
+	n := m.derived(graph.Key{Kind: KindNeed, Name: mod.name + "/" + ph.String()}, compute,
+		[]*graph.Node{m.registryLeaf(ph.Kind), src}, &Origin{Module: mod.name, Placeholder: ph.String()})
+	if ph.Kind == "secret" || ph.Kind == "consumers" {
+		m.g.MarkSecret(n)
+	}
+	mod.needs[ph] = n
+	mod.owned[n] = true
+	return n
+}
+
+func (m *Mesh) secretVaultName(mod *module, name string) string {
+	p := &mod.asg.Provisioning
+	for _, s := range p.Secrets {
+		if s.Name == name {
+			return OwnSecretName(mod.name, name)
+		}
+	}
+	for _, pr := range p.Provisions {
+		if pr.Name == name {
+			return ProvisionSecretName(pr.Provider, pr.Provision, m.node, mod.name)
+		}
+	}
+	return OwnSecretName(mod.name, name)
+}
+
+func (m *Mesh) placementLeaf(mod *module, ph Placeholder) *graph.Node {
+	n := m.leaf(KindPlacement, mod.name+"/"+ph.Kind+"."+ph.Name,
+		&Origin{Module: mod.name, Bucket: AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
+	mod.owned[n] = true
+	if v, ok := mod.asg.Provisioning.Placement[ph.Kind][ph.Name]; ok {
+		m.g.Set(n, []byte(v))
+	} else {
+		m.g.SetWaiting(n, "placement."+ph.Kind+"."+ph.Name+" is not in the plan of "+mod.name+" (the controller may add it)")
+	}
+	return n
+}
+
+// derived returns the node keyed k computed by f from inputs, rewiring it
+// when it exists already.
+func (m *Mesh) derived(k graph.Key, f graph.Compute, inputs []*graph.Node, origin *Origin) *graph.Node {
+	if n := m.g.Node(k); n != nil {
+		m.g.SetCompute(n, f)
+		_ = m.g.SetInputs(n, inputs...) // a cycle fails the node; the engine names it
+		n.Meta = origin
+		return n
+	}
+	n, _ := m.g.Derived(k, f, inputs...)
+	n.Meta = origin
+	return n
+}
+
+// collectionNode is collection c's items on this node.
+func (m *Mesh) collectionNode(c string) *graph.Node {
+	if n := m.existing(KindCollection, c); n != nil {
+		return n
+	}
+	n, _ := m.g.Derived(graph.Key{Kind: KindCollection, Name: c}, computeCollection)
+	m.g.MarkTolerant(n)
+	n.Meta = &Origin{Collection: c, Bucket: CollectBucket}
+	m.refreshCollection(c)
+	return n
+}
+
+// reregisterItems moves a module's items into their collections' inputs.
+func (m *Mesh) reregisterItems(mod *module, oldItems []*graph.Node) {
+	touched := map[string]bool{}
+	for _, it := range oldItems {
+		c := it.Meta.(*Origin).Collection
+		delete(m.collItems[c], mod.name)
+		touched[c] = true
+	}
+	for _, it := range mod.items {
+		c := it.Meta.(*Origin).Collection
+		if m.collItems[c] == nil {
+			m.collItems[c] = map[string]*graph.Node{}
+		}
+		m.collItems[c][mod.name] = it
+		touched[c] = true
+	}
+	for _, c := range sortedKeys(touched) {
+		if m.existing(KindCollection, c) != nil {
+			m.refreshCollection(c)
+		}
+	}
+}
+
+func (m *Mesh) refreshCollection(c string) {
+	n := m.existing(KindCollection, c)
+	contributors := make([]string, 0, len(m.collItems[c]))
+	for name := range m.collItems[c] {
+		contributors = append(contributors, name)
+	}
+	sort.Strings(contributors)
+	inputs := make([]*graph.Node, len(contributors))
+	for i, name := range contributors {
+		inputs[i] = m.collItems[c][name]
+	}
+	_ = m.g.SetInputs(n, inputs...)
+}
+
+// removeModule takes a module off this node.
+func (m *Mesh) removeModule(mod *module) {
+	delete(m.mods, mod.name)
+	delete(m.archives, mod.name)
+	items := mod.items
+	mod.items = nil
+	m.reregisterItems(mod, items)
+	var gone []*graph.Node
+	for n := range mod.owned {
+		gone = append(gone, n)
+	}
+	mod.owned = map[*graph.Node]bool{}
+	m.collect(gone)
+}
+
+// collect removes the given nodes once nothing reads them, and then the
+// inputs they read that nothing reads any more (a secret's value is
+// forgotten with its leaf).
+func (m *Mesh) collect(cands []*graph.Node) {
+	for len(cands) > 0 {
+		n := cands[len(cands)-1]
+		cands = cands[:len(cands)-1]
+		if n.Removed() || len(n.Dependents()) > 0 || m.ownedByLive(n) {
+			continue
+		}
+		inputs := append([]*graph.Node(nil), n.Inputs()...)
+		if err := m.g.Remove(n); err != nil {
+			continue
+		}
+		switch n.Key().Kind {
+		case KindVault:
+			delete(m.secrets, n.Key().Name)
+		case KindBindings:
+			// nothing kept
+		}
+		cands = append(cands, inputs...)
+		if n.Key().Kind == KindConsumers {
+			if b := m.existing(KindBindings, n.Key().Name); b != nil {
+				cands = append(cands, b)
+			}
+		}
+	}
+}
+
+func (m *Mesh) ownedByLive(n *graph.Node) bool {
+	o, ok := n.Meta.(*Origin)
+	if !ok || o.Module == "" {
+		return false
+	}
+	mod := m.mods[o.Module]
+	return mod != nil && mod.owned[n]
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
