@@ -1,0 +1,54 @@
+package daemon
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
+)
+
+// Config is what `mesh-provisioner-client run` is given.
+type Config struct {
+	Node       string
+	Bus        bus.Options // URL and credentials; Name and callbacks are set by the daemon
+	FillSocket string
+	StateDir   string
+	Control    string        // control socket path; empty: none
+	Refill     time.Duration // every filled file sent again (default 1m)
+
+	VaultTimeout time.Duration // no reply within it: silent (default 5s)
+	RefusedRetry time.Duration // a refused secret asked again after it (default 10m)
+	BackoffMin   time.Duration // absent/silent asked again after it, doubling (default 1s)
+	BackoffMax   time.Duration // … up to it (default 1m)
+	Recheck      time.Duration // a missing bucket looked for again (default 5s)
+
+	Log zerolog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.FillSocket == "" {
+		c.FillSocket = "/run/nox-mesh-host/fill.sock"
+	}
+	if c.StateDir == "" {
+		c.StateDir = "/var/lib/mesh-provisioner-client"
+	}
+	if c.Refill == 0 {
+		c.Refill = time.Minute
+	}
+	if c.VaultTimeout == 0 {
+		c.VaultTimeout = 5 * time.Second
+	}
+	if c.RefusedRetry == 0 {
+		c.RefusedRetry = 10 * time.Minute
+	}
+	if c.BackoffMin == 0 {
+		c.BackoffMin = time.Second
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = time.Minute
+	}
+	if c.Recheck == 0 {
+		c.Recheck = 5 * time.Second
+	}
+}

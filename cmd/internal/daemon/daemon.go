@@ -1,0 +1,164 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/archive"
+	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/vault"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// Daemon is one node's client.
+type Daemon struct {
+	cfg Config
+	log zerolog.Logger
+
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	vault *vault.Client
+	store *archive.Store
+	fill  *fill.Client
+	pub   *report.Publisher
+	hmac  []byte // keys the digests of secret-bearing files in reports
+
+	events chan any
+
+	// Owned by the loop goroutine.
+	mesh      *nodes.Mesh
+	watches   map[string]*watchState // by bucket
+	modules   map[string]*moduleOut  // what was last filled and said, by module
+	asks      map[string]*askState   // by vault name
+	loaded    bool                   // the initial load of the base buckets is done
+	startedAt time.Time
+
+	connected atomic.Bool
+	ready     atomic.Bool
+	metrics   *metrics
+}
+
+// New makes a daemon; Run starts it.
+func New(cfg Config) (*Daemon, error) {
+	cfg.defaults()
+	if cfg.Node == "" {
+		return nil, fmt.Errorf("no --node given")
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	d := &Daemon{
+		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
+		hmac: key, events: make(chan any, 1024),
+		mesh: nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
+		modules: map[string]*moduleOut{}, asks: map[string]*askState{},
+		metrics: newMetrics(),
+	}
+	c := d.mesh.Graph().Counters()
+	d.metrics.engine(func() (uint64, uint64, uint64, uint64) {
+		return c.Stabilizations.Load(), c.Recomputed.Load(), c.Changed.Load(), c.Cutoffs.Load()
+	})
+	return d, nil
+}
+
+// Run connects, loads every input, fills, and keeps the files current until
+// ctx ends; then it finishes the fill under way and drains the connection.
+func (d *Daemon) Run(ctx context.Context) error {
+	keys, err := vault.NewKeys()
+	if err != nil {
+		return err
+	}
+	o := d.cfg.Bus
+	o.Name = "provisioner." + d.cfg.Node
+	o.Log = d.log
+	o.OnReconnect = func() {
+		d.connected.Store(true)
+		d.metrics.reconnects.Inc()
+		d.send(ctx, reconnected{})
+	}
+	o.OnDisconnect = func(error) { d.connected.Store(false) }
+	nc, err := bus.Connect(o)
+	if err != nil {
+		return err
+	}
+	defer nc.Drain()
+	d.nc = nc
+	d.connected.Store(nc.IsConnected())
+	if d.js, err = jetstream.New(nc); err != nil {
+		return err
+	}
+	d.vault = &vault.Client{NC: nc, Node: d.cfg.Node, Keys: keys, Timeout: d.cfg.VaultTimeout, Log: d.log}
+	d.store = &archive.Store{Dir: d.cfg.StateDir, JS: d.js}
+	d.fill = &fill.Client{Socket: d.cfg.FillSocket, Timeout: 30 * time.Second}
+	d.pub = &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node}
+	d.startedAt = time.Now()
+
+	sub, err := vault.WatchChanged(nc, func(name string) { d.send(ctx, secretChanged{name}) })
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	stopAsk, err := d.serveAsk(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopAsk()
+	if d.cfg.Control != "" {
+		stop, err := d.serveControl(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	enc := nodes.EncodeToken(d.cfg.Node)
+	d.watch(ctx, nodes.AssignmentsBucket, ">")
+	d.watch(ctx, nodes.RegistryBucket, ">")
+	d.watch(ctx, nodes.ConfigBucket, enc+".>")
+	return d.loop(ctx)
+}
+
+// send hands an event to the loop (or drops it when ctx has ended).
+func (d *Daemon) send(ctx context.Context, ev any) {
+	select {
+	case d.events <- ev:
+	case <-ctx.Done():
+	}
+}
+
+type reconnected struct{}
+type secretChanged struct{ name string }
+type refillTick struct{}
+
+// call runs fn in the loop goroutine (where the graph may be read) and
+// waits for it.
+type call struct {
+	fn   func()
+	done chan struct{}
+}
+
+// Do runs fn in the loop goroutine and waits; for the control socket and
+// prov.ask, which read the graph.
+func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.Mesh)) error {
+	c := call{fn: func() { fn(d.mesh) }, done: make(chan struct{})}
+	select {
+	case d.events <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,160 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+func webPlan() nodes.Plan {
+	return nodes.Plan{
+		Files: []nodes.FileSpec{
+			{Path: "/etc/web/a.conf", Template: "a", Mode: "0640", OnChange: nodes.OnChange{Action: "restart", Unit: "web.service"}},
+			{Path: "/etc/web/b.conf", Template: "b"},
+			{Path: "/etc/web/c.conf", Template: "c"},
+		},
+		Placement: map[string]map[string]string{"port": {"http": "8080"}, "dir": {"state": "/var/lib/web"}},
+	}
+}
+
+var webTemplates = map[string]string{
+	"a": "model = ${config:model}\nport = ${port:http}\n",
+	"b": "state = ${dir:state}\n",
+	"c": "flavour = ${config:flavour}\n",
+}
+
+func TestAPlanAndItsValuesBecomeFilesAndAnAppliedReport(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.client("ace")
+	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
+	if _, mode, _ := m.file("/etc/web/a.conf"); mode != 0o640 {
+		t.Fatalf("mode %v", mode)
+	}
+	r := m.waitState("ace", "web", "applied")
+	files := r["files"].([]any)
+	if len(files) != 3 || !strings.HasPrefix(files[0].(map[string]any)["digest"].(string), "sha256:") {
+		t.Fatalf("report files %v", files)
+	}
+	need, ok := m.get(nodes.NeedsBucket, "ace.web.config.model")
+	if !ok || !contains(need, `"state":"met"`) {
+		t.Fatalf("need %q", need)
+	}
+}
+
+func TestOneConfigChangeSendsExactlyTheFileThatNamesIt(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	from := m.fills.count()
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
+	time.Sleep(200 * time.Millisecond)
+	if got := m.fills.since(from); len(got) != 1 || got[0] != "/etc/web/c.conf" {
+		t.Fatalf("sent %v, want only /etc/web/c.conf", got)
+	}
+}
+
+func TestAModuleMissingAConfigKeyWritesNothingAndSaysWhatItWaitsFor(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.client("ace")
+	var b []byte
+	m.checkFor(10*time.Second, func() error {
+		r, _ := m.report("ace", "web")
+		b, _ = json.Marshal(r["waiting"])
+		if r["state"] != "waiting" || !contains(string(b), `"kind":"config"`) {
+			return fmt.Errorf("report %v", r)
+		}
+		return nil
+	})
+	if !contains(string(b), `"kind":"config"`) || !contains(string(b), `"name":"flavour"`) || !contains(string(b), "ace.web.flavour: not written yet") {
+		t.Fatalf("waiting %s", b)
+	}
+	if _, _, err := m.file("/etc/web/a.conf"); err == nil {
+		t.Fatal("a file of a waiting module was written")
+	}
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.waitState("ace", "web", "applied")
+	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
+}
+
+func TestABrokenPlanFailsItsModuleAndAnotherIsAppliedNormally(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.put(nodes.AssignmentsBucket, "ace.broken", `{"node":"ace","module":"broken","provisioning":{"files":42}}`)
+	p := nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/x", Template: "x"}}}
+	ref, _ := m.archive("mismatch", map[string]string{"x": "x"})
+	p.Templates.Ref, p.Templates.Digest = ref, "sha256:"+strings.Repeat("0", 64)
+	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: "mismatch", Provisioning: p})
+	m.put(nodes.AssignmentsBucket, "ace.mismatch", string(b))
+	m.assign("ace", "slip", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/slip", Template: "x"}}}, map[string]string{"x": "x", "../evil": "boom"})
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	for mod, why := range map[string]string{"broken": "files", "mismatch": "digest mismatch", "slip": "../evil"} {
+		r := m.waitState("ace", mod, "failed")
+		if !contains(fmt.Sprint(r["reason"]), why) {
+			t.Fatalf("%s: reason %q does not name %q", mod, r["reason"], why)
+		}
+	}
+}
+
+func TestAModuleTakenOffTheNodeLeavesNoNeedsAndSaysRemoved(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	events, _ := m.nc.SubscribeSync("prov.applied.ace.web")
+	m.del(nodes.AssignmentsBucket, "ace.web")
+	msg, err := events.NextMsg(5 * time.Second)
+	if err != nil || !contains(string(msg.Data), `"state":"removed"`) {
+		t.Fatalf("event %v %v", msg, err)
+	}
+	m.checkFor(5*time.Second, func() error {
+		if _, ok := m.report("ace", "web"); ok {
+			return fmt.Errorf("applied key still there")
+		}
+		if _, ok := m.get(nodes.NeedsBucket, "ace.web.config.model"); ok {
+			return fmt.Errorf("need still there")
+		}
+		return nil
+	})
+}
+
+func TestAnOwnedFileEditedOnDiskIsPutBackAtTheRefill(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.client("ace", func(c *Config) { c.Refill = 300 * time.Millisecond })
+	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
+	m.waitState("ace", "web", "applied")
+	rev := func() uint64 {
+		e, _ := m.kv(nodes.AppliedBucket).Get(t.Context(), "ace.web")
+		return e.Revision()
+	}
+	r0 := rev()
+	if err := writeFile(m.root+"/etc/web/b.conf", "tampered\n"); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
+	time.Sleep(700 * time.Millisecond) // more refill ticks that change nothing
+	if r1 := rev(); r1 > r0+1 {
+		t.Fatalf("report rewritten on ticks that changed nothing: revision %d → %d", r0, r1)
+	}
+}

@@ -1,0 +1,308 @@
+package daemon
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+)
+
+// mesh is one test's world: a real nats-server with JetStream, the
+// provisioner's buckets and registry, a real fill server writing into a
+// temp dir, and clients.
+type mesh struct {
+	t      *testing.T
+	s      *server.Server
+	opts   server.Options
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	root   string
+	sock   string
+	tmpl   string
+	fills  *fillLog
+	logs   *syncBuffer
+	cancel []context.CancelFunc
+}
+
+type fillLog struct {
+	mu   sync.Mutex
+	reqs []fill.Request
+}
+
+func (f *fillLog) add(r fill.Request) { f.mu.Lock(); f.reqs = append(f.reqs, r); f.mu.Unlock() }
+
+// paths lists the paths of every request since from, in order.
+func (f *fillLog) since(from int) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, r := range f.reqs[min(from, len(f.reqs)):] {
+		for _, x := range r.Files {
+			out = append(out, x.Path)
+		}
+	}
+	return out
+}
+
+func (f *fillLog) count() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.reqs) }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string               { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func newMesh(t *testing.T) *mesh {
+	t.Helper()
+	o := natsserver.DefaultTestOptions
+	o.Port = -1
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	s := natsserver.RunServer(&o)
+	o.Port = s.Addr().(*net.TCPAddr).Port
+	m := &mesh{t: t, s: s, opts: o, fills: &fillLog{}, logs: &syncBuffer{}}
+	t.Cleanup(func() {
+		for _, c := range m.cancel {
+			c()
+		}
+		m.s.Shutdown()
+	})
+	m.connect()
+	ctx := context.Background()
+	if err := srv.EnsureBuckets(ctx, m.js, 1); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := m.js.KeyValue(ctx, srv.RegistryBucket)
+	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{nodes.AssignmentsBucket, nodes.ConfigBucket} {
+		m.bucket(b)
+	}
+	dir, err := os.MkdirTemp("", "prov")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	m.root = filepath.Join(dir, "root")
+	m.tmpl = filepath.Join(dir, "templates")
+	os.MkdirAll(m.root, 0o755)
+	os.MkdirAll(m.tmpl, 0o755)
+	m.sock = filepath.Join(dir, "fill.sock")
+	m.startFill()
+	return m
+}
+
+func (m *mesh) connect() {
+	nc, err := nats.Connect(m.s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(nc.Close)
+	m.nc = nc
+	m.js, _ = jetstream.New(nc)
+}
+
+func (m *mesh) startFill() {
+	fs := &fill.Server{Root: m.root, OnRequest: m.fills.add, Command: []string{"true"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = append(m.cancel, cancel)
+	go fs.Serve(ctx, m.sock)
+	m.checkFor(5*time.Second, func() error {
+		if _, err := os.Stat(m.sock); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+func (m *mesh) bucket(name string) jetstream.KeyValue {
+	kv, err := m.js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return kv
+}
+
+func (m *mesh) kv(name string) jetstream.KeyValue {
+	kv, err := m.js.KeyValue(context.Background(), name)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return kv
+}
+
+func (m *mesh) put(bucket, key, value string) {
+	m.t.Helper()
+	if _, err := m.kv(bucket).Put(context.Background(), key, []byte(value)); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *mesh) del(bucket, key string) {
+	m.t.Helper()
+	if err := m.kv(bucket).Delete(context.Background(), key); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *mesh) get(bucket, key string) (string, bool) {
+	e, err := m.kv(bucket).Get(context.Background(), key)
+	if err != nil {
+		return "", false
+	}
+	return string(e.Value()), true
+}
+
+// archive writes a tar.gz of files and returns its file:// ref and digest.
+func (m *mesh) archive(name string, files map[string]string) (string, string) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg})
+		tw.Write([]byte(files[n]))
+	}
+	tw.Close()
+	gz.Close()
+	p := filepath.Join(m.tmpl, name+".tar.gz")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		m.t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return "file://" + p, "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// assign puts an assignment whose templates are files, in an archive.
+func (m *mesh) assign(node, module string, p nodes.Plan, templates map[string]string) {
+	m.t.Helper()
+	if len(templates) > 0 {
+		p.Templates.Ref, p.Templates.Digest = m.archive(node+"-"+module, templates)
+	}
+	b, _ := json.Marshal(nodes.Assignment{Node: node, Module: module, Provisioning: p})
+	m.put(nodes.AssignmentsBucket, nodes.EncodeKey(node, module), string(b))
+}
+
+type clientOpt func(*Config)
+
+// client starts node's daemon; it stops with the test.
+func (m *mesh) client(node string, opts ...clientOpt) *Daemon {
+	m.t.Helper()
+	cfg := Config{
+		Node: node, Bus: bus.Options{URL: m.s.ClientURL()}, FillSocket: m.sock,
+		StateDir: m.t.TempDir(), Refill: time.Hour, Recheck: 100 * time.Millisecond,
+		VaultTimeout: 300 * time.Millisecond, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond,
+		Log: zerolog.New(m.logs),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d, err := New(cfg)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	m.t.Cleanup(func() { cancel(); <-done })
+	return d
+}
+
+func (m *mesh) checkFor(total time.Duration, f func() error) {
+	m.t.Helper()
+	deadline := time.Now().Add(total)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	m.t.Fatalf("not within %v: %v", total, err)
+}
+
+// file reads a filled file under the fill server's root.
+func (m *mesh) file(path string) (string, os.FileMode, error) {
+	p := filepath.Join(m.root, path)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", 0, err
+	}
+	st, _ := os.Stat(p)
+	return string(b), st.Mode().Perm(), nil
+}
+
+func (m *mesh) waitFile(path, want string) {
+	m.t.Helper()
+	m.checkFor(10*time.Second, func() error {
+		got, _, err := m.file(path)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("%s is %q, want %q", path, got, want)
+		}
+		return nil
+	})
+}
+
+// report reads node.module's report from the applied bucket.
+func (m *mesh) report(node, module string) (map[string]any, bool) {
+	v, ok := m.get(nodes.AppliedBucket, nodes.EncodeKey(node, module))
+	if !ok {
+		return nil, false
+	}
+	var r map[string]any
+	json.Unmarshal([]byte(v), &r)
+	return r, true
+}
+
+func (m *mesh) waitState(node, module, state string) map[string]any {
+	m.t.Helper()
+	var r map[string]any
+	m.checkFor(10*time.Second, func() error {
+		var ok bool
+		r, ok = m.report(node, module)
+		if !ok {
+			return fmt.Errorf("no report for %s.%s", node, module)
+		}
+		if r["state"] != state {
+			b, _ := json.Marshal(r)
+			return fmt.Errorf("report %s", b)
+		}
+		return nil
+	})
+	return r
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
+)
+
+// maxBatch bounds how many events one stabilisation takes in, so a flood
+// of changes still gets filled now and then.
+const maxBatch = 20000
+
+// loop owns the mesh: it takes every event waiting as one batch, then
+// stabilises once and acts on what changed.
+func (d *Daemon) loop(ctx context.Context) error {
+	refill := time.NewTicker(d.cfg.Refill)
+	defer refill.Stop()
+	retry := time.NewTicker(d.cfg.Recheck)
+	defer retry.Stop()
+	for {
+		full, retrying := false, false
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-d.events:
+			full = d.handle(ctx, ev)
+			for n := 1; n < maxBatch; n++ {
+				select {
+				case ev := <-d.events:
+					full = d.handle(ctx, ev) || full
+					continue
+				default:
+				}
+				break
+			}
+		case <-refill.C:
+			full = true
+		case <-retry.C:
+			retrying = true
+		}
+		d.afterBatch(ctx, full, retrying)
+	}
+}
+
+// handle applies one event; it says whether every file must be sent again.
+func (d *Daemon) handle(ctx context.Context, ev any) bool {
+	switch e := ev.(type) {
+	case bus.Update:
+		d.apply(ctx, e)
+		return e.Snapshot && d.loaded
+	case vaultResult:
+		d.onVault(ctx, e)
+	case askAgain:
+		d.ask(ctx, e.name)
+	case secretChanged:
+		if d.mesh.WantsSecret(e.name) {
+			d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
+			d.askFresh(ctx, e.name)
+		}
+	case archiveResult:
+		d.onArchive(ctx, e)
+	case fetchAgain:
+		d.fetch(ctx, e.want, e.attempt)
+	case reconnected:
+		d.log.Info().Msg("the bus is back: reading every input again")
+		d.pub.Forget()
+		for _, ws := range d.watches {
+			ws.w.Resync()
+		}
+	case call:
+		e.fn()
+		close(e.done)
+	}
+	return false
+}
+
+// afterBatch stabilises and acts: new secrets asked, archives fetched,
+// provider buckets watched, changed modules filled and reported.
+func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
+	if !d.loaded {
+		for b, ws := range d.watches {
+			if isBase(b) && !ws.loaded {
+				return // no fill before the initial load is complete
+			}
+		}
+		d.loaded = true
+		d.ready.Store(true)
+		full = true
+		d.onLoaded(ctx)
+	}
+	for _, name := range d.mesh.TakeNewSecrets() {
+		d.ask(ctx, name)
+	}
+	for _, w := range d.mesh.TakeNewArchives() {
+		d.fetch(ctx, w, 0)
+	}
+	d.syncBoundWatches(ctx)
+	start := time.Now()
+	touched := d.mesh.Stabilize()
+	d.metrics.stabilize.Observe(time.Since(start).Seconds())
+	if full {
+		touched = d.mesh.Modules()
+	} else if retrying {
+		touched = nil
+		for name, mo := range d.modules {
+			if mo.retry {
+				touched = append(touched, name)
+			}
+		}
+	}
+	for _, name := range touched {
+		d.output(ctx, name, full || retrying)
+	}
+	d.metrics.observeModules(d.modules)
+}
+
+// onLoaded runs once the first snapshots are in: it says every module's
+// config may have moved, and deletes items of modules no longer here.
+func (d *Daemon) onLoaded(ctx context.Context) {
+	d.log.Info().Int("modules", len(d.mesh.Modules())).Dur("after", time.Since(d.startedAt)).Msg("initial load done")
+	for _, m := range d.mesh.Modules() {
+		if err := d.pub.Changed(m, "config", ""); err != nil {
+			d.log.Warn().Err(err).Msg("prov.changed not published")
+		}
+	}
+	n, err := d.pub.DeleteStaleItems(ctx, d.mesh.HasModule)
+	if err != nil {
+		d.log.Warn().Err(err).Msg("stale items not cleaned")
+	} else if n > 0 {
+		d.log.Info().Int("items", n).Msg("deleted items of modules no longer on this node")
+	}
+}

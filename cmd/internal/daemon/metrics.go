@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are what /metrics serves.
+type metrics struct {
+	reg         *prometheus.Registry
+	reconnects  prometheus.Counter
+	fills       *prometheus.CounterVec
+	fillLatency prometheus.Histogram
+	stabilize   prometheus.Histogram
+	vaultAsks   *prometheus.CounterVec
+	modules     *prometheus.GaugeVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		reconnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "provisioner_bus_reconnects_total",
+			Help: "Times the bus connection came back."}),
+		fills: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "provisioner_fills_total",
+			Help: "Fill requests sent to the fill socket, by outcome."}, []string{"outcome"}),
+		fillLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "provisioner_fill_seconds",
+			Help: "Latency of fill requests.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
+		stabilize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "provisioner_stabilize_seconds",
+			Help: "Time of one stabilisation.", Buckets: prometheus.ExponentialBuckets(0.00001, 4, 12)}),
+		vaultAsks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "provisioner_vault_asks_total",
+			Help: "Vault asks, by outcome."}, []string{"outcome"}),
+		modules: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "provisioner_modules",
+			Help: "Modules by state."}, []string{"state"}),
+	}
+	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules)
+	return m
+}
+
+// engine registers the graph's own counters.
+func (m *metrics) engine(read func() (stabs, recomputed, changed, cutoffs uint64)) {
+	for _, c := range []struct {
+		name, help string
+		pick       func() float64
+	}{
+		{"provisioner_stabilizations_total", "Stabilisations of the graph.", func() float64 { s, _, _, _ := read(); return float64(s) }},
+		{"provisioner_nodes_recomputed_total", "Graph nodes recomputed.", func() float64 { _, r, _, _ := read(); return float64(r) }},
+		{"provisioner_nodes_changed_total", "Graph nodes whose value changed.", func() float64 { _, _, c, _ := read(); return float64(c) }},
+		{"provisioner_cutoffs_total", "Recomputed nodes whose value stayed (cutoff).", func() float64 { _, _, _, c := read(); return float64(c) }},
+	} {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, c.pick))
+	}
+}
+
+func (m *metrics) observeModules(mods map[string]*moduleOut) {
+	counts := map[string]float64{"applied": 0, "waiting": 0, "failed": 0}
+	for _, mo := range mods {
+		counts[mo.state]++
+	}
+	for s, n := range counts {
+		m.modules.WithLabelValues(s).Set(n)
+	}
+}

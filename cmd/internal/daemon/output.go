@@ -1,0 +1,222 @@
+package daemon
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// moduleOut is what the daemon last filled and said of a module.
+type moduleOut struct {
+	filled  map[string]string      // path → digest of the content last filled
+	files   map[string]report.File // path → what the report says of it
+	items   map[string][]byte      // collection → text last recorded
+	state   string
+	failure string // the fill socket's failure, until a fill succeeds
+	retry   bool   // a write or fill failed: try again at the next retry tick
+	since   time.Time
+}
+
+// output brings a module's needs, items, files and report in line with its
+// view. With all set, every file is sent again (start, reconnect, refill).
+func (d *Daemon) output(ctx context.Context, name string, all bool) {
+	v := d.mesh.View(name)
+	if v == nil {
+		return
+	}
+	mo := d.modules[name]
+	if mo == nil {
+		mo = &moduleOut{filled: map[string]string{}, files: map[string]report.File{}, items: map[string][]byte{}}
+		d.modules[name] = mo
+	}
+	mo.retry = false
+	if err := d.pub.Needs(ctx, name, needsOf(d.cfg.Node, v)); err != nil {
+		mo.retry = true
+		d.log.Warn().Err(err).Str("module", name).Msg("needs not written")
+	}
+	for _, it := range v.Items {
+		if it.State == graph.Ready {
+			mo.items[it.Collection] = it.Text
+		}
+	}
+	for c := range mo.items {
+		if !hasItem(v, c) {
+			delete(mo.items, c)
+		}
+	}
+	if err := d.pub.Items(ctx, name, mo.items); err != nil {
+		mo.retry = true
+		d.log.Warn().Err(err).Str("module", name).Msg("items not recorded")
+	}
+	d.fillModule(ctx, v, mo, all)
+	d.reportModule(ctx, v, mo)
+}
+
+func hasItem(v *nodes.ModuleView, c string) bool {
+	for _, it := range v.Items {
+		if it.Collection == c {
+			return true
+		}
+	}
+	return false
+}
+
+// fillModule sends the module's changed files (all of them with all) in
+// one request, once every file of it is ready.
+func (d *Daemon) fillModule(ctx context.Context, v *nodes.ModuleView, mo *moduleOut, all bool) {
+	var req fill.Request
+	req.Module = v.Name
+	for _, f := range v.Files {
+		if f.State != graph.Ready {
+			return // nothing of a module is written until every file is there
+		}
+	}
+	sent := map[string]string{}
+	for _, f := range v.Files {
+		dg := f.Value.Digest()
+		if !all && mo.filled[f.Path] == dg {
+			continue
+		}
+		sent[f.Path] = dg
+		s := f.Value.Spec
+		req.Files = append(req.Files, fill.File{Path: s.Path, Form: s.Form, Content: f.Value.Content,
+			Owner: s.Owner, Group: s.Group, Mode: s.Mode,
+			OnChange: fill.OnChange{Action: s.OnChange.Action, Unit: s.OnChange.Unit}})
+	}
+	if len(req.Files) == 0 {
+		return
+	}
+	start := time.Now()
+	resp, err := d.fill.Fill(ctx, req)
+	d.metrics.fillLatency.Observe(time.Since(start).Seconds())
+	if err != nil {
+		d.metrics.fills.WithLabelValues("failed").Inc()
+		mo.failure = "fill socket: " + err.Error()
+		mo.retry = true
+		return
+	}
+	d.metrics.fills.WithLabelValues("ok").Inc()
+	mo.failure = ""
+	secret := map[string][]byte{}
+	for _, f := range v.Files {
+		if f.Value.Secret {
+			secret[f.Path] = f.Value.Content
+		}
+	}
+	for p, dg := range sent {
+		mo.filled[p] = dg
+	}
+	for _, r := range resp.Files {
+		if c, ok := secret[r.Path]; ok {
+			r.Digest = d.secretDigest(c)
+		}
+		old, had := mo.files[r.Path]
+		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
+			continue // a refill that changed nothing says nothing new
+		}
+		mo.files[r.Path] = report.File{Path: r.Path, Action: r.Action, Digest: r.Digest}
+	}
+}
+
+// secretDigest keys a secret-bearing file's digest with a key kept in
+// memory, so no report is an oracle for a secret.
+func (d *Daemon) secretDigest(content []byte) string {
+	h := hmac.New(sha256.New, d.hmac)
+	h.Write(content)
+	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func (d *Daemon) reportModule(ctx context.Context, v *nodes.ModuleView, mo *moduleOut) {
+	r := report.Report{Module: v.Name}
+	switch {
+	case v.State == graph.Failed:
+		r.State, r.Reason = "failed", v.Reason
+	case v.State == graph.Waiting:
+		r.State = "waiting"
+		r.Waiting = waitingOf(v)
+	case mo.failure != "":
+		r.State, r.Reason = "failed", mo.failure
+	default:
+		r.State = "applied"
+	}
+	for _, f := range v.Files {
+		if rf, ok := mo.files[f.Path]; ok {
+			r.Files = append(r.Files, rf)
+		}
+	}
+	wrote, err := d.pub.Report(ctx, r)
+	if err != nil {
+		mo.retry = true
+		d.log.Warn().Err(err).Str("module", v.Name).Msg("report not written")
+	}
+	if r.State != mo.state {
+		if wrote || err != nil {
+			mo.since = time.Now()
+		}
+		ev := d.log.Info()
+		if r.State == "failed" {
+			ev = d.log.Warn()
+		}
+		ev = ev.Str("module", v.Name).Str("state", r.State).Str("was", mo.state)
+		if r.Reason != "" {
+			ev = ev.Str("reason", r.Reason)
+		}
+		if len(r.Waiting) > 0 {
+			ev = ev.Interface("waiting", r.Waiting)
+		}
+		ev.Msg("module " + r.State)
+		mo.state = r.State
+	}
+}
+
+func waitingOf(v *nodes.ModuleView) []report.Waiting {
+	var out []report.Waiting
+	for _, n := range v.Needs {
+		if n.State == graph.Waiting {
+			out = append(out, report.Waiting{Kind: n.Kind, Name: n.Name, Why: n.Why})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, report.Waiting{Kind: "module", Name: v.Name, Why: v.Reason})
+	}
+	return out
+}
+
+func needsOf(node string, v *nodes.ModuleView) []report.Need {
+	out := make([]report.Need, len(v.Needs))
+	for i, n := range v.Needs {
+		st := "met"
+		switch n.State {
+		case graph.Waiting:
+			st = "waiting"
+		case graph.Failed:
+			st = "failed"
+		}
+		out[i] = report.Need{Node: node, Module: v.Name, Kind: n.Kind, Name: n.Name, State: st, Why: n.Why}
+	}
+	return out
+}
+
+// removed says a module was taken off this node: its needs and items go,
+// a removed report is published and its applied key deleted. The
+// node-engine removes the files.
+func (d *Daemon) removed(ctx context.Context, name string) {
+	if err := d.pub.Needs(ctx, name, nil); err != nil {
+		d.log.Warn().Err(err).Str("module", name).Msg("needs not deleted")
+	}
+	if err := d.pub.Items(ctx, name, nil); err != nil {
+		d.log.Warn().Err(err).Str("module", name).Msg("items not deleted")
+	}
+	if _, err := d.pub.Report(ctx, report.Report{Module: name, State: "removed"}); err != nil {
+		d.log.Warn().Err(err).Str("module", name).Msg("removed report not published")
+	}
+	delete(d.modules, name)
+	d.log.Info().Str("module", name).Str("state", "removed").Msg("module removed")
+}

@@ -1,0 +1,103 @@
+// Command mesh-provisioner-client is the node daemon: it turns the
+// provisioning plans of this node's modules into files (run), and tells an
+// operator why a file waits (graph explain, graph dot, status).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+)
+
+const defaultControl = "/run/mesh-provisioner-client/control.sock"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: mesh-provisioner-client run|status|graph explain <module>|graph dot [flags]")
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runDaemon(args[1:], stderr)
+	case "status":
+		return status(args[1:], stdout, stderr)
+	case "graph":
+		if len(args) > 1 && args[1] == "explain" {
+			return explain(args[2:], stdout, stderr)
+		}
+		if len(args) > 1 && args[1] == "dot" {
+			return dot(args[2:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n", args[0])
+	return 2
+}
+
+func runDaemon(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg daemon.Config
+	fs.StringVar(&cfg.Node, "node", "", "this node's name (required)")
+	fs.StringVar(&cfg.Bus.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
+	fs.StringVar(&cfg.Bus.Creds, "creds", "", "NATS credentials file")
+	fs.StringVar(&cfg.Bus.User, "user", "", "NATS user (with --password)")
+	fs.StringVar(&cfg.Bus.Password, "password", "", "NATS password")
+	fs.StringVar(&cfg.Bus.NKeySeedFile, "nkey", "", "NATS nkey seed file")
+	fs.StringVar(&cfg.FillSocket, "fill-socket", "/run/nox-mesh-host/fill.sock", "the node-engine's fill socket")
+	fs.StringVar(&cfg.StateDir, "state-dir", "/var/lib/mesh-provisioner-client", "where templates archives are kept by digest")
+	fs.StringVar(&cfg.Control, "control", defaultControl, "the control socket (empty: none)")
+	fs.DurationVar(&cfg.Refill, "refill", time.Minute, "every filled file is sent again this often")
+	fs.DurationVar(&cfg.RefusedRetry, "refused-retry", 10*time.Minute, "a secret the vault refused is asked again after this")
+	logFormat := fs.String("log-format", "json", "json or console")
+	logLevel := fs.String("log-level", "info", "debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log, err := newLogger(*logFormat, *logLevel, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	cfg.Log = log
+	d, err := daemon.New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := d.Run(ctx); err != nil {
+		log.Error().Err(err).Msg("stopped")
+		return 1
+	}
+	log.Info().Msg("stopped")
+	return 0
+}
+
+func newLogger(format, level string, w io.Writer) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		return zerolog.Logger{}, fmt.Errorf("--log-level %q: %w", level, err)
+	}
+	switch format {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	default:
+		return zerolog.Logger{}, fmt.Errorf("--log-format %q: json or console", format)
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}

@@ -1,0 +1,44 @@
+package report
+
+// Need is the value of mesh-provisioner_needs <node>.<module>.<kind>.<name>.
+type Need struct {
+	Node   string `json:"node"`
+	Module string `json:"module"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	State  string `json:"state"` // met | waiting | failed
+	Why    string `json:"why,omitempty"`
+}
+
+// File is a filled file in a report.
+type File struct {
+	Path   string `json:"path"`
+	Action string `json:"action"`
+	Digest string `json:"digest"`
+}
+
+// Waiting is one thing a waiting module waits for.
+type Waiting struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	Why  string `json:"why"`
+}
+
+// Report is the value of mesh-provisioner_applied <node>.<module> and of
+// the event prov.applied.<node>.<module>.
+type Report struct {
+	Node    string    `json:"node"`
+	Module  string    `json:"module"`
+	State   string    `json:"state"` // applied | waiting | failed | removed
+	At      string    `json:"at"`
+	Files   []File    `json:"files"`
+	Waiting []Waiting `json:"waiting,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
+}
+
+// Item is the value of mesh-provisioner_collect <node>.<collection>.<contributor>.
+type Item struct {
+	Collection  string `json:"collection"`
+	Contributor string `json:"contributor"`
+	Item        string `json:"item"`
+}
