@@ -1,0 +1,91 @@
+package layout
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/novox/mesh-provisioner/"
+
+type pkg struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// allowed says whether package from (a path under the module) may import
+// project package to. Data flows one way: inputs → graph → outputs.
+func allowed(from, to string) bool {
+	top := func(p string) string { return strings.SplitN(p, "/", 2)[0] }
+	if from == to || strings.HasPrefix(to, from+"/") || strings.HasPrefix(from, to+"/") {
+		return top(from) != "graph" || top(to) == "graph"
+	}
+	switch top(from) {
+	case "graph":
+		return false
+	case "nodes":
+		return top(to) == "graph"
+	case "inputs":
+		return top(to) == "graph" || top(to) == "nodes" || top(to) == "inputs"
+	case "outputs":
+		return top(to) == "graph" || top(to) == "nodes" || top(to) == "outputs"
+	case "examples", "cmd": // the example mesh's tests and the mains wire everything
+		return true
+	}
+	return false
+}
+
+func TestPackagesImportOnlyWhatTheLayoutAllows(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json", "github.com/novox/mesh-provisioner/...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		from := strings.TrimPrefix(p.ImportPath, mod)
+		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+			if !strings.HasPrefix(imp, mod) {
+				continue
+			}
+			to := strings.TrimPrefix(imp, mod)
+			if !allowed(from, to) {
+				t.Errorf("%s imports %s: not allowed (graph imports nothing of the project; nodes only graph; inputs and outputs never each other)", from, to)
+			}
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("only %d packages listed", seen)
+	}
+}
+
+func TestTheRulesThemselves(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		ok       bool
+	}{
+		{"graph", "nodes", false},
+		{"nodes", "graph", true},
+		{"inputs/bus", "outputs/fill", false},
+		{"outputs/report", "inputs/vault", false},
+		{"outputs/report", "nodes", true},
+		{"inputs/vault/devvault", "inputs/vault", true},
+		{"cmd/internal/daemon", "inputs/bus", true},
+	} {
+		if got := allowed(c.from, c.to); got != c.ok {
+			t.Errorf("allowed(%s, %s) = %v", c.from, c.to, got)
+		}
+	}
+}
