@@ -36,6 +36,7 @@ func Run(ctx context.Context, cfg Config) error {
 	closed := make(chan struct{})
 	opts := []nats.Option{
 		nats.Name("mesh-provisioner"),
+		nats.CustomInboxPrefix("_INBOX.mesh-provisioner"), // the example permissions give each user its own inbox
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true),
 		nats.CustomReconnectDelay(reconnectDelay),

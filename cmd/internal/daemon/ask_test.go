@@ -1,0 +1,68 @@
+package daemon
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+func askFor(t *testing.T, m *mesh, node, body string) map[string]string {
+	t.Helper()
+	msg, err := m.nc.Request("prov.ask."+node, []byte(body), 3*time.Second)
+	if err != nil {
+		t.Fatalf("ask: %v", err)
+	}
+	var r map[string]string
+	if err := json.Unmarshal(msg.Data, &r); err != nil {
+		t.Fatalf("reply %q: %v", msg.Data, err)
+	}
+	return r
+}
+
+func TestProvAskAnswersOnlyAnAssignedModulesConfigValue(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.put(nodes.ConfigBucket, "ace.ghost.model", "boo")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	if r := askFor(t, m, "ace", `{"module":"web","kind":"config","key":"model"}`); r["value"] != "opus" || r["error"] != "" {
+		t.Fatalf("assigned key: %v", r)
+	}
+	for body, why := range map[string]string{
+		`{"module":"ghost","kind":"config","key":"model"}`: "not assigned",
+		`{"module":"web","kind":"config","key":"nope"}`:    "no config value nope",
+		`{"module":"web","kind":"secret","key":"api-key"}`: "kind secret",
+		`not json`: "request is not",
+	} {
+		r := askFor(t, m, "ace", body)
+		if r["value"] != "" || !contains(r["error"], why) {
+			t.Errorf("%s: %v, want an error naming %q", body, r, why)
+		}
+	}
+}
+
+func TestAConfigPutPublishesOneChangedEventNamingTheKeyAndNoValue(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	sub, _ := m.nc.SubscribeSync("prov.changed.ace.>")
+	m.client("ace")
+	first, err := sub.NextMsg(5 * time.Second)
+	if err != nil || string(first.Data) != `{"kind":"config"}` || first.Subject != "prov.changed.ace.web" {
+		t.Fatalf("start event %v %v", first, err)
+	}
+	m.waitState("ace", "web", "applied")
+	m.put(nodes.ConfigBucket, "ace.web.model", "haiku-secret-looking-value")
+	msg, err := sub.NextMsg(5 * time.Second)
+	if err != nil || string(msg.Data) != `{"key":"model","kind":"config"}` {
+		t.Fatalf("change event %v %v", msg, err)
+	}
+	if extra, err := sub.NextMsg(300 * time.Millisecond); err == nil {
+		t.Fatalf("a second event: %s", extra.Data)
+	}
+}

@@ -1,0 +1,235 @@
+package examples
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// refusal is one call a user must not be able to make, and the violation
+// the server must name for it (subject exact, or prefix…suffix when a
+// consumer's random name sits in the middle).
+type refusal struct {
+	name           string
+	as             string
+	do             func(ctx context.Context, u *user) error
+	async          bool // the client library reports no error of its own (publish, subscribe)
+	verb           string
+	subject        string
+	prefix, suffix string
+}
+
+func kvGet(bucket, key string) func(ctx context.Context, u *user) error {
+	return func(ctx context.Context, u *user) error {
+		kv, err := u.js.KeyValue(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		_, err = kv.Get(ctx, key)
+		return err
+	}
+}
+
+func kvPut(bucket, key string) func(ctx context.Context, u *user) error {
+	return func(ctx context.Context, u *user) error {
+		kv, err := u.js.KeyValue(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		_, err = kv.PutString(ctx, key, `{"state":"met"}`)
+		return err
+	}
+}
+
+func kvWatch(bucket, filter string) func(ctx context.Context, u *user) error {
+	return func(ctx context.Context, u *user) error {
+		kv, err := u.js.KeyValue(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		w, err := kv.Watch(ctx, filter)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = w.Stop() }()
+		select {
+		case <-w.Updates(): // a value or the end of none: the watch works
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func request(subject string) func(ctx context.Context, u *user) error {
+	return func(ctx context.Context, u *user) error {
+		_, err := u.nc.RequestWithContext(ctx, subject, []byte(`{}`))
+		return err
+	}
+}
+
+func publish(subject string) func(ctx context.Context, u *user) error {
+	return func(ctx context.Context, u *user) error {
+		if err := u.nc.Publish(subject, []byte(`{}`)); err != nil {
+			return err
+		}
+		return u.nc.FlushWithContext(ctx)
+	}
+}
+
+func subscribe(subject string) func(ctx context.Context, u *user) error {
+	return func(ctx context.Context, u *user) error {
+		if _, err := u.nc.SubscribeSync(subject); err != nil {
+			return err
+		}
+		return u.nc.FlushWithContext(ctx)
+	}
+}
+
+// TestClientRefusals: with nats/server.conf, the client user of one node
+// reaches nothing of another node, and only a node's tool runner asks it.
+func TestClientRefusals(t *testing.T) {
+	b := loadBus(t)
+	const cfgDirect = "$JS.API.DIRECT.GET.KV_mesh-config_resolved"
+	var checks []refusal
+	for _, bucket := range ownBuckets {
+		checks = append(checks, refusal{
+			name: "ace writes g14's key of " + bucket, as: "provisioner-ace",
+			do:   kvPut(bucket, "g14.claude-code.x"),
+			verb: "Publish", subject: "$KV." + bucket + ".g14.claude-code.x",
+		})
+	}
+	checks = append(checks,
+		refusal{
+			name: "ace reads g14's need", as: "provisioner-ace",
+			do:   kvGet(needsBucket, "g14.claude-code.config.model"),
+			verb: "Publish", subject: "$JS.API.DIRECT.GET.KV_mesh-provisioner_needs.$KV.mesh-provisioner_needs.g14.claude-code.config.model",
+		},
+		refusal{
+			name: "ace reads g14's config value", as: "provisioner-ace",
+			do:   kvGet(configBucket, "g14.claude-code.model"),
+			verb: "Publish", subject: cfgDirect + ".$KV.mesh-config_resolved.g14.claude-code.model",
+		},
+		refusal{
+			name: "ace watches g14's config", as: "provisioner-ace",
+			do:   kvWatch(configBucket, "g14.>"),
+			verb: "Publish", prefix: "$JS.API.CONSUMER.CREATE.KV_mesh-config_resolved.", suffix: ".$KV.mesh-config_resolved.g14.>",
+		},
+		refusal{
+			name: "ace watches the whole config bucket", as: "provisioner-ace",
+			do:   kvWatch(configBucket, ">"),
+			verb: "Publish", prefix: "$JS.API.CONSUMER.CREATE.KV_mesh-config_resolved.", suffix: ".$KV.mesh-config_resolved.>",
+		},
+		refusal{
+			name: "ace reads a config value by sequence", as: "provisioner-ace",
+			do: func(ctx context.Context, u *user) error {
+				kv, err := u.js.KeyValue(ctx, configBucket)
+				if err != nil {
+					return err
+				}
+				_, err = kv.GetRevision(ctx, "g14.claude-code.model", 1)
+				return err
+			},
+			verb: "Publish", subject: cfgDirect,
+		},
+		refusal{
+			name: "g14 reads ace's config value", as: "provisioner-g14",
+			do:   kvGet(configBucket, "ace.claude-code.model"),
+			verb: "Publish", subject: cfgDirect + ".$KV.mesh-config_resolved.ace.claude-code.model",
+		},
+		refusal{
+			name: "ace reads g14's binding", as: "provisioner-ace",
+			do:   kvGet(giteaBound, "g14.claude-code.gitea-read"),
+			verb: "Publish", subject: "$JS.API.DIRECT.GET.KV_gitea_bound.$KV.gitea_bound.g14.claude-code.gitea-read",
+		},
+		refusal{
+			name: "ace asks the vault as g14", as: "provisioner-ace",
+			do:   request("mesh-vault.get.provisioner.g14"),
+			verb: "Publish", subject: "mesh-vault.get.provisioner.g14",
+		},
+		refusal{
+			name: "ace asks its own client", as: "provisioner-ace",
+			do:   request("prov.ask.ace"),
+			verb: "Publish", subject: "prov.ask.ace",
+		},
+		refusal{
+			name: "ace publishes g14's report", as: "provisioner-ace",
+			do: publish("prov.applied.g14.claude-code"), async: true,
+			verb: "Publish", subject: "prov.applied.g14.claude-code",
+		},
+		refusal{
+			name: "ace listens to g14's asks", as: "provisioner-ace",
+			do: subscribe("prov.ask.g14"), async: true,
+			verb: "Subscription", subject: "prov.ask.g14",
+		},
+		refusal{
+			name: "ace listens on g14's inbox", as: "provisioner-ace",
+			do: subscribe("_INBOX.provisioner.g14.>"), async: true,
+			verb: "Subscription", subject: "_INBOX.provisioner.g14.>",
+		},
+		refusal{
+			name: "ace deletes a bucket", as: "provisioner-ace",
+			do: func(ctx context.Context, u *user) error {
+				return u.js.DeleteKeyValue(ctx, needsBucket)
+			},
+			verb: "Publish", subject: "$JS.API.STREAM.DELETE.KV_mesh-provisioner_needs",
+		},
+		refusal{
+			name: "ace writes a templates archive", as: "provisioner-ace",
+			do: func(ctx context.Context, u *user) error {
+				obs, err := u.js.ObjectStore(ctx, artifacts)
+				if err != nil {
+					return err
+				}
+				_, err = obs.PutBytes(ctx, "evil.tar.gz", []byte("x"))
+				return err
+			},
+			verb: "Publish", prefix: "$O.mesh-artifacts.",
+		},
+		refusal{
+			name: "g14's tool runner asks ace", as: "toolrunner-g14",
+			do:   request("prov.ask.ace"),
+			verb: "Publish", subject: "prov.ask.ace",
+		},
+		refusal{
+			name: "ace's tool runner publishes a report", as: "toolrunner-ace",
+			do: publish("prov.applied.ace.claude-code"), async: true,
+			verb: "Publish", subject: "prov.applied.ace.claude-code",
+		},
+		refusal{
+			name: "ace's tool runner asks the vault", as: "toolrunner-ace",
+			do:   request("mesh-vault.get.provisioner.ace"),
+			verb: "Publish", subject: "mesh-vault.get.provisioner.ace",
+		},
+	)
+
+	// Every refused call ends only at its timeout: make them all at once.
+	users := make([]*user, len(checks))
+	errs := make([]error, len(checks))
+	for i, c := range checks {
+		users[i] = connect(t, b.s, c.as)
+	}
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), failWait)
+			defer cancel()
+			errs[i] = c.do(ctx, users[i])
+		})
+	}
+	wg.Wait()
+
+	for i, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			u := users[i]
+			if !c.async && errs[i] == nil {
+				t.Errorf("%s: the call succeeded", c.as)
+			}
+			if c.subject != "" {
+				u.refused(t, c.verb, c.subject)
+			} else {
+				u.refusedLike(t, c.verb, c.prefix, c.suffix)
+			}
+		})
+	}
+}
