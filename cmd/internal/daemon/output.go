@@ -94,7 +94,8 @@ func (d *Daemon) fillModule(ctx context.Context, v *nodes.ModuleView, mo *module
 		return
 	}
 	start := time.Now()
-	resp, err := d.fill.Fill(ctx, req)
+	// A fill under way is finished even when the daemon is told to stop.
+	resp, err := d.fill.Fill(context.WithoutCancel(ctx), req)
 	d.metrics.fillLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
 		d.metrics.fills.WithLabelValues("failed").Inc()
