@@ -128,3 +128,10 @@ func (m *Mesh) existing(kind, name string) *graph.Node {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// WantsArchive says whether module's plan still names the archive digest
+// (a fetch for a plan that moved on is dropped).
+func (m *Mesh) WantsArchive(module, digest string) bool {
+	mod := m.mods[module]
+	return mod != nil && mod.asg != nil && mod.asg.Provisioning.Templates.Digest == digest
+}

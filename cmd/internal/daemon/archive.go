@@ -24,6 +24,9 @@ type fetchAgain struct {
 
 // fetch gets a module's templates archive in the background.
 func (d *Daemon) fetch(ctx context.Context, w nodes.ArchiveWant, attempt int) {
+	if !d.mesh.WantsArchive(w.Module, w.Digest) {
+		return
+	}
 	go func() {
 		members, err := d.store.Get(ctx, w.Ref, w.Digest)
 		d.send(ctx, archiveResult{want: w, members: members, err: err, attempt: attempt})
