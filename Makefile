@@ -22,6 +22,7 @@ fuzz:
 	$(GO) test ./nodes -run '^$$' -fuzz FuzzDecodeToken -fuzztime 10s
 	$(GO) test ./nodes -run '^$$' -fuzz FuzzParseTemplate -fuzztime 10s
 	$(GO) test ./nodes -run '^$$' -fuzz FuzzParseAssignment -fuzztime 10s
+	$(GO) test ./inputs/archive -run '^$$' -fuzz FuzzReadArchive -fuzztime 10s
 
 run:
 	$(GO) run ./cmd/mesh-lab

@@ -1,0 +1,29 @@
+package archive
+
+import (
+	"errors"
+
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// Limits of SPEC §4.1.
+// TODO(lead): swap for the exported limits of package nodes once they land.
+const (
+	maxArchiveBytes   = nodes.MaxArchiveBytes   // a templates archive, and its tar uncompressed
+	maxArchiveMembers = nodes.MaxArchiveMembers // members of a templates archive
+)
+
+// Sentinels every error of Get wraps one of (where it applies); test them
+// with errors.Is.
+var (
+	// ErrNotThereYet: the archive is not where the ref says yet (object store
+	// bucket or object missing, file missing). Wait and ask again.
+	ErrNotThereYet = errors.New("not there yet")
+	// ErrDigestMismatch: the archive's SHA-256 is not the plan's digest.
+	ErrDigestMismatch = errors.New("digest mismatch")
+	// ErrUnsafeMember: a member is not a regular file, its name is absolute,
+	// unclean or holds "..", or it is named twice.
+	ErrUnsafeMember = errors.New("unsafe member")
+	// ErrLimit: the archive breaks a §4.1 limit (size, members, uncompressed size).
+	ErrLimit = errors.New("over the limit")
+)

@@ -1,0 +1,96 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func startJetStream(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	o := natsserver.DefaultTestOptions
+	o.Port = -1
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	s := natsserver.RunServer(&o)
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+func TestGetObjectStore(t *testing.T) {
+	js := startJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	data := makeTar(t, true, sampleMembers()...)
+	ref := "obj://mesh-artifacts/claude-code-7f3a.tar.gz"
+	s := &Store{Dir: t.TempDir(), JS: js}
+
+	_, err := s.Get(ctx, ref, digestOf(data))
+	wantErr(t, err, ErrNotThereYet, ref, `bucket "mesh-artifacts"`)
+
+	obs, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "mesh-artifacts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get(ctx, ref, digestOf(data))
+	wantErr(t, err, ErrNotThereYet, ref, `object "claude-code-7f3a.tar.gz"`)
+
+	if _, err := obs.PutBytes(ctx, "claude-code-7f3a.tar.gz", data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, ref, digestOf(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got["config.toml"]) != string(sampleWant["config.toml"]) || len(got) != len(sampleWant) {
+		t.Fatalf("members = %q", got)
+	}
+
+	// The object's bytes are checked against the plan, not trusted.
+	other := makeTar(t, true, file("other", "x"))
+	if _, err := obs.PutBytes(ctx, "other.tgz", other); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get(ctx, "obj://mesh-artifacts/other.tgz", "sha256:"+strings.Repeat("0", 64))
+	wantErr(t, err, ErrDigestMismatch, "obj://mesh-artifacts/other.tgz", digestOf(other))
+}
+
+func TestGetObjectStoreOverLimit(t *testing.T) {
+	js := startJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	obs, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "mesh-artifacts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 4096)
+	if _, err := obs.PutBytes(ctx, "big.tar", big); err != nil {
+		t.Fatal(err)
+	}
+	s := &Store{Dir: t.TempDir(), JS: js, lim: limits{bytes: 1024, members: 10}}
+	_, err = s.Get(ctx, "obj://mesh-artifacts/big.tar", digestOf(big))
+	wantErr(t, err, ErrLimit, "obj://mesh-artifacts/big.tar", "over 1024 bytes")
+}
+
+func TestGetObjectStoreWithoutJetStream(t *testing.T) {
+	_, err := (&Store{Dir: t.TempDir()}).Get(context.Background(), "obj://b/n", "sha256:"+strings.Repeat("0", 64))
+	wantErr(t, err, nil, "obj://b/n", "no JetStream connection")
+	if errors.Is(err, ErrNotThereYet) {
+		t.Fatal("a missing JetStream connection is not something to wait for")
+	}
+}

@@ -1,0 +1,255 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/google/renameio/v2"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Store fetches, checks, caches and reads templates archives. The zero value
+// with Dir set is ready; it is safe for concurrent use.
+type Store struct {
+	// Dir is the state directory; archives are kept as
+	// Dir/templates/<hex digest>.tar (the bytes as fetched, gzipped or not).
+	// Empty: no disk cache, memory only.
+	Dir string
+	// JS reads obj:// refs. Nil: an obj:// ref fails with that reason.
+	JS jetstream.JetStream
+
+	// lim overrides the §4.1 limits in tests; zero means the SPEC's.
+	lim limits
+
+	mu   sync.Mutex
+	memo map[string]*memoEntry // by digest
+}
+
+// memoEntry is one archive read (or being read) in this process.
+type memoEntry struct {
+	done  chan struct{} // closed when files is set or the entry is dropped
+	files map[string][]byte
+}
+
+// Get returns the members of the templates archive ref whose SHA-256 is
+// digest ("sha256:<64 lower-case hex>"), by name. A second Get for the same
+// digest, in this process or after a restart (from the cache under Dir),
+// fetches nothing. The map returned is shared between callers: do not
+// modify it. Errors name ref and wrap ErrNotThereYet, ErrDigestMismatch,
+// ErrUnsafeMember or ErrLimit where those apply.
+func (s *Store) Get(ctx context.Context, ref, digest string) (map[string][]byte, error) {
+	hexDigest, err := parseDigest(digest)
+	if err != nil {
+		return nil, fmt.Errorf("templates archive %s: %w", ref, err)
+	}
+	for {
+		s.mu.Lock()
+		if s.memo == nil {
+			s.memo = make(map[string]*memoEntry)
+		}
+		e, ok := s.memo[hexDigest]
+		if !ok {
+			e = &memoEntry{done: make(chan struct{})}
+			s.memo[hexDigest] = e
+			s.mu.Unlock()
+			files, err := s.load(ctx, ref, digest, hexDigest)
+			s.mu.Lock()
+			if err != nil {
+				delete(s.memo, hexDigest) // the next Get tries again
+			} else {
+				e.files = files
+			}
+			close(e.done)
+			s.mu.Unlock()
+			return files, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("templates archive %s: %w", ref, ctx.Err())
+		}
+		s.mu.Lock()
+		files := e.files
+		s.mu.Unlock()
+		if files != nil {
+			return files, nil
+		}
+		// The read in flight failed: try it ourselves.
+	}
+}
+
+// load reads the archive from the cache, or fetches, checks and caches it,
+// then reads its tar.
+func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[string][]byte, error) {
+	lim := s.limits()
+	data, ok := s.readCache(hexDigest, lim)
+	if !ok {
+		var err error
+		data, err = s.fetch(ctx, ref, lim)
+		if err != nil {
+			return nil, fmt.Errorf("templates archive %s: %w", ref, err)
+		}
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != hexDigest {
+			return nil, fmt.Errorf("templates archive %s: %w: plan says %s, archive is sha256:%s",
+				ref, ErrDigestMismatch, digest, got)
+		}
+		if err := s.writeCache(hexDigest, data); err != nil {
+			return nil, fmt.Errorf("templates archive %s: %w", ref, err)
+		}
+	}
+	files, err := readArchive(bytes.NewReader(data), lim)
+	if err != nil {
+		return nil, fmt.Errorf("templates archive %s: %w", ref, err)
+	}
+	return files, nil
+}
+
+func (s *Store) limits() limits {
+	if s.lim == (limits{}) {
+		return defaultLimits
+	}
+	return s.lim
+}
+
+func (s *Store) cachePath(hexDigest string) string {
+	return filepath.Join(s.Dir, "templates", hexDigest+".tar")
+}
+
+// readCache returns the cached archive when it is there and still hashes to
+// its digest; anything else (absent, unreadable, damaged) means fetch again.
+func (s *Store) readCache(hexDigest string, lim limits) ([]byte, bool) {
+	if s.Dir == "" {
+		return nil, false
+	}
+	f, err := os.Open(s.cachePath(hexDigest))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, lim.bytes+1))
+	if err != nil || int64(len(data)) > lim.bytes {
+		return nil, false
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != hexDigest {
+		return nil, false
+	}
+	return data, true
+}
+
+func (s *Store) writeCache(hexDigest string, data []byte) error {
+	if s.Dir == "" {
+		return nil
+	}
+	p := s.cachePath(hexDigest)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("keeping it in the cache: %w", err)
+	}
+	if err := renameio.WriteFile(p, data, 0o600); err != nil {
+		return fmt.Errorf("keeping it in the cache at %s: %w", p, err)
+	}
+	return nil
+}
+
+// parseDigest checks "sha256:<64 lower-case hex>" and returns the hex.
+func parseDigest(digest string) (string, error) {
+	h, ok := strings.CutPrefix(digest, "sha256:")
+	if !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("digest %q is not sha256:<64 lower-case hex>", digest)
+	}
+	return h, nil
+}
+
+// fetch reads the archive's bytes from where ref says, at most lim.bytes.
+func (s *Store) fetch(ctx context.Context, ref string, lim limits) ([]byte, error) {
+	switch {
+	case strings.HasPrefix(ref, "file://"):
+		return fetchFile(strings.TrimPrefix(ref, "file://"), lim)
+	case strings.HasPrefix(ref, "obj://"):
+		bucket, name, ok := strings.Cut(strings.TrimPrefix(ref, "obj://"), "/")
+		if !ok || bucket == "" || name == "" {
+			return nil, errors.New("ref is not obj://<bucket>/<name>")
+		}
+		return s.fetchObject(ctx, bucket, name, lim)
+	default:
+		return nil, errors.New("ref is neither obj://<bucket>/<name> nor file:///<absolute path>")
+	}
+}
+
+func fetchFile(p string, lim limits) ([]byte, error) {
+	if !filepath.IsAbs(p) {
+		return nil, fmt.Errorf("file ref path %q is not absolute", p)
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: file %s: %w", ErrNotThereYet, p, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("file %s is not a regular file", p)
+	}
+	if st.Size() > lim.bytes {
+		return nil, fmt.Errorf("%w: archive is %d bytes, over %s", ErrLimit, st.Size(), mib(lim.bytes))
+	}
+	return readLimited(f, lim)
+}
+
+func (s *Store) fetchObject(ctx context.Context, bucket, name string, lim limits) ([]byte, error) {
+	if s.JS == nil {
+		return nil, errors.New("no JetStream connection to read the object store with")
+	}
+	obs, err := s.JS.ObjectStore(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("%w: object store bucket %q: %w", ErrNotThereYet, bucket, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("object store bucket %q: %w", bucket, err)
+	}
+	res, err := obs.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%w: object %q in bucket %q: %w", ErrNotThereYet, name, bucket, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("object %q in bucket %q: %w", name, bucket, err)
+	}
+	defer res.Close()
+	if info, err := res.Info(); err == nil && int64(info.Size) > lim.bytes {
+		return nil, fmt.Errorf("%w: archive is %d bytes, over %s", ErrLimit, info.Size, mib(lim.bytes))
+	}
+	data, err := readLimited(res, lim)
+	if err != nil {
+		return nil, fmt.Errorf("object %q in bucket %q: %w", name, bucket, err)
+	}
+	return data, nil
+}
+
+// readLimited reads r to its end, refusing more than lim.bytes.
+func readLimited(r io.Reader, lim limits) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, lim.bytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > lim.bytes {
+		return nil, fmt.Errorf("%w: archive is over %s", ErrLimit, mib(lim.bytes))
+	}
+	return data, nil
+}
