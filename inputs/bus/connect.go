@@ -1,0 +1,170 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+)
+
+// Reconnect delays: the wait after every server of the list was tried once
+// starts at reconnectMin and doubles up to reconnectMax, with jitter.
+const (
+	reconnectMin = 100 * time.Millisecond
+	reconnectMax = 5 * time.Second
+)
+
+// Options says how to reach the bus. At most one of Creds, User/Password and
+// NKeySeedFile is expected; Password never reaches a log line.
+type Options struct {
+	URL          string // nats://host:port, or a comma-separated list
+	Creds        string // path to a .creds file (JWT + nkey seed)
+	User         string
+	Password     string
+	NKeySeedFile string // path to an nkey seed file
+	Name         string // the connection's name, e.g. provisioner.ace; also the inbox prefix _INBOX.<Name>
+
+	Log zerolog.Logger
+
+	// OnReconnect is called each time the connection comes back, and on a
+	// first connect that came late (the bus was not up when Connect was
+	// called): the moment to Resync every Watch.
+	OnReconnect func()
+	// OnDisconnect is called when the connection drops (err nil on a
+	// deliberate close).
+	OnDisconnect func(error)
+}
+
+// Connect opens a connection that never gives up: it reconnects forever with
+// backoff, and a bus that is not up yet is waited for in the background (the
+// returned connection is then not yet connected; nats.go buffers what is
+// published meanwhile). It fails only on options that cannot work.
+func Connect(o Options) (*nats.Conn, error) {
+	log := o.Log.With().Str("nats", o.Name).Logger()
+	var late atomic.Bool // the first connect did not succeed at once
+
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		nats.MaxReconnects(-1),
+		nats.CustomReconnectDelay(reconnectDelay),
+		nats.RetryOnFailedConnect(true),
+		nats.ConnectHandler(func(nc *nats.Conn) {
+			if !late.Load() {
+				return
+			}
+			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("connected to the bus")
+			if o.OnReconnect != nil {
+				o.OnReconnect()
+			}
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn().Err(err).Msg("disconnected from the bus")
+			} else {
+				log.Info().Msg("disconnected from the bus")
+			}
+			if o.OnDisconnect != nil {
+				o.OnDisconnect(err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("reconnected to the bus")
+			if o.OnReconnect != nil {
+				o.OnReconnect()
+			}
+		}),
+		nats.ClosedHandler(func(nc *nats.Conn) {
+			ev := log.Info()
+			if err := nc.LastError(); err != nil {
+				ev = log.Warn().Err(err)
+			}
+			ev.Msg("connection to the bus closed")
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			ev := log.Error()
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				ev = log.Warn()
+			}
+			if sub != nil {
+				ev = ev.Str("subject", sub.Subject)
+			}
+			ev.Str("error", err.Error()).Msg("bus error")
+		}),
+	}
+	if p := InboxPrefix(o.Name); p != "" {
+		opts = append(opts, nats.CustomInboxPrefix(p))
+	}
+	switch {
+	case o.Creds != "":
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	case o.NKeySeedFile != "":
+		opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("bus: reading nkey seed file %s: %w", o.NKeySeedFile, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.User != "" || o.Password != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+
+	nc, err := nats.Connect(o.URL, opts...)
+	if err != nil {
+		// nats.go error texts carry no password; the URL may, so redact it.
+		return nil, fmt.Errorf("bus: connecting to %s as %q: %w", redactURL(o.URL), o.Name, err)
+	}
+	if !nc.IsConnected() {
+		late.Store(true)
+		log.Warn().Str("url", redactURL(o.URL)).Msg("bus not reachable yet; connecting in the background")
+	}
+	return nc, nil
+}
+
+// reconnectDelay is the wait after the attempts-th pass over the server list
+// (attempts starts at 1): 100 ms doubling to 5 s, with jitter.
+func reconnectDelay(attempts int) time.Duration {
+	return jitter(doubling(reconnectMin, reconnectMax, attempts-1))
+}
+
+// InboxPrefix is the reply-subject prefix of a connection named name:
+// _INBOX.<name>, each token of name kept to subject-safe characters ("" for
+// an empty name, meaning the default _INBOX).
+func InboxPrefix(name string) string {
+	var toks []string
+	for _, tok := range strings.Split(name, ".") {
+		if tok == "" {
+			continue
+		}
+		toks = append(toks, strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9',
+				r == '-', r == '_', r == '/', r == '=':
+				return r
+			}
+			return '_'
+		}, tok))
+	}
+	if len(toks) == 0 {
+		return ""
+	}
+	return "_INBOX." + strings.Join(toks, ".")
+}
+
+// redactURL hides any user:password@ in a (comma-separated) URL list.
+func redactURL(u string) string {
+	parts := strings.Split(u, ",")
+	for i, p := range parts {
+		scheme, rest, ok := strings.Cut(p, "://")
+		if !ok {
+			continue
+		}
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			parts[i] = scheme + "://[redacted]@" + rest[at+1:]
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,285 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+const (
+	// DefaultRecheck is how often a missing bucket is looked for again
+	// (SPEC §2.2: at least every 5 s).
+	DefaultRecheck = 5 * time.Second
+	// DefaultInitTimeout bounds the wait for the end of a watcher's initial
+	// values; past it the watcher is restarted.
+	DefaultInitTimeout = 30 * time.Second
+
+	restartMin = time.Second      // first wait before restarting a failed watcher
+	restartMax = 30 * time.Second // the wait doubles up to this
+	drainMax   = 10 * time.Second // how long a stopped watcher's channel is drained
+)
+
+// Watch keeps one bucket's keys under one filter in sync for the daemon: it
+// waits for the bucket, delivers one Snapshot, then every live change, and
+// starts over (with a new Snapshot) whenever its watcher fails or Resync is
+// called. It never creates the bucket.
+type Watch struct {
+	// Recheck is how often a missing bucket is looked for again
+	// (DefaultRecheck if zero). Set it before Run.
+	Recheck time.Duration
+	// InitTimeout bounds the wait for a watcher's initial values
+	// (DefaultInitTimeout if zero). Set it before Run.
+	InitTimeout time.Duration
+
+	js             jetstream.JetStream
+	bucket, filter string
+	out            chan<- Update
+	log            zerolog.Logger
+	resync         chan struct{}
+}
+
+// NewWatch prepares a watch of the keys of bucket matching filter (">" or ""
+// for all keys; `*` matches one token, a final `>` the rest), delivering to
+// out. Run starts it.
+func NewWatch(js jetstream.JetStream, bucket, filter string, out chan<- Update, log zerolog.Logger) *Watch {
+	if filter == "" {
+		filter = jetstream.AllKeys
+	}
+	return &Watch{
+		js:     js,
+		bucket: bucket,
+		filter: filter,
+		out:    out,
+		log:    log.With().Str("bucket", bucket).Str("filter", filter).Logger(),
+		resync: make(chan struct{}, 1),
+	}
+}
+
+// Resync asks for a fresh snapshot: the running watcher is stopped, a new one
+// started and its whole state delivered as a new Snapshot (or Missing). Call
+// it when the connection comes back. It never blocks; several calls before
+// the watch gets to them count as one.
+func (w *Watch) Resync() {
+	select {
+	case w.resync <- struct{}{}:
+	default:
+	}
+}
+
+// stop says why following a watcher ended.
+type stop int
+
+const (
+	stopCtx    stop = iota // ctx ended
+	stopResync             // Resync was called
+	stopFailed             // the watcher failed; restart with backoff
+)
+
+// Run delivers the bucket's state to out until ctx ends. Sends on out block
+// (respecting ctx): the daemon is expected to read promptly.
+func (w *Watch) Run(ctx context.Context) {
+	recheck := w.Recheck
+	if recheck <= 0 {
+		recheck = DefaultRecheck
+	}
+	initTimeout := w.InitTimeout
+	if initTimeout <= 0 {
+		initTimeout = DefaultInitTimeout
+	}
+	// A Resync asked before Run started is answered by the first snapshot.
+	select {
+	case <-w.resync:
+	default:
+	}
+
+	bo := backoff{min: restartMin, max: restartMax}
+	missingSaid := false
+	for ctx.Err() == nil {
+		kv, err := w.js.KeyValue(ctx, w.bucket)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return
+		case isMissing(err):
+			if !missingSaid {
+				w.log.Info().Dur("recheck", recheck).Msg("bucket not there yet; waiting for it")
+				if !w.send(ctx, Update{Missing: true}) {
+					return
+				}
+				missingSaid = true
+			}
+			switch w.pause(ctx, recheck) {
+			case stopCtx:
+				return
+			case stopResync:
+				missingSaid = false // answer the Resync with a Missing again
+			}
+			continue
+		default:
+			d := bo.next()
+			w.log.Warn().Err(err).Dur("retry_in", d).Msg("cannot look up bucket")
+			if w.pauseBackoff(ctx, d, &bo) {
+				return
+			}
+			continue
+		}
+
+		missingSaid = false
+		why, live, err := w.follow(ctx, kv, initTimeout)
+		switch why {
+		case stopCtx:
+			return
+		case stopResync:
+			w.log.Debug().Msg("resync: restarting watcher")
+			bo.reset()
+			continue
+		}
+		if live >= restartMax {
+			bo.reset() // it had been working for a while: not a tight loop
+		}
+		d := bo.next()
+		w.log.Warn().Err(err).Dur("retry_in", d).Msg("restarting watcher")
+		if w.pauseBackoff(ctx, d, &bo) {
+			return
+		}
+	}
+}
+
+// follow runs one watcher: the snapshot up to the end of its initial values,
+// then live changes. live is how long it ran after its snapshot.
+func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout time.Duration) (why stop, live time.Duration, err error) {
+	// The watcher's context lives as long as the watcher; the timeout is on
+	// waiting for the initial values only.
+	wctx, cancel := context.WithCancel(ctx)
+	kw, err := kv.Watch(wctx, w.filter)
+	if err != nil {
+		cancel()
+		if ctx.Err() != nil {
+			return stopCtx, 0, nil
+		}
+		return stopFailed, 0, fmt.Errorf("bus: watching %s in bucket %s: %w", w.filter, w.bucket, err)
+	}
+	defer stopWatcher(kw, cancel, w.log)
+
+	state := make(map[string]Entry)
+	timer := time.NewTimer(initTimeout)
+	defer timer.Stop()
+	for loading := true; loading; {
+		select {
+		case <-ctx.Done():
+			return stopCtx, 0, nil
+		case <-w.resync:
+			return stopResync, 0, nil
+		case <-timer.C:
+			return stopFailed, 0, fmt.Errorf("bus: no end of initial values of %s in bucket %s within %s (%d keys so far)",
+				w.filter, w.bucket, initTimeout, len(state))
+		case e, ok := <-kw.Updates():
+			switch {
+			case !ok:
+				return stopFailed, 0, fmt.Errorf("bus: watcher of %s in bucket %s closed during its initial values", w.filter, w.bucket)
+			case e == nil:
+				loading = false
+			case e.Operation() == jetstream.KeyValuePut:
+				state[e.Key()] = entryOf(e)
+			default: // a delete or purge is not state
+				delete(state, e.Key())
+			}
+		}
+	}
+	if !w.send(ctx, Update{Snapshot: true, Entries: sortedEntries(state)}) {
+		return stopCtx, 0, nil
+	}
+	w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
+
+	since := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return stopCtx, time.Since(since), nil
+		case <-w.resync:
+			return stopResync, time.Since(since), nil
+		case e, ok := <-kw.Updates():
+			if !ok {
+				return stopFailed, time.Since(since), fmt.Errorf("bus: watcher of %s in bucket %s closed", w.filter, w.bucket)
+			}
+			if e == nil {
+				continue
+			}
+			u := Update{Entries: []Entry{entryOf(e)}}
+			if e.Operation() != jetstream.KeyValuePut {
+				u.Deleted = true
+				u.Entries[0].Value = nil
+			}
+			if !w.send(ctx, u) {
+				return stopCtx, time.Since(since), nil
+			}
+		}
+	}
+}
+
+// send delivers u on out unless ctx ends first.
+func (w *Watch) send(ctx context.Context, u Update) bool {
+	u.Bucket, u.Filter = w.bucket, w.filter
+	select {
+	case w.out <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// pause waits d, or less if ctx ends or Resync is called.
+func (w *Watch) pause(ctx context.Context, d time.Duration) stop {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return stopCtx
+	case <-w.resync:
+		return stopResync
+	case <-t.C:
+		return stopFailed
+	}
+}
+
+// pauseBackoff waits d before a retry; a Resync cuts it short and resets the
+// backoff. It reports whether ctx ended.
+func (w *Watch) pauseBackoff(ctx context.Context, d time.Duration, bo *backoff) bool {
+	switch w.pause(ctx, d) {
+	case stopCtx:
+		return true
+	case stopResync:
+		bo.reset()
+	}
+	return false
+}
+
+// stopWatcher stops kw in the background (unsubscribing deletes its server
+// consumer, a request that waits while the bus is away), then ends its
+// context and drains its channel until the library closes it, so that its
+// delivery goroutine, possibly blocked on a full channel, ends too.
+func stopWatcher(kw jetstream.KeyWatcher, cancel context.CancelFunc, log zerolog.Logger) {
+	go func() {
+		if err := kw.Stop(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
+			log.Debug().Err(err).Msg("stopping watcher")
+		}
+		cancel()
+		t := time.NewTimer(drainMax)
+		defer t.Stop()
+		for {
+			select {
+			case _, ok := <-kw.Updates():
+				if !ok {
+					return
+				}
+			case <-t.C:
+				return
+			}
+		}
+	}()
+}
