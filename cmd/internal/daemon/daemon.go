@@ -41,6 +41,7 @@ type Daemon struct {
 	asks      map[string]*askState   // by vault name
 	loaded    bool                   // the initial load of the base buckets is done
 	startedAt time.Time
+	calls     []call // Do's calls of this batch, run once it is stabilised
 
 	connected atomic.Bool
 	ready     atomic.Bool
@@ -91,7 +92,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer nc.Drain()
+	defer drain(nc)
 	d.nc = nc
 	d.connected.Store(nc.IsConnected())
 	if d.js, err = jetstream.New(nc); err != nil {
@@ -160,5 +161,17 @@ func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.Mesh)) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// drain lets what is in flight finish and waits (a while) for the
+// connection to close.
+func drain(nc *nats.Conn) {
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return
+	}
+	for deadline := time.Now().Add(5 * time.Second); !nc.IsClosed() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 }
