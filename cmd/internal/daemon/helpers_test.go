@@ -34,7 +34,7 @@ import (
 // provisioner's buckets and registry, a real fill server writing into a
 // temp dir, and clients.
 type mesh struct {
-	t      *testing.T
+	t      testing.TB
 	s      *server.Server
 	opts   server.Options
 	nc     *nats.Conn
@@ -81,7 +81,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func newMesh(t *testing.T) *mesh {
+func newMesh(t testing.TB) *mesh {
 	t.Helper()
 	o := natsserver.DefaultTestOptions
 	o.Port = -1

@@ -40,6 +40,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 			retrying = true
 		}
 		d.afterBatch(ctx, full, retrying)
+		d.runCalls()
 	}
 }
 
@@ -52,7 +53,7 @@ func (d *Daemon) handle(ctx context.Context, ev any) bool {
 	case vaultResult:
 		d.onVault(ctx, e)
 	case askAgain:
-		d.ask(ctx, e.name)
+		d.retry(ctx, e)
 	case secretChanged:
 		if d.mesh.WantsSecret(e.name) {
 			d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
@@ -69,8 +70,7 @@ func (d *Daemon) handle(ctx context.Context, ev any) bool {
 			ws.w.Resync()
 		}
 	case call:
-		e.fn()
-		close(e.done)
+		d.calls = append(d.calls, e) // run after the batch: they read a stabilised graph
 	}
 	return false
 }

@@ -1,0 +1,350 @@
+package daemon
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// devVault starts a dev vault on the test's connection; it reads the
+// assignments bucket to decide rights, so put assignments first.
+func (m *mesh) devVault() *devvault.Vault {
+	m.t.Helper()
+	v := devvault.New(zerolog.New(m.logs))
+	if err := v.Start(m.nc, m.js); err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(v.Stop)
+	return v
+}
+
+// vaultAsks records when each vault request was seen on the bus.
+type vaultAsks struct {
+	mu  sync.Mutex
+	at  map[string][]time.Time
+	sub *nats.Subscription
+}
+
+func (m *mesh) watchVaultAsks() *vaultAsks {
+	m.t.Helper()
+	va := &vaultAsks{at: map[string][]time.Time{}}
+	sub, err := m.nc.Subscribe("mesh-vault.get.>", func(msg *nats.Msg) {
+		var r struct {
+			Secret string `json:"secret"`
+		}
+		json.Unmarshal(msg.Data, &r)
+		va.mu.Lock()
+		va.at[r.Secret] = append(va.at[r.Secret], time.Now())
+		va.mu.Unlock()
+	})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.nc.Flush()
+	m.t.Cleanup(func() { sub.Unsubscribe() })
+	va.sub = sub
+	return va
+}
+
+func (va *vaultAsks) times(name string) []time.Time {
+	va.mu.Lock()
+	defer va.mu.Unlock()
+	return append([]time.Time(nil), va.at[name]...)
+}
+
+// appPlan: one own secret with a path, one named provision credential with
+// a stricter mode, two templates naming the own secret and a plain file.
+func appPlan() nodes.Plan {
+	return nodes.Plan{
+		Files: []nodes.FileSpec{
+			{Path: "/etc/app/app.conf", Template: "conf", Mode: "0644"},
+			{Path: "/etc/app/other.conf", Template: "other"},
+			{Path: "/etc/app/plain.conf", Template: "plain"},
+		},
+		Secrets: []nodes.SecretSpec{{Name: "api-key", Path: "/etc/app/api-key"}},
+		Provisions: []nodes.ProvisionSpec{{Name: "forge-token", Provision: "gitea-read", Provider: "gitea",
+			Path: "/etc/app/forge-token", Mode: "0400"}},
+	}
+}
+
+var appTemplates = map[string]string{
+	"conf":  "key = ${secret:api-key}\ntoken = ${secret:forge-token}\n",
+	"other": "again = ${secret:api-key}\n",
+	"plain": "model = ${config:model}\n",
+}
+
+const (
+	ownApp  = "own/app/api-key"
+	provApp = "provision/gitea/gitea-read/ace/app"
+)
+
+func mode(t *testing.T, m *mesh, path string) string {
+	t.Helper()
+	_, md, err := m.file(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%04o", md)
+}
+
+func reportDigests(r map[string]any) map[string]string {
+	out := map[string]string{}
+	files, _ := r["files"].([]any)
+	for _, f := range files {
+		fm := f.(map[string]any)
+		out[fm["path"].(string)], _ = fm["digest"].(string)
+	}
+	return out
+}
+
+func TestOwnAndProvisionedSecretsFillTheirFilesAskedOnce(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v := m.devVault()
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	m.client("ace")
+
+	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
+	m.waitFile("/etc/app/other.conf", "again = k-123\n")
+	m.waitFile("/etc/app/api-key", "k-123")
+	m.waitFile("/etc/app/forge-token", "t-456")
+	r := m.waitState("ace", "app", "applied")
+	for path, want := range map[string]string{
+		"/etc/app/app.conf": "0600", "/etc/app/other.conf": "0600", "/etc/app/api-key": "0600",
+		"/etc/app/forge-token": "0400", "/etc/app/plain.conf": "0644",
+	} {
+		if got := mode(t, m, path); got != want {
+			t.Errorf("%s: mode %s, want %s", path, got, want)
+		}
+	}
+	dg := reportDigests(r)
+	if len(dg) != 5 {
+		t.Fatalf("report files %v", dg)
+	}
+	for path, d := range dg {
+		want := "hmac-sha256:"
+		if path == "/etc/app/plain.conf" {
+			want = "sha256:"
+		}
+		if !strings.HasPrefix(d, want) {
+			t.Errorf("%s: digest %q, want %s…", path, d, want)
+		}
+		text, _, _ := m.file(path)
+		if sum := sha256.Sum256([]byte(text)); want != "sha256:" && strings.Contains(d, hex.EncodeToString(sum[:])) {
+			t.Errorf("%s: the report's digest is the plain sha256 of the secret-bearing content", path)
+		}
+	}
+	// A change elsewhere re-renders, but asks the vault for nothing more.
+	m.put(nodes.ConfigBucket, "ace.app.model", "sonnet")
+	m.waitFile("/etc/app/plain.conf", "model = sonnet\n")
+	time.Sleep(200 * time.Millisecond)
+	for _, name := range []string{ownApp, provApp} {
+		if n := v.AskCount(name); n != 1 {
+			t.Errorf("%s asked %d times, want once", name, n)
+		}
+	}
+	if n := len(v.Asks()); n != 2 {
+		t.Errorf("%d vault asks in all, want 2: %v", n, v.Asks())
+	}
+}
+
+func TestARotatedSecretRefillsOnlyTheFilesNamingIt(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v := m.devVault()
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	m.client("ace")
+	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
+	before := reportDigests(m.waitState("ace", "app", "applied"))
+	from := m.fills.count()
+
+	v.Set(t.Context(), provApp, []byte("t-789"))
+	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-789\n")
+	m.waitFile("/etc/app/forge-token", "t-789")
+	time.Sleep(200 * time.Millisecond)
+	got := m.fills.since(from)
+	want := map[string]bool{"/etc/app/app.conf": true, "/etc/app/forge-token": true}
+	if len(got) != 2 || !want[got[0]] || !want[got[1]] {
+		t.Fatalf("sent %v, want only app.conf and forge-token", got)
+	}
+	if n := v.AskCount(provApp); n != 2 {
+		t.Errorf("%s asked %d times, want twice (start, rotation)", provApp, n)
+	}
+	if n := v.AskCount(ownApp); n != 1 {
+		t.Errorf("%s asked %d times, want once", ownApp, n)
+	}
+	m.checkFor(5*time.Second, func() error {
+		r, _ := m.report("ace", "app")
+		after := reportDigests(r)
+		if after["/etc/app/forge-token"] == before["/etc/app/forge-token"] || !strings.HasPrefix(after["/etc/app/forge-token"], "hmac-sha256:") {
+			return fmt.Errorf("forge-token digest %q → %q", before["/etc/app/forge-token"], after["/etc/app/forge-token"])
+		}
+		if after["/etc/app/api-key"] != before["/etc/app/api-key"] {
+			return fmt.Errorf("api-key digest moved: %q → %q", before["/etc/app/api-key"], after["/etc/app/api-key"])
+		}
+		return nil
+	})
+}
+
+func waitingText(r map[string]any) string {
+	b, _ := json.Marshal(r["waiting"])
+	return string(b)
+}
+
+func TestAnAbsentSecretWaitsByNameAndIsAppliedOnceSet(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v := m.devVault()
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	m.client("ace")
+	m.checkFor(10*time.Second, func() error {
+		r, _ := m.report("ace", "app")
+		w := waitingText(r)
+		if r["state"] != "waiting" || !contains(w, `"name":"api-key"`) || !contains(w, ownApp) || !contains(w, "absent") {
+			return fmt.Errorf("report %v", r)
+		}
+		return nil
+	})
+	if _, _, err := m.file("/etc/app/plain.conf"); err == nil {
+		t.Fatal("a file of a waiting module was written")
+	}
+	need, _ := m.get(nodes.NeedsBucket, "ace.app.secret.api-key")
+	if !contains(need, `"state":"waiting"`) {
+		t.Fatalf("need %s", need)
+	}
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	m.waitState("ace", "app", "applied")
+	m.waitFile("/etc/app/api-key", "k-123")
+	m.noMoreAsks(v, ownApp)
+}
+
+// noMoreAsks: once a secret is held, a retry scheduled while it was
+// absent or unanswered asks nothing more.
+func (m *mesh) noMoreAsks(v *devvault.Vault, name string) {
+	m.t.Helper()
+	n := v.AskCount(name)
+	time.Sleep(700 * time.Millisecond) // past the test client's longest backoff
+	if got := v.AskCount(name); got != n {
+		m.t.Fatalf("%s asked %d more times after the vault handed it", name, got-n)
+	}
+}
+
+func TestASilentVaultMakesWaitingNotFailedAndItsReturnApplies(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v := m.devVault()
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	v.SetSilent(true)
+	var mu sync.Mutex
+	var states []string
+	sub, _ := m.nc.Subscribe("prov.applied.ace.app", func(msg *nats.Msg) {
+		var r struct{ State string }
+		json.Unmarshal(msg.Data, &r)
+		mu.Lock()
+		states = append(states, r.State)
+		mu.Unlock()
+	})
+	defer sub.Unsubscribe()
+	m.client("ace")
+	m.checkFor(10*time.Second, func() error {
+		r, _ := m.report("ace", "app")
+		if r["state"] != "waiting" || !contains(waitingText(r), "no answer within") || !contains(waitingText(r), ownApp) {
+			return fmt.Errorf("report %v", r)
+		}
+		return nil
+	})
+	// Asked again with backoff while silent, without the client restarting.
+	m.checkFor(5*time.Second, func() error {
+		if n := v.AskCount(ownApp); n < 3 {
+			return fmt.Errorf("%s asked %d times while silent", ownApp, n)
+		}
+		return nil
+	})
+	v.SetSilent(false)
+	m.waitState("ace", "app", "applied")
+	m.waitFile("/etc/app/api-key", "k-123")
+	m.noMoreAsks(v, ownApp)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range states {
+		if s == "failed" {
+			t.Fatalf("a silent vault failed the module: states %v", states)
+		}
+	}
+}
+
+func TestARefusedSecretFailsWithTheVaultsReasonAndIsAskedAgainLater(t *testing.T) {
+	const retry = 800 * time.Millisecond
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v := m.devVault()
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	v.Refuse(ownApp, "policy 42 forbids app on ace")
+	asks := m.watchVaultAsks()
+	m.client("ace", func(c *Config) { c.RefusedRetry = retry })
+	r := m.waitState("ace", "app", "failed")
+	if !contains(fmt.Sprint(r["reason"]), "policy 42 forbids app on ace") {
+		t.Fatalf("reason %q does not carry the vault's", r["reason"])
+	}
+	m.checkFor(10*time.Second, func() error {
+		if n := len(asks.times(ownApp)); n < 2 {
+			return fmt.Errorf("%s asked %d times", ownApp, n)
+		}
+		return nil
+	})
+	at := asks.times(ownApp)
+	if gap := at[1].Sub(at[0]); gap < retry*9/10 {
+		t.Fatalf("a refused secret asked again after %v, want the refused retry %v (not the backoff)", gap, retry)
+	}
+	if got, _ := m.report("ace", "app"); got["state"] != "failed" {
+		t.Fatalf("still refused, but the report says %v", got)
+	}
+	v.Refuse(ownApp, "")
+	m.waitState("ace", "app", "applied")
+	m.waitFile("/etc/app/api-key", "k-123")
+}
+
+func TestAConfigValueHoldingASecretPlaceholderIsWrittenLiterally(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.lit.motto", "say ${secret:x} and $${y}")
+	m.assign("ace", "lit", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/lit.conf", Template: "t"}}},
+		map[string]string{"t": "motto = ${config:motto}\n"})
+	v := m.devVault()
+	v.Set(t.Context(), "own/lit/x", []byte("never"))
+	m.client("ace")
+	m.waitFile("/etc/lit.conf", "motto = say ${secret:x} and $${y}\n")
+	r := m.waitState("ace", "lit", "applied")
+	if d := reportDigests(r)["/etc/lit.conf"]; !strings.HasPrefix(d, "sha256:") {
+		t.Errorf("digest %q of a file holding no secret", d)
+	}
+	if got := mode(t, m, "/etc/lit.conf"); got != "0644" {
+		t.Errorf("mode %s, want 0644", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if asks := v.Asks(); len(asks) != 0 {
+		t.Fatalf("the vault was asked %v", asks)
+	}
+	if _, ok := m.get(nodes.NeedsBucket, "ace.lit.secret.x"); ok {
+		t.Fatal("a need was recorded for a placeholder inside a value")
+	}
+}
