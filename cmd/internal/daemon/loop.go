@@ -49,7 +49,11 @@ func (d *Daemon) handle(ctx context.Context, ev any) bool {
 	switch e := ev.(type) {
 	case bus.Update:
 		d.apply(ctx, e)
-		return e.Snapshot && d.loaded
+		if ws := d.watches[e.Bucket]; ws != nil && ws.resyncing && (e.Snapshot || e.Missing) {
+			ws.resyncing = false
+			return !d.resyncPending() // one full refill once every watch has answered
+		}
+		return e.Snapshot && d.loaded && !d.resyncPending()
 	case vaultResult:
 		d.onVault(ctx, e)
 	case askAgain:
@@ -68,6 +72,7 @@ func (d *Daemon) handle(ctx context.Context, ev any) bool {
 		d.pub.Forget()
 		for _, ws := range d.watches {
 			ws.w.Resync()
+			ws.resyncing = d.loaded
 		}
 	case call:
 		d.calls = append(d.calls, e) // run after the batch: they read a stabilised graph
@@ -130,4 +135,15 @@ func (d *Daemon) onLoaded(ctx context.Context) {
 	} else if n > 0 {
 		d.log.Info().Int("items", n).Msg("deleted items of modules no longer on this node")
 	}
+}
+
+// resyncPending says whether a watch has yet to answer the Resync asked
+// when the bus came back.
+func (d *Daemon) resyncPending() bool {
+	for _, ws := range d.watches {
+		if ws.resyncing {
+			return true
+		}
+	}
+	return false
 }

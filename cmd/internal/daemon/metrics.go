@@ -53,7 +53,9 @@ func (m *metrics) engine(read func() (stabs, recomputed, changed, cutoffs uint64
 func (m *metrics) observeModules(mods map[string]*moduleOut) {
 	counts := map[string]float64{"applied": 0, "waiting": 0, "failed": 0}
 	for _, mo := range mods {
-		counts[mo.state]++
+		if mo.state != "" { // not reported yet
+			counts[mo.state]++
+		}
 	}
 	for s, n := range counts {
 		m.modules.WithLabelValues(s).Set(n)

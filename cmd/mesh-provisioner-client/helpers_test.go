@@ -1,0 +1,150 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+)
+
+// world is a real bus (embedded nats-server with JetStream), the
+// provisioner's buckets and registry, a fill server writing under a temp
+// root, and node ace's daemon with its control socket.
+type world struct {
+	t    *testing.T
+	js   jetstream.JetStream
+	dir  string
+	sock string // the control socket
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	o := natsserver.DefaultTestOptions
+	o.Port = -1
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	s := natsserver.RunServer(&o)
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if err := srv.EnsureBuckets(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := js.KeyValue(ctx, srv.RegistryBucket)
+	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{nodes.AssignmentsBucket, nodes.ConfigBucket} {
+		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "cli") // short: unix socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	w := &world{t: t, js: js, dir: dir, sock: filepath.Join(dir, "control.sock")}
+
+	fillSock := filepath.Join(dir, "fill.sock")
+	fctx, stopFill := context.WithCancel(context.Background())
+	t.Cleanup(stopFill)
+	os.MkdirAll(filepath.Join(dir, "root"), 0o755)
+	go (&fill.Server{Root: filepath.Join(dir, "root"), Command: []string{"true"}}).Serve(fctx, fillSock)
+
+	d, err := daemon.New(daemon.Config{Node: "ace", Bus: bus.Options{URL: s.ClientURL()}, FillSocket: fillSock,
+		StateDir: t.TempDir(), Control: w.sock, Refill: time.Hour, Recheck: 100 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(dctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return w
+}
+
+func (w *world) put(bucket, key, value string) {
+	w.t.Helper()
+	kv, err := w.js.KeyValue(context.Background(), bucket)
+	if err == nil {
+		_, err = kv.Put(context.Background(), key, []byte(value))
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// assign puts ace's assignment of module: one file from one template.
+func (w *world) assign(module, path, template string) {
+	w.t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "t", Mode: 0o644, Size: int64(len(template)), Typeflag: tar.TypeReg})
+	tw.Write([]byte(template))
+	tw.Close()
+	arch := filepath.Join(w.dir, module+".tar")
+	if err := os.WriteFile(arch, buf.Bytes(), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	p := nodes.Plan{Files: []nodes.FileSpec{{Path: path, Template: "t"}}}
+	p.Templates.Ref, p.Templates.Digest = "file://"+arch, "sha256:"+hex.EncodeToString(sum[:])
+	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: module, Provisioning: p})
+	w.put(nodes.AssignmentsBucket, nodes.EncodeKey("ace", module), string(b))
+}
+
+// cli runs the command as a user would and returns what it printed.
+func cli(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// until runs the command until its output holds want.
+func (w *world) until(want string, args ...string) string {
+	w.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var code int
+	var out, errOut string
+	for time.Now().Before(deadline) {
+		if code, out, errOut = cli(args...); code == 0 && strings.Contains(out, want) {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.t.Fatalf("%v: never printed %q; last exit %d:\n%s%s", args, want, code, out, errOut)
+	return ""
+}
+
+func mustContain(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			t.Fatalf("%s lacks %q:\n%s", what, x, s)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gdot "gonum.org/v1/gonum/graph/encoding/dot"
+	"gonum.org/v1/gonum/graph/simple"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+func TestStatusPrintsOneAlignedLinePerModuleAndJSONForMachines(t *testing.T) {
+	w := newWorld(t)
+	w.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	w.assign("web", "/etc/web/a.conf", "model = ${config:model}\n")
+	w.assign("long-module-name", "/etc/l/a.conf", "flavour = ${config:flavour}\n")
+	w.until("1 applied, 1 waiting", "status", "--control", w.sock)
+	out := w.until("flavour: not written yet", "status", "--control", w.sock)
+	lines := strings.Split(out, "\n")
+	if len(lines) < 5 || !strings.HasPrefix(lines[0], "MODULE ") {
+		t.Fatalf("status:\n%s", out)
+	}
+	col := strings.Index(lines[0], "STATE")
+	mustContain(t, "status", out, "long-module-name", "waiting", "0/1", "mesh-config_resolved ace.long-module-name.flavour: not written yet",
+		"2 modules on node ace: 1 applied, 1 waiting.")
+	for _, l := range lines[1:3] {
+		if st := strings.Fields(l)[1]; strings.Index(l, st) != col {
+			t.Fatalf("the STATE column is not aligned:\n%s", out)
+		}
+	}
+
+	code, js, errOut := cli("status", "--json", "--control", w.sock)
+	var m daemon.Modules
+	if err := json.Unmarshal([]byte(js), &m); code != 0 || err != nil || m.Node != "ace" || len(m.Modules) != 2 {
+		t.Fatalf("exit %d %v: %s%s", code, err, js, errOut)
+	}
+	if s := m.Modules[1]; s.Module != "web" || s.State != "applied" || s.Files != 1 || s.FilesMet != 1 || s.Since.IsZero() {
+		t.Fatalf("web %+v", s)
+	}
+}
+
+func TestGraphExplainPrintsTheChainToTheRootAndJSONThatParsesBack(t *testing.T) {
+	w := newWorld(t)
+	w.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	w.assign("web", "/etc/web/a.conf", "model = ${config:model}\nflavour = ${config:flavour}\n")
+	root := "mesh-config_resolved ace.web.flavour: not written yet (watched since "
+	out := w.until(root, "graph", "explain", "--control", w.sock, "web")
+	mustContain(t, "explain", out, "web on ace: waiting since ", "/etc/web/a.conf", "${config:flavour}", "${config:model}")
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "web on ace: waiting since ") || !strings.HasPrefix(lines[1], "  /etc/web/a.conf ") {
+		t.Fatalf("explain:\n%s", out)
+	}
+
+	// flags after the module name work too
+	code, js, errOut := cli("graph", "explain", "web", "--json", "--control", w.sock)
+	var e daemon.Explanation
+	if err := json.Unmarshal([]byte(js), &e); code != 0 || err != nil {
+		t.Fatalf("exit %d %v: %s%s", code, err, js, errOut)
+	}
+	if e.Module != "web" || e.Node != "ace" || e.State != "waiting" || len(e.Outputs) != 1 || len(e.Outputs[0].Chain) != 2 {
+		t.Fatalf("%+v", e)
+	}
+	var found bool
+	for _, s := range e.Outputs[0].Chain {
+		if s.Placeholder == "${config:flavour}" && len(s.Inputs) == 1 && s.Inputs[0].Root &&
+			s.Inputs[0].Bucket == nodes.ConfigBucket && s.Inputs[0].Key == "ace.web.flavour" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the root is not named in %s", js)
+	}
+
+	w.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	out = w.until("web on ace: applied since ", "graph", "explain", "--control", w.sock, "web")
+	mustContain(t, "explain", out, "/etc/web/a.conf  met")
+}
+
+func TestAModuleNotOnTheNodeIsSaidWithTheModulesThatAre(t *testing.T) {
+	w := newWorld(t)
+	w.assign("web", "/etc/web/a.conf", "x\n")
+	w.assign("db", "/etc/db/a.conf", "y\n")
+	w.until("2 modules on node ace", "status", "--control", w.sock)
+	for _, args := range [][]string{
+		{"graph", "explain", "--control", w.sock, "ghost"},
+		{"graph", "explain", "--json", "--control", w.sock, "ghost"},
+		{"graph", "dot", "--module", "ghost", "--control", w.sock},
+	} {
+		code, out, errOut := cli(args...)
+		if code != 1 || out != "" || !strings.Contains(errOut, "module ghost is not on node ace; modules on node ace: db, web") {
+			t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+func TestTheCommandsSayPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {
+	dir, err := os.MkdirTemp("", "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	absent := filepath.Join(dir, "absent.sock")
+	stale := filepath.Join(dir, "stale.sock") // left behind by a daemon that died
+	ln, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	for _, sock := range []string{absent, stale} {
+		for _, args := range [][]string{
+			{"status", "--control", sock},
+			{"graph", "explain", "--control", sock, "web"},
+			{"graph", "dot", "--control", sock},
+		} {
+			code, out, errOut := cli(args...)
+			if code != 1 || out != "" || !strings.HasPrefix(errOut, "the daemon is not running: ") || !strings.Contains(errOut, sock) {
+				t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
+			}
+		}
+	}
+	if code, _, errOut := cli("graph", "explain", "--control", absent); code != 2 || !strings.Contains(errOut, "usage:") {
+		t.Fatalf("no module: exit %d %q", code, errOut)
+	}
+}
+
+func TestGraphDotPrintsDOTThatParsesBackForOneModuleOrAll(t *testing.T) {
+	w := newWorld(t)
+	w.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	w.assign("web", "/etc/web/a.conf", "model = ${config:model}\n")
+	w.assign("db", "/etc/db/a.conf", "port = ${config:port}\n")
+	w.until("2 modules on node ace: 1 applied, 1 waiting.", "status", "--control", w.sock)
+	count := func(args ...string) (int, int, string) {
+		code, out, errOut := cli(append([]string{"graph", "dot", "--control", w.sock}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		g := simple.NewDirectedGraph()
+		if err := gdot.Unmarshal([]byte(out), g); err != nil {
+			t.Fatalf("DOT does not parse back: %v\n%s", err, out)
+		}
+		return g.Nodes().Len(), g.Edges().Len(), out
+	}
+	allN, allE, all := count()
+	webN, webE, web := count("--module", "web")
+	mustContain(t, "DOT", all, `"module:web"`, `"module:db"`, `"config:ace.db.port"`, "color=orange", "color=darkgreen")
+	mustContain(t, "DOT of web", web, `"module:web"`, `"need:web/${config:model}"`, `"config:ace.web.model"`)
+	if strings.Contains(web, "module:db") || webN >= allN || webE >= allE || webN < 5 {
+		t.Fatalf("web %d/%d of %d/%d:\n%s", webN, webE, allN, allE, web)
+	}
+}
