@@ -1,0 +1,394 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// syncBuffer is an io.Writer the lab's goroutines may share with the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// labDir is a short temporary directory (the lab's unix sockets live in it).
+func labDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func checkFor(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// appliedReports reads every report of the applied bucket at url.
+func appliedReports(t *testing.T, url string) map[string]report.Report {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatalf("connecting to the lab's NATS: %v", err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, nodes.AppliedBucket)
+	if err != nil {
+		t.Fatalf("opening %s: %v", nodes.AppliedBucket, err)
+	}
+	keys, err := kv.Keys(ctx)
+	if err != nil {
+		t.Fatalf("listing %s: %v", nodes.AppliedBucket, err)
+	}
+	out := map[string]report.Report{}
+	for _, k := range keys {
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			t.Fatalf("getting %s of %s: %v", k, nodes.AppliedBucket, err)
+		}
+		var r report.Report
+		if err := json.Unmarshal(e.Value(), &r); err != nil {
+			t.Fatalf("%s of %s: %v", k, nodes.AppliedBucket, err)
+		}
+		out[k] = r
+	}
+	return out
+}
+
+func readFile(t *testing.T, dir, node, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "root", node, filepath.FromSlash(path)))
+	if err != nil {
+		t.Fatalf("the lab did not fill %s on %s: %v", path, node, err)
+	}
+	return string(b)
+}
+
+// Bytes the example mesh must fill (examples/mesh: templates, config.json,
+// bound.json, placement; the lab's stand-ins for the merged sshd files).
+const (
+	wantClaudeConfigACE = `# Written by the mesh provisioner (module claude-code on ace); edits are put back.
+model = "claude-sonnet"
+listen = "127.0.0.1:8417"
+state_dir = "/var/lib/claude-code"
+api_key_file = "/etc/claude-code/api-key"
+
+[forge]
+url = "https://forge.mesh.internal"
+user = "claude-code-ace"
+env_file = "/etc/claude-code/forge.env"
+`
+	// SPEC §4.4: items ordered by contributor, each introduced by
+	// "<comment> <contributor>" and ending in a newline.
+	wantZshACE = `# Written by the mesh provisioner (module zsh on ace); edits are put back.
+# Each module on this node that contributes to shell:zsh:normal has its part below.
+# claude-code
+export CLAUDE_CODE_URL="http://127.0.0.1:8417"
+alias cc-logs='journalctl -u claude-code.service -f'
+# gitea
+export GITEA_URL="https://forge.mesh.internal"
+alias forge='xdg-open "$GITEA_URL" 2>/dev/null || echo "$GITEA_URL"'
+
+`
+	wantBanner = `ace: a node of the mesh. Authorised use only.
+(Written once by the mesh provisioner; edit freely, it is not put back.)
+`
+	// managed-keys: Port set in place, the local line kept, the rest appended.
+	wantMeshConf = `# A local edit made before the provisioner ran (written by mesh-lab).
+Port=22
+ClientAliveInterval=120
+PasswordAuthentication=no
+PermitRootLogin=prohibit-password
+AllowGroups=ops mesh-admins
+`
+	// managed-block: the stand-in kept, the block appended.
+	wantSshdConfig = `# Stand-in for the distribution's sshd_config, written by mesh-lab.
+Include /etc/ssh/sshd_config.d/*.conf
+KbdInteractiveAuthentication no
+UsePAM yes
+# BEGIN mesh sshd
+Match Address 10.42.0.0/16
+    AllowTcpForwarding yes
+    X11Forwarding no
+# END mesh sshd
+`
+)
+
+var wantKeys = []string{
+	"ace.claude-code", "ace.gitea", "ace.sshd", "ace.zsh",
+	"g14.claude-code", "g14.grafana", "g14.zsh",
+}
+
+// TestOnceFillsTheExampleMesh is `mesh-lab --once`: it returns nil; every
+// module is applied but grafana on g14, which waits on config smtp-host;
+// the files are there with the expected bytes; the summary and the
+// explanation are printed; no secret reaches the output or the logs.
+func TestOnceFillsTheExampleMesh(t *testing.T) {
+	dir := labDir(t)
+	var out, logs syncBuffer
+	var reports map[string]report.Report
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := Run(ctx, Config{
+		Dir: dir, Port: 0, Once: true, Out: &out,
+		Log:       zerolog.New(&logs).Level(zerolog.DebugLevel),
+		OnSettled: func(url string) { reports = appliedReports(t, url) },
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\noutput:\n%s", err, out.String())
+	}
+
+	if got := slices.Sorted(maps.Keys(reports)); !slices.Equal(got, wantKeys) {
+		t.Errorf("applied bucket keys %q, want %q", got, wantKeys)
+	}
+	for key, r := range reports {
+		if key == "g14.grafana" {
+			continue
+		}
+		if r.State != "applied" {
+			t.Errorf("report %s is %s (%s %v), want applied", key, r.State, r.Reason, r.Waiting)
+		}
+	}
+	g := reports["g14.grafana"]
+	if g.State != "waiting" || len(g.Waiting) != 1 || g.Waiting[0].Kind != "config" || g.Waiting[0].Name != "smtp-host" {
+		t.Errorf("report g14.grafana: %+v, want waiting on config smtp-host alone", g)
+	} else if !strings.Contains(g.Waiting[0].Why, "g14.grafana.smtp-host") {
+		t.Errorf("g14.grafana waits %q, want the key g14.grafana.smtp-host named", g.Waiting[0].Why)
+	}
+
+	for _, f := range []struct{ node, path, want string }{
+		{"ace", "/etc/claude-code/config.toml", wantClaudeConfigACE},
+		{"ace", "/etc/zsh/zshrc.d/mesh.zsh", wantZshACE},
+		{"ace", "/etc/ssh/banner.txt", wantBanner},
+		{"ace", "/etc/ssh/sshd_config.d/60-mesh.conf", wantMeshConf},
+		{"ace", "/etc/ssh/sshd_config", wantSshdConfig},
+	} {
+		if got := readFile(t, dir, f.node, f.path); got != f.want {
+			t.Errorf("%s on %s:\n%s\nwant:\n%s", f.path, f.node, got, f.want)
+		}
+	}
+	if got := readFile(t, dir, "g14", "/etc/claude-code/config.toml"); !strings.Contains(got, `model = "claude-opus"`) {
+		t.Errorf("g14's claude-code config.toml lacks its own model:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "root", "g14", "etc", "grafana", "grafana.ini")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("grafana.ini on g14 must not be written while grafana waits (stat: %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "root", "ace", "etc", "grafana")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ace got g14's grafana (stat: %v)", err)
+	}
+
+	text := out.String()
+	for _, want := range []string{
+		"restart claude-code.service on ace",
+		"reload ssh.service on ace",
+		"grafana on g14: waiting",
+		"mesh-config_resolved g14.grafana.smtp-host",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	for _, line := range []string{"ace   claude-code  applied", "g14   grafana      waiting"} {
+		if !strings.Contains(text, line) {
+			t.Errorf("summary lacks the line %q:\n%s", line, text)
+		}
+	}
+	for _, secret := range []string{"dev-only-api-key", "dev-only-forge-token"} {
+		if strings.Contains(text, secret) || strings.Contains(logs.String(), secret) {
+			t.Errorf("a secret value (%s…) reached the lab's output or logs", secret)
+		}
+	}
+}
+
+// TestRunFollowsChangesAndStops is the README's tour: the lab runs on; a
+// config value put on the bus is filled again and its program restarted;
+// setting the value grafana waits for applies it; cancelling stops every
+// part and removes the sockets.
+func TestRunFollowsChangesAndStops(t *testing.T) {
+	dir := labDir(t)
+	var out syncBuffer
+	urls := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Dir: dir, Out: &out, Log: zerolog.Nop(), OnSettled: func(u string) { urls <- u }})
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("Run returned before settling: %v\n%s", err, out.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("not settled within 60s:\n%s", out.String())
+	}
+
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(ctx, nodes.ConfigBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.PutString(ctx, "ace.claude-code.model", "opus-4"); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 10*time.Second, func() error {
+		got := readFile(t, dir, "ace", "/etc/claude-code/config.toml")
+		if !strings.Contains(got, `model = "opus-4"`) {
+			return fmt.Errorf("config.toml on ace not filled again:\n%s", got)
+		}
+		if n := strings.Count(out.String(), "restart claude-code.service on ace"); n != 2 {
+			return fmt.Errorf("claude-code.service on ace restarted %d times, want 2 (start, change):\n%s", n, out.String())
+		}
+		return nil
+	})
+	if got := readFile(t, dir, "g14", "/etc/claude-code/config.toml"); !strings.Contains(got, `model = "claude-opus"`) {
+		t.Errorf("g14's config.toml moved with ace's value:\n%s", got)
+	}
+
+	if _, err := kv.PutString(ctx, "g14.grafana.smtp-host", "smtp.mesh.internal"); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 10*time.Second, func() error {
+		if !strings.Contains(out.String(), "report: g14 grafana: applied") {
+			return fmt.Errorf("no report of grafana applied:\n%s", out.String())
+		}
+		return nil
+	})
+	if got := readFile(t, dir, "g14", "/etc/grafana/grafana.ini"); !strings.Contains(got, "host = smtp.mesh.internal\n") {
+		t.Errorf("grafana.ini on g14:\n%s", got)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not stop within 30s of its context ending")
+	}
+	for _, node := range []string{"ace", "g14"} {
+		for _, sock := range []string{"fill.sock", "control.sock"} {
+			if _, err := os.Stat(filepath.Join(dir, node, sock)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s of %s left after the lab stopped (stat: %v)", sock, node, err)
+			}
+		}
+	}
+	checkFor(t, 5*time.Second, func() error {
+		if nc.IsConnected() {
+			return errors.New("the lab's nats-server still serves after Run returned")
+		}
+		return nil
+	})
+}
+
+// TestTakenPortIsSaid: a port already in use is an error naming the way
+// out, before anything starts.
+func TestTakenPortIsSaid(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	err = Run(context.Background(), Config{Dir: labDir(t), Port: port, Once: true, Out: &syncBuffer{}, Log: zerolog.Nop()})
+	if err == nil || !strings.Contains(err.Error(), "--port 0") {
+		t.Fatalf("Run on a taken port: %v, want an error saying --port 0", err)
+	}
+}
+
+// TestUnsettledSaysWhatIsOff: --once fails, naming the module, when a
+// module is not applied, when grafana does not wait, when a report is
+// missing or left from an earlier lab.
+func TestUnsettledSaysWhatIsOff(t *testing.T) {
+	start := time.Now()
+	now := start.Add(time.Second).UTC().Format(time.RFC3339Nano)
+	old := start.Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	settled := func() *reports {
+		r := newReports(wantKeys, start)
+		for _, k := range wantKeys {
+			toks, _ := nodes.DecodeKey(k, 2)
+			r.byKey[k] = report.Report{Node: toks[0], Module: toks[1], State: "applied", At: now}
+		}
+		r.byKey["g14.grafana"] = report.Report{Node: "g14", Module: "grafana", State: "waiting", At: now,
+			Waiting: []report.Waiting{{Kind: "config", Name: "smtp-host"}}}
+		return r
+	}
+	if err := settled().unsettled(); err != nil {
+		t.Fatalf("the example mesh as it should end up: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		change func(r *reports)
+		want   string
+	}{
+		{"failed", func(r *reports) {
+			r.byKey["ace.sshd"] = report.Report{State: "failed", At: now, Reason: "fill socket refused"}
+		}, "ace.sshd is failed, want applied: fill socket refused"},
+		{"grafana applied", func(r *reports) {
+			r.byKey["g14.grafana"] = report.Report{State: "applied", At: now}
+		}, "g14.grafana is applied, want waiting"},
+		{"missing", func(r *reports) { delete(r.byKey, "ace.zsh") }, "ace.zsh: no report yet"},
+		{"stale", func(r *reports) {
+			rep := r.byKey["ace.gitea"]
+			rep.At = old
+			r.byKey["ace.gitea"] = rep
+		}, "ace.gitea: no report yet"},
+	} {
+		r := settled()
+		c.change(r)
+		err := r.unsettled()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

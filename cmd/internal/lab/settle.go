@@ -1,0 +1,172 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// The example mesh's module that waits on purpose (examples/README.md):
+// g14's grafana names ${config:smtp-host}, which nobody sets.
+const (
+	WaitingNode   = "g14"
+	WaitingModule = "grafana"
+	WaitingConfig = "smtp-host"
+)
+
+// quiet is how long the applied bucket must stay unchanged, once every
+// module is where it should be, for the lab to call the mesh settled: a
+// collector is applied first with the items there so far, then filled
+// again as the others arrive.
+const quiet = 750 * time.Millisecond
+
+// reports follows the applied bucket: the last report of each module.
+type reports struct {
+	want    []string  // every assignment's key <node>.<module>
+	since   time.Time // reports from before (a kept lab's) do not count
+	byKey   map[string]report.Report
+	changed time.Time // the last change seen
+}
+
+func newReports(want []string, since time.Time) *reports {
+	return &reports{want: want, since: since.Truncate(time.Second), byKey: map[string]report.Report{}}
+}
+
+// current says whether rep was written by this lab's clients.
+func (r *reports) current(rep report.Report) bool {
+	at, err := time.Parse(time.RFC3339Nano, rep.At)
+	return err == nil && !at.Before(r.since)
+}
+
+// apply takes one watch entry; it returns the report it decoded, if any.
+func (r *reports) apply(e jetstream.KeyValueEntry) (*report.Report, error) {
+	r.changed = time.Now()
+	if e.Operation() != jetstream.KeyValuePut {
+		delete(r.byKey, e.Key())
+		return nil, nil
+	}
+	var rep report.Report
+	if err := json.Unmarshal(e.Value(), &rep); err != nil {
+		return nil, fmt.Errorf("report %s of %s is not a report: %w", e.Key(), nodes.AppliedBucket, err)
+	}
+	r.byKey[e.Key()] = rep
+	return &rep, nil
+}
+
+// unsettled says what is not yet as the example mesh should end up: every
+// module applied, grafana on g14 waiting; nil when all is.
+func (r *reports) unsettled() error {
+	var errs []error
+	for _, key := range r.want {
+		rep, ok := r.byKey[key]
+		switch {
+		case !ok || !r.current(rep):
+			errs = append(errs, fmt.Errorf("%s: no report yet", key))
+		case key == nodes.EncodeKey(WaitingNode, WaitingModule):
+			if rep.State != "waiting" {
+				errs = append(errs, fmt.Errorf("%s is %s, want waiting (on config %s)%s", key, rep.State, WaitingConfig, because(rep)))
+			}
+		case rep.State != "applied":
+			errs = append(errs, fmt.Errorf("%s is %s, want applied%s", key, rep.State, because(rep)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func because(rep report.Report) string {
+	if rep.Reason != "" {
+		return ": " + rep.Reason
+	}
+	var w []string
+	for _, x := range rep.Waiting {
+		w = append(w, x.Kind+" "+x.Name)
+	}
+	if len(w) > 0 {
+		return ": waits for " + strings.Join(w, ", ")
+	}
+	return ""
+}
+
+// settle follows updates until the mesh is settled (nil), until timeout
+// passes (the reason it is not), or until ctx ends.
+func (r *reports) settle(ctx context.Context, updates <-chan jetstream.KeyValueEntry, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-updates:
+			if !ok {
+				return fmt.Errorf("the watch of %s ended", nodes.AppliedBucket)
+			}
+			if e == nil {
+				continue // the initial values are in
+			}
+			if _, err := r.apply(e); err != nil {
+				return err
+			}
+		case <-tick.C:
+			if r.unsettled() == nil && time.Since(r.changed) >= quiet {
+				return nil
+			}
+		case <-deadline.C:
+			err := r.unsettled()
+			if err == nil {
+				return nil
+			}
+			return fmt.Errorf("not settled after %s:\n%w", timeout, err)
+		}
+	}
+}
+
+// summary writes one line per module: node, module, state, and its files
+// (or what it waits for).
+func (r *reports) summary(w io.Writer, rootShown string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "NODE\tMODULE\tSTATE\tFILES (under %s/<node>)\n", rootShown)
+	for _, key := range slices.Sorted(maps.Keys(r.byKey)) {
+		rep := r.byKey[key]
+		var what string
+		if rep.State == "applied" {
+			var paths []string
+			for _, f := range rep.Files {
+				paths = append(paths, f.Path)
+			}
+			what = strings.Join(paths, " ")
+		} else {
+			what = "nothing written" + because(rep)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", rep.Node, rep.Module, rep.State, what)
+	}
+	tw.Flush()
+}
+
+// describe is one line saying what a new report says.
+func describe(rep *report.Report) string {
+	s := fmt.Sprintf("%s %s: %s", rep.Node, rep.Module, rep.State)
+	var moved []string
+	for _, f := range rep.Files {
+		if f.Action != "unchanged" && f.Action != "kept" {
+			moved = append(moved, f.Path+" "+f.Action)
+		}
+	}
+	if len(moved) > 0 {
+		s += " (" + strings.Join(moved, ", ") + ")"
+	}
+	return s + because(*rep)
+}
