@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"sync/atomic"
 
 	"github.com/novox/mesh-provisioner/graph"
 )
@@ -44,39 +46,74 @@ func boundValue(k string) graph.Compute {
 
 // collectedText: [registry entry, collection] → the collection's text:
 // every item ordered by contributor, each introduced by "<comment>
-// <contributor>" and ending in a newline.
+// <contributor>" and ending in a newline (an empty item is an empty line).
+// No item: the empty text.
 func collectedText(comment string) graph.Compute {
 	return func(in graph.In) (any, error) {
-		items, _ := in.Value(1).([]ItemText)
-		var b bytes.Buffer
+		items, _ := in.Value(1).(collectionItems)
+		size := 0
 		for _, it := range items {
-			b.WriteString(comment)
-			b.WriteByte(' ')
-			b.WriteString(it.Contributor)
-			b.WriteByte('\n')
-			b.Write(it.Text)
-			if len(it.Text) > 0 && it.Text[len(it.Text)-1] != '\n' {
-				b.WriteByte('\n')
+			size += len(comment) + 1 + len(it.Contributor) + 1 + len(it.Text)
+			if len(it.Text) == 0 || it.Text[len(it.Text)-1] != '\n' {
+				size++
 			}
 		}
-		if b.Len() > MaxRenderedBytes {
-			return nil, fmt.Errorf("collection text is over the limit of %d bytes", MaxRenderedBytes)
+		if size > MaxRenderedBytes {
+			return nil, fmt.Errorf("the text of collection %s (%d items) is %d bytes, over the limit of %d bytes (%w)", in.Key(1).Name, len(items), size, MaxRenderedBytes, ErrLimit)
 		}
-		return b.Bytes(), nil
+		b := make([]byte, 0, size)
+		for _, it := range items {
+			b = append(b, comment...)
+			b = append(b, ' ')
+			b = append(b, it.Contributor...)
+			b = append(b, '\n')
+			b = append(b, it.Text...)
+			if len(it.Text) == 0 || it.Text[len(it.Text)-1] != '\n' {
+				b = append(b, '\n')
+			}
+		}
+		return b, nil
 	}
 }
 
-// computeCollection (tolerant): [items…] → the ready items, by contributor
-// (inputs are laid out in contributor order). An item that waits or fails is
-// not recorded, so it is left out.
+// collectionItems is a collection's value: its ready items, sorted by
+// contributor (byte order).
+type collectionItems []ItemText
+
+// Equal is the cutoff: the same contributors with the same texts.
+func (c collectionItems) Equal(o any) bool {
+	d, ok := o.(collectionItems)
+	if !ok || len(c) != len(d) {
+		return false
+	}
+	for i := range c {
+		if c[i].Contributor != d[i].Contributor || !bytes.Equal(c[i].Text, d[i].Text) {
+			return false
+		}
+	}
+	return true
+}
+
+// computeCollection (tolerant): [items…] → the ready items, by contributor.
+// The wiring lays inputs out in contributor order, but an input whose edge
+// was once refused (a cycle, later broken) comes back last, so the order
+// is checked and restored here. An item that waits or fails is left out.
 func computeCollection(in graph.In) (any, error) {
-	out := make([]ItemText, 0, in.Len())
+	out := make(collectionItems, 0, in.Len())
+	sorted := true
 	for i := 0; i < in.Len(); i++ {
 		if in.State(i) != graph.Ready {
 			continue
 		}
 		o := in.Input(i).Meta.(*Origin)
-		out = append(out, ItemText{Contributor: o.Module, Text: in.Value(i).([]byte)})
+		text, _ := in.Value(i).([]byte)
+		if n := len(out); n > 0 && out[n-1].Contributor > o.Module {
+			sorted = false
+		}
+		out = append(out, ItemText{Contributor: o.Module, Text: text})
+	}
+	if !sorted {
+		sort.Slice(out, func(i, j int) bool { return out[i].Contributor < out[j].Contributor })
 	}
 	return out, nil
 }
@@ -108,10 +145,63 @@ func computeConsumers(in graph.In) (any, error) {
 	return json.MarshalIndent(out, "", "  ")
 }
 
+// RenderCounts counts the templates a Mesh rendered (each run of a file's
+// or an item's compute that got as far as rendering), for metrics and for
+// tests that hold fan-out to what depends on a change.
+type RenderCounts struct {
+	Files atomic.Uint64
+	Items atomic.Uint64
+}
+
+// renderer renders one template from the need nodes of its placeholders.
+type renderer struct {
+	t    *Template
+	phs  []Placeholder
+	keys []graph.Key // the need node of each placeholder
+	skip int         // inputs before the needs (plan, archive)
+}
+
+func newRenderer(module string, t *Template, skip int) *renderer {
+	r := &renderer{t: t, phs: t.Placeholders(), skip: skip}
+	r.keys = make([]graph.Key, len(r.phs))
+	for i, ph := range r.phs {
+		r.keys[i] = needKey(module, ph)
+	}
+	return r
+}
+
+// render reads each placeholder's value from its need node. The needs are
+// laid out in placeholder order; an input whose edge was refused once (a
+// cycle, later broken) comes back last, so a need not in its place is
+// looked for by key: a value never lands in another placeholder.
+func (r *renderer) render(in graph.In) ([]byte, error) {
+	vals := make(map[Placeholder][]byte, len(r.phs))
+	for j, ph := range r.phs {
+		i := r.skip + j
+		if i >= in.Len() || in.Key(i) != r.keys[j] {
+			i = -1
+			for x := r.skip; x < in.Len(); x++ {
+				if in.Key(x) == r.keys[j] {
+					i = x
+					break
+				}
+			}
+			if i < 0 {
+				return nil, fmt.Errorf("template %s: %s is not wired (a refused cycle edge)", r.t.Name, ph)
+			}
+		}
+		v, _ := in.Value(i).([]byte)
+		vals[ph] = v
+	}
+	return r.t.Render(func(ph Placeholder) []byte { return vals[ph] })
+}
+
 // renderFile: [plan, archive, needs…] → the file rendered from t.
-func renderFile(module string, spec FileSpec, t *Template, skip int, secret bool) graph.Compute {
+func renderFile(counts *RenderCounts, module string, spec FileSpec, t *Template, skip int, secret bool) graph.Compute {
+	r := newRenderer(module, t, skip)
 	return func(in graph.In) (any, error) {
-		content, err := renderTemplate(t, in, skip)
+		counts.Files.Add(1)
+		content, err := r.render(in)
 		if err != nil {
 			return nil, err
 		}
@@ -120,9 +210,11 @@ func renderFile(module string, spec FileSpec, t *Template, skip int, secret bool
 }
 
 // renderItem: [plan, archive, needs…] → the item's text.
-func renderItem(t *Template, skip int) graph.Compute {
+func renderItem(counts *RenderCounts, module string, t *Template, skip int) graph.Compute {
+	r := newRenderer(module, t, skip)
 	return func(in graph.In) (any, error) {
-		text, err := renderTemplate(t, in, skip)
+		counts.Items.Add(1)
+		text, err := r.render(in)
 		if err != nil {
 			return nil, err
 		}
@@ -131,18 +223,6 @@ func renderItem(t *Template, skip int) graph.Compute {
 		}
 		return text, nil
 	}
-}
-
-func renderTemplate(t *Template, in graph.In, skip int) ([]byte, error) {
-	phs := t.Placeholders()
-	idx := make(map[Placeholder]int, len(phs))
-	for i, ph := range phs {
-		idx[ph] = skip + i
-	}
-	return t.Render(func(ph Placeholder) []byte {
-		v, _ := in.Value(idx[ph]).([]byte)
-		return v
-	})
 }
 
 // secretContent: [plan, need secret] → a file holding the secret alone.

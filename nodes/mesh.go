@@ -33,6 +33,8 @@ type Mesh struct {
 	bindings    map[string]map[string]bool // provider/provision → assignment keys naming it
 
 	collItems map[string]map[string]*graph.Node // collection → contributor → item node
+	boundUse  map[string]int                    // provider bucket → bound leaves reading it
+	renders   RenderCounts
 
 	newSecrets  []string
 	newArchives []ArchiveWant

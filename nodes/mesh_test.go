@@ -126,15 +126,149 @@ func TestACycleOfCollectionsFailsEveryModuleOnItWithTheCycleNamed(t *testing.T) 
 	m.PutAssignment("ace.a", planJSON("ace", "a", Plan{
 		Items: []ItemSpec{{Collection: "c2", Template: "i"}}, Collections: []CollectionSpec{{Name: "c1", Comment: "#"}}}))
 	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("${collected:c1}")})
+	// b's item is first in c3, then moved to c1: the cycle is closed where
+	// c1 takes the item in.
 	m.PutAssignment("ace.b", planJSON("ace", "b", Plan{
-		Items: []ItemSpec{{Collection: "c1", Template: "i"}}, Collections: []CollectionSpec{{Name: "c2", Comment: "#"}}}))
+		Items: []ItemSpec{{Collection: "c3", Template: "i"}}, Collections: []CollectionSpec{{Name: "c2", Comment: "#"}}}))
 	m.SetArchive("b", digestA, map[string][]byte{"i": []byte("${collected:c2}")})
 	m.Stabilize()
+	if v := m.View("b"); v.State != graph.Ready {
+		t.Fatalf("b before the cycle: %v %q", v.State, v.Reason)
+	}
+	m.PutAssignment("ace.b", planJSON("ace", "b", Plan{
+		Items: []ItemSpec{{Collection: "c1", Template: "i"}}, Collections: []CollectionSpec{{Name: "c2", Comment: "#"}}}))
+	m.Stabilize()
+	want := "collection cycle: c1 → item a/c2 → c2 → item b/c1 → c1"
 	for _, mod := range []string{"a", "b"} {
 		v := m.View(mod)
-		if v.State != graph.Failed || !strings.Contains(v.Reason, "cycle: ") || !strings.Contains(v.Reason, "collection:c1") || !strings.Contains(v.Reason, "collection:c2") {
+		if v.State != graph.Failed || !strings.HasPrefix(v.Reason, want) {
+			t.Fatalf("%s: %v %q, want the reason to start with %q", mod, v.State, v.Reason, want)
+		}
+	}
+	// z contributes to c1 too, and a collects c1 in a file; then a's item
+	// stops naming c1 and the cycle is broken: c1 takes b's item back (last
+	// in the engine's inputs) and must still list b before z.
+	m.PutAssignment("ace.z", planJSON("ace", "z", Plan{Items: []ItemSpec{{Collection: "c1", Template: "i"}}}))
+	m.SetArchive("z", digestA, map[string][]byte{"i": []byte("z-item")})
+	const digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	m.PutAssignment("ace.a", planJSON("ace", "a", Plan{Templates: TemplatesRef{Ref: "file:///t/a.tar", Digest: digestB},
+		Files: []FileSpec{{Path: "/etc/a", Template: "f"}},
+		Items: []ItemSpec{{Collection: "c2", Template: "i"}}, Collections: []CollectionSpec{{Name: "c1", Comment: "#"}}}))
+	m.SetArchive("a", digestB, map[string][]byte{"i": []byte("a-item"), "f": []byte("${collected:c1}")})
+	m.Stabilize()
+	for _, mod := range []string{"a", "b", "z"} {
+		if v := m.View(mod); v.State != graph.Ready {
+			t.Fatalf("%s after the cycle is broken: %v %q", mod, v.State, v.Reason)
+		}
+	}
+	if got, want := string(file(m, "a", "/etc/a").Value.Content), "# b\n# a\na-item\n# z\nz-item\n"; got != want {
+		t.Fatalf("collected c1 %q, want %q", got, want)
+	}
+}
+
+// A cycle closed by re-wiring an item (its template now names a collection
+// that leads back) and then broken again: the refused input comes back in
+// another place, and every value must still land in its own placeholder and
+// the collection stay ordered by contributor.
+func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
+	m := NewMesh("ace")
+	registryAll(m)
+	const digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	planA := func(digest string) []byte {
+		return planJSON("ace", "a", Plan{Templates: TemplatesRef{Ref: "file:///t/a.tar", Digest: digest},
+			Files: []FileSpec{{Path: "/etc/a", Template: "f"}},
+			Items: []ItemSpec{{Collection: "c2", Template: "i"}}, Collections: []CollectionSpec{{Name: "c1", Comment: "#"}}})
+	}
+	planB := func(digest string) []byte {
+		return planJSON("ace", "b", Plan{Templates: TemplatesRef{Ref: "file:///t/b.tar", Digest: digest},
+			Items: []ItemSpec{{Collection: "c1", Template: "i"}}, Collections: []CollectionSpec{{Name: "c2", Comment: "//"}}})
+	}
+	m.PutConfig("ace.a.v", []byte("V"))
+	m.PutAssignment("ace.a", planA(digestA))
+	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("a-item"), "f": []byte("${collected:c1}")})
+	m.PutAssignment("ace.b", planB(digestA))
+	m.SetArchive("b", digestA, map[string][]byte{"i": []byte("${collected:c2}")})
+	m.PutAssignment("ace.z", planJSON("ace", "z", Plan{Items: []ItemSpec{{Collection: "c1", Template: "i"}}}))
+	m.SetArchive("z", digestA, map[string][]byte{"i": []byte("z-item")})
+	m.Stabilize()
+	if got := string(file(m, "a", "/etc/a").Value.Content); got != "# b\n// a\na-item\n# z\nz-item\n" {
+		t.Fatalf("before the cycle: %q", got)
+	}
+	// a's item now names c1, which holds b's item, which names c2, which holds a's item.
+	m.PutAssignment("ace.a", planA(digestB))
+	m.SetArchive("a", digestB, map[string][]byte{"i": []byte("${collected:c1}|${config:v}"), "f": []byte("${collected:c1}")})
+	m.Stabilize()
+	for _, mod := range []string{"a", "b"} {
+		if v := m.View(mod); v.State != graph.Failed || !strings.Contains(v.Reason, "collection cycle: c1 → ") {
 			t.Fatalf("%s: %v %q", mod, v.State, v.Reason)
 		}
+	}
+	if v := m.View("z"); v.State != graph.Ready {
+		t.Fatalf("z, not on the cycle: %v %q", v.State, v.Reason)
+	}
+	// b's item no longer names c2: the cycle is broken.
+	m.PutAssignment("ace.b", planB(digestB))
+	m.SetArchive("b", digestB, map[string][]byte{"i": []byte("b-item")})
+	m.Stabilize()
+	for _, mod := range []string{"a", "b", "z"} {
+		if v := m.View(mod); v.State != graph.Ready {
+			t.Fatalf("%s after the cycle is broken: %v %q", mod, v.State, v.Reason)
+		}
+	}
+	c1 := "# b\nb-item\n# z\nz-item\n"
+	if got := string(file(m, "a", "/etc/a").Value.Content); got != c1 {
+		t.Fatalf("collected c1 %q, want %q", got, c1)
+	}
+	if got := string(m.View("a").Items[0].Text); got != c1+"|V" {
+		t.Fatalf("a's item %q, want %q", got, c1+"|V")
+	}
+}
+
+func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFails(t *testing.T) {
+	m := NewMesh("ace")
+	registryAll(m)
+	m.PutAssignment("ace.s", planJSON("ace", "s", Plan{Secrets: []SecretSpec{{Name: "k"}},
+		Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m.SetArchive("s", digestA, map[string][]byte{"i": []byte("x\ntoken=${secret:k}\n")})
+	m.PutAssignment("ace.p", planJSON("ace", "p", Plan{Provides: []string{"read"},
+		Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m.SetArchive("p", digestA, map[string][]byte{"i": []byte("${consumers:read}")})
+	m.PutAssignment("ace.u", planJSON("ace", "u", Plan{Files: []FileSpec{{Path: "/etc/u", Template: "f"}},
+		Collections: []CollectionSpec{{Name: "c", Comment: "#"}}}))
+	m.SetArchive("u", digestA, map[string][]byte{"f": []byte("${collected:c}\n${shell:zsh:normal}")})
+	m.Stabilize()
+	for mod, want := range map[string]string{
+		"s": "i:2:7: an item names ${secret:k}: an item is kept in a bucket, and no secret is",
+		"p": "i:1:1: an item names ${consumers:read}",
+		"u": "f:2:1: ${shell:zsh:normal} names collection shell:zsh:normal which collections[] does not list",
+	} {
+		if v := m.View(mod); v.State != graph.Failed || !strings.Contains(v.Reason, want) {
+			t.Fatalf("%s: %v %q, want it to say %q", mod, v.State, v.Reason, want)
+		}
+	}
+	if len(m.TakeNewSecrets()) != 0 {
+		t.Fatal("a refused item asked the vault")
+	}
+}
+
+func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing.T) {
+	m := NewMesh("ace")
+	registryAll(m)
+	m.PutAssignment("ace.zsh", collectorPlan("ace", "zsh", "c"))
+	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
+	m.PutAssignment("ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m.Stabilize()
+	v := m.View("a")
+	if len(v.Items) != 1 || v.Items[0].State != graph.Waiting || !strings.Contains(v.Items[0].Why, "not fetched yet") {
+		t.Fatalf("items %+v", v.Items)
+	}
+	if got := file(m, "zsh", "/etc/zsh"); got.Value == nil || len(got.Value.Content) != 0 {
+		t.Fatalf("collector %+v", got)
+	}
+	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("")})
+	m.Stabilize()
+	if got := string(file(m, "zsh", "/etc/zsh").Value.Content); got != "# a\n\n" {
+		t.Fatalf("an empty item: %q", got)
 	}
 }
 
@@ -195,6 +329,7 @@ func TestOneItemChangeRendersOnlyItsCollectors(t *testing.T) {
 		m.PutConfig("ace."+mod+".v", []byte("1"))
 	}
 	m.Stabilize()
+	files, items := m.Renders().Files.Load(), m.Renders().Items.Load()
 	m.PutConfig("ace.m5.v", []byte("2")) // m5's item is in c5, collected by m4, m24, …
 	touched := m.Stabilize()
 	want := []string{"m5"}
@@ -205,5 +340,41 @@ func TestOneItemChangeRendersOnlyItsCollectors(t *testing.T) {
 	}
 	if len(touched) != len(want) {
 		t.Fatalf("touched %d modules %v, want %d", len(touched), touched, len(want))
+	}
+	// Count renders, not just touched modules: exactly the 10 collectors'
+	// files and the one item.
+	if f, i := m.Renders().Files.Load()-files, m.Renders().Items.Load()-items; f != 10 || i != 1 {
+		t.Fatalf("rendered %d files and %d items, want 10 and 1", f, i)
+	}
+	if got := string(file(m, "m4", "/etc/m4").Value.Content); !strings.Contains(got, "# m5\nitem 2\n") {
+		t.Fatalf("collector m4: %q", got)
+	}
+	// The same value again renders nothing.
+	files = m.Renders().Files.Load()
+	m.PutConfig("ace.m5.v", []byte("2"))
+	if touched := m.Stabilize(); len(touched) != 0 || m.Renders().Files.Load() != files {
+		t.Fatalf("an unchanged value touched %v", touched)
+	}
+}
+
+// The engine may hand a collection its items out of contributor order (an
+// input whose edge was refused comes back last): the text stays ordered.
+func TestACollectionOrdersItsItemsWhateverTheOrderOfItsInputs(t *testing.T) {
+	g := graph.New()
+	var ins []*graph.Node
+	for _, c := range []string{"z", "b", "a"} {
+		n, _ := g.Input(graph.Key{Kind: KindItem, Name: c + "/c"})
+		n.Meta = &Origin{Module: c, Collection: "c"}
+		g.Set(n, []byte(c+"-item"))
+		ins = append(ins, n)
+	}
+	reg, _ := g.Input(graph.Key{Kind: KindRegistry, Name: "collected"})
+	g.Set(reg, "{}")
+	coll, _ := g.Derived(graph.Key{Kind: KindCollection, Name: "c"}, computeCollection, ins...)
+	g.MarkTolerant(coll)
+	text, _ := g.Derived(graph.Key{Kind: KindNeed, Name: "x/${collected:c}"}, collectedText(";"), reg, coll)
+	g.Stabilize()
+	if got, want := string(text.Value().([]byte)), "; a\na-item\n; b\nb-item\n; z\nz-item\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

@@ -133,15 +133,38 @@ func (m *Mesh) BoundBucketMissing(bucket string, missing bool) {
 
 func (m *Mesh) boundLeaf(module, bucket, key string) *graph.Node {
 	return m.leaf(KindBound, bucket+" "+key, &Origin{Module: module, Bucket: bucket, Key: key}, func(n *graph.Node) {
+		if m.boundUse == nil {
+			m.boundUse = map[string]int{}
+		}
+		m.boundUse[bucket]++
 		m.initBound(n, bucket, key)
 	})
+}
+
+// boundGone is called when a bound leaf leaves the graph.
+func (m *Mesh) boundGone(n *graph.Node) {
+	o, ok := n.Meta.(*Origin)
+	if !ok {
+		return
+	}
+	if m.boundUse[o.Bucket]--; m.boundUse[o.Bucket] <= 0 {
+		delete(m.boundUse, o.Bucket)
+	}
+}
+
+// ForgetBound drops what a provider's bucket said. The daemon calls it when
+// it stops watching the bucket (no plan reads it any more), so that a later
+// watch starts from its own snapshot rather than from stale entries.
+func (m *Mesh) ForgetBound(bucket string) {
+	delete(m.bound, bucket)
+	delete(m.boundMissing, bucket)
 }
 
 func (m *Mesh) initBound(n *graph.Node, bucket, key string) {
 	raw, ok := m.bound[bucket][key]
 	switch {
 	case !ok && m.boundMissing[bucket]:
-		m.g.SetWaiting(n, "bucket "+bucket+" does not exist yet")
+		m.g.SetWaiting(n, "bucket "+bucket+" does not exist yet (waiting for its key "+key+")")
 	case !ok:
 		m.g.SetWaiting(n, bucket+" "+key+": not written yet")
 	default:
@@ -166,13 +189,12 @@ func (m *Mesh) initBound(n *graph.Node, bucket, key string) {
 
 // BoundBuckets lists the providers' buckets this node's plans read.
 func (m *Mesh) BoundBuckets() []string {
-	set := map[string]bool{}
-	for _, n := range m.g.Nodes() {
-		if o, ok := n.Meta.(*Origin); ok && n.Key().Kind == KindBound {
-			set[o.Bucket] = true
-		}
+	out := make([]string, 0, len(m.boundUse))
+	for b := range m.boundUse {
+		out = append(out, b)
 	}
-	return sortedKeys(set)
+	sortStrings(out)
+	return out
 }
 
 // SetSecret records a secret's value (memory only).

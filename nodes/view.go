@@ -12,15 +12,38 @@ import (
 // node's modules whose files, items, needs or state may have moved, sorted.
 func (m *Mesh) Stabilize() []string {
 	touched := map[string]bool{}
+	seen := map[*graph.Node]bool{}
 	for _, n := range m.g.Stabilize() {
-		if o, ok := n.Meta.(*Origin); ok && o.Module != "" && m.mods[o.Module] != nil {
-			switch n.Key().Kind {
-			case KindNeed, KindFile, KindItem, KindModule, KindPlan, KindArchive:
-				touched[o.Module] = true
-			}
+		m.touch(n, touched)
+		if n.IsInput() && n.State() != graph.Ready {
+			// A leaf that still waits or fails for a new reason leaves
+			// its dependents' own states alone (cutoff), but the modules
+			// it holds up must say the new reason.
+			m.touchHeldUp(n, touched, seen)
 		}
 	}
 	return sortedKeys(touched)
+}
+
+func (m *Mesh) touch(n *graph.Node, touched map[string]bool) {
+	if o, ok := n.Meta.(*Origin); ok && o.Module != "" && m.mods[o.Module] != nil {
+		switch n.Key().Kind {
+		case KindNeed, KindFile, KindItem, KindModule, KindPlan, KindArchive:
+			touched[o.Module] = true
+		}
+	}
+}
+
+// touchHeldUp touches the modules of the nodes n keeps from being ready.
+func (m *Mesh) touchHeldUp(n *graph.Node, touched map[string]bool, seen map[*graph.Node]bool) {
+	for _, d := range n.Dependents() {
+		if seen[d] || d.State() == graph.Ready {
+			continue
+		}
+		seen[d] = true
+		m.touch(d, touched)
+		m.touchHeldUp(d, touched, seen)
+	}
 }
 
 // ModuleView is what the outputs need of a module after a stabilisation.
@@ -108,7 +131,13 @@ func (m *Mesh) RootReason(n *graph.Node) string {
 	var failed, waiting []string
 	for _, r := range roots {
 		if r.State() == graph.Failed {
-			failed = appendOnce(failed, r.Why())
+			why := r.Why()
+			if strings.HasPrefix(why, "cycle: ") {
+				if c := m.cycleOf(r); c != nil {
+					why = cycleReason(c)
+				}
+			}
+			failed = appendOnce(failed, why)
 		} else {
 			waiting = appendOnce(waiting, r.Why())
 		}
@@ -135,3 +164,6 @@ func (m *Mesh) ModuleNode(module string) *graph.Node {
 	}
 	return nil
 }
+
+// Renders counts the files and items this mesh rendered.
+func (m *Mesh) Renders() *RenderCounts { return &m.renders }

@@ -166,8 +166,9 @@ func (m *Mesh) checkPlaceholders(mod *module, tmpls map[string]*Template) []stri
 	return reasons
 }
 
-// wireWaitingFiles: the templates are not here yet, so each file waits on
-// the archive alone.
+// wireWaitingFiles: the templates are not here yet, so each file and each
+// item waits on the archive alone (an item waiting is in its collection's
+// inputs, left out of its text, and shown in the module's view).
 func (m *Mesh) wireWaitingFiles(mod *module, archive *graph.Node) {
 	for _, f := range mod.asg.Provisioning.Files {
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path}, computeNothing,
@@ -175,6 +176,22 @@ func (m *Mesh) wireWaitingFiles(mod *module, archive *graph.Node) {
 		mod.files = append(mod.files, n)
 		mod.owned[n] = true
 	}
+	for _, it := range mod.asg.Provisioning.Items {
+		n := m.derived(itemKey(mod.name, it.Collection), computeNothing,
+			[]*graph.Node{mod.plan, archive}, &Origin{Module: mod.name, Collection: it.Collection})
+		mod.items = append(mod.items, n)
+		mod.owned[n] = true
+	}
+}
+
+// needKey is the key of a module's need node for placeholder ph.
+func needKey(module string, ph Placeholder) graph.Key {
+	return graph.Key{Kind: KindNeed, Name: module + "/" + ph.String()}
+}
+
+// itemKey is the key of a module's item node for collection c.
+func itemKey(module, c string) graph.Key {
+	return graph.Key{Kind: KindItem, Name: module + "/" + c}
 }
 
 func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Template) {
@@ -189,7 +206,7 @@ func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Tem
 		spec := f
 		spec.Mode = DefaultMode(f.Form, secret, f.Mode)
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path},
-			renderFile(mod.name, spec, t, len(head), secret), append(append([]*graph.Node(nil), head...), needs...),
+			renderFile(&m.renders, mod.name, spec, t, len(head), secret), append(append([]*graph.Node(nil), head...), needs...),
 			&Origin{Module: mod.name, Path: f.Path})
 		if secret {
 			m.g.MarkSecret(n)
@@ -220,8 +237,8 @@ func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Tem
 	for _, it := range p.Items {
 		t := tmpls[it.Template]
 		needs, _ := m.needsOf(mod, t)
-		n := m.derived(graph.Key{Kind: KindItem, Name: mod.name + "/" + it.Collection},
-			renderItem(t, len(head)), append(append([]*graph.Node(nil), head...), needs...),
+		n := m.derived(itemKey(mod.name, it.Collection),
+			renderItem(&m.renders, mod.name, t, len(head)), append(append([]*graph.Node(nil), head...), needs...),
 			&Origin{Module: mod.name, Collection: it.Collection})
 		mod.items = append(mod.items, n)
 		mod.owned[n] = true
@@ -272,7 +289,7 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 		src = m.collectionNode(c)
 		compute = collectedText(cs.Comment)
 	}
-	n := m.derived(graph.Key{Kind: KindNeed, Name: mod.name + "/" + ph.String()}, compute,
+	n := m.derived(needKey(mod.name, ph), compute,
 		[]*graph.Node{m.registryLeaf(ph.Kind), src}, &Origin{Module: mod.name, Placeholder: ph.String()})
 	if ph.Kind == "secret" || ph.Kind == "consumers" {
 		m.g.MarkSecret(n)
@@ -404,8 +421,8 @@ func (m *Mesh) collect(cands []*graph.Node) {
 		switch n.Key().Kind {
 		case KindVault:
 			delete(m.secrets, n.Key().Name)
-		case KindBindings:
-			// nothing kept
+		case KindBound:
+			m.boundGone(n)
 		}
 		cands = append(cands, inputs...)
 		if n.Key().Kind == KindConsumers {
@@ -435,3 +452,56 @@ func contains(list []string, s string) bool {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// cycleReason names a refused cycle in the SPEC's words: the collections
+// and items on it in data-flow order, starting at the first collection by
+// name (so every module on it says the same), e.g.
+// "collection cycle: c1 → item a/c2 → c2 → item b/c1 → c1".
+func cycleReason(c *graph.CycleError) string {
+	keys := c.Cycle
+	if len(keys) > 1 && keys[0] == keys[len(keys)-1] {
+		keys = keys[:len(keys)-1]
+	}
+	start, colls := 0, 0
+	for i, k := range keys {
+		if k.Kind == KindCollection {
+			if colls == 0 || k.Name < keys[start].Name {
+				start = i
+			}
+			colls++
+		}
+	}
+	var parts []string
+	for i := range keys {
+		k := keys[(start+i)%len(keys)]
+		switch k.Kind {
+		case KindNeed:
+			// the placeholder between a collection and its reader says nothing more
+		case KindCollection:
+			parts = append(parts, k.Name)
+		default:
+			parts = append(parts, k.Kind+" "+k.Name)
+		}
+	}
+	if len(parts) == 0 {
+		return c.Error()
+	}
+	parts = append(parts, parts[0])
+	if colls == 0 {
+		return "cycle: " + strings.Join(parts, " → ")
+	}
+	return "collection cycle: " + strings.Join(parts, " → ") +
+		" (each item names the collection before it and is collected in the one after it)"
+}
+
+// cycleOf is the refused cycle n is on, or nil.
+func (m *Mesh) cycleOf(n *graph.Node) *graph.CycleError {
+	for _, c := range m.g.Cycles() {
+		for _, k := range c.Cycle {
+			if k == n.Key() {
+				return c
+			}
+		}
+	}
+	return nil
+}

@@ -123,15 +123,25 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 	return p.sync(ctx, nodes.NeedsBucket, nodes.EncodeKey(p.Node, module)+".", want)
 }
 
-// Items makes module's items exactly items (collection → text).
+// Items makes module's items in mesh-provisioner_collect exactly items
+// (collection → text), at <node>.<collection>.<module>: an item is put only
+// when its bytes differ from what is recorded, and this module's items not
+// in items are deleted. A nil text keeps what is recorded for that
+// collection (the item is still the module's but has no text in this run
+// yet); an empty item is a non-nil empty text.
 func (p *Publisher) Items(ctx context.Context, module string, items map[string][]byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
 	want := make(map[string][]byte, len(items))
 	for c, text := range items {
+		k := nodes.EncodeKey(p.Node, c, module)
+		if text == nil {
+			want[k] = nil
+			continue
+		}
 		b, _ := json.Marshal(Item{Collection: c, Contributor: module, Item: string(text)})
-		want[nodes.EncodeKey(p.Node, c, module)] = b
+		want[k] = b
 	}
 	return p.syncItems(ctx, module, want)
 }
@@ -150,6 +160,9 @@ func (p *Publisher) syncItems(ctx context.Context, module string, want map[strin
 	suffix := "." + nodes.EncodeToken(module)
 	var errs []error
 	for k, v := range want {
+		if v == nil {
+			continue // kept as recorded
+		}
 		if old, ok := done[k]; ok && bytes.Equal(old, v) {
 			continue
 		}
@@ -172,9 +185,12 @@ func (p *Publisher) syncItems(ctx context.Context, module string, want map[strin
 	return errors.Join(errs...)
 }
 
-// DeleteStaleItems deletes this node's items whose contributor is not in
-// live (on start: nothing stale lives on). It reads the bucket's keys for
-// this node.
+// DeleteStaleItems reads this node's items in the collect bucket (on
+// start, so that nothing stale lives on): it deletes those whose contributor
+// is not live (a module no longer on this node), and remembers the others as
+// recorded, so that an item whose text did not change is not written again
+// and one its module no longer contributes is deleted by the next Items. It
+// says how many it deleted.
 func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor string) bool) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -185,24 +201,46 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 	}
 	lister, err := kv.ListKeysFiltered(ctx, nodes.EncodeToken(p.Node)+".>")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: listing this node's items: %w", nodes.CollectBucket, err)
 	}
-	var stale []string
+	var stale, kept []string
 	for k := range lister.Keys() {
 		toks, err := nodes.DecodeKey(k, 3)
-		if err != nil || !live(toks[2]) {
-			if err == nil {
-				stale = append(stale, k)
-			}
+		switch {
+		case err != nil:
+			// out of shape: not ours to judge (the server's query says it)
+		case !live(toks[2]):
+			stale = append(stale, k)
+		default:
+			kept = append(kept, k)
 		}
 	}
+	if p.written[nodes.CollectBucket] == nil {
+		p.written[nodes.CollectBucket] = map[string][]byte{}
+	}
+	done := p.written[nodes.CollectBucket]
+	for _, k := range kept {
+		if _, ok := done[k]; ok {
+			continue
+		}
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: %w", nodes.CollectBucket, k, err)
+		}
+		done[k] = e.Value()
+	}
+	n := 0
 	for _, k := range stale {
-		if err := kv.Delete(ctx, k); err != nil {
-			return 0, err
+		if err := kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return n, fmt.Errorf("%s %s: delete: %w", nodes.CollectBucket, k, err)
 		}
-		delete(p.written[nodes.CollectBucket], k)
+		delete(done, k)
+		n++
 	}
-	return len(stale), nil
+	return n, nil
 }
 
 // Report writes r to the applied bucket and publishes it on

@@ -42,8 +42,13 @@ func (d *Daemon) output(ctx context.Context, name string, all bool) {
 		d.log.Warn().Err(err).Str("module", name).Msg("needs not written")
 	}
 	for _, it := range v.Items {
-		if it.State == graph.Ready {
+		switch _, known := mo.items[it.Collection]; {
+		case it.State == graph.Ready:
 			mo.items[it.Collection] = it.Text
+		case it.State == graph.Failed:
+			delete(mo.items, it.Collection) // a failed item is not recorded
+		case !known:
+			mo.items[it.Collection] = nil // waiting, no text in this run yet: keep what is recorded
 		}
 	}
 	for c := range mo.items {
@@ -99,7 +104,7 @@ func (d *Daemon) fillModule(ctx context.Context, v *nodes.ModuleView, mo *module
 	d.metrics.fillLatency.Observe(time.Since(start).Seconds())
 	if err != nil {
 		d.metrics.fills.WithLabelValues("failed").Inc()
-		mo.failure = "fill socket: " + err.Error()
+		mo.failure = err.Error()
 		mo.retry = true
 		return
 	}

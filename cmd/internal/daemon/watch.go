@@ -13,6 +13,9 @@ type watchState struct {
 	cancel context.CancelFunc
 	known  map[string]bool
 	loaded bool // its first snapshot (or news of its absence) arrived
+	// resyncing: the bus came back and this watch's fresh snapshot has not
+	// arrived yet; the one full refill waits for every watch's.
+	resyncing bool
 }
 
 func (d *Daemon) watch(ctx context.Context, bucket, filter string) {
@@ -51,6 +54,7 @@ func (d *Daemon) syncBoundWatches(ctx context.Context) {
 		}
 		ws.cancel()
 		delete(d.watches, b)
+		d.mesh.ForgetBound(b) // a later watch starts from its own snapshot
 	}
 }
 

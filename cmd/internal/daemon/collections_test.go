@@ -1,0 +1,214 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+const zshColl = "shell:zsh:normal"
+
+// zshKey is the collect bucket's key of node's item of module in zsh:normal.
+func zshKey(node, module string) string { return nodes.EncodeKey(node, zshColl, module) }
+
+func itemJSON(collection, contributor, text string) string {
+	b, _ := json.Marshal(report.Item{Collection: collection, Contributor: contributor, Item: text})
+	return string(b)
+}
+
+// contribute assigns module a plan whose one item in zsh:normal is text.
+func (m *mesh) contribute(node, module, text string) {
+	m.t.Helper()
+	m.assign(node, module, nodes.Plan{Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}}},
+		map[string]string{"item": text})
+}
+
+func (m *mesh) collector(node, module string) {
+	m.t.Helper()
+	m.assign(node, module, nodes.Plan{
+		Files:       []nodes.FileSpec{{Path: "/etc/zsh/zshrc", Template: "rc"}},
+		Collections: []nodes.CollectionSpec{{Name: zshColl, Comment: "##"}},
+	}, map[string]string{"rc": "# managed by mesh\n${shell:zsh:normal}"})
+}
+
+func (m *mesh) revision(bucket, key string) uint64 {
+	m.t.Helper()
+	e, err := m.kv(bucket).Get(m.t.Context(), key)
+	if err != nil {
+		m.t.Fatalf("%s %s: %v", bucket, key, err)
+	}
+	return e.Revision()
+}
+
+func (m *mesh) waitGone(bucket, key string) {
+	m.t.Helper()
+	m.checkFor(10*time.Second, func() error {
+		if v, ok := m.get(bucket, key); ok {
+			return fmt.Errorf("%s %s is still there: %s", bucket, key, v)
+		}
+		return nil
+	})
+}
+
+func (m *mesh) waitValue(bucket, key, want string) {
+	m.t.Helper()
+	m.checkFor(10*time.Second, func() error {
+		if v, _ := m.get(bucket, key); v != want {
+			return fmt.Errorf("%s %s is %q, want %q", bucket, key, v, want)
+		}
+		return nil
+	})
+}
+
+func TestThreeContributorsAndACollectorMakeTheCollectedFileAndOnlyItMoves(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.beta.editor", "vim")
+	m.put(nodes.ConfigBucket, "ace.gamma.flag", "on")
+	m.contribute("ace", "gamma", "setopt ${config:flag}\n")
+	m.contribute("ace", "alpha", "alias ll='ls -l'") // no trailing newline: one is added
+	m.assign("ace", "beta", nodes.Plan{
+		Files: []nodes.FileSpec{{Path: "/etc/beta.conf", Template: "conf"}},
+		Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
+	}, map[string]string{"item": "export EDITOR=${config:editor}\n\n", "conf": "level=${config:level}\n"})
+	m.put(nodes.ConfigBucket, "ace.beta.level", "1")
+	m.collector("ace", "zsh")
+	m.client("ace")
+
+	want := "# managed by mesh\n" +
+		"## alpha\nalias ll='ls -l'\n" +
+		"## beta\nexport EDITOR=vim\n\n" +
+		"## gamma\nsetopt on\n"
+	m.waitFile("/etc/zsh/zshrc", want)
+	m.waitState("ace", "zsh", "applied")
+	m.waitValue(nodes.CollectBucket, "ace.shell=3Azsh=3Anormal.beta", itemJSON(zshColl, "beta", "export EDITOR=vim\n\n"))
+	m.waitValue(nodes.CollectBucket, zshKey("ace", "alpha"), itemJSON(zshColl, "alpha", "alias ll='ls -l'"))
+	m.waitValue(nodes.CollectBucket, zshKey("ace", "gamma"), itemJSON(zshColl, "gamma", "setopt on\n"))
+
+	// beta's other file moves, its item does not: the item is not recorded
+	// again and the collector is not filled again.
+	rev := m.revision(nodes.CollectBucket, zshKey("ace", "beta"))
+	from := m.fills.count()
+	m.put(nodes.ConfigBucket, "ace.beta.level", "2")
+	m.waitFile("/etc/beta.conf", "level=2\n")
+	time.Sleep(300 * time.Millisecond)
+	if got := m.fills.since(from); strings.Join(got, ",") != "/etc/beta.conf" {
+		t.Fatalf("sent %v, want only /etc/beta.conf", got)
+	}
+	if r := m.revision(nodes.CollectBucket, zshKey("ace", "beta")); r != rev {
+		t.Fatalf("an unchanged item was recorded again: revision %d → %d", rev, r)
+	}
+
+	// beta's item changes: recorded again, the collector filled again.
+	m.put(nodes.ConfigBucket, "ace.beta.editor", "nvim")
+	want = strings.Replace(want, "EDITOR=vim", "EDITOR=nvim", 1)
+	m.waitFile("/etc/zsh/zshrc", want)
+	m.waitValue(nodes.CollectBucket, zshKey("ace", "beta"), itemJSON(zshColl, "beta", "export EDITOR=nvim\n\n"))
+
+	// A fourth contributor appears: only the collector's file is sent.
+	time.Sleep(200 * time.Millisecond)
+	from = m.fills.count()
+	m.contribute("ace", "delta", "path+=(/opt/delta)\n")
+	want = strings.Replace(want, "## gamma", "## delta\npath+=(/opt/delta)\n## gamma", 1)
+	m.waitFile("/etc/zsh/zshrc", want)
+	time.Sleep(300 * time.Millisecond)
+	if got := m.fills.since(from); strings.Join(got, ",") != "/etc/zsh/zshrc" {
+		t.Fatalf("a new contributor sent %v, want only /etc/zsh/zshrc", got)
+	}
+
+	// A contributor taken off the node: its item is deleted from the bucket
+	// and the collector filled again without it.
+	m.del(nodes.AssignmentsBucket, "ace.alpha")
+	m.waitGone(nodes.CollectBucket, zshKey("ace", "alpha"))
+	want = strings.Replace(want, "## alpha\nalias ll='ls -l'\n", "", 1)
+	m.waitFile("/etc/zsh/zshrc", want)
+
+	// An item taken out of a plan that stays: deleted, and filled again.
+	m.assign("ace", "gamma", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/gamma", Template: "f"}}},
+		map[string]string{"f": "gamma\n"})
+	m.waitGone(nodes.CollectBucket, zshKey("ace", "gamma"))
+	want = strings.Replace(want, "## gamma\nsetopt on\n", "", 1)
+	m.waitFile("/etc/zsh/zshrc", want)
+
+	// The last ones go: the collection is the empty text.
+	m.del(nodes.AssignmentsBucket, "ace.beta")
+	m.del(nodes.AssignmentsBucket, "ace.delta")
+	m.waitFile("/etc/zsh/zshrc", "# managed by mesh\n")
+}
+
+func TestOnStartItemsOfModulesNoLongerHereAreDeletedAndTheOthersNotRewritten(t *testing.T) {
+	m := newMesh(t)
+	m.contribute("ace", "alpha", "alias a=b\n")
+	m.collector("ace", "zsh")
+	// Left by an earlier run: alpha's item as the client writes it, an item
+	// of a module gone meanwhile, one alpha no longer contributes, and
+	// another node's.
+	live := itemJSON(zshColl, "alpha", "alias a=b\n")
+	m.put(nodes.CollectBucket, zshKey("ace", "alpha"), live)
+	m.put(nodes.CollectBucket, zshKey("ace", "gone"), itemJSON(zshColl, "gone", "stale\n"))
+	m.put(nodes.CollectBucket, nodes.EncodeKey("ace", "env", "alpha"), itemJSON("env", "alpha", "stale\n"))
+	m.put(nodes.CollectBucket, zshKey("g14", "gone"), itemJSON(zshColl, "gone", "not ours\n"))
+	rev := m.revision(nodes.CollectBucket, zshKey("ace", "alpha"))
+
+	m.client("ace")
+	m.waitFile("/etc/zsh/zshrc", "# managed by mesh\n## alpha\nalias a=b\n")
+	m.waitGone(nodes.CollectBucket, zshKey("ace", "gone"))
+	m.waitGone(nodes.CollectBucket, nodes.EncodeKey("ace", "env", "alpha"))
+	m.waitState("ace", "alpha", "applied")
+	if _, ok := m.get(nodes.CollectBucket, zshKey("g14", "gone")); !ok {
+		t.Fatal("another node's item was deleted")
+	}
+	if r := m.revision(nodes.CollectBucket, zshKey("ace", "alpha")); r != rev {
+		t.Fatalf("an item unchanged since the last run was written again: revision %d → %d", rev, r)
+	}
+	if !contains(m.logs.String(), "deleted items of modules no longer on this node") {
+		t.Fatal("the clean-up is not said in the log")
+	}
+}
+
+func TestItemsAndCollectorsThatBreakTheRulesFailWithAReasonAPersonCanActOn(t *testing.T) {
+	m := newMesh(t)
+	m.assign("ace", "leaky", nodes.Plan{
+		Secrets: []nodes.SecretSpec{{Name: "token"}},
+		Items:   []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
+	}, map[string]string{"item": "export TOKEN=${secret:token}\n"})
+	m.assign("ace", "gitea", nodes.Plan{
+		Provides: []string{"gitea-read"},
+		Items:    []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
+	}, map[string]string{"item": "# ${consumers:gitea-read}\n"})
+	m.assign("ace", "greedy", nodes.Plan{
+		Files:       []nodes.FileSpec{{Path: "/etc/greedy", Template: "f"}},
+		Collections: []nodes.CollectionSpec{{Name: "env", Comment: "#"}},
+	}, map[string]string{"f": "${environment:prod}\n"})
+	// a's item (in c2) names c1, b's item (in c1) names c2.
+	m.assign("ace", "a", nodes.Plan{Items: []nodes.ItemSpec{{Collection: "c2", Template: "i"}},
+		Collections: []nodes.CollectionSpec{{Name: "c1", Comment: "#"}}}, map[string]string{"i": "${collected:c1}"})
+	m.assign("ace", "b", nodes.Plan{Items: []nodes.ItemSpec{{Collection: "c1", Template: "i"}},
+		Collections: []nodes.CollectionSpec{{Name: "c2", Comment: "#"}}}, map[string]string{"i": "${collected:c2}"})
+	m.contribute("ace", "fine", "ok\n")
+	m.client("ace")
+
+	for mod, want := range map[string]string{
+		"leaky":  "item:1:14: an item names ${secret:token}: an item is kept in a bucket, and no secret is",
+		"gitea":  "item:1:3: an item names ${consumers:gitea-read}",
+		"greedy": "f:1:1: ${environment:prod} names collection environment:prod which collections[] does not list",
+		"a":      "collection cycle: c1 → item a/c2 → c2 → item b/c1 → c1",
+		"b":      "collection cycle: c1 → item a/c2 → c2 → item b/c1 → c1",
+	} {
+		r := m.waitState("ace", mod, "failed")
+		if !contains(fmt.Sprint(r["reason"]), want) {
+			t.Errorf("%s: reason %q, want it to say %q", mod, r["reason"], want)
+		}
+	}
+	m.waitState("ace", "fine", "applied")
+	m.waitValue(nodes.CollectBucket, zshKey("ace", "fine"), itemJSON(zshColl, "fine", "ok\n"))
+	for _, k := range []string{zshKey("ace", "leaky"), zshKey("ace", "gitea"), nodes.EncodeKey("ace", "c1", "b"), nodes.EncodeKey("ace", "c2", "a")} {
+		if v, ok := m.get(nodes.CollectBucket, k); ok {
+			t.Errorf("a failed item was recorded: %s = %s", k, v)
+		}
+	}
+}

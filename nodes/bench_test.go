@@ -1,0 +1,40 @@
+package nodes
+
+import (
+	"fmt"
+	"testing"
+)
+
+// A collection with 1,000 contributors and 5 collectors: one item changes.
+// Reports the files and items rendered per change (target: 5 files, 1
+// item); the time is dominated by assembling the collection's text.
+func BenchmarkOneItemChangeInACollectionOf1000(b *testing.B) {
+	m := NewMesh("ace")
+	registryAll(m)
+	for i := 0; i < 1000; i++ {
+		mod := fmt.Sprintf("contrib-%04d", i)
+		m.PutAssignment("ace."+mod, planJSON("ace", mod, Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
+		m.SetArchive(mod, digestA, map[string][]byte{"i": []byte("export " + mod + "=${config:v}\nalias " + mod + "='run " + mod + "'\n")})
+		m.PutConfig("ace."+mod+".v", []byte("0"))
+	}
+	for i := 0; i < 5; i++ {
+		mod := fmt.Sprint("collector-", i)
+		m.PutAssignment("ace."+mod, collectorPlan("ace", mod, "shell:zsh:normal"))
+		m.SetArchive(mod, digestA, map[string][]byte{"t": []byte("# zshrc of " + mod + "\n${shell:zsh:normal}")})
+	}
+	m.Stabilize()
+	if v := m.View("collector-0"); len(v.Files) != 1 || v.Files[0].Value == nil || len(v.Files[0].Value.Content) < 50000 {
+		b.Fatalf("collector not rendered: %+v", v.Files)
+	}
+	files, items := m.Renders().Files.Load(), m.Renders().Items.Load()
+	b.ReportAllocs()
+	ops := 0
+	for b.Loop() {
+		ops++
+		m.PutConfig("ace.contrib-0500.v", []byte(fmt.Sprint(ops)))
+		m.Stabilize()
+	}
+	n := float64(ops)
+	b.ReportMetric(float64(m.Renders().Files.Load()-files)/n, "files/op")
+	b.ReportMetric(float64(m.Renders().Items.Load()-items)/n, "items/op")
+}
