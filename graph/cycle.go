@@ -48,14 +48,12 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 
 	var reach map[int64]int64 // dependents reachable from n → their parent
 	accepted := make([]*Node, 0, len(inputs))
-	var refused []*Node
 	var cerr *CycleError
 	for _, in := range inputs {
 		if in.removed {
 			return fmt.Errorf("graph: %s reads removed node %s", n.key, in.key)
 		}
 		if in == n {
-			refused = append(refused, in)
 			if cerr == nil {
 				cerr = &CycleError{Node: n.key, Cycle: []Key{n.key, n.key}}
 			}
@@ -66,7 +64,6 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 				reach = g.reachable(n)
 			}
 			if _, ok := reach[in.id]; ok {
-				refused = append(refused, in)
 				if cerr == nil {
 					cerr = g.cyclePath(n, in, reach)
 				}
@@ -88,7 +85,7 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 	g.raise(n, h)
 	g.markDirty(n)
 	if cerr != nil {
-		g.refused[n] = refused
+		g.refused[n] = append([]*Node(nil), inputs...) // the whole list, in order, to wire again
 		g.cycles[n] = cerr
 		g.rebuildOnCycle()
 		return cerr
@@ -99,12 +96,11 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 // retryRefused wires again every node whose edge was refused, now that the
 // graph has changed; one that no longer closes a cycle is accepted.
 func (g *Graph) retryRefused(skip *Node) {
-	for m, ins := range g.refused {
+	for m, requested := range g.refused {
 		if m == skip {
 			continue
 		}
-		all := append(append([]*Node(nil), m.inputs...), ins...)
-		_ = g.wire(m, all)
+		_ = g.wire(m, requested)
 	}
 }
 

@@ -280,3 +280,22 @@ func TestTolerantNodesSeeEveryInput(t *testing.T) {
 		t.Fatalf("coll %v", coll)
 	}
 }
+
+func TestARefusedEdgeAcceptedLaterKeepsTheInputOrderAsked(t *testing.T) {
+	g := New()
+	a, b := mustInput(t, g, "a"), mustInput(t, g, "b")
+	x, _ := g.Derived(key("n", "x"), concat, a)
+	y, _ := g.Derived(key("n", "y"), concat, x)
+	g.Set(a, "A")
+	g.Set(b, "B")
+	if err := g.SetInputs(x, y, b); err == nil {
+		t.Fatal("cycle not refused")
+	}
+	if err := g.SetInputs(y, a); err != nil {
+		t.Fatal(err)
+	}
+	g.Stabilize()
+	if x.Value() != "AB" {
+		t.Fatalf("x = %v, want the inputs in the order asked (y, b) = AB", x.Value())
+	}
+}
