@@ -35,13 +35,14 @@ type Daemon struct {
 	events chan any
 
 	// Owned by the loop goroutine.
-	mesh      *nodes.Mesh
-	watches   map[string]*watchState // by bucket
-	modules   map[string]*moduleOut  // what was last filled and said, by module
-	asks      map[string]*askState   // by vault name
-	loaded    bool                   // the initial load of the base buckets is done
-	startedAt time.Time
-	calls     []call // Do's calls of this batch, run once it is stabilised
+	mesh           *nodes.Mesh
+	watches        map[string]*watchState // by bucket
+	modules        map[string]*moduleOut  // what was last filled and said, by module
+	asks           map[string]*askState   // by vault name
+	loaded         bool                   // the initial load of the base buckets is done
+	staleItemsDone bool                   // items of modules gone were cleaned after the load
+	startedAt      time.Time
+	calls          []call // Do's calls of this batch, run once it is stabilised
 
 	connected atomic.Bool
 	ready     atomic.Bool
@@ -69,6 +70,7 @@ func New(cfg Config) (*Daemon, error) {
 	d.metrics.engine(func() (uint64, uint64, uint64, uint64) {
 		return c.Stabilizations.Load(), c.Recomputed.Load(), c.Changed.Load(), c.Cutoffs.Load()
 	})
+	d.metrics.renders(d.mesh.Renders())
 	return d, nil
 }
 

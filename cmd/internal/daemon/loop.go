@@ -107,6 +107,9 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	if full {
 		touched = d.mesh.Modules()
 	} else if retrying {
+		if !d.staleItemsDone {
+			d.cleanStaleItems(ctx)
+		}
 		touched = nil
 		for name, mo := range d.modules {
 			if mo.retry {
@@ -129,9 +132,16 @@ func (d *Daemon) onLoaded(ctx context.Context) {
 			d.log.Warn().Err(err).Msg("prov.changed not published")
 		}
 	}
+	d.cleanStaleItems(ctx)
+}
+
+// cleanStaleItems deletes items of modules no longer on this node; when it
+// cannot (the collect bucket not there yet), the retry tick tries again.
+func (d *Daemon) cleanStaleItems(ctx context.Context) {
 	n, err := d.pub.DeleteStaleItems(ctx, d.mesh.HasModule)
+	d.staleItemsDone = err == nil
 	if err != nil {
-		d.log.Warn().Err(err).Msg("stale items not cleaned")
+		d.log.Warn().Err(err).Msg("stale items not cleaned yet: trying again")
 	} else if n > 0 {
 		d.log.Info().Int("items", n).Msg("deleted items of modules no longer on this node")
 	}

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/novox/mesh-provisioner/nodes"
 )
 
 // metrics are what /metrics serves.
@@ -60,4 +62,14 @@ func (m *metrics) observeModules(mods map[string]*moduleOut) {
 	for s, n := range counts {
 		m.modules.WithLabelValues(s).Set(n)
 	}
+}
+
+// renders registers how many files and items the graph rendered.
+func (m *metrics) renders(r *nodes.RenderCounts) {
+	m.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "provisioner_files_rendered_total",
+			Help: "File templates rendered."}, func() float64 { return float64(r.Files.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "provisioner_items_rendered_total",
+			Help: "Item templates rendered."}, func() float64 { return float64(r.Items.Load()) }),
+	)
 }
