@@ -19,10 +19,10 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 fuzz:
-	$(GO) test ./nodes -run '^$$' -fuzz FuzzDecodeToken -fuzztime 10s
-	$(GO) test ./nodes -run '^$$' -fuzz FuzzParseTemplate -fuzztime 10s
-	$(GO) test ./nodes -run '^$$' -fuzz FuzzParseAssignment -fuzztime 10s
-	$(GO) test ./inputs/archive -run '^$$' -fuzz FuzzReadArchive -fuzztime 10s
+	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzDecodeToken$$' -fuzztime 10s
+	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseTemplate$$' -fuzztime 10s
+	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseAssignment$$' -fuzztime 10s
+	$(GO) test ./inputs/archive -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime 10s
 
 run:
 	$(GO) run ./cmd/mesh-lab

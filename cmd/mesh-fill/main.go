@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -28,7 +29,7 @@ func main() {
 
 func run(args []string, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "serve" {
-		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--on-change-command \"CMD ARGS\"] [--log-format json|console]")
+		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--log-format json|console]")
 	}
 	fs := flag.NewFlagSet("mesh-fill serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,11 +37,24 @@ func run(args []string, stderr io.Writer) error {
 	root := fs.String("root", "", "confine every file to this directory")
 	command := fs.String("on-change-command", "", "run this instead of systemctl (split on spaces, no quoting: use a script for more); gets action and unit appended")
 	logFormat := fs.String("log-format", "json", "json or console")
+	allow := fs.String("allow-uid", "", "comma-separated uids: only peers running as one of them may fill (SO_PEERCRED); empty: the socket's mode 0660 decides")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+
+	var uids []int
+	for _, f := range strings.Split(*allow, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		uid, err := strconv.Atoi(f)
+		if err != nil || uid < 0 {
+			return fmt.Errorf("--allow-uid: %q is not a uid", f)
+		}
+		uids = append(uids, uid)
 	}
 
 	var out io.Writer = stderr
@@ -55,6 +69,6 @@ func run(args []string, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log}
+	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log, AllowUIDs: uids}
 	return srv.Serve(ctx, *socket)
 }

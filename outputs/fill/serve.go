@@ -33,9 +33,13 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		return fmt.Errorf("fill socket %s: setting mode 0660: %w", socketPath, err)
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if len(s.AllowUIDs) > 0 {
+		srv.Handler, srv.ConnContext = s.peerCheck(srv.Handler), withPeer
+		ln = peerListener{ln}
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Msg("fill socket listening")
+	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Ints("allow_uids", s.AllowUIDs).Msg("fill socket listening")
 
 	select {
 	case err := <-errc:

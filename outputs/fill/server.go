@@ -29,6 +29,11 @@ type Server struct {
 	// OnRequest, when set, is called with each decoded request before it is
 	// handled (for tests).
 	OnRequest func(Request)
+	// AllowUIDs, when set, admits only connections whose peer process runs
+	// as one of these uids (SO_PEERCRED, read as each connection is
+	// accepted); any other is answered 403 and nothing of it is written.
+	// Empty: the socket's mode (0660) alone decides who may connect.
+	AllowUIDs []int
 
 	mu sync.Mutex
 }

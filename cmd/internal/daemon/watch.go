@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -123,6 +124,10 @@ func (d *Daemon) missing(bucket string, missing bool) {
 func (d *Daemon) put(ctx context.Context, bucket, key string, value []byte) {
 	switch bucket {
 	case nodes.AssignmentsBucket:
+		if _, err := nodes.DecodeKey(key, 2); err != nil {
+			d.outOfShape(bucket, key, err)
+			return
+		}
 		if err := d.mesh.PutAssignment(key, value); err != nil {
 			d.log.Warn().Str("bucket", bucket).Str("key", key).Err(err).Msg("assignment refused")
 		}
@@ -145,7 +150,11 @@ func (d *Daemon) put(ctx context.Context, bucket, key string, value []byte) {
 			d.changed(toks[1], toks[2])
 		}
 	default:
-		if _, err := nodes.DecodeKey(key, -1); err != nil {
+		toks, err := nodes.DecodeKey(key, -1)
+		if err == nil && (len(toks) < 3 || len(toks) > 4) {
+			err = fmt.Errorf("key %q has %d tokens, want 3 or 4 (node.module.provision[.local])", key, len(toks))
+		}
+		if err != nil {
 			d.outOfShape(bucket, key, err)
 			return
 		}

@@ -1,0 +1,207 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// clusterMesh is a mesh on a three-server JetStream cluster on loopback
+// ports, every bucket R3: m.s is the first server, servers all three.
+type clusterMesh struct {
+	*mesh
+	servers []*server.Server
+	opts    []server.Options
+	urls    string // every server's client URL, comma-separated
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func newClusterMesh(t *testing.T) *clusterMesh {
+	t.Helper()
+	const n = 3
+	var client, route [n]int
+	for i := range n {
+		client[i], route[i] = freePort(t), freePort(t)
+	}
+	cm := &clusterMesh{}
+	var urls []string
+	for i := range n {
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
+	}
+	cm.urls = strings.Join(urls, ",")
+	for i := range n {
+		o := natsserver.DefaultTestOptions
+		o.ServerName = fmt.Sprintf("s%d", i)
+		o.Port = client[i]
+		o.JetStream = true
+		o.StoreDir = t.TempDir()
+		o.Cluster = server.ClusterOpts{Name: "mesh", Host: "127.0.0.1", Port: route[i]}
+		for j := range n {
+			if j != i {
+				o.Routes = append(o.Routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", route[j])})
+			}
+		}
+		cm.opts = append(cm.opts, o)
+		cm.servers = append(cm.servers, natsserver.RunServer(&o))
+	}
+	m := &mesh{t: t, s: cm.servers[0], opts: cm.opts[0], fills: &fillLog{}, logs: &syncBuffer{}}
+	cm.mesh = m
+	t.Cleanup(func() {
+		for _, c := range m.cancel {
+			c()
+		}
+		for _, s := range cm.servers {
+			s.Shutdown()
+		}
+	})
+	nc, err := nats.Connect(cm.urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	m.nc = nc
+	m.js, _ = jetstream.New(nc)
+
+	// The cluster is ready once it has a meta leader: buckets can be made.
+	ctx := context.Background()
+	m.checkFor(30*time.Second, func() error {
+		_, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: nodes.AssignmentsBucket, Replicas: 3})
+		return err
+	})
+	if _, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: nodes.ConfigBucket, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.EnsureBuckets(ctx, m.js, 3); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := m.js.KeyValue(ctx, srv.RegistryBucket)
+	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "prov")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	m.root, m.tmpl, m.sock = filepath.Join(dir, "root"), filepath.Join(dir, "templates"), filepath.Join(dir, "fill.sock")
+	os.MkdirAll(m.root, 0o755)
+	os.MkdirAll(m.tmpl, 0o755)
+	m.startFill()
+	return cm
+}
+
+// putEventually puts through a cluster that may be electing a leader.
+func (cm *clusterMesh) putEventually(bucket, key, value string) {
+	cm.t.Helper()
+	cm.checkFor(30*time.Second, func() error {
+		kv, err := cm.js.KeyValue(context.Background(), bucket)
+		if err != nil {
+			return err
+		}
+		_, err = kv.Put(context.Background(), key, []byte(value))
+		return err
+	})
+}
+
+// connectedTo is the index of the server d is connected to.
+func (cm *clusterMesh) connectedTo(d *Daemon) int {
+	cm.t.Helper()
+	var at int
+	cm.checkFor(10*time.Second, func() error {
+		if !d.ready.Load() {
+			return fmt.Errorf("client not ready")
+		}
+		u, err := url.Parse(d.nc.ConnectedUrl())
+		if err != nil {
+			return fmt.Errorf("client not connected")
+		}
+		for i, o := range cm.opts {
+			if u.Port() == fmt.Sprint(o.Port) {
+				at = i
+				return nil
+			}
+		}
+		return fmt.Errorf("connected to %s, none of the cluster's", u)
+	})
+	return at
+}
+
+// A three-server JetStream cluster with R3 buckets: the server the client
+// is connected to is killed; the client fails over to another (its URL is
+// the list of all three) and keeps filling. The killed server comes back:
+// nothing breaks, and the module never reports failed.
+func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
+	cm := newClusterMesh(t)
+	cm.putEventually(nodes.ConfigBucket, "ace.web.model", "opus")
+	cm.putEventually(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	cm.assign("ace", "web", webPlan(), webTemplates)
+	states := cm.statesOf("ace", "web")
+	d := cm.client("ace", func(c *Config) { c.Bus.URL = cm.urls })
+	cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
+	cm.waitState("ace", "web", "applied")
+
+	k := cm.connectedTo(d)
+	cm.servers[k].Shutdown()
+	cm.servers[k].WaitForShutdown()
+	start := time.Now()
+	cm.putEventually(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	cm.checkFor(45*time.Second, func() error {
+		got, _, err := cm.file("/etc/web/c.conf")
+		if err != nil || got != "flavour = mint\n" {
+			return fmt.Errorf("c.conf %q %v", got, err)
+		}
+		return nil
+	})
+	t.Logf("server s%d killed: the change was filled %v later", k, time.Since(start).Round(time.Millisecond))
+	if now := cm.connectedTo(d); now == k {
+		t.Fatalf("still connected to the killed server s%d", k)
+	}
+
+	o := cm.opts[k]
+	cm.servers[k] = restart(t, &o)
+	cm.putEventually(nodes.ConfigBucket, "ace.web.model", "sonnet")
+	cm.checkFor(45*time.Second, func() error {
+		got, _, err := cm.file("/etc/web/a.conf")
+		if err != nil || got != "model = sonnet\nport = 8080\n" {
+			return fmt.Errorf("a.conf %q %v", got, err)
+		}
+		return nil
+	})
+	cm.checkFor(30*time.Second, func() error {
+		if r, _ := cm.report("ace", "web"); r["state"] != "applied" {
+			return fmt.Errorf("report %v", r)
+		}
+		return nil
+	})
+	for _, s := range states() {
+		if s == "failed" {
+			t.Fatalf("the module reported failed during the failover: %v", states())
+		}
+	}
+	if !contains(cm.logs.String(), "reconnected to the bus") {
+		t.Fatal("the client's log does not say it reconnected")
+	}
+}
