@@ -1,5 +1,6 @@
 # The provisioner. `make test` is the one command that runs every test.
 GO ?= go
+FUZZTIME ?= 10s
 PKGS = ./...
 
 .PHONY: build test bench lint run fuzz dot
@@ -10,6 +11,7 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 12m ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./... | tee bench.out
@@ -19,10 +21,10 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 fuzz:
-	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzDecodeToken$$' -fuzztime 10s
-	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseTemplate$$' -fuzztime 10s
-	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseAssignment$$' -fuzztime 10s
-	$(GO) test ./inputs/archive -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime 10s
+	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzDecodeToken$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseTemplate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseAssignment$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./inputs/archive -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime $(FUZZTIME)
 
 run:
 	$(GO) run ./cmd/mesh-lab
