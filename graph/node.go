@@ -29,7 +29,6 @@ type Node struct {
 	dirty      bool
 	since      time.Time // when (state, why) last changed
 	changedAt  time.Time // when state, why or value last changed
-	recomputed time.Time
 	changedRun uint64
 	cause      []Key // the inputs that had changed when it last recomputed
 

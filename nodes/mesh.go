@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -128,8 +127,6 @@ func (m *Mesh) set(n *graph.Node, s graph.State, v any, why string) {
 func (m *Mesh) existing(kind, name string) *graph.Node {
 	return m.g.Node(graph.Key{Kind: kind, Name: name})
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // WantsArchive says whether module's plan still names the archive digest
 // (a fetch for a plan that moved on is dropped).

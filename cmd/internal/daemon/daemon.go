@@ -140,7 +140,6 @@ func (d *Daemon) send(ctx context.Context, ev any) {
 
 type reconnected struct{}
 type secretChanged struct{ name string }
-type refillTick struct{}
 
 // call runs fn in the loop goroutine (where the graph may be read) and
 // waits for it.
