@@ -34,6 +34,10 @@ type Config struct {
 	Settle time.Duration
 	Out    io.Writer // what a person reads (default os.Stdout)
 	Log    zerolog.Logger
+	// OnBus, when set, is called once the lab's NATS server is up and before
+	// anything is loaded or started, with the URL of the user lab (a test
+	// listens to every subject from there).
+	OnBus func(natsURL string)
 	// OnSettled, when set, is called once the mesh has settled, with the
 	// NATS URL of the lab user (allowed everything), while every part still
 	// runs. Run goes on when it returns.
@@ -96,6 +100,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer lab.close()
+	if cfg.OnBus != nil {
+		cfg.OnBus(userURL(s, "lab"))
+	}
 	setupCtx, cancelSetup := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelSetup()
 	if err := makeBuckets(setupCtx, lab, m); err != nil {
