@@ -18,8 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/lab"
 )
 
@@ -52,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-lab: --port %d is not a port\n", cfg.Port)
 		return 2
 	}
-	log, err := newLogger(stderr, *logFormat, *logLevel)
+	log, err := cli.Logger(stderr, *logFormat, *logLevel, "mesh-lab")
 	if err != nil {
 		fmt.Fprintf(stderr, "mesh-lab: %v\n", err)
 		return 2
@@ -66,19 +65,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func newLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil || level == "" {
-		return zerolog.Logger{}, fmt.Errorf("--log-level %q is not a log level", level)
-	}
-	switch format {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
-	default:
-		return zerolog.Logger{}, fmt.Errorf("--log-format %q is not console or json", format)
-	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }

@@ -117,8 +117,8 @@ func (w *world) assign(module, path, template string) {
 	w.put(nodes.AssignmentsBucket, nodes.EncodeKey("ace", module), string(b))
 }
 
-// cli runs the command as a user would and returns what it printed.
-func cli(args ...string) (code int, stdout, stderr string) {
+// runCLI runs the command as a user would and returns what it printed.
+func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
 	return code, o.String(), e.String()
@@ -131,7 +131,7 @@ func (w *world) until(want string, args ...string) string {
 	var code int
 	var out, errOut string
 	for time.Now().Before(deadline) {
-		if code, out, errOut = cli(args...); code == 0 && strings.Contains(out, want) {
+		if code, out, errOut = runCLI(args...); code == 0 && strings.Contains(out, want) {
 			return out
 		}
 		time.Sleep(20 * time.Millisecond)

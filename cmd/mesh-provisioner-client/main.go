@@ -13,8 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 )
 
@@ -66,7 +65,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	log, err := newLogger(*logFormat, *logLevel, os.Stderr)
+	log, err := cli.Logger(os.Stderr, *logFormat, *logLevel, "mesh-provisioner-client")
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -85,19 +84,4 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	log.Info().Msg("stopped")
 	return 0
-}
-
-func newLogger(format, level string, w io.Writer) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil {
-		return zerolog.Logger{}, fmt.Errorf("--log-level %q: %w", level, err)
-	}
-	switch format {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
-	default:
-		return zerolog.Logger{}, fmt.Errorf("--log-format %q: json or console", format)
-	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }

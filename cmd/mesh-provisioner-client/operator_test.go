@@ -35,7 +35,7 @@ func TestStatusPrintsOneAlignedLinePerModuleAndJSONForMachines(t *testing.T) {
 		}
 	}
 
-	code, js, errOut := cli("status", "--json", "--control", w.sock)
+	code, js, errOut := runCLI("status", "--json", "--control", w.sock)
 	var m daemon.Modules
 	if err := json.Unmarshal([]byte(js), &m); code != 0 || err != nil || m.Node != "ace" || len(m.Modules) != 2 {
 		t.Fatalf("exit %d %v: %s%s", code, err, js, errOut)
@@ -58,7 +58,7 @@ func TestGraphExplainPrintsTheChainToTheRootAndJSONThatParsesBack(t *testing.T) 
 	}
 
 	// flags after the module name work too
-	code, js, errOut := cli("graph", "explain", "web", "--json", "--control", w.sock)
+	code, js, errOut := runCLI("graph", "explain", "web", "--json", "--control", w.sock)
 	var e daemon.Explanation
 	if err := json.Unmarshal([]byte(js), &e); code != 0 || err != nil {
 		t.Fatalf("exit %d %v: %s%s", code, err, js, errOut)
@@ -92,7 +92,7 @@ func TestAModuleNotOnTheNodeIsSaidWithTheModulesThatAre(t *testing.T) {
 		{"graph", "explain", "--json", "--control", w.sock, "ghost"},
 		{"graph", "dot", "--module", "ghost", "--control", w.sock},
 	} {
-		code, out, errOut := cli(args...)
+		code, out, errOut := runCLI(args...)
 		if code != 1 || out != "" || !strings.Contains(errOut, "module ghost is not on node ace; modules on node ace: db, web") {
 			t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
 		}
@@ -119,13 +119,13 @@ func TestTheCommandsSayPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {
 			{"graph", "explain", "--control", sock, "web"},
 			{"graph", "dot", "--control", sock},
 		} {
-			code, out, errOut := cli(args...)
+			code, out, errOut := runCLI(args...)
 			if code != 1 || out != "" || !strings.HasPrefix(errOut, "the daemon is not running: ") || !strings.Contains(errOut, sock) {
 				t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
 			}
 		}
 	}
-	if code, _, errOut := cli("graph", "explain", "--control", absent); code != 2 || !strings.Contains(errOut, "usage:") {
+	if code, _, errOut := runCLI("graph", "explain", "--control", absent); code != 2 || !strings.Contains(errOut, "usage:") {
 		t.Fatalf("no module: exit %d %q", code, errOut)
 	}
 }
@@ -137,7 +137,7 @@ func TestGraphDotPrintsDOTThatParsesBackForOneModuleOrAll(t *testing.T) {
 	w.assign("db", "/etc/db/a.conf", "port = ${config:port}\n")
 	w.until("2 modules on node ace: 1 applied, 1 waiting.", "status", "--control", w.sock)
 	count := func(args ...string) (int, int, string) {
-		code, out, errOut := cli(append([]string{"graph", "dot", "--control", w.sock}, args...)...)
+		code, out, errOut := runCLI(append([]string{"graph", "dot", "--control", w.sock}, args...)...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}

@@ -17,8 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
 )
 
@@ -65,7 +64,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mesh-provisioner serve: --replicas must be at least 1")
 		return 2
 	}
-	log, err := newLogger(stderr, *logFormat, *logLevel)
+	log, err := cli.Logger(stderr, *logFormat, *logLevel, "mesh-provisioner")
 	if err != nil {
 		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
 		return 2
@@ -85,19 +84,4 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func newLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil || level == "" {
-		return zerolog.Logger{}, fmt.Errorf("--log-level %q is not a log level", level)
-	}
-	switch format {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
-	default:
-		return zerolog.Logger{}, fmt.Errorf("--log-format %q is not json or console", format)
-	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Str("service", "mesh-provisioner").Logger(), nil
 }

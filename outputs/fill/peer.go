@@ -9,9 +9,10 @@ import (
 	"strconv"
 )
 
-// peerListener notes each connection's peer uid (SO_PEERCRED) as it is
-// accepted, for the AllowUIDs check.
-type peerListener struct{ net.Listener }
+// PeerListener notes each connection's peer uid (SO_PEERCRED) as it is
+// accepted; an http.Server given ConnContext then finds it with PeerUID.
+// The fill socket's AllowUIDs and the daemon's control socket use it.
+type PeerListener struct{ net.Listener }
 
 type peerConn struct {
 	net.Conn
@@ -19,7 +20,7 @@ type peerConn struct {
 	ok  bool // the uid could be read
 }
 
-func (l peerListener) Accept() (net.Conn, error) {
+func (l PeerListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
@@ -30,26 +31,35 @@ func (l peerListener) Accept() (net.Conn, error) {
 
 type peerKey struct{}
 
-func withPeer(ctx context.Context, c net.Conn) context.Context {
+// ConnContext is an http.Server's ConnContext that carries the peer noted
+// by PeerListener.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if pc, ok := c.(*peerConn); ok {
 		return context.WithValue(ctx, peerKey{}, pc)
 	}
 	return ctx
 }
 
+// PeerUID is the uid of the peer of the request whose context this is; ok
+// is false when it could not be read (or the listener was not a
+// PeerListener).
+func PeerUID(ctx context.Context) (uid int, ok bool) {
+	pc, _ := ctx.Value(peerKey{}).(*peerConn)
+	if pc == nil || !pc.ok {
+		return -1, false
+	}
+	return pc.uid, true
+}
+
 // peerCheck answers 403 to a peer whose uid is not in AllowUIDs, or whose
 // uid could not be read; nothing of its request is read or written.
 func (s *Server) peerCheck(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pc, _ := r.Context().Value(peerKey{}).(*peerConn)
-		if pc == nil || !pc.ok || !slices.Contains(s.AllowUIDs, pc.uid) {
+		uid, ok := PeerUID(r.Context())
+		if !ok || !slices.Contains(s.AllowUIDs, uid) {
 			who := "a peer whose uid could not be read"
-			if pc != nil && pc.ok {
-				who = "peer uid " + strconv.Itoa(pc.uid)
-			}
-			uid := -1
-			if pc != nil {
-				uid = pc.uid
+			if ok {
+				who = "peer uid " + strconv.Itoa(uid)
 			}
 			s.Log.Warn().Int("peer_uid", uid).Ints("allowed", s.AllowUIDs).Msg("fill socket: connection refused")
 			writeError(w, http.StatusForbidden, fmt.Sprintf("fill socket: %s is not among the allowed uids %v: refused", who, s.AllowUIDs))

@@ -34,8 +34,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	if len(s.AllowUIDs) > 0 {
-		srv.Handler, srv.ConnContext = s.peerCheck(srv.Handler), withPeer
-		ln = peerListener{ln}
+		srv.Handler, srv.ConnContext = s.peerCheck(srv.Handler), ConnContext
+		ln = PeerListener{ln}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

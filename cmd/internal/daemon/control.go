@@ -17,6 +17,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
 // The control socket (SPEC §5.5): HTTP on a unix socket, mode 0600, that
@@ -86,9 +87,9 @@ func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
 	srv := &http.Server{
 		Handler:           d.peerCheck(d.ControlHandler()),
 		ReadHeaderTimeout: 5 * time.Second,
-		ConnContext:       withPeer,
+		ConnContext:       fill.ConnContext,
 	}
-	go func() { _ = srv.Serve(peerListener{ln}) }()
+	go func() { _ = srv.Serve(fill.PeerListener{Listener: ln}) }()
 	d.log.Info().Str("socket", path).Msg("control socket answering")
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -98,46 +99,19 @@ func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
 	}, nil
 }
 
-// peerListener notes each connection's peer uid (SO_PEERCRED).
-type peerListener struct{ net.Listener }
-
-type peerConn struct {
-	net.Conn
-	uid int  // -1: not known
-	ok  bool // the uid could be read
-}
-
-func (l peerListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	uid, ok := peerUID(c)
-	return &peerConn{Conn: c, uid: uid, ok: ok}, nil
-}
-
-type peerKey struct{}
-
-func withPeer(ctx context.Context, c net.Conn) context.Context {
-	if pc, ok := c.(*peerConn); ok {
-		return context.WithValue(ctx, peerKey{}, pc)
-	}
-	return ctx
-}
-
 // peerCheck refuses a peer whose uid is neither the daemon's nor root's.
 // The socket's mode already keeps other users out; this holds when the
 // mode was widened by hand.
 func (d *Daemon) peerCheck(h http.Handler) http.Handler {
 	self := os.Getuid()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pc, _ := r.Context().Value(peerKey{}).(*peerConn)
-		if pc != nil && (!pc.ok || (pc.uid != self && pc.uid != 0)) {
+		uid, ok := fill.PeerUID(r.Context())
+		if !ok || (uid != self && uid != 0) {
 			who := "a peer whose uid could not be read"
-			if pc.ok {
-				who = "uid " + strconv.Itoa(pc.uid)
+			if ok {
+				who = "uid " + strconv.Itoa(uid)
 			}
-			d.log.Warn().Int("peer_uid", pc.uid).Str("path", r.URL.Path).Msg("control socket: request refused")
+			d.log.Warn().Int("peer_uid", uid).Str("path", r.URL.Path).Msg("control socket: request refused")
 			writeError(w, http.StatusForbidden, ControlError{Error: "control socket: " + who +
 				" is neither the daemon's uid (" + strconv.Itoa(self) + ") nor root: refused"})
 			return
