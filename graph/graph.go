@@ -56,6 +56,13 @@ func (g *Graph) Nodes() []*Node {
 	return out
 }
 
+// Range calls fn for every node, in no set order (cheaper than Nodes).
+func (g *Graph) Range(fn func(*Node)) {
+	for _, n := range g.nodes {
+		fn(n)
+	}
+}
+
 func sortNodes(ns []*Node) {
 	sort.Slice(ns, func(i, j int) bool {
 		a, b := ns[i].key, ns[j].key

@@ -1,6 +1,8 @@
 package nodes
 
 import (
+	"encoding/json"
+	"fmt"
 	"sort"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -32,11 +34,14 @@ func (m *Mesh) PutAssignment(key string, data []byte) error {
 		return err
 	}
 	node, name := toks[0], toks[1]
+	if node != m.node {
+		// Another node's plan is read only for the consumers it binds.
+		asg, err := parseBindings(node, name, data)
+		m.index(key, asg)
+		return err
+	}
 	asg, perr := ParseAssignment(key, data)
 	m.index(key, asg)
-	if node != m.node {
-		return perr
-	}
 	mod := m.mods[name]
 	if mod == nil {
 		mod = &module{name: name, key: key, owned: map[*graph.Node]bool{}, needs: map[Placeholder]*graph.Node{}}
@@ -54,6 +59,7 @@ func (m *Mesh) PutAssignment(key string, data []byte) error {
 		t := asg.Provisioning.Templates
 		if t.Digest != oldDigest {
 			delete(m.archives, name)
+			defer m.pruneParsed()
 			if len(asg.Provisioning.Files)+len(asg.Provisioning.Items) > 0 {
 				m.newArchives = append(m.newArchives, ArchiveWant{Module: name, Ref: t.Ref, Digest: t.Digest})
 			}
@@ -163,4 +169,18 @@ func (m *Mesh) refreshConsumers(pk string) {
 	}
 	_ = m.g.SetInputs(c, inputs...)
 	m.collect(old)
+}
+
+// parseBindings reads of another node's plan only what binds a consumer to
+// a provider: its provisions entries.
+func parseBindings(node, module string, data []byte) (*Assignment, error) {
+	var a struct {
+		Provisioning struct {
+			Provisions []ProvisionSpec `json:"provisions"`
+		} `json:"provisioning"`
+	}
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, fmt.Errorf("module %q on node %q: plan does not parse: %w", module, node, err)
+	}
+	return &Assignment{Node: node, Module: module, Provisioning: Plan{Provisions: a.Provisioning.Provisions}}, nil
 }

@@ -31,8 +31,9 @@ type Mesh struct {
 	assignments map[string]*Assignment
 	bindings    map[string]map[string]bool // provider/provision → assignment keys naming it
 
-	collItems map[string]map[string]*graph.Node // collection → contributor → item node
-	boundUse  map[string]int                    // provider bucket → bound leaves reading it
+	collItems map[string]map[string]*graph.Node    // collection → contributor → item node
+	parsed    map[string]map[string]parsedTemplate // archive digest → member → parsed template
+	boundUse  map[string]int                       // provider bucket → bound leaves reading it
 	renders   RenderCounts
 
 	newSecrets  []string
@@ -63,7 +64,7 @@ func NewMesh(node string) *Mesh {
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
 		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{},
-		collItems: map[string]map[string]*graph.Node{},
+		collItems: map[string]map[string]*graph.Node{}, parsed: map[string]map[string]parsedTemplate{},
 	}
 }
 

@@ -27,12 +27,15 @@ func (m *Mesh) DeleteConfig(key string) {
 
 // ConfigBucketMissing records whether mesh-config_resolved does not exist.
 func (m *Mesh) ConfigBucketMissing(missing bool) {
+	if m.configMissing == missing {
+		return
+	}
 	m.configMissing = missing
-	for _, n := range m.g.Nodes() {
+	m.g.Range(func(n *graph.Node) {
 		if n.Key().Kind == KindConfig && n.State() != graph.Ready {
 			m.initConfig(n, n.Key().Name)
 		}
-	}
+	})
 }
 
 func (m *Mesh) configLeaf(module, key string) *graph.Node {
@@ -77,12 +80,15 @@ func (m *Mesh) DeleteRegistry(kind string) {
 
 // RegistryBucketMissing records whether the registry bucket does not exist.
 func (m *Mesh) RegistryBucketMissing(missing bool) {
+	if m.registryMissing == missing {
+		return
+	}
 	m.registryMissing = missing
-	for _, n := range m.g.Nodes() {
+	m.g.Range(func(n *graph.Node) {
 		if n.Key().Kind == KindRegistry {
 			m.initRegistry(n, n.Key().Name)
 		}
-	}
+	})
 }
 
 func (m *Mesh) registryLeaf(kind string) *graph.Node {
@@ -123,12 +129,15 @@ func (m *Mesh) DeleteBound(bucket, key string) {
 
 // BoundBucketMissing records whether a provider's bucket does not exist.
 func (m *Mesh) BoundBucketMissing(bucket string, missing bool) {
+	if m.boundMissing[bucket] == missing {
+		return
+	}
 	m.boundMissing[bucket] = missing
-	for _, n := range m.g.Nodes() {
+	m.g.Range(func(n *graph.Node) {
 		if o, ok := n.Meta.(*Origin); ok && n.Key().Kind == KindBound && o.Bucket == bucket {
 			m.initBound(n, bucket, o.Key)
 		}
-	}
+	})
 }
 
 func (m *Mesh) boundLeaf(module, bucket, key string) *graph.Node {

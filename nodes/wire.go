@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 
@@ -29,7 +30,7 @@ func (m *Mesh) rebuild(mod *module) {
 		archive = m.archiveLeaf(mod)
 		mod.owned[archive] = true
 		if a := m.archives[mod.name]; a.state == graph.Ready && a.digest == p.Templates.Digest {
-			tmpls, reasons = parseTemplates(p, a.members)
+			tmpls, reasons = m.parseTemplates(p, a.members)
 		}
 	}
 	if mod.asg != nil && len(reasons) == 0 && (archive == nil || tmpls != nil) {
@@ -88,8 +89,15 @@ func (m *Mesh) archiveLeaf(mod *module) *graph.Node {
 	return n
 }
 
-// parseTemplates parses every template the plan's files and items name.
-func parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, []string) {
+// parseTemplates parses every template the plan's files and items name. A
+// template is parsed once per archive digest, however many modules use it
+// (a parsed template is never changed, so modules share it).
+func (m *Mesh) parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, []string) {
+	cache := m.parsed[p.Templates.Digest]
+	if cache == nil {
+		cache = map[string]parsedTemplate{}
+		m.parsed[p.Templates.Digest] = cache
+	}
 	out := map[string]*Template{}
 	var reasons []string
 	names := make([]string, 0, len(p.Files)+len(p.Items))
@@ -108,6 +116,10 @@ func parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, [
 			reasons = append(reasons, "template "+name+" is not in the templates archive")
 			continue
 		}
+		if c, ok := cache[name]; ok && bytes.Equal(c.text, text) {
+			out[name] = c.t
+			continue
+		}
 		t, err := ParseTemplate(name, text)
 		if err == nil {
 			err = CheckKinds(t)
@@ -117,8 +129,30 @@ func parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, [
 			continue
 		}
 		out[name] = t
+		cache[name] = parsedTemplate{text: text, t: t}
 	}
 	return out, reasons
+}
+
+// parsedTemplate is a template parsed once and the text it came from.
+type parsedTemplate struct {
+	text []byte
+	t    *Template
+}
+
+// pruneParsed forgets the parsed templates of digests no plan names.
+func (m *Mesh) pruneParsed() {
+	live := map[string]bool{}
+	for _, mod := range m.mods {
+		if mod.asg != nil {
+			live[mod.asg.Provisioning.Templates.Digest] = true
+		}
+	}
+	for d := range m.parsed {
+		if !live[d] {
+			delete(m.parsed, d)
+		}
+	}
 }
 
 // checkPlaceholders holds the rules a plan's placeholders must keep: every
@@ -392,6 +426,7 @@ func (m *Mesh) refreshCollection(c string) {
 // removeModule takes a module off this node.
 func (m *Mesh) removeModule(mod *module) {
 	delete(m.mods, mod.name)
+	defer m.pruneParsed()
 	delete(m.archives, mod.name)
 	items := mod.items
 	mod.items = nil

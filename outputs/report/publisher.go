@@ -26,14 +26,14 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue
-	written map[string]map[string][]byte // bucket → key → bytes last written
-	reports map[string][]byte            // module → report bytes without "at"
+	written map[string]map[string]map[string][]byte // bucket → module → key → bytes last written
+	reports map[string][]byte                       // module → report bytes without "at"
 }
 
 func (p *Publisher) init() {
 	if p.kvs == nil {
 		p.kvs = map[string]jetstream.KeyValue{}
-		p.written = map[string]map[string][]byte{}
+		p.written = map[string]map[string]map[string][]byte{}
 		p.reports = map[string][]byte{}
 	}
 	if p.Now == nil {
@@ -63,22 +63,40 @@ func (p *Publisher) Forget() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	p.written = map[string]map[string][]byte{}
+	p.written = map[string]map[string]map[string][]byte{}
 	p.reports = map[string][]byte{}
 }
 
-// sync makes the keys under prefix in bucket exactly want: puts what
-// differs from what was last written, deletes what is no longer wanted.
-func (p *Publisher) sync(ctx context.Context, bucket, prefix string, want map[string][]byte) error {
+// done is what was last written of module's keys in bucket.
+func (p *Publisher) done(bucket, module string) map[string][]byte {
+	if p.written[bucket] == nil {
+		p.written[bucket] = map[string]map[string][]byte{}
+	}
+	d := p.written[bucket][module]
+	if d == nil {
+		d = map[string][]byte{}
+		p.written[bucket][module] = d
+	}
+	return d
+}
+
+// sync makes module's keys in bucket exactly want: it puts what differs
+// from what was last written (all puts in flight at once, then their acks
+// awaited) and deletes what is no longer wanted. A nil value in want keeps
+// what is recorded for that key.
+func (p *Publisher) sync(ctx context.Context, bucket, module string, want map[string][]byte) error {
 	kv, err := p.kv(ctx, bucket)
 	if err != nil {
 		return err
 	}
-	if p.written[bucket] == nil {
-		p.written[bucket] = map[string][]byte{}
-	}
-	done := p.written[bucket]
+	done := p.done(bucket, module)
 	var errs []error
+	type pending struct {
+		key string
+		val []byte
+		ack jetstream.PubAckFuture
+	}
+	var acks []pending
 	keys := make([]string, 0, len(want))
 	for k := range want {
 		keys = append(keys, k)
@@ -86,17 +104,31 @@ func (p *Publisher) sync(ctx context.Context, bucket, prefix string, want map[st
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := want[k]
+		if v == nil {
+			continue
+		}
 		if old, ok := done[k]; ok && bytes.Equal(old, v) {
 			continue
 		}
-		if _, err := kv.Put(ctx, k, v); err != nil {
+		f, err := p.JS.PublishAsync("$KV."+bucket+"."+k, v)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", bucket, k, err))
 			continue
 		}
-		done[k] = v
+		acks = append(acks, pending{k, v, f})
+	}
+	for _, a := range acks {
+		select {
+		case <-a.ack.Ok():
+			done[a.key] = a.val
+		case err := <-a.ack.Err():
+			errs = append(errs, fmt.Errorf("%s %s: %w", bucket, a.key, err))
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("%s %s: %w", bucket, a.key, ctx.Err()))
+		}
 	}
 	for k := range done {
-		if _, ok := want[k]; ok || !hasPrefix(k, prefix) {
+		if _, ok := want[k]; ok {
 			continue
 		}
 		if err := kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -105,10 +137,11 @@ func (p *Publisher) sync(ctx context.Context, bucket, prefix string, want map[st
 		}
 		delete(done, k)
 	}
+	if len(done) == 0 {
+		delete(p.written[bucket], module)
+	}
 	return errors.Join(errs...)
 }
-
-func hasPrefix(k, prefix string) bool { return len(k) >= len(prefix) && k[:len(prefix)] == prefix }
 
 // Needs makes module's needs exactly needs.
 func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) error {
@@ -120,7 +153,7 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 		b, _ := json.Marshal(n)
 		want[nodes.EncodeKey(p.Node, module, n.Kind, n.Name)] = b
 	}
-	return p.sync(ctx, nodes.NeedsBucket, nodes.EncodeKey(p.Node, module)+".", want)
+	return p.sync(ctx, nodes.NeedsBucket, module, want)
 }
 
 // Items makes module's items in mesh-provisioner_collect exactly items
@@ -143,46 +176,7 @@ func (p *Publisher) Items(ctx context.Context, module string, items map[string][
 		b, _ := json.Marshal(Item{Collection: c, Contributor: module, Item: string(text)})
 		want[k] = b
 	}
-	return p.syncItems(ctx, module, want)
-}
-
-// syncItems is sync over the collect bucket, whose keys put the
-// contributor last: only this module's keys are compared.
-func (p *Publisher) syncItems(ctx context.Context, module string, want map[string][]byte) error {
-	kv, err := p.kv(ctx, nodes.CollectBucket)
-	if err != nil {
-		return err
-	}
-	if p.written[nodes.CollectBucket] == nil {
-		p.written[nodes.CollectBucket] = map[string][]byte{}
-	}
-	done := p.written[nodes.CollectBucket]
-	suffix := "." + nodes.EncodeToken(module)
-	var errs []error
-	for k, v := range want {
-		if v == nil {
-			continue // kept as recorded
-		}
-		if old, ok := done[k]; ok && bytes.Equal(old, v) {
-			continue
-		}
-		if _, err := kv.Put(ctx, k, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", nodes.CollectBucket, k, err))
-			continue
-		}
-		done[k] = v
-	}
-	for k := range done {
-		if _, ok := want[k]; ok || len(k) < len(suffix) || k[len(k)-len(suffix):] != suffix {
-			continue
-		}
-		if err := kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			errs = append(errs, err)
-			continue
-		}
-		delete(done, k)
-	}
-	return errors.Join(errs...)
+	return p.sync(ctx, nodes.CollectBucket, module, want)
 }
 
 // DeleteStaleItems reads this node's items in the collect bucket (on
@@ -215,11 +209,9 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 			kept = append(kept, k)
 		}
 	}
-	if p.written[nodes.CollectBucket] == nil {
-		p.written[nodes.CollectBucket] = map[string][]byte{}
-	}
-	done := p.written[nodes.CollectBucket]
 	for _, k := range kept {
+		toks, _ := nodes.DecodeKey(k, 3)
+		done := p.done(nodes.CollectBucket, toks[2])
 		if _, ok := done[k]; ok {
 			continue
 		}
@@ -237,7 +229,8 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 		if err := kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return n, fmt.Errorf("%s %s: delete: %w", nodes.CollectBucket, k, err)
 		}
-		delete(done, k)
+		toks, _ := nodes.DecodeKey(k, 3)
+		delete(p.done(nodes.CollectBucket, toks[2]), k)
 		n++
 	}
 	return n, nil

@@ -79,7 +79,9 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 		d.missing(u.Bucket, true)
 		return
 	}
-	d.missing(u.Bucket, false)
+	if u.Snapshot {
+		d.missing(u.Bucket, false) // a live update comes only after a snapshot
+	}
 	if u.Snapshot {
 		now := map[string]bool{}
 		for _, e := range u.Entries {
