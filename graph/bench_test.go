@@ -108,3 +108,40 @@ func BenchmarkPerNodeRecompute(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/width, "ns/node")
 }
+
+// BenchmarkChangeCostScaling measures, in one run, the cost of one change
+// at 1k, 10k and 100k files over many changes (so a -benchtime 1x run is
+// not one noisy sample), and reports the ratios the targets name: the cost
+// at 100k against the cost at 1k (target ≤ 1.5), and the full re-render of
+// 10k files against one change (target ≥ 1,000).
+func BenchmarkChangeCostScaling(b *testing.B) {
+	const changes = 20_000
+	perChange := map[int]float64{}
+	var full10k float64
+	for _, files := range []int{1_000, 10_000, 100_000} {
+		g, fs, own := benchGraph(files)
+		for i := 0; i < 1_000; i++ { // warm
+			g.Set(own[i%len(own)], fmt.Sprint("w", i))
+			g.Stabilize()
+		}
+		n := changes * b.N
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			// spread over the graph, so caches do not favour a small one
+			g.Set(own[(i*7919)%len(own)], fmt.Sprint("v", i))
+			g.Stabilize()
+		}
+		perChange[files] = float64(time.Since(start).Nanoseconds()) / float64(n)
+		if files == 10_000 {
+			const reps = 5
+			start := time.Now()
+			for r := 0; r < reps; r++ {
+				fullRender(fs)
+			}
+			full10k = float64(time.Since(start).Nanoseconds()) / reps
+		}
+		b.ReportMetric(perChange[files], fmt.Sprintf("ns/change-%dk", files/1000))
+	}
+	b.ReportMetric(perChange[100_000]/perChange[1_000], "x-100k-vs-1k")
+	b.ReportMetric(full10k/perChange[10_000], "x-cheaper-10k")
+}

@@ -1,0 +1,350 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/examples/scale"
+	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// benchBus is a benchmark's world, like newMesh's but for a *testing.B and
+// for big meshes: a real nats-server with JetStream, the provisioner's
+// buckets and registry, a real fill server writing into a temp dir whose
+// requests are noted (paths and time, not kept whole), the dev vault, and
+// the applied events of every client.
+type benchBus struct {
+	b     *testing.B
+	s     *server.Server
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	dir   string // archives
+	root  string
+	sock  string
+	vault *devvault.Vault
+	notes chan fillNote
+	fills *fillLog // requests without their content
+
+	mu      sync.Mutex
+	reports map[string]report.Report // by <node>.<module>, the last applied event
+}
+
+// fillNote is one fill request as the fill server received it.
+type fillNote struct {
+	at  time.Time
+	req fill.Request
+}
+
+func newBenchBus(b *testing.B) *benchBus {
+	b.Helper()
+	o := natsserver.DefaultTestOptions
+	o.Port = -1
+	o.JetStream = true
+	o.StoreDir = b.TempDir()
+	s := natsserver.RunServer(&o)
+	h := &benchBus{b: b, s: s, dir: b.TempDir(), notes: make(chan fillNote, 1<<17), fills: &fillLog{},
+		reports: map[string]report.Report{}}
+	b.Cleanup(s.Shutdown)
+	var err error
+	if h.nc, err = nats.Connect(s.ClientURL()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(h.nc.Close)
+	h.js, _ = jetstream.New(h.nc, jetstream.WithPublishAsyncMaxPending(1<<16))
+	ctx := context.Background()
+	if err := srv.EnsureBuckets(ctx, h.js, 1); err != nil {
+		b.Fatal(err)
+	}
+	reg, _ := h.js.KeyValue(ctx, srv.RegistryBucket)
+	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
+		b.Fatal(err)
+	}
+	h.bucket(nodes.AssignmentsBucket)
+	h.bucket(nodes.ConfigBucket)
+	h.root = filepath.Join(h.dir, "root")
+	os.MkdirAll(h.root, 0o755)
+	sockDir, err := os.MkdirTemp("", "bench") // a short path: unix socket names are limited
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(sockDir) })
+	h.sock = filepath.Join(sockDir, "fill.sock")
+	fs := &fill.Server{Root: h.root, Command: []string{"true"}, OnRequest: func(r fill.Request) {
+		select {
+		case h.notes <- fillNote{time.Now(), r}:
+		default:
+		}
+		paths := fill.Request{Module: r.Module}
+		for _, f := range r.Files {
+			paths.Files = append(paths.Files, fill.File{Path: f.Path})
+		}
+		h.fills.add(paths)
+	}}
+	fctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go fs.Serve(fctx, h.sock)
+	h.waitFor(5*time.Second, "the fill socket", func() bool { _, err := os.Stat(h.sock); return err == nil })
+	sub, err := h.nc.Subscribe("prov.applied.>", func(m *nats.Msg) {
+		var r report.Report
+		if json.Unmarshal(m.Data, &r) == nil {
+			h.mu.Lock()
+			h.reports[nodes.EncodeKey(r.Node, r.Module)] = r
+			h.mu.Unlock()
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sub.Unsubscribe() })
+	vnc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(vnc.Close)
+	h.vault = devvault.New(zerolog.Nop())
+	if err := h.vault.Start(vnc, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(h.vault.Stop)
+	return h
+}
+
+func (h *benchBus) bucket(name string) jetstream.KeyValue {
+	kv, err := h.js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name})
+	if err != nil {
+		h.b.Fatal(err)
+	}
+	return kv
+}
+
+// generate makes a synthetic mesh whose archives are files of this bus.
+func (h *benchBus) generate(cfg scale.Config) *scale.Mesh {
+	h.b.Helper()
+	cfg.ArchiveRef = func(name string) string { return "file://" + filepath.Join(h.dir, name+".tar.gz") }
+	m, err := scale.Generate(cfg)
+	if err != nil {
+		h.b.Fatal(err)
+	}
+	return m
+}
+
+// load puts a generated mesh on the bus: archives, assignments, config
+// values, bound entries (buckets made) and secrets in the dev vault. Keys
+// are published without waiting for each ack (one wait at the end), so a
+// big mesh loads in seconds.
+func (h *benchBus) load(m *scale.Mesh) {
+	h.b.Helper()
+	for name, data := range m.Archives {
+		if err := os.WriteFile(filepath.Join(h.dir, name+".tar.gz"), data, 0o644); err != nil {
+			h.b.Fatal(err)
+		}
+	}
+	for name, v := range m.Secrets {
+		h.vault.Set(context.Background(), name, v)
+	}
+	for bucket := range m.Bound {
+		h.bucket(bucket)
+	}
+	for bucket, kvs := range m.Bound {
+		h.putAll(bucket, kvs)
+	}
+	h.putAll(nodes.ConfigBucket, m.ConfigValues)
+	asg := map[string][]byte{}
+	for _, a := range m.Assignments {
+		asg[nodes.EncodeKey(a.Node, a.Module)], _ = json.Marshal(a)
+	}
+	h.putAll(nodes.AssignmentsBucket, asg)
+}
+
+func (h *benchBus) putAll(bucket string, kvs map[string][]byte) {
+	h.b.Helper()
+	n := 0
+	for k, v := range kvs {
+		if _, err := h.js.PublishAsync("$KV."+bucket+"."+k, v); err != nil {
+			h.b.Fatal(err)
+		}
+		if n++; n%4096 == 0 {
+			<-h.js.PublishAsyncComplete()
+		}
+	}
+	select {
+	case <-h.js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+		h.b.Fatalf("%s: %d puts not acknowledged within a minute", bucket, n)
+	}
+}
+
+// client starts node's daemon with the defaults a real one has (refill
+// 1m); stop ends it and waits.
+func (h *benchBus) client(node string) (d *Daemon, stop func()) {
+	h.b.Helper()
+	d, err := New(Config{Node: node, Bus: bus.Options{URL: h.s.ClientURL()}, FillSocket: h.sock,
+		StateDir: h.b.TempDir(), Log: zerolog.New(io.Discard)})
+	if err != nil {
+		h.b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	h.b.Cleanup(stop)
+	return d, stop
+}
+
+// waitReports waits until every given <node>.<module> has an applied event
+// that ok accepts.
+func (h *benchBus) waitReports(timeout time.Duration, keys []string, ok func(report.Report) bool) {
+	h.b.Helper()
+	h.waitFor(timeout, "applied reports", func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, k := range keys {
+			r, has := h.reports[k]
+			if !has || !ok(r) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (h *benchBus) waitFor(timeout time.Duration, what string, cond func() bool) {
+	h.b.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.b.Fatalf("%s: not within %v", what, timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// nextFill is the next fill request for module (others are skipped and
+// returned), or fails after timeout.
+func (h *benchBus) nextFill(module string, timeout time.Duration) (fillNote, []fillNote) {
+	h.b.Helper()
+	var others []fillNote
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case n := <-h.notes:
+			if n.req.Module == module {
+				return n, others
+			}
+			others = append(others, n)
+		case <-t.C:
+			h.b.Fatalf("no fill request for %s within %v", module, timeout)
+		}
+	}
+}
+
+// drain empties the notes until none came for quiet, and says how many
+// there were.
+func (h *benchBus) drain(quiet time.Duration) int {
+	n, _ := h.settle(quiet)
+	return n
+}
+
+// settle empties the notes until none came for quiet; it says how many
+// there were and when the last was received.
+func (h *benchBus) settle(quiet time.Duration) (int, time.Time) {
+	n, last := 0, time.Time{}
+	for {
+		select {
+		case note := <-h.notes:
+			n++
+			last = note.at
+		case <-time.After(quiet):
+			return n, last
+		}
+	}
+}
+
+func appliedKeys(m *scale.Mesh, node int) []string {
+	out := make([]string, 0, m.Config.Modules)
+	for i := 0; i < m.Config.Modules; i++ {
+		out = append(out, nodes.EncodeKey(scale.NodeName(node), scale.ModuleName(node, i)))
+	}
+	return out
+}
+
+func isApplied(r report.Report) bool { return r.State == "applied" }
+
+// heapInUse is the heap in use after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// maxRSS is the process's peak resident set so far (Linux: KiB).
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Maxrss * 1024
+}
+
+// stabilizeSeconds is the time the daemon spent stabilising so far, and
+// how many stabilisations it timed.
+func stabilizeSeconds(d *Daemon) (float64, uint64) {
+	mfs, err := d.metrics.reg.Gather()
+	if err != nil {
+		return 0, 0
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "provisioner_stabilize_seconds" && len(mf.GetMetric()) == 1 {
+			h := mf.GetMetric()[0].GetHistogram()
+			return h.GetSampleSum(), h.GetSampleCount()
+		}
+	}
+	return 0, 0
+}
+
+// graphSize is how many nodes the daemon's graph holds.
+func graphSize(b *testing.B, d *Daemon) int {
+	n := 0
+	if err := d.Do(context.Background(), func(m *nodes.Mesh) { n = len(m.Graph().Nodes()) }); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+func hasBytes(r fill.Request, path string, want []byte) bool {
+	for _, f := range r.Files {
+		if f.Path == path {
+			return bytes.Contains(f.Content, want)
+		}
+	}
+	return false
+}

@@ -1,0 +1,343 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/examples/scale"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// Benchmarks through the real daemon: embedded nats-server, mesh-fill,
+// the dev vault, meshes from examples/scale. Each does its setup once and
+// reports what it measured as custom metrics; `make bench` runs them with
+// -benchtime 1x. Numbers and targets: docs/PERFORMANCE.md.
+
+// change is one config value put: module index i, key, and its version.
+type change struct {
+	i   int
+	key string
+	v   int
+}
+
+// putChange puts a change on the bus and in the generated mesh (so the
+// full re-render sees it too); it returns the new value.
+func putChange(h *benchBus, m *scale.Mesh, n int, c change) []byte {
+	h.b.Helper()
+	mod := scale.ModuleName(n, c.i)
+	k := nodes.EncodeKey(scale.NodeName(n), mod, c.key)
+	v := []byte(scale.ConfigValue(mod, c.key, c.v))
+	m.ConfigValues[k] = v
+	if _, err := h.js.Publish(context.Background(), "$KV."+nodes.ConfigBucket+"."+k, v); err != nil {
+		h.b.Fatal(err)
+	}
+	return v
+}
+
+// latencies measures one change at a time: KV put → the fill request for
+// its module received, checking the request holds exactly the dependents
+// and the new value.
+func latencies(h *benchBus, m *scale.Mesh, changes []change) []time.Duration {
+	h.b.Helper()
+	out := make([]time.Duration, 0, len(changes))
+	for _, c := range changes {
+		start := time.Now()
+		v := putChange(h, m, 0, c)
+		note, others := h.nextFill(scale.ModuleName(0, c.i), 10*time.Second)
+		out = append(out, note.at.Sub(start))
+		if len(others) > 0 {
+			h.b.Fatalf("change of %s sent %d fill requests for other modules (first: %s)", c.key, len(others), others[0].req.Module)
+		}
+		want := m.Dependents(0, c.i, c.key)
+		var got []string
+		for _, f := range note.req.Files {
+			got = append(got, f.Path)
+		}
+		sort.Strings(got)
+		if !slices.Equal(got, want) {
+			h.b.Fatalf("change of %s.%s re-sent %v, its dependents are %v", scale.ModuleName(0, c.i), c.key, got, want)
+		}
+		if !hasBytes(note.req, want[0], v) {
+			h.b.Fatalf("change of %s: %s sent without the new value", c.key, want[0])
+		}
+	}
+	if n := h.drain(50 * time.Millisecond); n > 0 {
+		h.b.Fatalf("%d fill requests more than one per change", n)
+	}
+	return out
+}
+
+func quantile(d []time.Duration, q float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// rotating makes count changes rotating over modules and each module's
+// config keys, each a new version.
+func rotating(m *scale.Mesh, count int) []change {
+	out := make([]change, count)
+	keys := m.ConfigKeys(0)
+	for n := range out {
+		i := n % m.Config.Modules
+		out[n] = change{i: i, key: keys[(n/m.Config.Modules*7+i)%len(keys)], v: n + 1}
+	}
+	return out
+}
+
+// coldStart starts node 0's client and waits until every module of it
+// reports applied (applied), and until its last fill (converged: a
+// provider's consumers list fills again as credentials arrive; no fill
+// came for a second after it).
+func coldStart(h *benchBus, m *scale.Mesh) (d *Daemon, stop func(), applied, converged time.Duration) {
+	h.b.Helper()
+	start := time.Now()
+	d, stop = h.client(scale.NodeName(0))
+	h.waitReports(3*time.Minute, appliedKeys(m, 0), isApplied)
+	applied = time.Since(start)
+	_, last := h.settle(time.Second)
+	converged = max(applied, last.Sub(start))
+	return d, stop, applied, converged
+}
+
+// BenchmarkPutToFill (issue 3): KV put of one config value → the fill
+// request received, p50 and p99 over 1,000 changes, with 1,000 modules
+// assigned (2 files each, 10 placeholders per file).
+func BenchmarkPutToFill(b *testing.B) {
+	h := newBenchBus(b)
+	m := h.generate(scale.Config{Nodes: 1, Modules: 1000, Files: 2, Placeholders: 10, Contributors: 10, Consumers: 1000})
+	h.load(m)
+	_, _, cold, converged := coldStart(h, m)
+	b.ResetTimer()
+	lat := latencies(h, m, rotating(m, 1000*b.N))
+	b.StopTimer()
+	b.ReportMetric(ms(quantile(lat, 0.5)), "p50-ms")
+	b.ReportMetric(ms(quantile(lat, 0.99)), "p99-ms")
+	b.ReportMetric(cold.Seconds(), "s-to-all-applied")
+	b.ReportMetric(converged.Seconds(), "s-to-last-fill")
+}
+
+// BenchmarkNode: one node with 1,000 and 10,000 files (100 files per
+// module, 10 placeholders per file in the scale mix): cold start, one
+// change against a full re-render, a burst of changes, an idle client.
+func BenchmarkNode(b *testing.B) {
+	for _, mods := range []int{10, 100} {
+		b.Run(fmt.Sprintf("files=%d", mods*100), func(b *testing.B) { benchNode(b, mods) })
+	}
+}
+
+func benchNode(b *testing.B, mods int) {
+	h := newBenchBus(b)
+	m := h.generate(scale.Config{Nodes: 1, Modules: mods, Files: 100, Placeholders: 10, Contributors: 10, Consumers: 100})
+	h.load(m)
+	files := m.FilesPerNode()
+
+	idleBase := time.Duration(0)
+	const idleBaseFor = 5 * time.Second
+	if files >= 10_000 {
+		heapInUse()
+		c0 := cpuTime()
+		time.Sleep(idleBaseFor)
+		idleBase = cpuTime() - c0
+	}
+	heap0 := heapInUse()
+	d, stop, cold, converged := coldStart(h, m)
+	heap1 := heapInUse()
+	size := graphSize(b, d)
+	rss := maxRSS()
+	b.Run("cold-start", func(b *testing.B) {
+		b.ReportMetric(cold.Seconds(), "s-to-all-applied")
+		b.ReportMetric(converged.Seconds(), "s-to-last-fill")
+		b.ReportMetric(float64(heap1-heap0)/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(heap1-heap0)/float64(size), "B/graph-node")
+		b.ReportMetric(float64(heap1-heap0)/float64(files), "B/file")
+		b.ReportMetric(float64(size), "graph-nodes")
+		b.ReportMetric(float64(rss)/(1<<20), "process-peak-RSS-MiB")
+	})
+
+	r := m.Renderer(0)
+	b.Run("one-change", func(b *testing.B) {
+		stab0, _ := stabilizeSeconds(d)
+		rec0 := d.mesh.Graph().Counters().Recomputed.Load()
+		changes := rotating(m, 200*b.N)
+		lat := latencies(h, m, changes)
+		stab1, _ := stabilizeSeconds(d)
+		rec1 := d.mesh.Graph().Counters().Recomputed.Load()
+		sent := 0
+		for _, c := range changes {
+			sent += len(m.Dependents(0, c.i, c.key))
+		}
+		if _, _, err := r.RenderAll(); err != nil { // warm
+			b.Fatal(err)
+		}
+		const reps = 5
+		start := time.Now()
+		for range reps {
+			if _, _, err := r.RenderAll(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		full := time.Since(start) / reps
+		perStab := time.Duration((stab1 - stab0) * 1e9 / float64(len(changes)))
+		p50 := quantile(lat, 0.5)
+		b.ReportMetric(ms(p50), "p50-ms")
+		b.ReportMetric(ms(quantile(lat, 0.99)), "p99-ms")
+		b.ReportMetric(float64(sent)/float64(len(changes)), "files-sent/change")
+		b.ReportMetric(float64(rec1-rec0)/float64(len(changes)), "recomputed/change")
+		b.ReportMetric(float64(perStab.Nanoseconds())/1e3, "stabilize-us/change")
+		b.ReportMetric(ms(full), "full-rerender-ms")
+		b.ReportMetric(float64(full)/float64(p50), "x-cheaper-e2e")
+		b.ReportMetric(float64(full)/float64(perStab), "x-cheaper-engine")
+	})
+	if files < 10_000 {
+		return
+	}
+	b.Run("idle", func(b *testing.B) {
+		const idleFor = 10 * time.Second
+		heapInUse()
+		c0 := cpuTime()
+		fills0 := h.fills.count()
+		time.Sleep(idleFor)
+		idle := cpuTime() - c0
+		if n := h.fills.count() - fills0; n > 0 {
+			b.Fatalf("an idle client sent %d fill requests", n)
+		}
+		b.ReportMetric(ms(idle)/idleFor.Seconds(), "cpu-ms/s-with-client")
+		b.ReportMetric(ms(idleBase)/idleBaseFor.Seconds(), "cpu-ms/s-before-client")
+	})
+	b.Run("burst", func(b *testing.B) { benchBurst(b, h, m, d) })
+	stop()
+}
+
+// benchBurst puts 10,000 config changes at once (own keys of files all
+// over the node) and measures the time until the last is filled, the
+// stabilisations and fills it took, then checks every changed file on disk.
+func benchBurst(b *testing.B, h *benchBus, m *scale.Mesh, d *Daemon) {
+	const burst = 10_000
+	var changes []change
+	keys := m.ConfigKeys(0)
+	for n := 0; len(changes) < burst; n++ {
+		i := n % m.Config.Modules
+		k := keys[(n/m.Config.Modules)%len(keys)]
+		changes = append(changes, change{i: i, key: k, v: 1_000_000 + n})
+	}
+	c := d.mesh.Graph().Counters()
+	stabs0, fills0 := c.Stabilizations.Load(), h.fills.count()
+	h.drain(50 * time.Millisecond)
+	start := time.Now()
+	var last []byte
+	for _, ch := range changes { // published without waiting for each ack: a burst
+		mod := scale.ModuleName(0, ch.i)
+		k := nodes.EncodeKey(scale.NodeName(0), mod, ch.key)
+		last = []byte(scale.ConfigValue(mod, ch.key, ch.v))
+		m.ConfigValues[k] = last
+		if _, err := h.js.PublishAsync("$KV."+nodes.ConfigBucket+"."+k, last); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lc := changes[len(changes)-1]
+	lastPath := m.Dependents(0, lc.i, lc.key)[0]
+	deadline := time.After(time.Minute)
+	for done := false; !done; {
+		select {
+		case n := <-h.notes:
+			done = hasBytes(n.req, lastPath, last)
+		case <-deadline:
+			b.Fatalf("the burst did not converge within a minute")
+		}
+	}
+	converge := time.Since(start)
+	h.drain(200 * time.Millisecond)
+	touched := map[[2]int]bool{}
+	for _, ch := range changes {
+		for _, p := range m.Dependents(0, ch.i, ch.key) {
+			var f int
+			fmt.Sscanf(filepath.Base(p), "f%04d.conf", &f)
+			touched[[2]int{ch.i, f}] = true
+		}
+	}
+	r := m.Renderer(0)
+	for k := range touched {
+		want, _ := r.Render(k[0], k[1])
+		got, err := os.ReadFile(filepath.Join(h.root, scale.FilePath(scale.ModuleName(0, k[0]), k[1])))
+		if err != nil || string(got) != string(want) {
+			b.Fatalf("after the burst %s is not what a full render gives (%v)", scale.FilePath(scale.ModuleName(0, k[0]), k[1]), err)
+		}
+	}
+	b.ReportMetric(ms(converge), "converge-ms")
+	b.ReportMetric(float64(c.Stabilizations.Load()-stabs0), "stabilizations")
+	b.ReportMetric(float64(h.fills.count()-fills0), "fills")
+	b.ReportMetric(float64(len(touched)), "files-changed")
+	b.ReportMetric(burst, "changes")
+}
+
+// BenchmarkHundredClients: 100 nodes (10 modules × 10 files each) with a
+// client each, in this process, against one embedded server; one shared
+// config key (each node's own key) changed on all: time until every node
+// reports applied with the new file.
+func BenchmarkHundredClients(b *testing.B) {
+	const nodesN = 100
+	h := newBenchBus(b)
+	m := h.generate(scale.Config{Nodes: nodesN, Modules: 10, Files: 10, Placeholders: 10, Contributors: 10, Consumers: 100})
+	h.load(m)
+	start := time.Now()
+	var all []string
+	for n := 0; n < nodesN; n++ {
+		h.client(scale.NodeName(n))
+		all = append(all, appliedKeys(m, n)...)
+	}
+	h.waitReports(5*time.Minute, all, isApplied)
+	cold := time.Since(start)
+
+	const key = "common-0" // files f0 and f8 of module 0 name it; neither holds a secret
+	want := map[string]string{}
+	var keys []string
+	for v := 1; v <= b.N; v++ {
+		for n := 0; n < nodesN; n++ {
+			mod := scale.ModuleName(n, 0)
+			m.ConfigValues[nodes.EncodeKey(scale.NodeName(n), mod, key)] = []byte(scale.ConfigValue(mod, key, v))
+			content, err := m.Renderer(n).Render(0, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sum := sha256.Sum256(content)
+			k := nodes.EncodeKey(scale.NodeName(n), mod)
+			want[k] = "sha256:" + hex.EncodeToString(sum[:])
+			if v == 1 {
+				keys = append(keys, k)
+			}
+		}
+		at := map[string]time.Duration{}
+		start := time.Now()
+		for n := 0; n < nodesN; n++ {
+			putChange(h, m, n, change{i: 0, key: key, v: v})
+		}
+		h.waitReports(time.Minute, keys, func(r report.Report) bool {
+			k := nodes.EncodeKey(r.Node, r.Module)
+			ok := r.State == "applied" && len(r.Files) > 0 && r.Files[0].Digest == want[k]
+			if _, seen := at[k]; ok && !seen {
+				at[k] = time.Since(start)
+			}
+			return ok
+		})
+		all := time.Since(start)
+		var each []time.Duration
+		for _, d := range at {
+			each = append(each, d)
+		}
+		b.ReportMetric(ms(all), "ms-until-all-100-applied")
+		b.ReportMetric(ms(quantile(each, 0.5)), "p50-node-ms")
+	}
+	b.ReportMetric(cold.Seconds(), "s-cold-start-all-100")
+}
