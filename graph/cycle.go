@@ -74,8 +74,21 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 	}
 	n.inputs = accepted
 	h := 0
-	for _, in := range accepted {
-		if !containsNode(in.deps, n) {
+	var linked map[*Node]bool // for long input lists
+	if len(accepted) > 16 {
+		linked = make(map[*Node]bool, len(accepted))
+	}
+	for i, in := range accepted {
+		// n was taken out of every old input's dependents above, so only an
+		// input named twice in this list is already linked.
+		dup := false
+		if linked != nil {
+			dup = linked[in]
+			linked[in] = true
+		} else {
+			dup = containsNode(accepted[:i], in)
+		}
+		if !dup {
 			in.deps = append(in.deps, n)
 		}
 		if in.height+1 > h {

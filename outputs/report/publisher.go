@@ -28,6 +28,13 @@ type Publisher struct {
 	kvs     map[string]jetstream.KeyValue
 	written map[string]map[string]map[string][]byte // bucket → module → key → bytes last written
 	reports map[string][]byte                       // module → report bytes without "at"
+	needs   map[string]needMemo                     // key → the need last encoded
+}
+
+// needMemo spares encoding a need whose fields did not change.
+type needMemo struct {
+	n Need
+	b []byte
 }
 
 func (p *Publisher) init() {
@@ -35,6 +42,7 @@ func (p *Publisher) init() {
 		p.kvs = map[string]jetstream.KeyValue{}
 		p.written = map[string]map[string]map[string][]byte{}
 		p.reports = map[string][]byte{}
+		p.needs = map[string]needMemo{}
 	}
 	if p.Now == nil {
 		p.Now = time.Now
@@ -150,8 +158,19 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 	p.init()
 	want := make(map[string][]byte, len(needs))
 	for _, n := range needs {
+		k := nodes.EncodeKey(p.Node, module, n.Kind, n.Name)
+		if m, ok := p.needs[k]; ok && m.n == n {
+			want[k] = m.b
+			continue
+		}
 		b, _ := json.Marshal(n)
-		want[nodes.EncodeKey(p.Node, module, n.Kind, n.Name)] = b
+		p.needs[k] = needMemo{n, b}
+		want[k] = b
+	}
+	for k := range p.written[nodes.NeedsBucket][module] {
+		if _, ok := want[k]; !ok {
+			delete(p.needs, k)
+		}
 	}
 	return p.sync(ctx, nodes.NeedsBucket, module, want)
 }
