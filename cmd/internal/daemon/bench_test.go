@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"testing"
@@ -154,6 +155,12 @@ func benchNode(b *testing.B, mods int) {
 	heap0 := heapInUse()
 	d, stop, cold, converged := coldStart(h, m)
 	heap1 := heapInUse()
+	if p := os.Getenv("BENCH_HEAPPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	size := graphSize(b, d)
 	rss := maxRSS()
 	b.Run("cold-start", func(b *testing.B) {
