@@ -9,6 +9,43 @@ import (
 // Reports the files and items rendered per change (target: 5 files, 1
 // item); the time is dominated by assembling the collection's text.
 func BenchmarkOneItemChangeInACollectionOf1000(b *testing.B) {
+	m := collectionOf1000(b)
+	files, items := m.Renders().Files.Load(), m.Renders().Items.Load()
+	b.ReportAllocs()
+	ops := 0
+	for b.Loop() {
+		ops++
+		m.PutConfig("ace.contrib-0500.v", []byte(fmt.Sprint(ops)))
+		m.Stabilize()
+	}
+	n := float64(ops)
+	b.ReportMetric(float64(m.Renders().Files.Load()-files)/n, "files/op")
+	b.ReportMetric(float64(m.Renders().Items.Load()-items)/n, "items/op")
+}
+
+// One contributor added to (and taken again from) that collection: each
+// op is one stabilisation; the collectors render once each (5 files) and
+// the new item once.
+func BenchmarkOneItemAddedToACollectionOf1000(b *testing.B) {
+	m := collectionOf1000(b)
+	files, items := m.Renders().Files.Load(), m.Renders().Items.Load()
+	ops := 0
+	for b.Loop() {
+		ops++
+		if ops%2 == 1 {
+			m.PutAssignment("ace.newcomer", planJSON("ace", "newcomer", Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
+			m.SetArchive("newcomer", digestA, map[string][]byte{"i": []byte("alias newcomer=true\n")})
+		} else {
+			m.DeleteAssignment("ace.newcomer")
+		}
+		m.Stabilize()
+	}
+	n := float64(ops)
+	b.ReportMetric(float64(m.Renders().Files.Load()-files)/n, "files/op")
+	b.ReportMetric(float64(m.Renders().Items.Load()-items)/n, "items/op")
+}
+
+func collectionOf1000(b *testing.B) *Mesh {
 	m := NewMesh("ace")
 	registryAll(m)
 	for i := 0; i < 1000; i++ {
@@ -26,15 +63,5 @@ func BenchmarkOneItemChangeInACollectionOf1000(b *testing.B) {
 	if v := m.View("collector-0"); len(v.Files) != 1 || v.Files[0].Value == nil || len(v.Files[0].Value.Content) < 50000 {
 		b.Fatalf("collector not rendered: %+v", v.Files)
 	}
-	files, items := m.Renders().Files.Load(), m.Renders().Items.Load()
-	b.ReportAllocs()
-	ops := 0
-	for b.Loop() {
-		ops++
-		m.PutConfig("ace.contrib-0500.v", []byte(fmt.Sprint(ops)))
-		m.Stabilize()
-	}
-	n := float64(ops)
-	b.ReportMetric(float64(m.Renders().Files.Load()-files)/n, "files/op")
-	b.ReportMetric(float64(m.Renders().Items.Load()-items)/n, "items/op")
+	return m
 }
