@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
+	"path"
 
 	"github.com/rs/zerolog"
 )
@@ -16,8 +16,8 @@ const MaxBody = 64<<20*4/3 + 1<<20
 
 // Server is the node-engine side of the fill socket (`mesh-fill`). It writes
 // each file of a request atomically, sets mode, owner and group, and restarts
-// or reloads the programs whose files changed. Requests are handled one at a
-// time.
+// or reloads the programs whose files changed. Requests run concurrently
+// unless they name a same path: one waits for the other.
 type Server struct {
 	// Root, when set, confines every path: "/etc/x" is written at Root/etc/x.
 	Root string
@@ -35,7 +35,7 @@ type Server struct {
 	// Empty: the socket's mode (0660) alone decides who may connect.
 	AllowUIDs []int
 
-	mu sync.Mutex
+	busy pathLocks
 }
 
 // Handler serves POST /v1/fill.
@@ -67,8 +67,12 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 		s.OnRequest(req)
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	paths := make([]string, len(req.Files))
+	for i, f := range req.Files {
+		paths[i] = path.Clean(f.Path)
+	}
+	s.busy.lock(paths)
+	defer s.busy.unlock(paths)
 	resp, err := s.fill(r.Context(), req)
 	if err != nil {
 		var ref *refusal

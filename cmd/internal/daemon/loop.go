@@ -117,9 +117,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 			}
 		}
 	}
-	for _, name := range touched {
-		d.output(ctx, name, full || retrying)
-	}
+	d.output(ctx, touched, full || retrying)
 	d.metrics.observeModules(d.modules)
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"sync"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -24,12 +25,63 @@ type moduleOut struct {
 	since   time.Time
 }
 
-// output brings a module's needs, items, files and report in line with its
-// view. With all set, every file is sent again (start, reconnect, refill).
-func (d *Daemon) output(ctx context.Context, name string, all bool) {
+// outJob is one module's output after a stabilisation: its view, and the
+// fill request to send (nil when no file of it is to be sent).
+type outJob struct {
+	v    *nodes.ModuleView
+	mo   *moduleOut
+	req  *fill.Request
+	sent map[string]string // path → digest of what the request carries
+	resp fill.Response
+	err  error
+}
+
+// maxFillsInFlight bounds the fill requests sent at once (different
+// modules; a module's requests are never concurrent).
+const maxFillsInFlight = 8
+
+// output brings the touched modules' needs, items, files and reports in
+// line with their views. With all set, every file is sent again (start,
+// reconnect, refill). The fill requests of different modules go out
+// together (the node-engine's durable writes are what a cold start
+// waits on); the loop waits for them all before the next batch.
+func (d *Daemon) output(ctx context.Context, names []string, all bool) {
+	jobs := make([]*outJob, 0, len(names))
+	for _, name := range names {
+		if j := d.prepare(ctx, name, all); j != nil {
+			jobs = append(jobs, j)
+		}
+	}
+	sem := make(chan struct{}, maxFillsInFlight)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		if j.req == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(j *outJob) {
+			defer func() { <-sem; wg.Done() }()
+			start := time.Now()
+			// A fill under way is finished even when the daemon is told to stop.
+			j.resp, j.err = d.fill.Fill(context.WithoutCancel(ctx), *j.req)
+			d.metrics.fillLatency.Observe(time.Since(start).Seconds())
+		}(j)
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.req != nil {
+			d.filled(j)
+		}
+		d.reportModule(ctx, j.v, j.mo)
+	}
+}
+
+// prepare writes a module's needs and items and makes its fill request.
+func (d *Daemon) prepare(ctx context.Context, name string, all bool) *outJob {
 	v := d.mesh.View(name)
 	if v == nil {
-		return
+		return nil
 	}
 	mo := d.modules[name]
 	if mo == nil {
@@ -60,8 +112,9 @@ func (d *Daemon) output(ctx context.Context, name string, all bool) {
 		mo.retry = true
 		d.log.Warn().Err(err).Str("module", name).Msg("items not recorded")
 	}
-	d.fillModule(ctx, v, mo, all)
-	d.reportModule(ctx, v, mo)
+	j := &outJob{v: v, mo: mo}
+	j.req, j.sent = fillRequest(v, mo, all)
+	return j
 }
 
 func hasItem(v *nodes.ModuleView, c string) bool {
@@ -73,14 +126,13 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 	return false
 }
 
-// fillModule sends the module's changed files (all of them with all) in
-// one request, once every file of it is ready.
-func (d *Daemon) fillModule(ctx context.Context, v *nodes.ModuleView, mo *moduleOut, all bool) {
-	var req fill.Request
-	req.Module = v.Name
+// fillRequest holds the module's changed files (all of them with all),
+// once every file of it is ready; nil when there is nothing to send.
+func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]string) {
+	req := &fill.Request{Module: v.Name}
 	for _, f := range v.Files {
 		if f.State != graph.Ready {
-			return // nothing of a module is written until every file is there
+			return nil, nil // nothing of a module is written until every file is there
 		}
 	}
 	sent := map[string]string{}
@@ -96,12 +148,14 @@ func (d *Daemon) fillModule(ctx context.Context, v *nodes.ModuleView, mo *module
 			OnChange: fill.OnChange{Action: s.OnChange.Action, Unit: s.OnChange.Unit}})
 	}
 	if len(req.Files) == 0 {
-		return
+		return nil, nil
 	}
-	start := time.Now()
-	// A fill under way is finished even when the daemon is told to stop.
-	resp, err := d.fill.Fill(context.WithoutCancel(ctx), req)
-	d.metrics.fillLatency.Observe(time.Since(start).Seconds())
+	return req, sent
+}
+
+// filled takes in the fill socket's answer to a module's request.
+func (d *Daemon) filled(j *outJob) {
+	v, mo, resp, err, sent := j.v, j.mo, j.resp, j.err, j.sent
 	if err != nil {
 		d.metrics.fills.WithLabelValues("failed").Inc()
 		mo.failure = err.Error()
