@@ -41,6 +41,9 @@ func Run(ctx context.Context, cfg Config) error {
 		nats.RetryOnFailedConnect(true),
 		nats.CustomReconnectDelay(reconnectDelay),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err == nil {
+				return // a deliberate close, on shutdown
+			}
 			log.Warn().Err(err).Msg("bus disconnected")
 		}),
 		nats.ConnectHandler(func(nc *nats.Conn) {
