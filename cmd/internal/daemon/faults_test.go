@@ -123,6 +123,16 @@ func (m *mesh) statesOf(node, module string) func() []string {
 	return func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), states...) }
 }
 
+// How long the bus is away and the vault silent: as long as issue 10
+// says (longer than a watcher's heartbeat detection, 10–15 s); -short
+// makes them brief for a quick run.
+func outage(full, short time.Duration) time.Duration {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
 // The bus goes away and, while the client cannot reach it, values change:
 // the server is stopped, started on the same store dir on another port
 // (where the client does not look) to take the writes, stopped again and
@@ -130,6 +140,7 @@ func (m *mesh) statesOf(node, module string) func() []string {
 // with one full refill, and sends no file more often than that refill and
 // its change need.
 func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *testing.T) {
+	t.Parallel() // it lasts half a minute: let it overlap the other long one
 	m := newMesh(t)
 	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
 	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
@@ -149,7 +160,7 @@ func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *tes
 	m.put(nodes.ConfigBucket, "ace.web.model", "sonnet")
 	m.s.Shutdown()
 	m.s.WaitForShutdown()
-	time.Sleep(300 * time.Millisecond) // the client keeps trying its own port meanwhile
+	time.Sleep(outage(30*time.Second, 300*time.Millisecond)) // the client keeps trying its own port meanwhile
 	o := m.opts
 	m.s = restart(t, &o)
 	m.connect()
@@ -176,6 +187,7 @@ func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *tes
 // (never failed) and is asked again with backoff, another module of the
 // node is applied meanwhile; the vault back, the same client applies it.
 func TestAVaultSilentForAWhileLeavesModulesWaitingAndItsReturnApplies(t *testing.T) {
+	t.Parallel() // it lasts a minute: let it overlap the other long one
 	m := newMesh(t)
 	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
 	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
@@ -202,7 +214,7 @@ func TestAVaultSilentForAWhileLeavesModulesWaitingAndItsReturnApplies(t *testing
 		}
 		return nil
 	})
-	silentFor := 1500 * time.Millisecond
+	silentFor := outage(time.Minute, 1500*time.Millisecond)
 	time.Sleep(silentFor)
 	if n := v.AskCount("own/sec/api-key"); n < 3 {
 		t.Fatalf("asked %d times in %v of silence, want asks again with backoff", n, silentFor)
