@@ -22,7 +22,7 @@ type Graph struct {
 	counters      Counters
 	stabilizing   bool
 	leavesChanged []*Node
-	now           time.Time // the time of the running stabilisation
+	now           int64 // the time of the running stabilisation (unix ns), 0 outside one
 
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
@@ -109,7 +109,7 @@ func (g *Graph) Derived(k Key, f Compute, inputs ...*Node) (*Node, error) {
 
 func (g *Graph) add(k Key) *Node {
 	g.nextID++
-	now := g.Now()
+	now := g.Now().UnixNano()
 	n := &Node{key: k, id: g.nextID, since: now, changedAt: now}
 	g.nodes[k] = n
 	g.byID[n.id] = n
@@ -172,8 +172,8 @@ func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 // record stores a new state and stamps it.
 func (g *Graph) record(n *Node, s State, v any, why string, own bool, cause []Key) {
 	now := g.now
-	if now.IsZero() {
-		now = g.Now()
+	if now == 0 {
+		now = g.Now().UnixNano()
 	}
 	if n.state != s || n.why != why {
 		n.since = now

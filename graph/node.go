@@ -10,27 +10,28 @@ type Compute func(in In) (any, error)
 // Node is one vertex of the graph. Its fields are read through methods; it
 // is changed only through its Graph.
 type Node struct {
-	key      Key
-	id       int64
-	compute  Compute // nil for an input leaf
-	inputs   []*Node
-	deps     []*Node // dependents
-	height   int
-	secret   bool
-	tolerant bool
-	removed  bool
-	pending  bool // an input set since the last Stabilize
-
-	state State
-	value any
-	why   string
-	own   bool // the non-ready state began here (not inherited from an input)
-
-	dirty      bool
-	since      time.Time // when (state, why) last changed
-	changedAt  time.Time // when state, why or value last changed
+	// Read and written by every stabilisation that reaches the node: kept
+	// together, first, so a recompute touches few cache lines.
+	compute    Compute // nil for an input leaf
+	inputs     []*Node
+	deps       []*Node // dependents
+	value      any
+	why        string
+	height     int
 	changedRun uint64
-	cause      []Key // the inputs that had changed when it last recomputed
+	since      int64 // unix nanoseconds: when (state, why) last changed
+	changedAt  int64 // unix nanoseconds: when state, why or value last changed
+	state      State
+	own        bool // the non-ready state began here (not inherited from an input)
+	dirty      bool
+	secret     bool
+	tolerant   bool
+	removed    bool
+	pending    bool // an input set since the last Stabilize
+
+	key   Key
+	id    int64
+	cause []Key // the inputs that had changed when it last recomputed
 
 	// Meta is the owner's own data, never read by the engine.
 	Meta any
@@ -63,10 +64,10 @@ func (n *Node) IsInput() bool { return n.compute == nil }
 func (n *Node) Height() int { return n.height }
 
 // Since is when the node's state (and why) last changed.
-func (n *Node) Since() time.Time { return n.since }
+func (n *Node) Since() time.Time { return time.Unix(0, n.since) }
 
 // ChangedAt is when the node's state, why or value last changed.
-func (n *Node) ChangedAt() time.Time { return n.changedAt }
+func (n *Node) ChangedAt() time.Time { return time.Unix(0, n.changedAt) }
 
 // Cause names the inputs that had changed when the node last recomputed.
 func (n *Node) Cause() []Key { return n.cause }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
-	"time"
 )
 
 // Counters are what the engine keeps of its own work. They may be read from
@@ -27,8 +26,8 @@ func (g *Graph) Stabilize() []*Node {
 	g.stabilizing = true
 	defer func() { g.stabilizing = false }()
 	g.run++
-	g.now = g.Now()
-	defer func() { g.now = time.Time{} }()
+	g.now = g.Now().UnixNano()
+	defer func() { g.now = 0 }()
 	g.counters.Stabilizations.Add(1)
 	var changed []*Node
 	for _, n := range g.leavesChanged {
