@@ -101,13 +101,11 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	}
 	defer root.Close()
 
+	if err := writeAll(root, steps); err != nil {
+		return Response{}, fmt.Errorf("module %s: %w", req.Module, err)
+	}
 	resp := Response{Files: make([]FileResult, 0, len(steps))}
 	for _, st := range steps {
-		if st.write {
-			if err := write(root, st); err != nil {
-				return Response{}, fmt.Errorf("module %s: %w", req.Module, err)
-			}
-		}
 		s.Log.Info().Str("module", req.Module).Str("path", st.file.Path).Str("form", st.file.Form).
 			Str("action", st.action).Msg("file filled")
 		resp.Files = append(resp.Files, FileResult{Path: st.file.Path, Action: st.action, Digest: digest(st.want)})

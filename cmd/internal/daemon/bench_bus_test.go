@@ -213,7 +213,7 @@ func (h *benchBus) client(node string) (d *Daemon, stop func()) {
 	// The refill tick is left out of the measures (an hour): what one
 	// refill costs is what a cold start's fills cost.
 	d, err := New(Config{Node: node, Bus: bus.Options{URL: h.s.ClientURL()}, FillSocket: h.sock,
-		StateDir: h.b.TempDir(), Refill: time.Hour, Log: zerolog.New(io.Discard)})
+		StateDir: h.b.TempDir(), Refill: time.Hour, Log: benchLog()})
 	if err != nil {
 		h.b.Fatal(err)
 	}
@@ -361,4 +361,16 @@ func hasBytes(r fill.Request, path string, want []byte) bool {
 		}
 	}
 	return false
+}
+
+// benchLog is the client's log: none, unless BENCH_LOG names a file (to
+// see a cold start's timeline).
+func benchLog() zerolog.Logger {
+	if p := os.Getenv("BENCH_LOG"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			zerolog.TimeFieldFormat = time.RFC3339Nano
+			return zerolog.New(f).With().Timestamp().Logger()
+		}
+	}
+	return zerolog.New(io.Discard)
 }

@@ -107,6 +107,9 @@ func coldStart(h *benchBus, m *scale.Mesh) (d *Daemon, stop func(), applied, con
 	d, stop = h.client(scale.NodeName(0))
 	h.waitReports(3*time.Minute, appliedKeys(m, 0), isApplied)
 	applied = time.Since(start)
+	if os.Getenv("BENCH_LOG") != "" {
+		fmt.Fprintln(os.Stderr, "cold start from", start.Format(time.RFC3339Nano), "to", time.Now().Format(time.RFC3339Nano))
+	}
 	_, last := h.settle(time.Second)
 	converged = max(applied, last.Sub(start))
 	return d, stop, applied, converged

@@ -77,6 +77,7 @@ func New(cfg Config) (*Daemon, error) {
 // Run connects, loads every input, fills, and keeps the files current until
 // ctx ends; then it finishes the fill under way and drains the connection.
 func (d *Daemon) Run(ctx context.Context) error {
+	d.log.Info().Str("fill_socket", d.cfg.FillSocket).Str("state_dir", d.cfg.StateDir).Msg("starting")
 	keys, err := vault.NewKeys()
 	if err != nil {
 		return err
