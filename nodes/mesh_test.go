@@ -378,3 +378,21 @@ func TestACollectionOrdersItsItemsWhateverTheOrderOfItsInputs(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+func TestAKindWaitsWhileTheRegistrySaysItLivesElsewhere(t *testing.T) {
+	m := NewMesh("ace")
+	registryAll(m)
+	m.PutRegistry("config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"other-config","key":"<node>.<module>.<key>"}`))
+	m.PutAssignment("ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}}))
+	m.SetArchive("web", digestA, map[string][]byte{"t": []byte("${config:model}")})
+	m.PutConfig("ace.web.model", []byte("opus"))
+	m.Stabilize()
+	if v := m.View("web"); v.State != graph.Waiting || !strings.Contains(v.Reason, "lives in bucket other-config; this client reads it from mesh-config_resolved") {
+		t.Fatalf("%v %q", v.State, v.Reason)
+	}
+	m.PutRegistry("config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"mesh-config_resolved","key":"<node>.<module>.<key>"}`))
+	m.Stabilize()
+	if v := m.View("web"); v.State != graph.Ready {
+		t.Fatalf("%v %q", v.State, v.Reason)
+	}
+}

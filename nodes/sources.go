@@ -66,7 +66,7 @@ func (m *Mesh) ConfigValue(module, key string) ([]byte, bool) {
 func (m *Mesh) PutRegistry(kind string, entry []byte) {
 	m.registry[kind] = append([]byte(nil), entry...)
 	if n := m.existing(KindRegistry, kind); n != nil {
-		m.g.Set(n, string(entry))
+		m.initRegistry(n, kind)
 	}
 }
 
@@ -100,6 +100,10 @@ func (m *Mesh) registryLeaf(kind string) *graph.Node {
 func (m *Mesh) initRegistry(n *graph.Node, kind string) {
 	switch e, ok := m.registry[kind]; {
 	case ok:
+		if why := registryMismatch(kind, e); why != "" {
+			m.g.SetWaiting(n, why)
+			return
+		}
 		m.g.Set(n, string(e))
 	case m.registryMissing:
 		m.g.SetWaiting(n, "bucket "+RegistryBucket+" does not exist yet")
@@ -287,4 +291,46 @@ func sortedKeys(set map[string]bool) []string {
 	}
 	sortStrings(out)
 	return out
+}
+
+// whereRead is where this client reads each kind's values: the registry
+// must say the same (SPEC §6.1), or the kind waits until it does.
+var whereRead = map[string]struct{ bucket, verb string }{
+	"config":       {bucket: ConfigBucket},
+	"collected":    {bucket: CollectBucket},
+	"shell":        {bucket: CollectBucket},
+	"environment":  {bucket: CollectBucket},
+	"contribution": {bucket: CollectBucket},
+	"dir":          {bucket: AssignmentsBucket},
+	"port":         {bucket: AssignmentsBucket},
+	"access":       {bucket: AssignmentsBucket},
+	"seat":         {bucket: AssignmentsBucket},
+	"machine":      {bucket: AssignmentsBucket},
+	"secret":       {verb: "mesh-vault.get"},
+	"consumers":    {bucket: AssignmentsBucket, verb: "mesh-vault.get"},
+	"bound":        {bucket: "<provider>_bound"},
+}
+
+// registryMismatch says why a registry entry cannot be followed: it does
+// not parse, or it names a bucket or verb other than the one this client
+// reads the kind from. An entry that leaves a field out is not judged on it.
+func registryMismatch(kind string, entry []byte) string {
+	var e struct {
+		Bucket string `json:"bucket"`
+		Verb   string `json:"verb"`
+	}
+	if err := json.Unmarshal(entry, &e); err != nil {
+		return "the registry's entry for kind " + kind + " does not parse: " + err.Error()
+	}
+	want, ok := whereRead[kind]
+	if !ok {
+		return ""
+	}
+	if e.Bucket != "" && want.bucket != "" && e.Bucket != want.bucket {
+		return "the registry says kind " + kind + " lives in bucket " + e.Bucket + "; this client reads it from " + want.bucket
+	}
+	if e.Verb != "" && want.verb != "" && e.Verb != want.verb {
+		return "the registry says kind " + kind + " is asked on " + e.Verb + "; this client asks " + want.verb
+	}
+	return ""
 }
