@@ -396,3 +396,35 @@ func TestAKindWaitsWhileTheRegistrySaysItLivesElsewhere(t *testing.T) {
 		t.Fatalf("%v %q", v.State, v.Reason)
 	}
 }
+
+// A plan moving to a new templates archive rebuilds its files; a secret
+// the module already holds is not asked again (asked once per run), and
+// its value is dropped when the module goes.
+func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
+	m := NewMesh("ace")
+	registryAll(m)
+	p := Plan{Files: []FileSpec{{Path: "/etc/k", Template: "t"}}, Secrets: []SecretSpec{{Name: "key"}}}
+	m.PutAssignment("ace.app", planJSON("ace", "app", p))
+	m.SetArchive("app", digestA, map[string][]byte{"t": []byte("k=${secret:key}")})
+	if got := m.TakeNewSecrets(); len(got) != 1 || got[0] != "own/app/key" {
+		t.Fatalf("asked %v", got)
+	}
+	m.SetSecret("own/app/key", []byte("s1"))
+	m.Stabilize()
+	digestB := "sha256:" + strings.Repeat("b", 64)
+	p.Templates = TemplatesRef{Ref: "file:///t/app-2.tar", Digest: digestB}
+	m.PutAssignment("ace.app", planJSON("ace", "app", p))
+	m.Stabilize() // the new archive is not here yet: the file waits on it alone
+	m.SetArchive("app", digestB, map[string][]byte{"t": []byte("key=${secret:key}")})
+	m.Stabilize()
+	if got := m.TakeNewSecrets(); len(got) != 0 {
+		t.Fatalf("asked again %v", got)
+	}
+	if f := file(m, "app", "/etc/k"); f.Value == nil || string(f.Value.Content) != "key=s1" {
+		t.Fatalf("file %+v", f)
+	}
+	m.DeleteAssignment("ace.app")
+	if _, held := m.secrets["own/app/key"]; held {
+		t.Fatal("a removed module's secret is still held")
+	}
+}

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/novox/mesh-provisioner/graph"
 )
@@ -247,9 +248,35 @@ func (m *Mesh) TakeNewSecrets() []string {
 func (m *Mesh) vaultLeaf(name string) *graph.Node {
 	return m.leaf(KindVault, name, &Origin{Vault: name}, func(n *graph.Node) {
 		m.g.MarkSecret(n)
+		if s, ok := m.secrets[name]; ok && s.state == graph.Ready {
+			m.g.Set(n, s.value) // held from earlier in this run: not asked again
+			return
+		}
 		m.newSecrets = append(m.newSecrets, name)
 		m.g.SetWaiting(n, "vault "+name+": not asked yet")
 	})
+}
+
+// ForgetSecret drops a secret held for a module that no file reads at the
+// moment (the vault said it changed: the next leaf for it asks again).
+func (m *Mesh) ForgetSecret(name string) {
+	if m.existing(KindVault, name) == nil {
+		delete(m.secrets, name)
+	}
+}
+
+// heldFor is the module of this node a module's own secret or provisioned
+// credential belongs to ("" for a consumer's pair/ credential, which is
+// not held once no consumers list reads it).
+func (m *Mesh) heldFor(name string) string {
+	parts := strings.Split(name, "/")
+	switch {
+	case parts[0] == "own" && len(parts) >= 3:
+		return parts[1]
+	case parts[0] == "provision" && len(parts) == 5 && parts[3] == m.node:
+		return parts[4]
+	}
+	return ""
 }
 
 // SetArchive records a module's templates archive (members by name) for

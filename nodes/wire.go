@@ -426,6 +426,13 @@ func (m *Mesh) refreshCollection(c string) {
 // removeModule takes a module off this node.
 func (m *Mesh) removeModule(mod *module) {
 	delete(m.mods, mod.name)
+	defer func() { // its secrets held without a leaf; those with one go in collect
+		for name := range m.secrets {
+			if m.heldFor(name) == mod.name && m.existing(KindVault, name) == nil {
+				delete(m.secrets, name)
+			}
+		}
+	}()
 	defer m.pruneParsed()
 	delete(m.archives, mod.name)
 	items := mod.items
@@ -455,7 +462,12 @@ func (m *Mesh) collect(cands []*graph.Node) {
 		}
 		switch n.Key().Kind {
 		case KindVault:
-			delete(m.secrets, n.Key().Name)
+			// A module's own secret is held while the module is here (a
+			// plan moving to a new templates archive rebuilds its files,
+			// and a secret is asked once per run); anything else goes.
+			if name := n.Key().Name; m.mods[m.heldFor(name)] == nil {
+				delete(m.secrets, name)
+			}
 		case KindBound:
 			m.boundGone(n)
 		}

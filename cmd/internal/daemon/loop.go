@@ -62,6 +62,8 @@ func (d *Daemon) handle(ctx context.Context, ev any) bool {
 		if d.mesh.WantsSecret(e.name) {
 			d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
 			d.askFresh(ctx, e.name)
+		} else {
+			d.mesh.ForgetSecret(e.name) // held for a module between archives: ask anew when read again
 		}
 	case archiveResult:
 		d.onArchive(ctx, e)
