@@ -209,3 +209,23 @@ func TestMergeKeysUnit(t *testing.T) {
 		}
 	}
 }
+
+// Without --root a parent directory may be a symlink (on a real machine
+// /var/run links to /run); the target itself never may.
+func TestWithoutARootASymlinkedParentIsFollowedButASymlinkedTargetIsNot(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "run")
+	os.MkdirAll(real, 0o755)
+	if err := os.Symlink(real, filepath.Join(dir, "var-run")); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, &Server{})
+	fillOK(t, c, Request{Module: "m", Files: []File{{Path: filepath.Join(dir, "var-run", "app.pid"), Form: FormOwned, Content: []byte("42\n")}}})
+	if got := readFile(t, filepath.Join(real, "app.pid")); got != "42\n" {
+		t.Fatalf("through the linked parent: %q", got)
+	}
+	os.Symlink(filepath.Join(real, "app.pid"), filepath.Join(dir, "pid-link"))
+	if _, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{{Path: filepath.Join(dir, "pid-link"), Form: FormOwned, Content: []byte("x")}}}); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("a symlinked target was not refused: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -31,10 +32,11 @@ type target struct {
 func (t *target) exists() bool { return t.info != nil }
 
 // resolve checks p and reads what is there now. A path must be absolute and
-// clean with no `..` element; the target and every parent directory that
-// exists inside the root must not be a symlink (so nothing resolves outside
-// the root); the target, when there, must be a regular file.
-func resolve(root *os.Root, p string) (target, error) {
+// clean with no `..` element; the target must not be a symlink and, when
+// there, must be a regular file. Confined to a --root, no parent directory
+// may be a symlink either (so nothing resolves outside the root); without
+// one, a parent may be (on a real machine /var/run is a link to /run).
+func resolve(root *os.Root, p string, confined bool) (target, error) {
 	switch {
 	case p == "":
 		return target{}, refuse("a file has no path")
@@ -51,10 +53,17 @@ func resolve(root *os.Root, p string) (target, error) {
 	if c := path.Clean(p); c != p {
 		return target{}, refuse("path %q is not clean (it would be %q)", p, c)
 	}
-	rel := strings.TrimPrefix(p, "/")
-	if rel == "" {
+	if p == "/" {
 		return target{}, refuse("path %q names the root directory, not a file", p)
 	}
+	walk := p
+	if !confined {
+		var err error
+		if walk, err = realParents(p); err != nil {
+			return target{}, fmt.Errorf("path %q: resolving its parent directories: %w", p, err)
+		}
+	}
+	rel := strings.TrimPrefix(walk, "/")
 	t := target{path: p, rel: rel, dir: path.Dir(rel), base: path.Base(rel)}
 
 	parts := strings.Split(rel, "/")
@@ -92,4 +101,22 @@ func resolve(root *os.Root, p string) (target, error) {
 	}
 	t.info, t.current = fi, cur
 	return t, nil
+}
+
+// realParents resolves the symlinks among p's existing parent directories
+// (not p itself): /var/run/app.pid becomes /run/app.pid where /var/run
+// links to /run. Used without --root only.
+func realParents(p string) (string, error) {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			real, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				return "", err
+			}
+			return filepath.ToSlash(filepath.Join(real, strings.TrimPrefix(p, d))), nil
+		}
+		if d == "/" {
+			return p, nil
+		}
+	}
 }

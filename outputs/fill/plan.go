@@ -52,7 +52,7 @@ func (s *Server) plan(req Request) ([]step, error) {
 		if err := checkOnChange(f); err != nil {
 			return nil, err
 		}
-		t, err := resolve(root, f.Path)
+		t, err := resolve(root, f.Path, s.Root != "")
 		if err != nil {
 			return nil, err
 		}
