@@ -168,11 +168,14 @@ func (v *Vault) Start(nc *nats.Conn, js jetstream.JetStream) error {
 // Stop stops answering. The connection is the caller's.
 func (v *Vault) Stop() {
 	v.mu.Lock()
-	sub := v.sub
+	sub, nc := v.sub, v.nc
 	v.nc, v.js, v.sub = nil, nil, nil
 	v.mu.Unlock()
 	if sub != nil {
 		_ = sub.Unsubscribe()
+		// A round trip, so the server has dropped the interest when Stop
+		// returns: an ask after it gets "no responders" at once.
+		_ = nc.FlushTimeout(2 * time.Second)
 		v.log.Info().Msg("dev vault stopped")
 	}
 }
