@@ -88,23 +88,40 @@ func (p *Publisher) done(bucket, module string) map[string][]byte {
 	return d
 }
 
+// syncOp is one module's sync under way: its puts are in flight.
+type syncOp struct {
+	bucket, module string
+	want           map[string][]byte
+	acks           []pendingPut
+	errs           []error
+	kv             jetstream.KeyValue
+}
+
+type pendingPut struct {
+	key string
+	val []byte
+	ack jetstream.PubAckFuture
+}
+
 // sync makes module's keys in bucket exactly want: it puts what differs
 // from what was last written (all puts in flight at once, then their acks
 // awaited) and deletes what is no longer wanted. A nil value in want keeps
 // what is recorded for that key.
 func (p *Publisher) sync(ctx context.Context, bucket, module string, want map[string][]byte) error {
+	op := p.issue(ctx, bucket, module, want)
+	return p.finish(ctx, op)
+}
+
+// issue sends the puts of a sync without waiting for their acks.
+func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[string][]byte) *syncOp {
+	op := &syncOp{bucket: bucket, module: module, want: want}
 	kv, err := p.kv(ctx, bucket)
 	if err != nil {
-		return err
+		op.errs = append(op.errs, err)
+		return op
 	}
+	op.kv = kv
 	done := p.done(bucket, module)
-	var errs []error
-	type pending struct {
-		key string
-		val []byte
-		ack jetstream.PubAckFuture
-	}
-	var acks []pending
 	keys := make([]string, 0, len(want))
 	for k := range want {
 		keys = append(keys, k)
@@ -120,35 +137,84 @@ func (p *Publisher) sync(ctx context.Context, bucket, module string, want map[st
 		}
 		f, err := p.JS.PublishAsync("$KV."+bucket+"."+k, v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", bucket, k, err))
+			op.errs = append(op.errs, fmt.Errorf("%s %s: %w", bucket, k, err))
 			continue
 		}
-		acks = append(acks, pending{k, v, f})
+		op.acks = append(op.acks, pendingPut{k, v, f})
 	}
-	for _, a := range acks {
+	return op
+}
+
+// finish awaits a sync's acks, records what was written and deletes what is
+// no longer wanted.
+func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
+	if op.kv == nil {
+		return errors.Join(op.errs...)
+	}
+	done := p.done(op.bucket, op.module)
+	errs := op.errs
+	for _, a := range op.acks {
 		select {
 		case <-a.ack.Ok():
 			done[a.key] = a.val
 		case err := <-a.ack.Err():
-			errs = append(errs, fmt.Errorf("%s %s: %w", bucket, a.key, err))
+			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, a.key, err))
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("%s %s: %w", bucket, a.key, ctx.Err()))
+			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, a.key, ctx.Err()))
 		}
 	}
 	for k := range done {
-		if _, ok := want[k]; ok {
+		if _, ok := op.want[k]; ok {
 			continue
 		}
-		if err := kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			errs = append(errs, fmt.Errorf("%s %s: delete: %w", bucket, k, err))
+		if err := op.kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			errs = append(errs, fmt.Errorf("%s %s: delete: %w", op.bucket, k, err))
 			continue
 		}
 		delete(done, k)
 	}
 	if len(done) == 0 {
-		delete(p.written[bucket], module)
+		delete(p.written[op.bucket], op.module)
 	}
 	return errors.Join(errs...)
+}
+
+// maxInFlight bounds the puts NeedsAll has in flight (below the JetStream
+// context's limit on pending async publishes).
+const maxInFlight = 2000
+
+// NeedsAll makes each module's needs exactly those given, with the puts of
+// many modules in flight together (a cold start writes tens of thousands).
+// It returns each module's error, if any.
+func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[string]error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.init()
+	modules := make([]string, 0, len(needs))
+	for m := range needs {
+		modules = append(modules, m)
+	}
+	sort.Strings(modules)
+	out := map[string]error{}
+	var ops []*syncOp
+	inFlight := 0
+	flush := func() {
+		for _, op := range ops {
+			if err := p.finish(ctx, op); err != nil {
+				out[op.module] = err
+			}
+		}
+		ops, inFlight = ops[:0], 0
+	}
+	for _, m := range modules {
+		op := p.issue(ctx, nodes.NeedsBucket, m, p.needsWant(m, needs[m]))
+		ops = append(ops, op)
+		if inFlight += len(op.acks); inFlight >= maxInFlight {
+			flush()
+		}
+	}
+	flush()
+	return out
 }
 
 // Needs makes module's needs exactly needs.
@@ -156,6 +222,12 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
+	return p.sync(ctx, nodes.NeedsBucket, module, p.needsWant(module, needs))
+}
+
+// needsWant encodes a module's needs by key, reusing the encoding of a need
+// whose fields did not change.
+func (p *Publisher) needsWant(module string, needs []Need) map[string][]byte {
 	want := make(map[string][]byte, len(needs))
 	for _, n := range needs {
 		k := nodes.EncodeKey(p.Node, module, n.Kind, n.Name)
@@ -172,7 +244,7 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 			delete(p.needs, k)
 		}
 	}
-	return p.sync(ctx, nodes.NeedsBucket, module, want)
+	return want
 }
 
 // Items makes module's items in mesh-provisioner_collect exactly items

@@ -36,11 +36,13 @@ type Daemon struct {
 
 	// Owned by the loop goroutine.
 	mesh           *nodes.Mesh
-	watches        map[string]*watchState // by bucket
-	modules        map[string]*moduleOut  // what was last filled and said, by module
-	asks           map[string]*askState   // by vault name
-	loaded         bool                   // the initial load of the base buckets is done
-	staleItemsDone bool                   // items of modules gone were cleaned after the load
+	watches        map[string]*watchState   // by bucket
+	modules        map[string]*moduleOut    // what was last filled and said, by module
+	asks           map[string]*askState     // by vault name
+	loaded         bool                     // the initial load of the base buckets is done
+	pendingNeeds   map[string][]report.Need // module → needs to write at the next flush
+	needsSince     time.Time                // when the oldest pending needs were queued
+	staleItemsDone bool                     // items of modules gone were cleaned after the load
 	startedAt      time.Time
 	calls          []call // Do's calls of this batch, run once it is stabilised
 
@@ -63,7 +65,7 @@ func New(cfg Config) (*Daemon, error) {
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		hmac: key, events: make(chan any, 1024),
 		mesh: nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
-		modules: map[string]*moduleOut{}, asks: map[string]*askState{},
+		modules: map[string]*moduleOut{}, asks: map[string]*askState{}, pendingNeeds: map[string][]report.Need{},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Graph().Counters()

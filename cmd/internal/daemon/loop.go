@@ -120,6 +120,9 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		}
 	}
 	d.output(ctx, touched, full || retrying)
+	if retrying {
+		d.flushNeeds(ctx, true)
+	}
 	d.metrics.observeModules(d.modules)
 }
 

@@ -46,6 +46,7 @@ const maxFillsInFlight = 8
 // together (the node-engine's durable writes are what a cold start
 // waits on); the loop waits for them all before the next batch.
 func (d *Daemon) output(ctx context.Context, names []string, all bool) {
+	began := time.Now()
 	jobs := make([]*outJob, 0, len(names))
 	for _, name := range names {
 		if j := d.prepare(ctx, name, all); j != nil {
@@ -68,16 +69,49 @@ func (d *Daemon) output(ctx context.Context, names []string, all bool) {
 			d.metrics.fillLatency.Observe(time.Since(start).Seconds())
 		}(j)
 	}
+	prepared := time.Since(began)
 	wg.Wait()
+	filledAt := time.Since(began)
 	for _, j := range jobs {
 		if j.req != nil {
 			d.filled(j)
 		}
 		d.reportModule(ctx, j.v, j.mo)
 	}
+	d.flushNeeds(ctx, false)
+	if len(jobs) > 0 {
+		d.log.Debug().Int("modules", len(jobs)).Dur("needs_items", prepared).Dur("fills", filledAt-prepared).
+			Dur("reports", time.Since(began)-filledAt).Msg("output")
+	}
 }
 
-// prepare writes a module's needs and items and makes its fill request.
+// needsDelay bounds how long needs wait to be written while events keep
+// coming (a need moving waiting → met within one burst is written once).
+const needsDelay = time.Second
+
+// flushNeeds writes the needs of the modules output since the last flush,
+// all modules' puts in flight together. Unless forced, it waits while more
+// events are queued (they will change the same needs again), up to
+// needsDelay: a cold start writes each need once, in its settled state,
+// instead of once per batch.
+func (d *Daemon) flushNeeds(ctx context.Context, force bool) {
+	if len(d.pendingNeeds) == 0 {
+		return
+	}
+	if !force && len(d.events) > 0 && time.Since(d.needsSince) < needsDelay {
+		return
+	}
+	for module, err := range d.pub.NeedsAll(ctx, d.pendingNeeds) {
+		if mo := d.modules[module]; mo != nil {
+			mo.retry = true
+		}
+		d.log.Warn().Err(err).Str("module", module).Msg("needs not written")
+	}
+	clear(d.pendingNeeds)
+}
+
+// prepare writes a module's items, queues its needs and makes its fill
+// request.
 func (d *Daemon) prepare(ctx context.Context, name string, all bool) *outJob {
 	v := d.mesh.View(name)
 	if v == nil {
@@ -89,10 +123,10 @@ func (d *Daemon) prepare(ctx context.Context, name string, all bool) *outJob {
 		d.modules[name] = mo
 	}
 	mo.retry = false
-	if err := d.pub.Needs(ctx, name, needsOf(d.cfg.Node, v)); err != nil {
-		mo.retry = true
-		d.log.Warn().Err(err).Str("module", name).Msg("needs not written")
+	if len(d.pendingNeeds) == 0 {
+		d.needsSince = time.Now()
 	}
+	d.pendingNeeds[name] = needsOf(d.cfg.Node, v)
 	for _, it := range v.Items {
 		switch _, known := mo.items[it.Collection]; {
 		case it.State == graph.Ready:
@@ -268,6 +302,7 @@ func needsOf(node string, v *nodes.ModuleView) []report.Need {
 // a removed report is published and its applied key deleted. The
 // node-engine removes the files.
 func (d *Daemon) removed(ctx context.Context, name string) {
+	delete(d.pendingNeeds, name)
 	if err := d.pub.Needs(ctx, name, nil); err != nil {
 		d.log.Warn().Err(err).Str("module", name).Msg("needs not deleted")
 	}
