@@ -53,6 +53,7 @@ func (d *Daemon) output(ctx context.Context, names []string, all bool) {
 			jobs = append(jobs, j)
 		}
 	}
+	prepared := time.Since(began)
 	sem := make(chan struct{}, maxFillsInFlight)
 	var wg sync.WaitGroup
 	for _, j := range jobs {
@@ -69,7 +70,6 @@ func (d *Daemon) output(ctx context.Context, names []string, all bool) {
 			d.metrics.fillLatency.Observe(time.Since(start).Seconds())
 		}(j)
 	}
-	prepared := time.Since(began)
 	wg.Wait()
 	filledAt := time.Since(began)
 	for _, j := range jobs {
