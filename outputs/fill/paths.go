@@ -36,7 +36,7 @@ func (t *target) exists() bool { return t.info != nil }
 // there, must be a regular file. Confined to a --root, no parent directory
 // may be a symlink either (so nothing resolves outside the root); without
 // one, a parent may be (on a real machine /var/run is a link to /run).
-func resolve(root *os.Root, p string, confined bool) (target, error) {
+func resolve(root *os.Root, p string, confined bool, dirsOK map[string]bool) (target, error) {
 	switch {
 	case p == "":
 		return target{}, refuse("a file has no path")
@@ -69,6 +69,9 @@ func resolve(root *os.Root, p string, confined bool) (target, error) {
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		prefix := strings.Join(parts[:i], "/")
+		if dirsOK[prefix] {
+			continue // a real directory, seen for another file of the request
+		}
 		fi, err := root.Lstat(prefix)
 		if errors.Is(err, fs.ErrNotExist) {
 			break // the rest is created
@@ -82,6 +85,7 @@ func resolve(root *os.Root, p string, confined bool) (target, error) {
 		if !fi.IsDir() {
 			return target{}, refuse("path %q: parent /%s is not a directory", p, prefix)
 		}
+		dirsOK[prefix] = true
 	}
 
 	fi, err := root.Lstat(rel)

@@ -43,6 +43,7 @@ func (s *Server) plan(req Request) ([]step, error) {
 	chown := canChown()
 
 	seen := map[string]bool{}
+	dirsOK := map[string]bool{} // parents already found to be real directories
 	steps := make([]step, 0, len(req.Files))
 	for _, f := range req.Files {
 		if seen[f.Path] {
@@ -52,7 +53,7 @@ func (s *Server) plan(req Request) ([]step, error) {
 		if err := checkOnChange(f); err != nil {
 			return nil, err
 		}
-		t, err := resolve(root, f.Path, s.Root != "")
+		t, err := resolve(root, f.Path, s.Root != "", dirsOK)
 		if err != nil {
 			return nil, err
 		}

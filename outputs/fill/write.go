@@ -10,21 +10,60 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// write puts one step's bytes on disk atomically: a temp file in the same
-// directory (created 0755 with its parents when missing), mode and owner
-// set on it, fsync, then rename over the target.
-func write(root *os.Root, st step) error {
-	p := st.file.Path
-	if st.t.dir != "." {
-		if err := root.MkdirAll(st.t.dir, 0o755); err != nil {
-			return fmt.Errorf("path %q: making its directory: %w", p, err)
+// dirs opens each directory a request writes into once (made 0755 with its
+// parents when missing), however many of its files are written.
+type dirs struct {
+	root *os.Root
+	mu   sync.Mutex
+	open map[string]*os.Root
+	errs map[string]error
+}
+
+func (d *dirs) get(dir string) (*os.Root, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r, ok := d.open[dir]; ok {
+		return r, nil
+	}
+	if err, ok := d.errs[dir]; ok {
+		return nil, err
+	}
+	r, err := d.openDir(dir)
+	if err != nil {
+		d.errs[dir] = err
+		return nil, err
+	}
+	d.open[dir] = r
+	return r, nil
+}
+
+func (d *dirs) openDir(dir string) (*os.Root, error) {
+	if dir != "." {
+		if err := d.root.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("making its directory: %w", err)
 		}
 	}
-	dir, err := root.OpenRoot(st.t.dir)
+	r, err := d.root.OpenRoot(dir)
 	if err != nil {
-		return fmt.Errorf("path %q: opening its directory: %w", p, err)
+		return nil, fmt.Errorf("opening its directory: %w", err)
 	}
-	defer dir.Close()
+	return r, nil
+}
+
+func (d *dirs) close() {
+	for _, r := range d.open {
+		r.Close()
+	}
+}
+
+// write puts one step's bytes on disk atomically: a temp file in the same
+// directory, mode and owner set on it, fsync, then rename over the target.
+func write(ds *dirs, st step) error {
+	p := st.file.Path
+	dir, err := ds.get(st.t.dir)
+	if err != nil {
+		return fmt.Errorf("path %q: %w", p, err)
+	}
 	pf, err := renameio.NewPendingFile(st.t.base, renameio.WithRoot(dir), renameio.WithStaticPermissions(st.mode))
 	if err != nil {
 		return fmt.Errorf("path %q: making the temp file: %w", p, err)
@@ -55,6 +94,8 @@ const writers = 8
 // writeAll writes every step that changes its file, several at once; the
 // first error (in the request's order) is returned once all have ended.
 func writeAll(root *os.Root, steps []step) error {
+	ds := &dirs{root: root, open: map[string]*os.Root{}, errs: map[string]error{}}
+	defer ds.close()
 	errs := make([]error, len(steps))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -63,7 +104,7 @@ func writeAll(root *os.Root, steps []step) error {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				errs[i] = write(root, steps[i])
+				errs[i] = write(ds, steps[i])
 			}
 		}()
 	}
