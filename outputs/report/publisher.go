@@ -153,6 +153,10 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	}
 	done := p.done(op.bucket, op.module)
 	errs := op.errs
+	// An ack lost with a connection never comes: wait a bounded time, and
+	// what was not acknowledged is written again at the next call.
+	ctx, cancel := context.WithTimeout(ctx, ackWait)
+	defer cancel()
 	for _, a := range op.acks {
 		select {
 		case <-a.ack.Ok():
@@ -178,6 +182,9 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ackWait bounds how long a sync waits for its puts' acks.
+const ackWait = 10 * time.Second
 
 // maxInFlight bounds the puts NeedsAll has in flight (below the JetStream
 // context's limit on pending async publishes).

@@ -119,7 +119,9 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 			}
 		}
 	}
-	d.output(ctx, touched, full || retrying)
+	// A retry sends only what was not filled yet (a fill that failed left
+	// its digests unrecorded); a write to the bus that failed sends no file.
+	d.output(ctx, touched, full)
 	if retrying {
 		d.flushNeeds(ctx, true)
 	}
