@@ -108,13 +108,24 @@ func reportDigests(r map[string]any) map[string]string {
 	return out
 }
 
-func TestOwnAndProvisionedSecretsFillTheirFilesAskedOnce(t *testing.T) {
+// appMesh is the app module assigned on ace, with its config value, and the
+// dev vault holding the named ones of its two secrets (own k-123,
+// provisioned t-456).
+func appMesh(t *testing.T, secrets ...string) (*mesh, *devvault.Vault) {
+	t.Helper()
 	m := newMesh(t)
 	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
 	m.assign("ace", "app", appPlan(), appTemplates)
 	v := m.devVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
+	values := map[string]string{ownApp: "k-123", provApp: "t-456"}
+	for _, name := range secrets {
+		v.Set(t.Context(), name, []byte(values[name]))
+	}
+	return m, v
+}
+
+func TestOwnAndProvisionedSecretsFillTheirFilesAskedOnce(t *testing.T) {
+	m, v := appMesh(t, ownApp, provApp)
 	m.client("ace")
 
 	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
@@ -162,12 +173,7 @@ func TestOwnAndProvisionedSecretsFillTheirFilesAskedOnce(t *testing.T) {
 }
 
 func TestARotatedSecretRefillsOnlyTheFilesNamingIt(t *testing.T) {
-	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v := m.devVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
+	m, v := appMesh(t, ownApp, provApp)
 	m.client("ace")
 	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
 	before := reportDigests(m.waitState("ace", "app", "applied"))
@@ -207,11 +213,7 @@ func waitingText(r map[string]any) string {
 }
 
 func TestAnAbsentSecretWaitsByNameAndIsAppliedOnceSet(t *testing.T) {
-	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v := m.devVault()
-	v.Set(t.Context(), provApp, []byte("t-456"))
+	m, v := appMesh(t, provApp)
 	m.client("ace")
 	m.checkFor(10*time.Second, func() error {
 		r, _ := m.report("ace", "app")
@@ -246,12 +248,7 @@ func (m *mesh) noMoreAsks(v *devvault.Vault, name string) {
 }
 
 func TestASilentVaultMakesWaitingNotFailedAndItsReturnApplies(t *testing.T) {
-	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v := m.devVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
+	m, v := appMesh(t, ownApp, provApp)
 	v.SetSilent(true)
 	var mu sync.Mutex
 	var states []string
@@ -293,12 +290,7 @@ func TestASilentVaultMakesWaitingNotFailedAndItsReturnApplies(t *testing.T) {
 
 func TestARefusedSecretFailsWithTheVaultsReasonAndIsAskedAgainLater(t *testing.T) {
 	const retry = 800 * time.Millisecond
-	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v := m.devVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
+	m, v := appMesh(t, ownApp, provApp)
 	v.Refuse(ownApp, "policy 42 forbids app on ace")
 	asks := m.watchVaultAsks()
 	m.client("ace", func(c *Config) { c.RefusedRetry = retry })
