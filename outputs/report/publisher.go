@@ -103,15 +103,6 @@ type pendingPut struct {
 	ack jetstream.PubAckFuture
 }
 
-// sync makes module's keys in bucket exactly want: it puts what differs
-// from what was last written (all puts in flight at once, then their acks
-// awaited) and deletes what is no longer wanted. A nil value in want keeps
-// what is recorded for that key.
-func (p *Publisher) sync(ctx context.Context, bucket, module string, want map[string][]byte) error {
-	op := p.issue(ctx, bucket, module, want)
-	return p.finish(ctx, op)
-}
-
 // issue sends the puts of a sync without waiting for their acks.
 func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[string][]byte) *syncOp {
 	op := &syncOp{bucket: bucket, module: module, want: want}
@@ -197,8 +188,21 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	modules := make([]string, 0, len(needs))
-	for m := range needs {
+	want := make(map[string]map[string][]byte, len(needs))
+	for m, n := range needs {
+		want[m] = p.needsWant(m, n)
+	}
+	return p.syncAll(ctx, nodes.NeedsBucket, want)
+}
+
+// syncAll makes each module's keys in bucket exactly its want: it puts
+// what differs from what was last written and deletes what is no longer
+// wanted (a nil value keeps what is recorded for that key). The puts of
+// all modules are in flight together, up to maxInFlight, before their acks
+// are awaited; it returns each module's error, if any.
+func (p *Publisher) syncAll(ctx context.Context, bucket string, want map[string]map[string][]byte) map[string]error {
+	modules := make([]string, 0, len(want))
+	for m := range want {
 		modules = append(modules, m)
 	}
 	sort.Strings(modules)
@@ -214,7 +218,7 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 		ops, inFlight = ops[:0], 0
 	}
 	for _, m := range modules {
-		op := p.issue(ctx, nodes.NeedsBucket, m, p.needsWant(m, needs[m]))
+		op := p.issue(ctx, bucket, m, want[m])
 		ops = append(ops, op)
 		if inFlight += len(op.acks); inFlight >= maxInFlight {
 			flush()
@@ -226,10 +230,7 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 
 // Needs makes module's needs exactly needs.
 func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.init()
-	return p.sync(ctx, nodes.NeedsBucket, module, p.needsWant(module, needs))
+	return p.NeedsAll(ctx, map[string][]Need{module: needs})[module]
 }
 
 // needsWant encodes a module's needs by key, reusing the encoding of a need
@@ -261,20 +262,30 @@ func (p *Publisher) needsWant(module string, needs []Need) map[string][]byte {
 // collection (the item is still the module's but has no text in this run
 // yet); an empty item is a non-nil empty text.
 func (p *Publisher) Items(ctx context.Context, module string, items map[string][]byte) error {
+	return p.ItemsAll(ctx, map[string]map[string][]byte{module: items})[module]
+}
+
+// ItemsAll does what Items does for several modules (module → collection
+// → text), their puts in flight together; it returns each module's error.
+func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]byte) map[string]error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	want := make(map[string][]byte, len(items))
-	for c, text := range items {
-		k := nodes.EncodeKey(p.Node, c, module)
-		if text == nil {
-			want[k] = nil
-			continue
+	want := make(map[string]map[string][]byte, len(items))
+	for module, its := range items {
+		w := make(map[string][]byte, len(its))
+		for c, text := range its {
+			k := nodes.EncodeKey(p.Node, c, module)
+			if text == nil {
+				w[k] = nil
+				continue
+			}
+			b, _ := json.Marshal(Item{Collection: c, Contributor: module, Item: string(text)})
+			w[k] = b
 		}
-		b, _ := json.Marshal(Item{Collection: c, Contributor: module, Item: string(text)})
-		want[k] = b
+		want[module] = w
 	}
-	return p.sync(ctx, nodes.CollectBucket, module, want)
+	return p.syncAll(ctx, nodes.CollectBucket, want)
 }
 
 // DeleteStaleItems reads this node's items in the collect bucket (on
@@ -338,42 +349,101 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 // prov.applied.<node>.<module>, only when it differs from the last report
 // written ("at" aside). It says whether it wrote.
 func (p *Publisher) Report(ctx context.Context, r Report) (bool, error) {
+	res := p.Reports(ctx, []Report{r})
+	return res[0].Wrote, res[0].Err
+}
+
+// Written is what became of one report given to Reports.
+type Written struct {
+	Wrote bool  // the report differed from the last one and was written
+	Err   error // it could not be written; it is tried again at the next call
+}
+
+// Reports writes several modules' reports as Report does, with all their
+// puts in flight together (a cold start reports a hundred modules at
+// once). A report is published on prov.applied only once its put is
+// acknowledged, so a subscriber never hears of a state the bucket lacks.
+func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	r.Node = p.Node
-	if r.Files == nil {
-		r.Files = []File{}
-	}
-	cmp := r
-	cmp.At = ""
-	sig, _ := json.Marshal(cmp)
-	if old, ok := p.reports[r.Module]; ok && bytes.Equal(old, sig) {
-		return false, nil
-	}
-	r.At = p.Now().UTC().Format(time.RFC3339)
-	b, _ := json.Marshal(r)
-	key := nodes.EncodeKey(p.Node, r.Module)
+	out := make([]Written, len(rs))
 	kv, err := p.kv(ctx, nodes.AppliedBucket)
-	if err != nil {
-		return false, err
+	type pending struct {
+		i      int
+		key    string
+		b, sig []byte
+		ack    jetstream.PubAckFuture
+		module string
 	}
-	if r.State == "removed" {
-		if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return false, err
+	var inFlight []pending
+	settle := func() {
+		wctx, cancel := context.WithTimeout(ctx, ackWait)
+		defer cancel()
+		for _, pp := range inFlight {
+			select {
+			case <-pp.ack.Ok():
+				out[pp.i] = p.reported(pp.module, pp.key, pp.b, pp.sig)
+			case err := <-pp.ack.Err():
+				out[pp.i].Err = fmt.Errorf("%s %s: %w", nodes.AppliedBucket, pp.key, err)
+			case <-wctx.Done():
+				out[pp.i].Err = fmt.Errorf("%s %s: %w", nodes.AppliedBucket, pp.key, wctx.Err())
+			}
 		}
-	} else if _, err := kv.Put(ctx, key, b); err != nil {
-		return false, err
+		inFlight = inFlight[:0]
 	}
+	for i, r := range rs {
+		r.Node = p.Node
+		if r.Files == nil {
+			r.Files = []File{}
+		}
+		cmp := r
+		cmp.At = ""
+		sig, _ := json.Marshal(cmp)
+		if old, ok := p.reports[r.Module]; ok && bytes.Equal(old, sig) {
+			continue
+		}
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		r.At = p.Now().UTC().Format(time.RFC3339)
+		b, _ := json.Marshal(r)
+		key := nodes.EncodeKey(p.Node, r.Module)
+		if r.State == "removed" {
+			if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+				out[i].Err = err
+				continue
+			}
+			out[i] = p.reported(r.Module, key, b, nil)
+			continue
+		}
+		ack, err := p.JS.PublishAsync("$KV."+nodes.AppliedBucket+"."+key, b)
+		if err != nil {
+			out[i].Err = fmt.Errorf("%s %s: %w", nodes.AppliedBucket, key, err)
+			continue
+		}
+		inFlight = append(inFlight, pending{i: i, key: key, b: b, sig: sig, ack: ack, module: r.Module})
+		if len(inFlight) >= maxInFlight {
+			settle()
+		}
+	}
+	settle()
+	return out
+}
+
+// reported publishes a report that is in the bucket (or deleted from it,
+// sig nil) and remembers it.
+func (p *Publisher) reported(module, key string, b, sig []byte) Written {
 	if err := p.NC.Publish("prov.applied."+key, b); err != nil {
-		return false, err
+		return Written{Err: err}
 	}
-	if r.State == "removed" {
-		delete(p.reports, r.Module)
+	if sig == nil {
+		delete(p.reports, module)
 	} else {
-		p.reports[r.Module] = sig
+		p.reports[module] = sig
 	}
-	return true, nil
+	return Written{Wrote: true}
 }
 
 // Changed publishes prov.changed.<node>.<module>: {"kind","key"}, or

@@ -16,9 +16,9 @@ import (
 
 // moduleOut is what the daemon last filled and said of a module.
 type moduleOut struct {
-	filled  map[string]string      // path → digest of the content last filled
-	files   map[string]report.File // path → what the report says of it
-	items   map[string][]byte      // collection → text last recorded
+	filled  map[string]*nodes.FileValue // path → the value last filled (the engine keeps an equal value's pointer)
+	files   map[string]report.File      // path → what the report says of it
+	items   map[string][]byte           // collection → text last recorded
 	state   string
 	failure string // the fill socket's failure, until a fill succeeds
 	retry   bool   // a write or fill failed: try again at the next retry tick
@@ -31,7 +31,7 @@ type outJob struct {
 	v    *nodes.ModuleView
 	mo   *moduleOut
 	req  *fill.Request
-	sent map[string]string // path → digest of what the request carries
+	sent map[string]*nodes.FileValue // path → what the request carries
 	resp fill.Response
 	err  error
 }
@@ -48,10 +48,16 @@ const maxFillsInFlight = 8
 func (d *Daemon) output(ctx context.Context, names []string, all bool) {
 	began := time.Now()
 	jobs := make([]*outJob, 0, len(names))
+	items := map[string]map[string][]byte{}
 	for _, name := range names {
-		if j := d.prepare(ctx, name, all); j != nil {
+		if j := d.prepare(name, all); j != nil {
 			jobs = append(jobs, j)
+			items[name] = j.mo.items
 		}
+	}
+	for module, err := range d.pub.ItemsAll(ctx, items) {
+		d.modules[module].retry = true
+		d.log.Warn().Err(err).Str("module", module).Msg("items not recorded")
 	}
 	prepared := time.Since(began)
 	sem := make(chan struct{}, maxFillsInFlight)
@@ -72,11 +78,15 @@ func (d *Daemon) output(ctx context.Context, names []string, all bool) {
 	}
 	wg.Wait()
 	filledAt := time.Since(began)
-	for _, j := range jobs {
+	reports := make([]report.Report, len(jobs))
+	for i, j := range jobs {
 		if j.req != nil {
 			d.filled(j)
 		}
-		d.reportModule(ctx, j.v, j.mo)
+		reports[i] = reportOf(j.v, j.mo)
+	}
+	for i, w := range d.pub.Reports(ctx, reports) {
+		d.reported(jobs[i].mo, reports[i], w)
 	}
 	d.flushNeeds(ctx, false)
 	if len(jobs) > 0 {
@@ -110,16 +120,16 @@ func (d *Daemon) flushNeeds(ctx context.Context, force bool) {
 	clear(d.pendingNeeds)
 }
 
-// prepare writes a module's items, queues its needs and makes its fill
-// request.
-func (d *Daemon) prepare(ctx context.Context, name string, all bool) *outJob {
+// prepare works out a module's items (written by the caller, all
+// modules' together), queues its needs and makes its fill request.
+func (d *Daemon) prepare(name string, all bool) *outJob {
 	v := d.mesh.View(name)
 	if v == nil {
 		return nil
 	}
 	mo := d.modules[name]
 	if mo == nil {
-		mo = &moduleOut{filled: map[string]string{}, files: map[string]report.File{}, items: map[string][]byte{}}
+		mo = &moduleOut{filled: map[string]*nodes.FileValue{}, files: map[string]report.File{}, items: map[string][]byte{}}
 		d.modules[name] = mo
 	}
 	mo.retry = false
@@ -142,10 +152,6 @@ func (d *Daemon) prepare(ctx context.Context, name string, all bool) *outJob {
 			delete(mo.items, c)
 		}
 	}
-	if err := d.pub.Items(ctx, name, mo.items); err != nil {
-		mo.retry = true
-		d.log.Warn().Err(err).Str("module", name).Msg("items not recorded")
-	}
 	j := &outJob{v: v, mo: mo}
 	j.req, j.sent = fillRequest(v, mo, all)
 	return j
@@ -162,20 +168,19 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 
 // fillRequest holds the module's changed files (all of them with all),
 // once every file of it is ready; nil when there is nothing to send.
-func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]string) {
+func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]*nodes.FileValue) {
 	req := &fill.Request{Module: v.Name}
 	for _, f := range v.Files {
 		if f.State != graph.Ready {
 			return nil, nil // nothing of a module is written until every file is there
 		}
 	}
-	sent := map[string]string{}
+	sent := map[string]*nodes.FileValue{}
 	for _, f := range v.Files {
-		dg := f.Value.Digest()
-		if !all && mo.filled[f.Path] == dg {
+		if !all && mo.filled[f.Path] == f.Value {
 			continue
 		}
-		sent[f.Path] = dg
+		sent[f.Path] = f.Value
 		s := f.Value.Spec
 		req.Files = append(req.Files, fill.File{Path: s.Path, Form: s.Form, Content: f.Value.Content,
 			Owner: s.Owner, Group: s.Group, Mode: s.Mode,
@@ -204,8 +209,8 @@ func (d *Daemon) filled(j *outJob) {
 			secret[f.Path] = f.Value.Content
 		}
 	}
-	for p, dg := range sent {
-		mo.filled[p] = dg
+	for p, fv := range sent {
+		mo.filled[p] = fv
 	}
 	for _, r := range resp.Files {
 		if c, ok := secret[r.Path]; ok {
@@ -227,7 +232,8 @@ func (d *Daemon) secretDigest(content []byte) string {
 	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-func (d *Daemon) reportModule(ctx context.Context, v *nodes.ModuleView, mo *moduleOut) {
+// reportOf is the report a module's view and its last fill make.
+func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 	r := report.Report{Module: v.Name}
 	switch {
 	case v.State == graph.Failed:
@@ -245,29 +251,35 @@ func (d *Daemon) reportModule(ctx context.Context, v *nodes.ModuleView, mo *modu
 			r.Files = append(r.Files, rf)
 		}
 	}
-	wrote, err := d.pub.Report(ctx, r)
-	if err != nil {
+	return r
+}
+
+// reported takes in what became of a module's report, and logs a change
+// of its state.
+func (d *Daemon) reported(mo *moduleOut, r report.Report, w report.Written) {
+	if w.Err != nil {
 		mo.retry = true
-		d.log.Warn().Err(err).Str("module", v.Name).Msg("report not written")
+		d.log.Warn().Err(w.Err).Str("module", r.Module).Msg("report not written")
 	}
-	if r.State != mo.state {
-		if wrote || err != nil {
-			mo.since = time.Now()
-		}
-		ev := d.log.Info()
-		if r.State == "failed" {
-			ev = d.log.Warn()
-		}
-		ev = ev.Str("module", v.Name).Str("state", r.State).Str("was", mo.state)
-		if r.Reason != "" {
-			ev = ev.Str("reason", r.Reason)
-		}
-		if len(r.Waiting) > 0 {
-			ev = ev.Interface("waiting", r.Waiting)
-		}
-		ev.Msg("module " + r.State)
-		mo.state = r.State
+	if r.State == mo.state {
+		return
 	}
+	if w.Wrote || w.Err != nil {
+		mo.since = time.Now()
+	}
+	ev := d.log.Info()
+	if r.State == "failed" {
+		ev = d.log.Warn()
+	}
+	ev = ev.Str("module", r.Module).Str("state", r.State).Str("was", mo.state)
+	if r.Reason != "" {
+		ev = ev.Str("reason", r.Reason)
+	}
+	if len(r.Waiting) > 0 {
+		ev = ev.Interface("waiting", r.Waiting)
+	}
+	ev.Msg("module " + r.State)
+	mo.state = r.State
 }
 
 func waitingOf(v *nodes.ModuleView) []report.Waiting {
