@@ -1,0 +1,131 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/examples/scale"
+)
+
+// BenchmarkClientProcess: the real mesh-provisioner-client binary as its
+// own process on a node with 10,000 files (as BenchmarkNode's), against
+// the same embedded server, mesh-fill and dev vault: time from exec to
+// every module applied, the process's peak and settled resident set, and
+// its CPU over 60 idle seconds. This is the client alone, without the
+// nats-server and harness that share the in-process benchmarks' numbers.
+func BenchmarkClientProcess(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc")
+	}
+	bin := buildClient(b)
+	h := newBenchBus(b)
+	m := h.generate(scale.Config{Nodes: 1, Modules: 100, Files: 100, Placeholders: 10, Contributors: 10, Consumers: 100})
+	h.load(m)
+	files := m.FilesPerNode()
+
+	var logs bytes.Buffer
+	start := time.Now()
+	cmd := exec.Command(bin, "run", "--node", scale.NodeName(0), "--nats", h.s.ClientURL(), "--fill-socket", h.sock,
+		"--state-dir", b.TempDir(), "--control", "", "--refill", "1h", "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	// BENCH_CLIENT_ENV: extra environment for the client (GOGC=50 …).
+	if e := os.Getenv("BENCH_CLIENT_ENV"); e != "" {
+		cmd.Env = append(os.Environ(), strings.Fields(e)...)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if b.Failed() {
+			b.Logf("the client's log:\n%s", logs.String())
+		}
+	})
+	h.waitReports(3*time.Minute, appliedKeys(m, 0), isApplied)
+	cold := time.Since(start)
+	h.settle(time.Second)
+	pid := cmd.Process.Pid
+	b.Run("cold-start", func(b *testing.B) {
+		b.ReportMetric(cold.Seconds(), "s-to-all-applied")
+		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(procStatus(b, pid, "VmRSS"))/(1<<20), "RSS-MiB")
+		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/float64(files), "peak-RSS-B/file")
+	})
+	b.Run("idle", func(b *testing.B) {
+		const idleFor = 60 * time.Second
+		fills0 := h.fills.count()
+		c0 := procCPU(b, pid)
+		time.Sleep(idleFor)
+		idle := procCPU(b, pid) - c0
+		if n := h.fills.count() - fills0; n > 0 {
+			b.Fatalf("an idle client sent %d fill requests", n)
+		}
+		b.ReportMetric(ms(idle)/idleFor.Seconds(), "cpu-ms/s")
+		b.ReportMetric(float64(procStatus(b, pid, "VmRSS"))/(1<<20), "RSS-MiB-after")
+	})
+	if strings.Contains(logs.String(), `"level":"error"`) {
+		b.Fatalf("the client logged errors:\n%s", logs.String())
+	}
+}
+
+// buildClient builds cmd/mesh-provisioner-client into a temp dir.
+func buildClient(b *testing.B) string {
+	b.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		b.Skip("no go command to build the client with")
+	}
+	bin := filepath.Join(b.TempDir(), "mesh-provisioner-client")
+	out, err := exec.Command(gobin, "build", "-o", bin, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner-client").CombinedOutput()
+	if err != nil {
+		b.Fatalf("building the client: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// procStatus is a "kB" field of /proc/<pid>/status, in bytes.
+func procStatus(b *testing.B, pid int, field string) int64 {
+	b.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if ok && name == field {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// procCPU is a process's user+system CPU time so far, from
+// /proc/<pid>/stat (in clock ticks of 1/100 s, as on Linux).
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name (field 2) may hold spaces: fields are counted after its ')'.
+	fields := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
