@@ -47,6 +47,7 @@ type benchBus struct {
 
 	mu      sync.Mutex
 	reports map[string]report.Report // by <node>.<module>, the last applied event
+	events  map[string]int           // by <node>.<module>, applied events so far
 }
 
 // fillNote is one fill request as the fill server received it.
@@ -67,7 +68,7 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 	o.StoreDir = b.TempDir()
 	s := natsserver.RunServer(&o)
 	h := &benchBus{b: b, s: s, dir: b.TempDir(), notes: make(chan fillNote, 1<<17), fills: &fillLog{},
-		reports: map[string]report.Report{}}
+		reports: map[string]report.Report{}, events: map[string]int{}}
 	b.Cleanup(s.Shutdown)
 	var err error
 	if h.nc, err = nats.Connect(s.ClientURL()); err != nil {
@@ -121,6 +122,7 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 		if json.Unmarshal(m.Data, &r) == nil {
 			h.mu.Lock()
 			h.reports[nodes.EncodeKey(r.Node, r.Module)] = r
+			h.events[nodes.EncodeKey(r.Node, r.Module)]++
 			h.mu.Unlock()
 		}
 	})
@@ -243,6 +245,13 @@ func (h *benchBus) waitReports(timeout time.Duration, keys []string, ok func(rep
 	})
 }
 
+// appliedEvents is how many applied events <node>.<module> has had.
+func (h *benchBus) appliedEvents(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.events[key]
+}
+
 func (h *benchBus) waitFor(timeout time.Duration, what string, cond func() bool) {
 	h.b.Helper()
 	deadline := time.Now().Add(timeout)
@@ -313,13 +322,6 @@ func heapInUse() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
-}
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // maxRSS is the process's peak resident set so far (Linux: KiB).
