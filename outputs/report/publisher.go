@@ -1,8 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,22 +27,44 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue
-	written map[string]map[string]map[string][]byte // bucket → module → key → bytes last written
-	reports map[string][]byte                       // module → report bytes without "at"
-	needs   map[string]needMemo                     // key → the need last encoded
+	written map[string]map[string]map[string]sum // bucket → module → key → sum of the bytes last written
+	reports map[string]sum                       // module → sum of the report bytes without "at"
+	needs   map[string]needMemo                  // key → the need last encoded
 }
 
-// needMemo spares encoding a need whose fields did not change.
+// sum stands for bytes written: a prefix of their SHA-256, enough to tell
+// them from any other bytes, kept instead of the bytes themselves (a node
+// writes tens of thousands of keys; their bytes would be held twice, here
+// and on the bus).
+type sum [16]byte
+
+func sumOf(b []byte) sum {
+	s := sha256.Sum256(b)
+	return sum(s[:16])
+}
+
+// needMemo spares encoding a need whose fields did not change: the sum of
+// its fields and the sum of the bytes they encoded to.
 type needMemo struct {
-	n Need
-	b []byte
+	fields, bytes sum
+}
+
+// needSum is the sum of a need's fields, each preceded by its length.
+func needSum(n *Need) sum {
+	var buf [256]byte
+	b := buf[:0]
+	for _, f := range [...]string{n.Node, n.Module, n.Kind, n.Name, n.State, n.Why} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return sumOf(b)
 }
 
 func (p *Publisher) init() {
 	if p.kvs == nil {
 		p.kvs = map[string]jetstream.KeyValue{}
-		p.written = map[string]map[string]map[string][]byte{}
-		p.reports = map[string][]byte{}
+		p.written = map[string]map[string]map[string]sum{}
+		p.reports = map[string]sum{}
 		p.needs = map[string]needMemo{}
 	}
 	if p.Now == nil {
@@ -71,18 +94,18 @@ func (p *Publisher) Forget() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	p.written = map[string]map[string]map[string][]byte{}
-	p.reports = map[string][]byte{}
+	p.written = map[string]map[string]map[string]sum{}
+	p.reports = map[string]sum{}
 }
 
 // done is what was last written of module's keys in bucket.
-func (p *Publisher) done(bucket, module string) map[string][]byte {
+func (p *Publisher) done(bucket, module string) map[string]sum {
 	if p.written[bucket] == nil {
-		p.written[bucket] = map[string]map[string][]byte{}
+		p.written[bucket] = map[string]map[string]sum{}
 	}
 	d := p.written[bucket][module]
 	if d == nil {
-		d = map[string][]byte{}
+		d = map[string]sum{}
 		p.written[bucket][module] = d
 	}
 	return d
@@ -99,7 +122,7 @@ type syncOp struct {
 
 type pendingPut struct {
 	key string
-	val []byte
+	sum sum
 	ack jetstream.PubAckFuture
 }
 
@@ -123,7 +146,8 @@ func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[s
 		if v == nil {
 			continue
 		}
-		if old, ok := done[k]; ok && bytes.Equal(old, v) {
+		s := sumOf(v)
+		if old, ok := done[k]; ok && old == s {
 			continue
 		}
 		f, err := p.JS.PublishAsync("$KV."+bucket+"."+k, v)
@@ -131,7 +155,7 @@ func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[s
 			op.errs = append(op.errs, fmt.Errorf("%s %s: %w", bucket, k, err))
 			continue
 		}
-		op.acks = append(op.acks, pendingPut{k, v, f})
+		op.acks = append(op.acks, pendingPut{k, s, f})
 	}
 	return op
 }
@@ -151,7 +175,7 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	for _, a := range op.acks {
 		select {
 		case <-a.ack.Ok():
-			done[a.key] = a.val
+			done[a.key] = a.sum
 		case err := <-a.ack.Err():
 			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, a.key, err))
 		case <-ctx.Done():
@@ -233,18 +257,24 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 	return p.NeedsAll(ctx, map[string][]Need{module: needs})[module]
 }
 
-// needsWant encodes a module's needs by key, reusing the encoding of a need
-// whose fields did not change.
+// needsWant encodes a module's needs by key. A need whose fields did not
+// change since it was last encoded, and whose bytes are those last written,
+// is not encoded again: its want is nil (keep what is written).
 func (p *Publisher) needsWant(module string, needs []Need) map[string][]byte {
 	want := make(map[string][]byte, len(needs))
-	for _, n := range needs {
+	done := p.written[nodes.NeedsBucket][module]
+	for i := range needs {
+		n := &needs[i]
 		k := nodes.EncodeKey(p.Node, module, n.Kind, n.Name)
-		if m, ok := p.needs[k]; ok && m.n == n {
-			want[k] = m.b
-			continue
+		f := needSum(n)
+		if m, ok := p.needs[k]; ok && m.fields == f {
+			if s, ok := done[k]; ok && s == m.bytes {
+				want[k] = nil
+				continue
+			}
 		}
 		b, _ := json.Marshal(n)
-		p.needs[k] = needMemo{n, b}
+		p.needs[k] = needMemo{fields: f, bytes: sumOf(b)}
 		want[k] = b
 	}
 	for k := range p.written[nodes.NeedsBucket][module] {
@@ -331,7 +361,7 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 		if err != nil {
 			return 0, fmt.Errorf("%s %s: %w", nodes.CollectBucket, k, err)
 		}
-		done[k] = e.Value()
+		done[k] = sumOf(e.Value())
 	}
 	n := 0
 	for _, k := range stale {
@@ -372,7 +402,8 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 	type pending struct {
 		i      int
 		key    string
-		b, sig []byte
+		b      []byte
+		sig    sum
 		ack    jetstream.PubAckFuture
 		module string
 	}
@@ -383,7 +414,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		for _, pp := range inFlight {
 			select {
 			case <-pp.ack.Ok():
-				out[pp.i] = p.reported(pp.module, pp.key, pp.b, pp.sig)
+				out[pp.i] = p.reported(pp.module, pp.key, pp.b, &pp.sig)
 			case err := <-pp.ack.Err():
 				out[pp.i].Err = fmt.Errorf("%s %s: %w", nodes.AppliedBucket, pp.key, err)
 			case <-wctx.Done():
@@ -399,8 +430,9 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		}
 		cmp := r
 		cmp.At = ""
-		sig, _ := json.Marshal(cmp)
-		if old, ok := p.reports[r.Module]; ok && bytes.Equal(old, sig) {
+		sigBytes, _ := json.Marshal(cmp)
+		sig := sumOf(sigBytes)
+		if old, ok := p.reports[r.Module]; ok && old == sig {
 			continue
 		}
 		if err != nil {
@@ -434,14 +466,14 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 
 // reported publishes a report that is in the bucket (or deleted from it,
 // sig nil) and remembers it.
-func (p *Publisher) reported(module, key string, b, sig []byte) Written {
+func (p *Publisher) reported(module, key string, b []byte, sig *sum) Written {
 	if err := p.NC.Publish("prov.applied."+key, b); err != nil {
 		return Written{Err: err}
 	}
 	if sig == nil {
 		delete(p.reports, module)
 	} else {
-		p.reports[module] = sig
+		p.reports[module] = *sig
 	}
 	return Written{Wrote: true}
 }
