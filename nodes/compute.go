@@ -154,20 +154,29 @@ type RenderCounts struct {
 }
 
 // renderer renders one template from the need nodes of its placeholders.
+// It keeps nothing per placeholder (there is one per file): the template
+// holds the placeholders, and a need's key is checked against module and
+// placeholder without being built.
 type renderer struct {
-	t    *Template
-	phs  []Placeholder
-	keys []graph.Key // the need node of each placeholder
-	skip int         // inputs before the needs (plan, archive)
+	t      *Template
+	module string
+	skip   int // inputs before the needs (plan, archive)
 }
 
 func newRenderer(module string, t *Template, skip int) *renderer {
-	r := &renderer{t: t, phs: t.Placeholders(), skip: skip}
-	r.keys = make([]graph.Key, len(r.phs))
-	for i, ph := range r.phs {
-		r.keys[i] = needKey(module, ph)
+	return &renderer{t: t, module: module, skip: skip}
+}
+
+// isNeedKey says whether k is needKey(module, ph), without building it.
+func isNeedKey(k graph.Key, module string, ph Placeholder) bool {
+	n := k.Name
+	if k.Kind != KindNeed || len(n) != len(module)+len(ph.Kind)+len(ph.Name)+5 {
+		return false
 	}
-	return r
+	i := len(module)
+	j := i + 3 + len(ph.Kind)
+	return n[:i] == module && n[i:i+3] == "/${" && n[i+3:j] == ph.Kind &&
+		n[j] == ':' && n[j+1:len(n)-1] == ph.Name && n[len(n)-1] == '}'
 }
 
 // render reads each placeholder's value from its need node. The needs are
@@ -175,13 +184,14 @@ func newRenderer(module string, t *Template, skip int) *renderer {
 // cycle, later broken) comes back last, so a need not in its place is
 // looked for by key: a value never lands in another placeholder.
 func (r *renderer) render(in graph.In) ([]byte, error) {
-	vals := make(map[Placeholder][]byte, len(r.phs))
-	for j, ph := range r.phs {
+	phs := r.t.phs
+	vals := make([][]byte, len(phs))
+	for j, ph := range phs {
 		i := r.skip + j
-		if i >= in.Len() || in.Key(i) != r.keys[j] {
+		if i >= in.Len() || !isNeedKey(in.Key(i), r.module, ph) {
 			i = -1
 			for x := r.skip; x < in.Len(); x++ {
-				if in.Key(x) == r.keys[j] {
+				if isNeedKey(in.Key(x), r.module, ph) {
 					i = x
 					break
 				}
@@ -190,10 +200,9 @@ func (r *renderer) render(in graph.In) ([]byte, error) {
 				return nil, fmt.Errorf("template %s: %s is not wired (a refused cycle edge)", r.t.Name, ph)
 			}
 		}
-		v, _ := in.Value(i).([]byte)
-		vals[ph] = v
+		vals[j], _ = in.Value(i).([]byte)
 	}
-	return r.t.Render(func(ph Placeholder) []byte { return vals[ph] })
+	return r.t.render(vals)
 }
 
 // renderFile: [plan, archive, needs…] → the file rendered from t.

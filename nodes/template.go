@@ -134,7 +134,8 @@ type part struct {
 	lit       []byte
 	ph        Placeholder
 	isPh      bool
-	line, col int // of a placeholder's '$'
+	idx       int32 // a placeholder's index in phs
+	line, col int   // of a placeholder's '$'
 }
 
 // ParseTemplate parses text, the template called name (its file name in
@@ -144,7 +145,7 @@ type part struct {
 func ParseTemplate(name string, text []byte) (*Template, error) {
 	t := &Template{Name: name}
 	cur := cursor{text: text, line: 1, col: 1}
-	seen := map[Placeholder]bool{}
+	seen := map[Placeholder]int32{}
 	var lit []byte
 	count := 0
 	fail := func(off int, limit bool, format string, args ...any) error {
@@ -203,11 +204,13 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 		}
 		line, col := cur.at(j)
 		p := Placeholder{Kind: kind, Name: pname}
-		t.parts = append(t.parts, part{ph: p, isPh: true, line: line, col: col})
-		if !seen[p] {
-			seen[p] = true
+		idx, ok := seen[p]
+		if !ok {
+			idx = int32(len(t.phs))
+			seen[p] = idx
 			t.phs = append(t.phs, p)
 		}
+		t.parts = append(t.parts, part{ph: p, isPh: true, idx: idx, line: line, col: col})
 		i = b + k + 1
 	}
 	if len(lit) > 0 {
@@ -297,17 +300,34 @@ func CheckKinds(t *Template) error {
 // a value is never scanned for placeholders. A result over
 // MaxRenderedBytes is refused.
 func (t *Template) Render(value func(Placeholder) []byte) ([]byte, error) {
-	out := make([]byte, 0, t.litLen)
+	vals := make([][]byte, len(t.phs))
+	for i, ph := range t.phs {
+		vals[i] = value(ph)
+	}
+	return t.render(vals)
+}
+
+// render is Render with the value of each of t.phs given by index. The
+// result is sized exactly (a rendered file is kept as long as it is filled:
+// the slack an appended slice keeps would be held with it).
+func (t *Template) render(vals [][]byte) ([]byte, error) {
+	size := t.litLen
 	for _, pt := range t.parts {
-		b := pt.lit
 		if pt.isPh {
-			b = value(pt.ph)
+			size += len(vals[pt.idx])
 		}
-		if len(out)+len(b) > MaxRenderedBytes {
-			return nil, &TemplateError{File: t.Name, limit: true,
-				Msg: fmt.Sprintf("rendered text is over the limit of %d bytes (16 MiB, MaxRenderedBytes)", MaxRenderedBytes)}
+	}
+	if size > MaxRenderedBytes {
+		return nil, &TemplateError{File: t.Name, limit: true,
+			Msg: fmt.Sprintf("rendered text is over the limit of %d bytes (16 MiB, MaxRenderedBytes)", MaxRenderedBytes)}
+	}
+	out := make([]byte, 0, size)
+	for _, pt := range t.parts {
+		if pt.isPh {
+			out = append(out, vals[pt.idx]...)
+		} else {
+			out = append(out, pt.lit...)
 		}
-		out = append(out, b...)
 	}
 	return out, nil
 }
