@@ -91,8 +91,8 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 		if !dup {
 			in.deps = append(in.deps, n)
 		}
-		if in.height+1 > h {
-			h = in.height + 1
+		if int(in.height)+1 > h {
+			h = int(in.height) + 1
 		}
 	}
 	g.raise(n, h)
@@ -128,10 +128,10 @@ func containsNode(ns []*Node, n *Node) bool {
 
 // raise lifts n to height h (when higher) and its dependents above it.
 func (g *Graph) raise(n *Node, h int) {
-	if h <= n.height {
+	if h <= int(n.height) {
 		return
 	}
-	n.height = h
+	n.height = int32(h)
 	if n.dirty {
 		g.dirty.push(n) // queued again at its new height; the old entry is skipped
 	}

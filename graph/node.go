@@ -17,10 +17,10 @@ type Node struct {
 	deps       []*Node // dependents
 	value      any
 	why        string
-	height     int
 	changedRun uint64
 	since      int64 // unix nanoseconds: when (state, why) last changed
 	changedAt  int64 // unix nanoseconds: when state, why or value last changed
+	height     int32 // with the flags below, in one word (a graph holds 100k+ nodes)
 	state      State
 	own        bool // the non-ready state began here (not inherited from an input)
 	dirty      bool
@@ -61,7 +61,7 @@ func (n *Node) Secret() bool { return n.secret }
 func (n *Node) IsInput() bool { return n.compute == nil }
 
 // Height exceeds each input's height; inputs have height 0.
-func (n *Node) Height() int { return n.height }
+func (n *Node) Height() int { return int(n.height) }
 
 // Since is when the node's state (and why) last changed.
 func (n *Node) Since() time.Time { return time.Unix(0, n.since) }

@@ -142,12 +142,13 @@ type heightQueue struct {
 }
 
 func (q *heightQueue) push(n *Node) {
-	for len(q.buckets) <= n.height {
+	h := int(n.height)
+	for len(q.buckets) <= h {
 		q.buckets = append(q.buckets, nil)
 	}
-	q.buckets[n.height] = append(q.buckets[n.height], n)
-	if q.n == 0 || n.height < q.min {
-		q.min = n.height
+	q.buckets[h] = append(q.buckets[h], n)
+	if q.n == 0 || h < q.min {
+		q.min = h
 	}
 	q.n++
 }
@@ -163,7 +164,7 @@ func (q *heightQueue) pop() *Node {
 		b[len(b)-1] = nil
 		q.buckets[q.min] = b[:len(b)-1]
 		q.n--
-		if n.height != q.min { // queued again at a new height: skip the stale entry
+		if int(n.height) != q.min { // queued again at a new height: skip the stale entry
 			continue
 		}
 		return n
