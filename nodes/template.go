@@ -156,11 +156,11 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 	for i < len(text) {
 		j := bytes.IndexByte(text[i:], '$')
 		if j < 0 {
-			lit = append(lit, text[i:]...)
+			lit = addLit(lit, text[i:])
 			break
 		}
 		j += i
-		lit = append(lit, text[i:j]...)
+		lit = addLit(lit, text[i:j])
 		switch {
 		case j+2 < len(text) && text[j+1] == '$' && text[j+2] == '{':
 			lit = append(lit, '$', '{')
@@ -218,6 +218,16 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 		t.litLen += len(lit)
 	}
 	return t, nil
+}
+
+// addLit adds s to the literal run lit. A run that is one piece of the
+// text is that piece, not a copy (the text is kept with the parsed
+// template); its capacity is clipped so that adding to it copies.
+func addLit(lit, s []byte) []byte {
+	if lit == nil {
+		return s[:len(s):len(s)]
+	}
+	return append(lit, s...)
 }
 
 func validKind(k string) bool {
