@@ -71,6 +71,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Log = log
+	tuneGC()
 	d, err := daemon.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
