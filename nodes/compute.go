@@ -17,10 +17,12 @@ import (
 // error: errors become reasons shown in reports and logs.
 
 // computeNeed: [registry entry, source] → the source's bytes.
+// The bytes are passed on in the interface value they came in, not boxed
+// again (a need per placeholder: a copy of the slice header each is a lot).
 func computeNeed(in graph.In) (any, error) {
-	switch v := in.Value(1).(type) {
+	switch src := in.Value(1); v := src.(type) {
 	case []byte:
-		return v, nil
+		return src, nil
 	case string:
 		return []byte(v), nil
 	}
