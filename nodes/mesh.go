@@ -98,8 +98,41 @@ type Origin struct {
 	Vault       string `json:"vault,omitempty"`
 }
 
+// OriginOf says where n's value comes from; nil for a node the mesh did not
+// make. Need and config nodes, most of a graph, keep no Origin of their own
+// (one each is megabytes on a large node): a need node's Meta is its module,
+// its placeholder the rest of its key; a config leaf's origin is its key.
+func OriginOf(n *graph.Node) *Origin {
+	switch o := n.Meta.(type) {
+	case *Origin:
+		return o
+	case *module:
+		return &Origin{Module: o.name, Placeholder: n.Key().Name[len(o.name)+1:]}
+	}
+	if k := n.Key(); k.Kind == KindConfig {
+		o := &Origin{Bucket: ConfigBucket, Key: k.Name}
+		if toks, err := DecodeKey(k.Name, 3); err == nil {
+			o.Module = toks[1]
+		}
+		return o
+	}
+	return nil
+}
+
+// moduleOf is the module n was made for ("" for none), without building its
+// Origin. A config leaf's module is not needed by its callers: it says "".
+func moduleOf(n *graph.Node) string {
+	switch o := n.Meta.(type) {
+	case *Origin:
+		return o.Module
+	case *module:
+		return o.name
+	}
+	return ""
+}
+
 // leaf returns the input keyed (kind, name), making it with init when new.
-func (m *Mesh) leaf(kind, name string, origin *Origin, init func(*graph.Node)) *graph.Node {
+func (m *Mesh) leaf(kind, name string, origin any, init func(*graph.Node)) *graph.Node {
 	k := graph.Key{Kind: kind, Name: name}
 	if n := m.g.Node(k); n != nil {
 		return n

@@ -41,7 +41,7 @@ func (m *Mesh) ConfigBucketMissing(missing bool) {
 
 func (m *Mesh) configLeaf(module, key string) *graph.Node {
 	bk := EncodeKey(m.node, module, key)
-	return m.leaf(KindConfig, bk, &Origin{Module: module, Bucket: ConfigBucket, Key: bk}, func(n *graph.Node) {
+	return m.leaf(KindConfig, bk, nil, func(n *graph.Node) { // OriginOf reads its key
 		m.initConfig(n, bk)
 	})
 }

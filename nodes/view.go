@@ -26,11 +26,13 @@ func (m *Mesh) Stabilize() []string {
 }
 
 func (m *Mesh) touch(n *graph.Node, touched map[string]bool) {
-	if o, ok := n.Meta.(*Origin); ok && o.Module != "" && m.mods[o.Module] != nil {
-		switch n.Key().Kind {
-		case KindNeed, KindFile, KindItem, KindModule, KindPlan, KindArchive:
-			touched[o.Module] = true
-		}
+	switch n.Key().Kind {
+	case KindNeed, KindFile, KindItem, KindModule, KindPlan, KindArchive:
+	default:
+		return
+	}
+	if name := moduleOf(n); name != "" && m.mods[name] != nil {
+		touched[name] = true
 	}
 }
 

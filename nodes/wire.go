@@ -324,7 +324,7 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 		compute = collectedText(cs.Comment)
 	}
 	n := m.derived(needKey(mod.name, ph), compute,
-		[]*graph.Node{m.registryLeaf(ph.Kind), src}, &Origin{Module: mod.name, Placeholder: ph.String()})
+		[]*graph.Node{m.registryLeaf(ph.Kind), src}, mod) // OriginOf builds its Origin
 	if ph.Kind == "secret" || ph.Kind == "consumers" {
 		m.g.MarkSecret(n)
 	}
@@ -362,7 +362,7 @@ func (m *Mesh) placementLeaf(mod *module, ph Placeholder) *graph.Node {
 
 // derived returns the node keyed k computed by f from inputs, rewiring it
 // when it exists already.
-func (m *Mesh) derived(k graph.Key, f graph.Compute, inputs []*graph.Node, origin *Origin) *graph.Node {
+func (m *Mesh) derived(k graph.Key, f graph.Compute, inputs []*graph.Node, origin any) *graph.Node {
 	if n := m.g.Node(k); n != nil {
 		m.g.SetCompute(n, f)
 		_ = m.g.SetInputs(n, inputs...) // a cycle fails the node; the engine names it
@@ -481,11 +481,11 @@ func (m *Mesh) collect(cands []*graph.Node) {
 }
 
 func (m *Mesh) ownedByLive(n *graph.Node) bool {
-	o, ok := n.Meta.(*Origin)
-	if !ok || o.Module == "" {
+	name := moduleOf(n)
+	if name == "" {
 		return false
 	}
-	mod := m.mods[o.Module]
+	mod := m.mods[name]
 	return mod != nil && mod.owned[n]
 }
 

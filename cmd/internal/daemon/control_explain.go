@@ -85,10 +85,15 @@ func (d *Daemon) explain(module string) *Explanation {
 		e.Fill = &FillFailure{Socket: d.cfg.FillSocket, Why: mo.failure, Since: e.Since}
 	}
 	g := d.mesh.Graph()
-	meta := func(n *graph.Node) any { return n.Meta }
+	meta := func(n *graph.Node) any {
+		if o := nodes.OriginOf(n); o != nil {
+			return o
+		}
+		return nil
+	}
 	var head []Output
 	for _, in := range mn.Inputs() {
-		o, _ := in.Meta.(*nodes.Origin)
+		o := nodes.OriginOf(in)
 		if o == nil {
 			o = &nodes.Origin{}
 		}
@@ -115,7 +120,7 @@ func (d *Daemon) explain(module string) *Explanation {
 			e.Outputs = append(e.Outputs, out)
 		case nodes.KindPlan, nodes.KindArchive:
 			if in.State() != graph.Ready {
-				st := toStep(graph.Explanation{Key: in.Key(), State: in.State().String(), Why: in.Why(), Meta: in.Meta})
+				st := toStep(graph.Explanation{Key: in.Key(), State: in.State().String(), Why: in.Why(), Meta: meta(in)})
 				head = append(head, Output{Kind: k, Where: st.Where, State: st.State, Since: in.Since(), Why: in.Why(), Root: true})
 			}
 		}
