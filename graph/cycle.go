@@ -72,6 +72,9 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 		}
 		accepted = append(accepted, in)
 	}
+	if n.causeBits && !sameNodes(n.inputs, accepted) {
+		g.keepCause(n, g.Cause(n)) // the mask would name the new inputs
+	}
 	n.inputs = accepted
 	h := 0
 	var linked map[*Node]bool // for long input lists
@@ -115,6 +118,18 @@ func (g *Graph) retryRefused(skip *Node) {
 		}
 		_ = g.wire(m, requested)
 	}
+}
+
+func sameNodes(a, b []*Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func containsNode(ns []*Node, n *Node) bool {

@@ -37,7 +37,7 @@ func (g *Graph) Explain(k Key, meta func(*Node) any) (Explanation, error) {
 func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Explanation {
 	e := Explanation{
 		Key: n.key, State: n.state.String(), Why: n.why, Input: n.compute == nil,
-		Secret: n.secret, Since: n.Since(), ChangedAt: n.ChangedAt(), Cause: n.cause,
+		Secret: n.secret, Since: n.Since(), ChangedAt: n.ChangedAt(), Cause: g.Cause(n),
 		Root: n.state != Ready && n.own,
 	}
 	if meta != nil {
@@ -53,7 +53,7 @@ func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Expl
 	for _, in := range n.inputs {
 		if in.state == Ready {
 			ie := Explanation{Key: in.key, State: in.state.String(), Input: in.compute == nil,
-				Secret: in.secret, Since: in.Since(), ChangedAt: in.ChangedAt(), Cause: in.cause}
+				Secret: in.secret, Since: in.Since(), ChangedAt: in.ChangedAt(), Cause: g.Cause(in)}
 			if meta != nil {
 				ie.Meta = meta(in)
 			}

@@ -18,6 +18,7 @@ type Graph struct {
 	cycles        map[*Node]*CycleError // by the node whose input edge was refused
 	onCycle       map[*Node]*CycleError // every node on a refused cycle
 	refused       map[*Node][]*Node     // refused input edges, retried on rewiring
+	causes        map[*Node][]Key       // causes not held as a node's causeMask
 	run           uint64
 	counters      Counters
 	stabilizing   bool
@@ -36,6 +37,7 @@ func New() *Graph {
 		cycles:  make(map[*Node]*CycleError),
 		onCycle: make(map[*Node]*CycleError),
 		refused: make(map[*Node][]*Node),
+		causes:  make(map[*Node][]Key),
 		Now:     time.Now,
 	}
 }
@@ -159,7 +161,7 @@ func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 	if n.state == s && n.why == why && (s != Ready || Equal(n.value, v)) {
 		return
 	}
-	g.record(n, s, v, why, true, nil)
+	g.record(n, s, v, why, true)
 	if !n.pending {
 		n.pending = true
 		g.leavesChanged = append(g.leavesChanged, n)
@@ -170,7 +172,7 @@ func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 }
 
 // record stores a new state and stamps it.
-func (g *Graph) record(n *Node, s State, v any, why string, own bool, cause []Key) {
+func (g *Graph) record(n *Node, s State, v any, why string, own bool) {
 	now := g.now
 	if now == 0 {
 		now = g.Now().UnixNano()
@@ -184,9 +186,6 @@ func (g *Graph) record(n *Node, s State, v any, why string, own bool, cause []Ke
 	}
 	n.changedAt = now
 	n.changedRun = g.run + 1
-	if cause != nil {
-		n.cause = cause
-	}
 }
 
 func (g *Graph) markDirty(n *Node) {
@@ -214,6 +213,10 @@ func (g *Graph) Remove(n *Node) error {
 	delete(g.nodes, n.key)
 	delete(g.byID, n.id)
 	delete(g.refused, n)
+	if n.causeKept {
+		delete(g.causes, n)
+	}
+	n.causeBits, n.causeKept = false, false // a removed node keeps no cause
 	g.clearCycle(n)
 	return nil
 }

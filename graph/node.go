@@ -28,10 +28,16 @@ type Node struct {
 	tolerant   bool
 	removed    bool
 	pending    bool // an input set since the last Stabilize
+	causeBits  bool // the cause is causeMask over inputs
+	causeKept  bool // the cause is in its graph's causes map
 
-	key   Key
-	id    int64
-	cause []Key // the inputs that had changed when it last recomputed
+	key Key
+	id  int64
+	// The inputs that had changed when it last recomputed: bit i for
+	// inputs[i] (a slice of keys per node was 24 bytes here and an array
+	// elsewhere). Inputs rewired, or more than 64 of them, keep the keys in
+	// the graph's causes map instead; neither flag set: no cause yet.
+	causeMask uint64
 
 	// Meta is the owner's own data, never read by the engine.
 	Meta any
@@ -68,9 +74,6 @@ func (n *Node) Since() time.Time { return time.Unix(0, n.since) }
 
 // ChangedAt is when the node's state, why or value last changed.
 func (n *Node) ChangedAt() time.Time { return time.Unix(0, n.changedAt) }
-
-// Cause names the inputs that had changed when the node last recomputed.
-func (n *Node) Cause() []Key { return n.cause }
 
 // Inputs are the nodes this node reads, in the order Compute sees them.
 func (n *Node) Inputs() []*Node { return n.inputs }
