@@ -7,9 +7,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// entryOf copies what the daemon needs out of a watcher's entry.
+// entryOf copies what the daemon needs out of a watcher's entry. The key is
+// cloned: the client's is a piece of the message's whole subject
+// ("$KV.<bucket>.<key>"), which the daemon would otherwise keep alive for
+// as long as it knows the key (tens of thousands on a large node).
 func entryOf(e jetstream.KeyValueEntry) Entry {
-	return Entry{Key: e.Key(), Value: e.Value(), Revision: e.Revision()}
+	return Entry{Key: strings.Clone(e.Key()), Value: e.Value(), Revision: e.Revision()}
 }
 
 // sortedEntries is the snapshot's state, sorted by key.
