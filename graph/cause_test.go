@@ -73,3 +73,31 @@ func TestCauseOfManyInputs(t *testing.T) {
 		t.Fatalf("cause %v", got)
 	}
 }
+
+// Rewired to a list that still holds the cause's inputs in order, a node
+// keeps its mask; it names the same keys.
+func TestCauseRemappedOnRewiring(t *testing.T) {
+	g := New()
+	a, b, c := mustInput(t, g, "a"), mustInput(t, g, "b"), mustInput(t, g, "c")
+	g.Set(a, "A")
+	g.Set(b, "B")
+	f, _ := g.Derived(key("file", "f"), concat, a, b)
+	g.Stabilize()
+	g.Set(b, "B2")
+	g.Stabilize()
+	g.Set(c, "C")
+	g.Stabilize()
+	// c before b, a gone: b is found at its new place.
+	_ = g.SetInputs(f, c, b)
+	if got := g.Cause(f); !reflect.DeepEqual(got, []Key{b.Key()}) {
+		t.Fatalf("cause after rewiring %v", got)
+	}
+	if !f.causeBits || len(g.causes) != 0 {
+		t.Fatalf("cause not kept as a mask (bits %v, map %v)", f.causeBits, g.causes)
+	}
+	// b gone: the keys are kept.
+	_ = g.SetInputs(f, c, a)
+	if got := g.Cause(f); !reflect.DeepEqual(got, []Key{b.Key()}) {
+		t.Fatalf("cause after rewiring %v", got)
+	}
+}

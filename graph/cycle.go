@@ -73,7 +73,11 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 		accepted = append(accepted, in)
 	}
 	if n.causeBits && !sameNodes(n.inputs, accepted) {
-		g.keepCause(n, g.Cause(n)) // the mask would name the new inputs
+		if mask, ok := remapCause(n.causeMask, n.inputs, accepted); ok {
+			n.causeMask = mask
+		} else {
+			g.keepCause(n, g.Cause(n)) // the mask cannot name them among the new inputs
+		}
 	}
 	n.inputs = accepted
 	h := 0
@@ -118,6 +122,32 @@ func (g *Graph) retryRefused(skip *Node) {
 		}
 		_ = g.wire(m, requested)
 	}
+}
+
+// remapCause moves a cause mask over inputs old onto inputs new: each
+// input it names must be found in new after the one before it, so that the
+// mask names the same keys in the same order (a file first wired to its
+// plan and archive alone, then to its placeholders too, keeps its mask).
+func remapCause(mask uint64, old, new []*Node) (uint64, bool) {
+	if len(new) > 64 {
+		return 0, false
+	}
+	var out uint64
+	j := 0
+	for i, in := range old {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		for j < len(new) && new[j] != in {
+			j++
+		}
+		if j == len(new) {
+			return 0, false
+		}
+		out |= 1 << j
+		j++
+	}
+	return out, true
 }
 
 func sameNodes(a, b []*Node) bool {
