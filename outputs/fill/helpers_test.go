@@ -14,7 +14,7 @@ import (
 )
 
 // checkFor polls cond until it returns nil or the timeout passes.
-func checkFor(t *testing.T, timeout time.Duration, cond func() error) {
+func checkFor(t testing.TB, timeout time.Duration, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -31,7 +31,7 @@ func checkFor(t *testing.T, timeout time.Duration, cond func() error) {
 
 // socketDir is a short directory for unix sockets (paths are limited to
 // ~108 bytes, and t.TempDir() can be longer).
-func socketDir(t *testing.T) string {
+func socketDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "fill")
 	if err != nil {
@@ -41,11 +41,17 @@ func socketDir(t *testing.T) string {
 	return dir
 }
 
-// startServer runs s on a unix socket until the test ends and returns a
-// client for it.
+// startServer runs s on a unix socket until the test ends, logging to the
+// test, and returns a client for it.
 func startServer(t *testing.T, s *Server) *Client {
 	t.Helper()
 	s.Log = zerolog.New(zerolog.NewTestWriter(t))
+	return serveOn(t, s)
+}
+
+// serveOn is startServer with s's own logger (a benchmark's prints always).
+func serveOn(t testing.TB, s *Server) *Client {
+	t.Helper()
 	sock := filepath.Join(socketDir(t), "fill.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

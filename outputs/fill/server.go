@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path"
 
 	"github.com/rs/zerolog"
@@ -36,6 +37,9 @@ type Server struct {
 	AllowUIDs []int
 
 	busy pathLocks
+	// write, when set, writes a request's files instead of writeAll (for a
+	// benchmark's baseline).
+	write func(root *os.Root, steps []step) error
 }
 
 // Handler serves POST /v1/fill.
@@ -101,7 +105,11 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	}
 	defer root.Close()
 
-	if err := writeAll(root, steps); err != nil {
+	write := writeAll
+	if s.write != nil {
+		write = s.write
+	}
+	if err := write(root, steps); err != nil {
 		return Response{}, fmt.Errorf("module %s: %w", req.Module, err)
 	}
 	resp := Response{Files: make([]FileResult, 0, len(steps))}

@@ -1,0 +1,143 @@
+package fill
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"github.com/rs/zerolog"
+)
+
+// writeOne is how a file was written before writeAll's phases, the
+// baseline of BenchmarkWriteRequests: renameio's temp file, mode and
+// owner, fsync and rename, file by file.
+func writeOne(ds *dirs, st step) error {
+	p := st.file.Path
+	dir, err := ds.get(st.t.dir)
+	if err != nil {
+		return fmt.Errorf("path %q: %w", p, err)
+	}
+	pf, err := renameio.NewPendingFile(st.t.base, renameio.WithRoot(dir), renameio.WithStaticPermissions(st.mode))
+	if err != nil {
+		return fmt.Errorf("path %q: making the temp file: %w", p, err)
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(st.want); err != nil {
+		return fmt.Errorf("path %q: writing the temp file: %w", p, err)
+	}
+	if st.uid >= 0 || st.gid >= 0 {
+		if err := pf.Chown(st.uid, st.gid); err != nil {
+			return fmt.Errorf("path %q: setting owner %d and group %d: %w", p, st.uid, st.gid, err)
+		}
+		if err := pf.Chmod(st.mode); err != nil {
+			return fmt.Errorf("path %q: setting mode %04o: %w", p, st.mode, err)
+		}
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("path %q: replacing the file: %w", p, err)
+	}
+	return nil
+}
+
+// writePerFile is the old writeAll: writers goroutines, each file written
+// and fsynced and renamed on its own.
+func writePerFile(root *os.Root, steps []step) error {
+	ds := newDirs(root)
+	defer ds.close()
+	errs := make([]error, len(steps))
+	each(len(steps), func(i int) {
+		if steps[i].write {
+			errs[i] = writeOne(ds, steps[i])
+		}
+	})
+	return firstErr(errs)
+}
+
+// BenchmarkWriteRequests is a cold start's writes: 100 requests of 100
+// files of 300 bytes, each request its own directory, 8 requests at once,
+// into a directory under os.TempDir() (a real disk, not tmpfs, for fsync
+// to mean anything). Each iteration fills twice each way, writeAll's and
+// the old per-file writes, each time into a fresh directory, and reports
+// seconds per fill of each and the ratio.
+func BenchmarkWriteRequests(b *testing.B) {
+	const requests, files, inFlight = 100, 100, 8
+	reqs := make([]Request, requests)
+	for r := range reqs {
+		reqs[r].Module = fmt.Sprintf("m%03d", r)
+		for f := range files {
+			reqs[r].Files = append(reqs[r].Files, File{
+				Path:    fmt.Sprintf("/m%03d/f%03d.conf", r, f),
+				Form:    FormOwned,
+				Content: bytes.Repeat([]byte(fmt.Sprintf("%03d.%03d ", r, f)), 300/8),
+			})
+		}
+	}
+	base, err := os.MkdirTemp("", "fill-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(base) })
+	run := 0
+	// fill writes reqs into a fresh directory and says how long that took.
+	fill := func(write func(*os.Root, []step) error, reqs []Request) time.Duration {
+		b.Helper()
+		run++
+		root := fmt.Sprintf("%s/%d", base, run)
+		if err := os.Mkdir(root, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		c := serveOn(b, &Server{Root: root, Log: zerolog.Nop(), write: write})
+		work := make(chan Request)
+		errs := make(chan error, requests)
+		var wg sync.WaitGroup
+		syscall.Sync() // what earlier fills left dirty is not this one's to flush
+		start := time.Now()
+		for range inFlight {
+			wg.Go(func() {
+				for req := range work {
+					if _, err := c.Fill(b.Context(), req); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		for _, req := range reqs {
+			work <- req
+		}
+		close(work)
+		wg.Wait()
+		took := time.Since(start)
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+		return took
+	}
+
+	// after a large delete (an earlier run's cleanup) the disk is slower
+	// for the next few seconds of writes: a fill of each way, not timed
+	fill(writeAll, reqs)
+	fill(writePerFile, reqs)
+
+	// phased, per-file, per-file, phased: a disk getting busier or quieter
+	// over the run favours neither
+	var phased, perFile time.Duration
+	for b.Loop() {
+		for _, phasedNow := range []bool{true, false, false, true} {
+			if phasedNow {
+				phased += fill(writeAll, reqs)
+			} else {
+				perFile += fill(writePerFile, reqs)
+			}
+		}
+	}
+	runs := float64(2 * b.N)
+	b.ReportMetric(phased.Seconds()/runs, "s-phased")
+	b.ReportMetric(perFile.Seconds()/runs, "s-per-file")
+	b.ReportMetric(perFile.Seconds()/phased.Seconds(), "x-faster")
+}

@@ -1,0 +1,174 @@
+package fill
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// noTempFiles fails when a temp file (a dot file) is left under root.
+func noTempFiles(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != root {
+			t.Errorf("temp file left: %s", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMode(t *testing.T, p string, want fs.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != want {
+		t.Errorf("%s: mode %04o, want %04o", p, fi.Mode().Perm(), want)
+	}
+}
+
+// TestAFailedFileLeavesTheRequestUnwritten: a file that passes every check
+// yet cannot be written fails the request (500) and replaces none of its
+// files, those before it included, and leaves no temp file anywhere.
+func TestAFailedFileLeavesTheRequestUnwritten(t *testing.T) {
+	// one byte short of the longest name: its temp file's name (a dot, the
+	// name, a number) is always too long
+	long := strings.Repeat("n", 254)
+	cases := []struct {
+		name   string
+		before int  // files in /e written before the failing one
+		chown  bool // fail on a chown to root rather than on the name
+		reason string
+	}{
+		{"its temp file's name is too long", 0, false, "making the temp file"},
+		{"after a whole batch of files", batch + 10, false, "making the temp file"},
+		{"its chown is refused", 0, true, "setting owner 0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := File{Path: "/a/" + long, Form: FormOwned, Content: []byte("bad\n")}
+			if tc.chown {
+				if canChown() {
+					t.Skip("root may give a file to root")
+				}
+				old := canChown
+				canChown = func() bool { return true }
+				t.Cleanup(func() { canChown = old })
+				bad = File{Path: "/a/bad", Form: FormOwned, Content: []byte("bad\n"), Owner: "0"}
+			}
+			root := t.TempDir()
+			c := startServer(t, &Server{Root: root})
+			writeFile(t, filepath.Join(root, "a/one"), "old one\n")
+			writeFile(t, filepath.Join(root, "b/two"), "old two\n")
+			if err := os.Chmod(filepath.Join(root, "b/two"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			var files []File
+			for i := range tc.before {
+				files = append(files, File{Path: fmt.Sprintf("/e/f%03d", i), Form: FormOwned, Content: []byte("e\n")})
+			}
+			files = append(files,
+				File{Path: "/a/one", Form: FormOwned, Content: []byte("new one\n")},
+				File{Path: "/b/two", Form: FormOwned, Content: []byte("new two\n"), Mode: "0640"},
+				File{Path: "/c/new", Form: FormOwned, Content: []byte("new\n")},
+				bad,
+				File{Path: "/d/after", Form: FormOwned, Content: []byte("after\n")},
+			)
+			req := Request{Module: "m", Files: files}
+			_, err := c.Fill(t.Context(), req)
+			if err == nil {
+				t.Fatal("the request was filled")
+			}
+			if msg := err.Error(); !strings.Contains(msg, "500") || !strings.Contains(msg, fmt.Sprintf("path %q: %s", bad.Path, tc.reason)) {
+				t.Errorf("error %q should say 500 and path %q: %s", msg, bad.Path, tc.reason)
+			}
+
+			if got := readFile(t, filepath.Join(root, "a/one")); got != "old one\n" {
+				t.Errorf("a/one replaced: %q", got)
+			}
+			if got := readFile(t, filepath.Join(root, "b/two")); got != "old two\n" {
+				t.Errorf("b/two replaced: %q", got)
+			}
+			mustMode(t, filepath.Join(root, "b/two"), 0o600)
+			mustAbsent(t, filepath.Join(root, "c/new"))
+			mustAbsent(t, filepath.Join(root, "d/after"))
+			mustAbsent(t, filepath.Join(root, bad.Path))
+			if entries, _ := os.ReadDir(filepath.Join(root, "e")); len(entries) != 0 {
+				t.Errorf("%d files in e", len(entries))
+			}
+			noTempFiles(t, root)
+
+			// without the failing file the same request is filled whole
+			req.Files = append(files[:len(files)-2:len(files)-2], files[len(files)-1])
+			fillOK(t, c, req)
+			if got := readFile(t, filepath.Join(root, "a/one")); got != "new one\n" {
+				t.Errorf("a/one: %q", got)
+			}
+			mustMode(t, filepath.Join(root, "b/two"), 0o640)
+			noTempFiles(t, root)
+		})
+	}
+}
+
+// TestManyFilesInSeveralDirectories: more files than a batch, spread over
+// directories old, new and nested new, some there before with other bytes
+// and mode, all end with their bytes and mode and nothing else is left.
+func TestManyFilesInSeveralDirectories(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	dirs := []string{"/etc/app", "/srv", "/var/lib/x/y/z", "/"}
+	modes := []fs.FileMode{0o600, 0o640, 0o644, 0o755}
+	n := batch + 44
+	var req = Request{Module: "m"}
+	for i := range n {
+		p := filepath.Join(dirs[i%len(dirs)], fmt.Sprintf("f%03d.conf", i))
+		if i%5 == 0 {
+			writeFile(t, filepath.Join(root, p), "old\n")
+		}
+		req.Files = append(req.Files, File{Path: p, Form: FormOwned,
+			Content: []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), i%40)), Mode: fmt.Sprintf("%04o", modes[i%len(modes)])})
+	}
+
+	resp := fillOK(t, c, req)
+	for i, f := range req.Files {
+		if got := resp.Files[i]; got.Action != ActionWritten || got.Digest != sha(f.Content) {
+			t.Errorf("%s: %+v", f.Path, got)
+		}
+		p := filepath.Join(root, f.Path)
+		if got := readFile(t, p); got != string(f.Content) {
+			t.Errorf("%s: %q, want %q", f.Path, got, f.Content)
+		}
+		mustMode(t, p, modes[i%len(modes)])
+	}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(filepath.Join(root, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := n / len(dirs)
+		if d == "/" {
+			want += 3 // etc, srv and var
+		}
+		if len(entries) != want {
+			t.Errorf("%s: %d entries, want %d", d, len(entries), want)
+		}
+	}
+	noTempFiles(t, root)
+
+	for i, got := range fillOK(t, c, req).Files {
+		if got.Action != ActionUnchanged {
+			t.Errorf("%s filled again: %s", req.Files[i].Path, got.Action)
+		}
+	}
+}
