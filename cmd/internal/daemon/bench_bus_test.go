@@ -45,6 +45,10 @@ type benchBus struct {
 	notes chan fillNote
 	fills *fillLog // requests without their content
 
+	keepMu sync.Mutex
+	keep   bool           // keep whole requests in kept (for a replay)
+	kept   []fill.Request // in the order received
+
 	mu      sync.Mutex
 	reports map[string]report.Report // by <node>.<module>, the last applied event
 	events  map[string]int           // by <node>.<module>, applied events so far
@@ -112,6 +116,11 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 			paths.Files = append(paths.Files, fill.File{Path: f.Path})
 		}
 		h.fills.add(paths)
+		h.keepMu.Lock()
+		if h.keep {
+			h.kept = append(h.kept, r)
+		}
+		h.keepMu.Unlock()
 	}}
 	fctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
