@@ -175,7 +175,9 @@ func benchNode(b *testing.B, mods int, fillRoot string) (cost changeCost) {
 	h.keepMu.Lock()
 	h.keep = files == 10_000
 	h.keepMu.Unlock()
+	fills0 := h.fills.count()
 	d, stop, cold, converged := coldStart(h, m)
+	fills := h.fills.count() - fills0
 	heap1 := heapInUse()
 	h.keepMu.Lock()
 	kept := h.kept
@@ -197,6 +199,7 @@ func benchNode(b *testing.B, mods int, fillRoot string) (cost changeCost) {
 		b.ReportMetric(float64(heap1-heap0)/float64(files), "B/file")
 		b.ReportMetric(float64(size), "graph-nodes")
 		b.ReportMetric(float64(rss)/(1<<20), "process-peak-RSS-MiB")
+		b.ReportMetric(float64(fills), "fill-requests")
 		if len(kept) > 0 {
 			// mesh-fill alone writing the same requests into a new root on
 			// the same disk, 8 at once as the client sends them: what the
