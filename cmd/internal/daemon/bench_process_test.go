@@ -55,6 +55,11 @@ func BenchmarkClientProcess(b *testing.B) {
 	h.settle(time.Second)
 	pid := cmd.Process.Pid
 	b.Run("cold-start", func(b *testing.B) {
+		// The bound for a 10,000-file node, with default settings.
+		const maxPeak = 200 << 20
+		if peak := procStatus(b, pid, "VmHWM"); files == 10_000 && peak >= maxPeak {
+			b.Errorf("the client peaked at %d MiB resident, over the %d MiB a 10,000-file node may take", peak>>20, maxPeak>>20)
+		}
 		b.ReportMetric(cold.Seconds(), "s-to-all-applied")
 		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(procStatus(b, pid, "VmRSS"))/(1<<20), "RSS-MiB")
