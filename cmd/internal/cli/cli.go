@@ -10,8 +10,13 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// TimeFormat is the JSON log's timestamp: RFC 3339 in UTC with
+// milliseconds, enough to read the phases of a cold start from the log.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // Logger makes a zerolog logger writing to w: JSON (format "json") or for
-// people ("console"), at level, each event carrying the service's name.
+// people ("console"), at level, each event carrying the service's name and
+// its time in TimeFormat (by a hook: zerolog's own format is a global).
 func Logger(w io.Writer, format, level, service string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil || level == "" {
@@ -24,5 +29,12 @@ func Logger(w io.Writer, format, level, service string) (zerolog.Logger, error) 
 	default:
 		return zerolog.Logger{}, fmt.Errorf("--log-format %q is not json or console", format)
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Str("service", service).Logger(), nil
+	return zerolog.New(w).Level(lvl).Hook(stamp{}).With().Str("service", service).Logger(), nil
+}
+
+// stamp adds the event's time, in UTC to the millisecond.
+type stamp struct{}
+
+func (stamp) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
+	e.Str(zerolog.TimestampFieldName, time.Now().UTC().Format(TimeFormat))
 }
