@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -27,11 +25,7 @@ var errNotRunning = errors.New("the daemon is not running")
 
 // controlGet asks the daemon's control socket for path.
 func controlGet(sock, path string) ([]byte, int, error) {
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}}
+	c := daemon.ControlClient(sock, 10*time.Second)
 	resp, err := c.Get("http://control" + path)
 	if err != nil {
 		switch {

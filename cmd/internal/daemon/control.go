@@ -273,3 +273,13 @@ func (d *Daemon) runCalls() {
 	}
 	d.calls = nil
 }
+
+// ControlClient talks HTTP to a daemon's control socket sock: requests go
+// to http://control/<path>. The operator's commands and the lab use it.
+func ControlClient(sock string, timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}}}
+}

@@ -2,11 +2,9 @@ package daemon
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,11 +51,7 @@ func ctlGet(t *testing.T, sock, path string) (int, []byte) {
 }
 
 func ctlTry(sock, path string) (int, []byte, error) {
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}}
+	c := ControlClient(sock, 5*time.Second)
 	resp, err := c.Get("http://control" + path)
 	if err != nil {
 		return 0, nil, err
@@ -544,11 +538,7 @@ func TestControlPeerChild(t *testing.T) {
 	if sock == "" {
 		t.Skip("run by TestTheControlSocketIsMode0600AndRefusesOtherUsers as another uid")
 	}
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}}
+	c := ControlClient(sock, 5*time.Second)
 	resp, err := c.Get("http://control/v1/modules")
 	if err != nil {
 		fmt.Printf("CHILD error=%v\n", err)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,10 +36,7 @@ func leakForms(value string) []string {
 // unixGet asks the control socket for path.
 func unixGet(t *testing.T, sock, path string) string {
 	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		}}}
+	c := ControlClient(sock, 5*time.Second)
 	resp, err := c.Get("http://control" + path)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)

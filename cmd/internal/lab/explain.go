@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,11 +16,7 @@ import (
 // controlGet asks a client's control socket for path (as the operator's
 // `mesh-provisioner-client graph explain` does).
 func controlGet(ctx context.Context, sock, path string) ([]byte, error) {
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}}
+	c := daemon.ControlClient(sock, 10*time.Second)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://control"+path, nil)
 	if err != nil {
 		return nil, err

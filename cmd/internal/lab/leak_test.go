@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	"github.com/novox/mesh-provisioner/examples"
 )
 
@@ -142,11 +141,7 @@ func everyBucket(t *testing.T, url string) string {
 }
 
 func controlText(t *testing.T, sock, path string) string {
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}}
+	c := daemon.ControlClient(sock, 10*time.Second)
 	resp, err := c.Get("http://control" + path)
 	if err != nil {
 		t.Errorf("control %s %s: %v", sock, path, err)
