@@ -119,8 +119,9 @@ func BenchmarkWriteRequests(b *testing.B) {
 		return took
 	}
 
-	// after a large delete (an earlier run's cleanup) the disk is slower
-	// for the next few seconds of writes: a fill of each way, not timed
+	// making files soon after many were deleted nearby (an earlier run's
+	// cleanup) is slower on a journal-less ext4 (the inode allocator skips
+	// recently deleted inodes one by one): a fill of each way, not timed
 	fill(writeAll, reqs)
 	fill(writePerFile, reqs)
 

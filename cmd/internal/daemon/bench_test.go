@@ -203,7 +203,7 @@ func benchNode(b *testing.B, mods int, fillRoot string) (cost changeCost) {
 			// mesh-fill alone writing the same requests into a new root on
 			// the same disk, 8 at once as the client sends them: what the
 			// cold start owes to the disk rather than to the provisioner.
-			alone := replayFills(b, filepath.Join(filepath.Dir(h.root), "replay"), kept)
+			alone := replayFills(b, benchDir(b, filepath.Dir(h.root), "bench-replay"), kept)
 			b.ReportMetric(alone.Seconds(), "s-fill-alone")
 		}
 	})
@@ -387,15 +387,11 @@ func BenchmarkHundredClients(b *testing.B) {
 	b.ReportMetric(cold.Seconds(), "s-cold-start-all-100")
 }
 
-// replayFills sends reqs to a new mesh-fill writing under root, as many at
+// replayFills sends reqs to a new mesh-fill writing under root (empty), as many at
 // once as the client sends (one module's requests in their order), and
 // says how long it took.
 func replayFills(b *testing.B, root string, reqs []fill.Request) time.Duration {
 	b.Helper()
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(root)
 	sockDir, err := os.MkdirTemp("", "replay")
 	if err != nil {
 		b.Fatal(err)
