@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
+	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
 	"github.com/rs/zerolog"
 )
 
@@ -77,11 +78,8 @@ func BenchmarkWriteRequests(b *testing.B) {
 			})
 		}
 	}
-	base, err := os.MkdirTemp("", "fill-bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(base) })
+	base := filltest.Dir(b, "", "fill-bench") // each fill's directory in a fresh part of the disk
+	b.Cleanup(filltest.RemoveAll)
 	run := 0
 	// fill writes reqs into a fresh directory and says how long that took.
 	fill := func(write func(*os.Root, []step) error, reqs []Request) time.Duration {

@@ -24,6 +24,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
@@ -61,44 +62,8 @@ type fillNote struct {
 
 func newBenchBus(b *testing.B) *benchBus { return newBenchBusAt(b, "") }
 
-// benchDirs are the directories the benchmarks' mesh-fill wrote into. They
-// are removed when the run ends (TestMain), not when each benchmark does:
-// on an ext4 without a journal (this machine's), making a file within a
-// minute or so of tens of thousands being deleted nearby makes the kernel
-// read past every recently deleted inode to find a free one
-// (recently_deleted() in ext4's inode allocator), for each file made. A
-// cold start begun right after the previous benchmark's cleanup measured
-// that (1.5–3 s more for 10,000 files), not the provisioner or its fsyncs.
-var benchDirs struct {
-	sync.Mutex
-	dirs []string
-}
-
-// benchDir makes a directory under parent (os.TempDir() when empty) that
-// lasts until the run ends.
-func benchDir(b *testing.B, parent, pattern string) string {
-	b.Helper()
-	dir, err := os.MkdirTemp(parent, pattern)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchDirs.Lock()
-	benchDirs.dirs = append(benchDirs.dirs, dir)
-	benchDirs.Unlock()
-	return dir
-}
-
-func removeBenchDirs() {
-	benchDirs.Lock()
-	defer benchDirs.Unlock()
-	for _, dir := range benchDirs.dirs {
-		os.RemoveAll(dir)
-	}
-	benchDirs.dirs = nil
-}
-
-// newBenchBusAt is newBenchBus with mesh-fill's root under fillRoot (a
-// temp dir of the benchmark's when empty).
+// newBenchBusAt is newBenchBus with mesh-fill's root under fillRoot
+// (os.TempDir() when empty), made by filltest.Dir.
 func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 	b.Helper()
 	o := natsserver.DefaultTestOptions
@@ -125,8 +90,8 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 	}
 	h.bucket(nodes.AssignmentsBucket)
 	h.bucket(nodes.ConfigBucket)
-	h.root = benchDir(b, fillRoot, "bench-root")
-	sockDir, err := os.MkdirTemp("", "bench") // a short path: unix socket names are limited
+	h.root = filltest.Dir(b, fillRoot, "bench-root") // see filltest.Dir for why
+	sockDir, err := os.MkdirTemp("", "bench")        // a short path: unix socket names are limited
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/novox/mesh-provisioner/examples/scale"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
@@ -203,7 +204,7 @@ func benchNode(b *testing.B, mods int, fillRoot string) (cost changeCost) {
 			// mesh-fill alone writing the same requests into a new root on
 			// the same disk, 8 at once as the client sends them: what the
 			// cold start owes to the disk rather than to the provisioner.
-			alone := replayFills(b, benchDir(b, filepath.Dir(h.root), "bench-replay"), kept)
+			alone := replayFills(b, filltest.Dir(b, filepath.Dir(h.root), "bench-replay"), kept)
 			b.ReportMetric(alone.Seconds(), "s-fill-alone")
 		}
 	})
