@@ -30,6 +30,12 @@ type Publisher struct {
 	written map[string]map[string]map[string]sum // bucket → module → key → sum of the bytes last written
 	reports map[string]sum                       // module → sum of the report bytes without "at"
 	needs   map[string]needMemo                  // key → the need last encoded
+	// needsSynced is, per module, the sum of the needs its last NeedsAll
+	// wrote without error: the same needs again have nothing to write, and
+	// are not looked at one by one (a change that moves one value of a
+	// module of hundreds of needs moves none of them).
+	needsSynced map[string]sum
+	buf         []byte // needsListSum's
 }
 
 // sum stands for bytes written: a prefix of their SHA-256, enough to tell
@@ -52,11 +58,24 @@ type needMemo struct {
 // needSum is the sum of a need's fields, each preceded by its length.
 func needSum(n *Need) sum {
 	var buf [256]byte
-	b := buf[:0]
+	return sumOf(appendNeed(buf[:0], n))
+}
+
+func appendNeed(b []byte, n *Need) []byte {
 	for _, f := range [...]string{n.Node, n.Module, n.Kind, n.Name, n.State, n.Why} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
+	return b
+}
+
+// needsListSum is the sum of a module's needs, in their order.
+func (p *Publisher) needsListSum(needs []Need) sum {
+	b := p.buf[:0]
+	for i := range needs {
+		b = appendNeed(b, &needs[i])
+	}
+	p.buf = b
 	return sumOf(b)
 }
 
@@ -66,6 +85,7 @@ func (p *Publisher) init() {
 		p.written = map[string]map[string]map[string]sum{}
 		p.reports = map[string]sum{}
 		p.needs = map[string]needMemo{}
+		p.needsSynced = map[string]sum{}
 	}
 	if p.Now == nil {
 		p.Now = time.Now
@@ -96,6 +116,7 @@ func (p *Publisher) Forget() {
 	p.init()
 	p.written = map[string]map[string]map[string]sum{}
 	p.reports = map[string]sum{}
+	p.needsSynced = map[string]sum{}
 }
 
 // done is what was last written of module's keys in bucket.
@@ -213,10 +234,24 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 	defer p.mu.Unlock()
 	p.init()
 	want := make(map[string]map[string][]byte, len(needs))
+	sums := make(map[string]sum, len(needs))
 	for m, n := range needs {
+		s := p.needsListSum(n)
+		if old, ok := p.needsSynced[m]; ok && old == s {
+			continue
+		}
+		sums[m] = s
 		want[m] = p.needsWant(m, n)
 	}
-	return p.syncAll(ctx, nodes.NeedsBucket, want)
+	errs := p.syncAll(ctx, nodes.NeedsBucket, want)
+	for m, s := range sums {
+		if errs[m] == nil {
+			p.needsSynced[m] = s
+		} else {
+			delete(p.needsSynced, m)
+		}
+	}
+	return errs
 }
 
 // syncAll makes each module's keys in bucket exactly its want: it puts

@@ -18,8 +18,8 @@ import (
 // BenchmarkClientProcess: the real mesh-provisioner-client binary as its
 // own process on a node with 10,000 files (as BenchmarkNode's), against
 // the same embedded server, mesh-fill and dev vault: time from exec to
-// every module applied, the process's peak and settled resident set, and
-// its CPU over 60 idle seconds. This is the client alone, without the
+// every module applied, the process's peak and settled resident set, its
+// CPU per config change, and its CPU over 60 idle seconds. This is the client alone, without the
 // nats-server and harness that share the in-process benchmarks' numbers.
 func BenchmarkClientProcess(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
@@ -66,6 +66,27 @@ func BenchmarkClientProcess(b *testing.B) {
 		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(procStatus(b, pid, "VmRSS"))/(1<<20), "RSS-MiB")
 		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/float64(files), "peak-RSS-B/file")
+	})
+	// The client's whole CPU per change (receiving it, the graph, the fill
+	// request, the report and event), not only the stabilisation, against
+	// rendering every template of the node again.
+	b.Run("one-change", func(b *testing.B) {
+		const n = 1000
+		c0 := procCPU(b, pid)
+		latencies(h, m, rotating(m, n))
+		perChange := (procCPU(b, pid) - c0) / n
+		r := m.Renderer(0)
+		if _, _, err := r.RenderAll(); err != nil { // warm
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if _, _, err := r.RenderAll(); err != nil {
+			b.Fatal(err)
+		}
+		full := time.Since(start)
+		b.ReportMetric(float64(perChange.Microseconds()), "client-cpu-us/change")
+		b.ReportMetric(ms(full), "full-rerender-ms")
+		b.ReportMetric(float64(full)/float64(perChange), "x-cheaper-cpu")
 	})
 	b.Run("idle", func(b *testing.B) {
 		const idleFor = 60 * time.Second

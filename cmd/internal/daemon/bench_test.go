@@ -218,7 +218,12 @@ func benchNode(b *testing.B, mods int, fillRoot string) (cost changeCost) {
 		stab0, _ := stabilizeSeconds(d)
 		rec0 := d.mesh.Graph().Counters().Recomputed.Load()
 		changes := rotating(m, 200*b.N)
+		if p := os.Getenv("BENCH_CPUPROFILE"); p != "" {
+			f, _ := os.Create(p)
+			pprof.StartCPUProfile(f)
+		}
 		lat := latencies(h, m, changes)
+		pprof.StopCPUProfile()
 		stab1, _ := stabilizeSeconds(d)
 		rec1 := d.mesh.Graph().Counters().Recomputed.Load()
 		sent := 0

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +65,52 @@ func TestOneConfigChangeSendsExactlyTheFileThatNamesIt(t *testing.T) {
 	if got := m.fills.since(from); len(got) != 1 || got[0] != "/etc/web/c.conf" {
 		t.Fatalf("sent %v, want only /etc/web/c.conf", got)
 	}
+}
+
+// A value that changes moves no need (it stays met): no need is put
+// again. One deleted then moves its need to waiting, and that is written,
+// however many flushes found nothing to write before it.
+func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
+	m := newMesh(t)
+	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	revisions := func() map[string]uint64 {
+		out := map[string]uint64{}
+		keys, err := m.kv(nodes.NeedsBucket).ListKeys(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range keys.Keys() {
+			e, err := m.kv(nodes.NeedsBucket).Get(context.Background(), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[k] = e.Revision()
+		}
+		return out
+	}
+	before := revisions()
+	if len(before) < 3 {
+		t.Fatalf("needs %v", before)
+	}
+	for _, v := range []string{"mint", "lemon", "vanilla"} {
+		m.put(nodes.ConfigBucket, "ace.web.flavour", v)
+		m.waitFile("/etc/web/c.conf", "flavour = "+v+"\n")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if after := revisions(); !maps.Equal(after, before) {
+		t.Fatalf("needs put again by changes that moved none: %v, then %v", before, after)
+	}
+	m.del(nodes.ConfigBucket, "ace.web.flavour")
+	m.checkFor(10*time.Second, func() error {
+		if need, _ := m.get(nodes.NeedsBucket, "ace.web.config.flavour"); !contains(need, `"state":"waiting"`) {
+			return fmt.Errorf("need %s", need)
+		}
+		return nil
+	})
 }
 
 func TestAModuleMissingAConfigKeyWritesNothingAndSaysWhatItWaitsFor(t *testing.T) {
