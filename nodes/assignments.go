@@ -18,9 +18,12 @@ type module struct {
 	plan  *graph.Node
 	node  *graph.Node
 	needs map[Placeholder]*graph.Node
-	files []*graph.Node
-	items []*graph.Node
-	owned map[*graph.Node]bool
+	// needOrder is needs by kind then name, as View lists them; nil when
+	// needs changed since it was sorted (View sorts it again).
+	needOrder []placedNeed
+	files     []*graph.Node
+	items     []*graph.Node
+	owned     map[*graph.Node]bool
 }
 
 // PutAssignment records mesh-controller_assignments <key> = data, for any

@@ -1,7 +1,8 @@
 package nodes
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,20 +112,38 @@ func (m *Mesh) View(module string) *ModuleView {
 		}
 		v.Items = append(v.Items, iv)
 	}
-	for ph, n := range mod.needs {
-		nv := NeedView{Kind: ph.Kind, Name: ph.Name, State: n.State()}
-		if n.State() != graph.Ready {
-			nv.Why = m.RootReason(n)
+	if mod.needOrder == nil {
+		mod.needOrder = sortNeeds(mod.needs)
+	}
+	v.Needs = make([]NeedView, 0, len(mod.needOrder))
+	for _, pn := range mod.needOrder {
+		nv := NeedView{Kind: pn.ph.Kind, Name: pn.ph.Name, State: pn.n.State()}
+		if pn.n.State() != graph.Ready {
+			nv.Why = m.RootReason(pn.n)
 		}
 		v.Needs = append(v.Needs, nv)
 	}
-	sort.Slice(v.Needs, func(i, j int) bool {
-		if v.Needs[i].Kind != v.Needs[j].Kind {
-			return v.Needs[i].Kind < v.Needs[j].Kind
-		}
-		return v.Needs[i].Name < v.Needs[j].Name
-	})
 	return v
+}
+
+// placedNeed is one need of a module: its placeholder and its node.
+type placedNeed struct {
+	ph Placeholder
+	n  *graph.Node
+}
+
+// sortNeeds lists a module's needs by kind, then name: sorted once per
+// change of the set, not on every View (a change of one value views its
+// module again, and a module may have hundreds of needs).
+func sortNeeds(needs map[Placeholder]*graph.Node) []placedNeed {
+	out := make([]placedNeed, 0, len(needs))
+	for ph, n := range needs {
+		out = append(out, placedNeed{ph, n})
+	}
+	slices.SortFunc(out, func(a, b placedNeed) int {
+		return cmp.Or(cmp.Compare(a.ph.Kind, b.ph.Kind), cmp.Compare(a.ph.Name, b.ph.Name))
+	})
+	return out
 }
 
 // RootReason joins the reasons of n's root causes (failed ones first).

@@ -16,7 +16,7 @@ func (m *Mesh) rebuild(mod *module) {
 	old := mod.owned
 	oldItems := mod.items
 	mod.owned = map[*graph.Node]bool{}
-	mod.needs = map[Placeholder]*graph.Node{}
+	mod.needs, mod.needOrder = map[Placeholder]*graph.Node{}, nil
 	mod.files, mod.items = nil, nil
 
 	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
@@ -328,7 +328,7 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 	if ph.Kind == "secret" || ph.Kind == "consumers" {
 		m.g.MarkSecret(n)
 	}
-	mod.needs[ph] = n
+	mod.needs[ph], mod.needOrder = n, nil
 	mod.owned[n] = true
 	return n
 }
