@@ -59,6 +59,8 @@ func runDaemon(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.StateDir, "state-dir", "/var/lib/mesh-provisioner-client", "where templates archives are kept by digest")
 	fs.StringVar(&cfg.Control, "control", defaultControl, "the control socket (empty: none)")
 	fs.DurationVar(&cfg.Refill, "refill", time.Minute, "every filled file is sent again this often")
+	fs.DurationVar(&cfg.FillGap, "fill-gap", daemon.DefaultFillGap,
+		"a module is filled at most once per this; faster changes go out together in its next fill (negative: no gap)")
 	fs.DurationVar(&cfg.RefusedRetry, "refused-retry", 10*time.Minute, "a secret the vault refused is asked again after this")
 	logFormat := fs.String("log-format", "json", "json or console")
 	logLevel := fs.String("log-level", "info", "debug, info, warn, error")

@@ -16,6 +16,11 @@ type Config struct {
 	StateDir   string
 	Control    string        // control socket path; empty: none
 	Refill     time.Duration // every filled file sent again (default 1m)
+	// FillGap: a module is filled at most once per FillGap; its changes
+	// that come faster are held and go out together in its next fill, so
+	// a flapping value restarts its program at most once per gap however
+	// fast this machine is (default 5ms; negative: no gap).
+	FillGap time.Duration
 
 	VaultTimeout time.Duration // no reply within it: silent (default 5s)
 	RefusedRetry time.Duration // a refused secret asked again after it (default 10m)
@@ -36,6 +41,9 @@ func (c *Config) defaults() {
 	if c.Refill == 0 {
 		c.Refill = time.Minute
 	}
+	if c.FillGap == 0 {
+		c.FillGap = DefaultFillGap
+	}
 	if c.VaultTimeout == 0 {
 		c.VaultTimeout = 5 * time.Second
 	}
@@ -52,3 +60,8 @@ func (c *Config) defaults() {
 		c.Recheck = 5 * time.Second
 	}
 }
+
+// DefaultFillGap is Config.FillGap's default: short enough that a change
+// to a module at rest is never held, long enough to bound a flapping
+// module's fills (and program restarts) to 200 a second.
+const DefaultFillGap = 5 * time.Millisecond

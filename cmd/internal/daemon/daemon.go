@@ -44,7 +44,10 @@ type Daemon struct {
 	needsSince     time.Time                // when the oldest pending needs were queued
 	staleItemsDone bool                     // items of modules gone were cleaned after the load
 	startedAt      time.Time
-	calls          []call // Do's calls of this batch, run once it is stabilised
+	calls          []call               // Do's calls of this batch, run once it is stabilised
+	held           map[string]time.Time // module → when its held changes go out (Config.FillGap)
+	holdTimer      *time.Timer          // wakes the loop for the earliest of held
+	holdAt         time.Time            // when holdTimer fires; zero: not armed
 
 	connected atomic.Bool
 	ready     atomic.Bool
@@ -66,6 +69,7 @@ func New(cfg Config) (*Daemon, error) {
 		hmac: key, events: make(chan any, 1024),
 		mesh: nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
 		modules: map[string]*moduleOut{}, asks: map[string]*askState{}, pendingNeeds: map[string][]report.Need{},
+		held:    map[string]time.Time{},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Graph().Counters()

@@ -269,8 +269,9 @@ func TestAFillSocketDownFailsWithItsReasonAndIsFilledWhenBack(t *testing.T) {
 }
 
 // A value flaps: 1,000 puts within about a second. The client's batches
-// coalesce them: far fewer fills than changes, each restarting the program
-// at most once, and the file ends at the last value.
+// coalesce them, and a module is filled at most once per fill gap however
+// fast the machine: far fewer fills than changes, each restarting the
+// program at most once, and the file ends at the last value.
 func TestAFlappingValueCoalescesIntoFewFillsAndRestarts(t *testing.T) {
 	const puts = 1000
 	m := newMesh(t)
@@ -310,6 +311,10 @@ func TestAFlappingValueCoalescesIntoFewFillsAndRestarts(t *testing.T) {
 	t.Logf("%d puts in %v: %d fills, %d program restarts", puts, took.Round(time.Millisecond), fills, restarts)
 	if fills < 1 || fills > puts/4 {
 		t.Errorf("%d fills for %d changes: want them coalesced to at most %d", fills, puts, puts/4)
+	}
+	// the last fill comes at most a gap and a fill after the last put
+	if most := int((took+100*time.Millisecond)/DefaultFillGap) + 1; fills > most {
+		t.Errorf("%d fills in %v: more than one per %v gap (%d)", fills, took, DefaultFillGap, most)
 	}
 	if restarts > fills {
 		t.Errorf("%d program restarts for %d fills: at most one per fill", restarts, fills)

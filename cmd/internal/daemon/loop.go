@@ -38,6 +38,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 			full = true
 		case <-retry.C:
 			retrying = true
+		case <-d.holdC():
+			d.holdAt = time.Time{} // held modules now due: afterBatch takes them
 		}
 		d.afterBatch(ctx, full, retrying)
 		d.runCalls()
@@ -108,6 +110,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	d.metrics.stabilize.Observe(time.Since(start).Seconds())
 	if full {
 		touched = d.mesh.Modules()
+		clear(d.held)
 	} else if retrying {
 		if !d.staleItemsDone {
 			d.cleanStaleItems(ctx)
@@ -119,9 +122,13 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 			}
 		}
 	}
+	if !full {
+		touched = d.dueHeld(touched, time.Now())
+	}
 	// A retry sends only what was not filled yet (a fill that failed left
 	// its digests unrecorded); a write to the bus that failed sends no file.
 	d.output(ctx, touched, full)
+	d.armHold()
 	if retrying {
 		d.flushNeeds(ctx, true)
 	}

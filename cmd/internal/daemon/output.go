@@ -16,13 +16,14 @@ import (
 
 // moduleOut is what the daemon last filled and said of a module.
 type moduleOut struct {
-	filled  map[string]*nodes.FileValue // path → the value last filled (the engine keeps an equal value's pointer)
-	files   map[string]report.File      // path → what the report says of it
-	items   map[string][]byte           // collection → text last recorded
-	state   string
-	failure string // the fill socket's failure, until a fill succeeds
-	retry   bool   // a write or fill failed: try again at the next retry tick
-	since   time.Time
+	filled   map[string]*nodes.FileValue // path → the value last filled (the engine keeps an equal value's pointer)
+	files    map[string]report.File      // path → what the report says of it
+	items    map[string][]byte           // collection → text last recorded
+	state    string
+	failure  string // the fill socket's failure, until a fill succeeds
+	retry    bool   // a write or fill failed: try again at the next retry tick
+	since    time.Time
+	lastFill time.Time // when its last fill request was sent (Config.FillGap)
 }
 
 // outJob is one module's output after a stabilisation: its view, and the
@@ -50,6 +51,9 @@ func (d *Daemon) output(ctx context.Context, names []string, all bool) {
 	jobs := make([]*outJob, 0, len(names))
 	items := map[string]map[string][]byte{}
 	for _, name := range names {
+		if !all && d.hold(name, began) {
+			continue // filled less than a gap ago: held, and sent once it has passed
+		}
 		if j := d.prepare(name, all); j != nil {
 			jobs = append(jobs, j)
 			items[name] = j.mo.items
@@ -66,6 +70,7 @@ func (d *Daemon) output(ctx context.Context, names []string, all bool) {
 		if j.req == nil {
 			continue
 		}
+		j.mo.lastFill = time.Now()
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(j *outJob) {
