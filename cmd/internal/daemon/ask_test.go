@@ -47,9 +47,7 @@ func TestProvAskAnswersOnlyAnAssignedModulesConfigValue(t *testing.T) {
 
 func TestAConfigPutPublishesOneChangedEventNamingTheKeyAndNoValue(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	sub, _ := m.nc.SubscribeSync("prov.changed.ace.>")
 	m.client("ace")
 	first, err := sub.NextMsg(5 * time.Second)

@@ -102,9 +102,7 @@ func (m *mesh) assignArchive(module string, data []byte) {
 
 func TestBadInputFailsItsModuleAloneWithAClearReason(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 
 	want := map[string]string{} // module → what its reason must say
 	raw := func(module, body string, says string) {
@@ -182,9 +180,7 @@ func TestBadInputFailsItsModuleAloneWithAClearReason(t *testing.T) {
 func TestKeysOutOfShapeAreIgnoredLoggedAndListedByTheServer(t *testing.T) {
 	m := newMesh(t)
 	m.bucket("gitea_bound")
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.assign("ace", "cc", nodes.Plan{
 		Files:      []nodes.FileSpec{{Path: "/etc/cc/forge.toml", Template: "forge"}},
 		Provisions: []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}},

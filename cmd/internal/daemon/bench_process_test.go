@@ -75,15 +75,7 @@ func BenchmarkClientProcess(b *testing.B) {
 		c0 := procCPU(b, pid)
 		latencies(h, m, rotating(m, n))
 		perChange := (procCPU(b, pid) - c0) / n
-		r := m.Renderer(0)
-		if _, _, err := r.RenderAll(); err != nil { // warm
-			b.Fatal(err)
-		}
-		start := time.Now()
-		if _, _, err := r.RenderAll(); err != nil {
-			b.Fatal(err)
-		}
-		full := time.Since(start)
+		full := fullRerender(b, m.Renderer(0))
 		b.ReportMetric(float64(perChange.Microseconds()), "client-cpu-us/change")
 		b.ReportMetric(ms(full), "full-rerender-ms")
 		b.ReportMetric(float64(full)/float64(perChange), "x-cheaper-cpu")

@@ -452,9 +452,7 @@ func metric(fams map[string]*dto.MetricFamily, name string, label ...string) flo
 
 func TestMetricsMoveWithAChangeAndHealthzFollowsTheBus(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	sock := ctlSock(t)
 	m.client("ace", withControl(sock))
 	m.waitState("ace", "web", "applied")

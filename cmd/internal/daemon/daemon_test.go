@@ -29,11 +29,18 @@ var webTemplates = map[string]string{
 	"c": "flavour = ${config:flavour}\n",
 }
 
-func TestAPlanAndItsValuesBecomeFilesAndAnAppliedReport(t *testing.T) {
-	m := newMesh(t)
+// webModule assigns node ace the web module (webPlan, webTemplates) with
+// both its config values written.
+func (m *mesh) webModule() {
+	m.t.Helper()
 	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
 	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
 	m.assign("ace", "web", webPlan(), webTemplates)
+}
+
+func TestAPlanAndItsValuesBecomeFilesAndAnAppliedReport(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
 	m.client("ace")
 	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
 	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
@@ -53,9 +60,7 @@ func TestAPlanAndItsValuesBecomeFilesAndAnAppliedReport(t *testing.T) {
 
 func TestOneConfigChangeSendsExactlyTheFileThatNamesIt(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.client("ace")
 	m.waitState("ace", "web", "applied")
 	from := m.fills.count()
@@ -72,9 +77,7 @@ func TestOneConfigChangeSendsExactlyTheFileThatNamesIt(t *testing.T) {
 // however many flushes found nothing to write before it.
 func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.client("ace")
 	m.waitState("ace", "web", "applied")
 	revisions := func() map[string]uint64 {
@@ -140,9 +143,7 @@ func TestAModuleMissingAConfigKeyWritesNothingAndSaysWhatItWaitsFor(t *testing.T
 
 func TestABrokenPlanFailsItsModuleAndAnotherIsAppliedNormally(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.put(nodes.AssignmentsBucket, "ace.broken", `{"node":"ace","module":"broken","provisioning":{"files":42}}`)
 	p := nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/x", Template: "x"}}}
 	ref, _ := m.archive("mismatch", map[string]string{"x": "x"})
@@ -162,9 +163,7 @@ func TestABrokenPlanFailsItsModuleAndAnotherIsAppliedNormally(t *testing.T) {
 
 func TestAModuleTakenOffTheNodeLeavesNoNeedsAndSaysRemoved(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.client("ace")
 	m.waitState("ace", "web", "applied")
 	events, _ := m.nc.SubscribeSync("prov.applied.ace.web")
@@ -186,9 +185,7 @@ func TestAModuleTakenOffTheNodeLeavesNoNeedsAndSaysRemoved(t *testing.T) {
 
 func TestAnOwnedFileEditedOnDiskIsPutBackAtTheRefill(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.client("ace", func(c *Config) { c.Refill = 300 * time.Millisecond })
 	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
 	m.waitState("ace", "web", "applied")

@@ -142,9 +142,7 @@ func outage(full, short time.Duration) time.Duration {
 func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *testing.T) {
 	t.Parallel() // it lasts half a minute: let it overlap the other long one
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.client("ace")
 	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 	m.waitState("ace", "web", "applied")
@@ -189,9 +187,7 @@ func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *tes
 func TestAVaultSilentForAWhileLeavesModulesWaitingAndItsReturnApplies(t *testing.T) {
 	t.Parallel() // it lasts a minute: let it overlap the other long one
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.assign("ace", "sec", nodes.Plan{
 		Files:   []nodes.FileSpec{{Path: "/etc/sec/key.conf", Template: "k"}},
 		Secrets: []nodes.SecretSpec{{Name: "api-key"}},
@@ -245,9 +241,7 @@ func TestAVaultSilentForAWhileLeavesModulesWaitingAndItsReturnApplies(t *testing
 func TestAFillSocketDownFailsWithItsReasonAndIsFilledWhenBack(t *testing.T) {
 	m := newMesh(t)
 	f := m.faultFill(0)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.client("ace", f.socket)
 	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 	m.waitState("ace", "web", "applied")

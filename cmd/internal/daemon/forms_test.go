@@ -48,9 +48,7 @@ func TestASeedFileIsKeptAndManagedFormsMergeIntoWhatIsThere(t *testing.T) {
 // without being restarted.
 func TestTheClientRefillsFromCurrentValuesAfterTheServerRestarts(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.assign("ace", "web", webPlan(), webTemplates)
+	m.webModule()
 	m.client("ace")
 	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 
