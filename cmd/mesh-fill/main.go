@@ -29,7 +29,7 @@ func main() {
 
 func run(args []string, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "serve" {
-		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--log-format json|console]")
+		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]")
 	}
 	fs := flag.NewFlagSet("mesh-fill serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,11 +38,18 @@ func run(args []string, stderr io.Writer) error {
 	command := fs.String("on-change-command", "", "run this instead of systemctl (split on spaces, no quoting: use a script for more); gets action and unit appended")
 	logFormat := fs.String("log-format", "json", "json or console")
 	allow := fs.String("allow-uid", "", "comma-separated uids: only peers running as one of them may fill (SO_PEERCRED); empty: the socket's mode 0660 decides")
+	syncFrom := fs.Int("syncfs-from", fill.DefaultSyncFSFrom, "a request writing at least this many files is made durable with one syncfs per filesystem (before and after its renames) instead of an fsync per file and directory: much faster for many files, but it flushes whatever else is dirty there too; 0: always fsync each file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *syncFrom < 0 {
+		return fmt.Errorf("--syncfs-from %d: want 0 (never) or a number of files", *syncFrom)
+	}
+	if *syncFrom == 0 {
+		*syncFrom = -1 // fill.Server's "never"
 	}
 
 	var uids []int
@@ -69,6 +76,6 @@ func run(args []string, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log, AllowUIDs: uids}
+	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom}
 	return srv.Serve(ctx, *socket)
 }

@@ -35,11 +35,31 @@ type Server struct {
 	// accepted); any other is answered 403 and nothing of it is written.
 	// Empty: the socket's mode (0660) alone decides who may connect.
 	AllowUIDs []int
+	// SyncFSFrom is how many files a request must write for them to be made
+	// durable with syncfs, once per filesystem before the renames and once
+	// after, rather than with an fsync per file and per directory: far
+	// faster for many files (a cold start's 10,000 files: ~0.35 s against
+	// ~1 s on an ext4 virtual disk), but it also flushes whatever else is
+	// dirty on that filesystem. 0 means DefaultSyncFSFrom; negative, never.
+	// Linux only; elsewhere every file is fsynced.
+	SyncFSFrom int
 
 	busy pathLocks
 	// write, when set, writes a request's files instead of writeAll (for a
 	// benchmark's baseline).
 	write func(root *os.Root, steps []step) error
+}
+
+// DefaultSyncFSFrom is Server.SyncFSFrom's default: a change of a few
+// files keeps its fsyncs, which wait on those files alone, while a start,
+// a refill or a module's first fill flushes its filesystem once.
+const DefaultSyncFSFrom = 32
+
+func (s *Server) syncFSFrom() int {
+	if s.SyncFSFrom == 0 {
+		return DefaultSyncFSFrom
+	}
+	return s.SyncFSFrom
 }
 
 // Handler serves POST /v1/fill.
@@ -105,11 +125,12 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	}
 	defer root.Close()
 
-	write := writeAll
 	if s.write != nil {
-		write = s.write
+		err = s.write(root, steps)
+	} else {
+		err = writeAll(root, steps, s.syncFSFrom())
 	}
-	if err := write(root, steps); err != nil {
+	if err != nil {
 		return Response{}, fmt.Errorf("module %s: %w", req.Module, err)
 	}
 	resp := Response{Files: make([]FileResult, 0, len(steps))}

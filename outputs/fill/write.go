@@ -25,6 +25,16 @@ type dirs struct {
 	// entry when it was (its parent, and theirs while made too): they are
 	// fsynced with it, or a file renamed into it could be lost in a crash.
 	made map[string][]string
+	// handles holds each open directory as a file, in the order opened,
+	// for syncFilesystems (opened before any file is written into it).
+	handles []dirHandle
+}
+
+// dirHandle is an open directory as a file, and the filesystem it is on.
+type dirHandle struct {
+	dir string
+	f   *os.File
+	dev uint64
 }
 
 func newDirs(root *os.Root) *dirs {
@@ -67,12 +77,67 @@ func (d *dirs) openDir(dir string) (*os.Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening its directory: %w", err)
 	}
+	if canSyncFS {
+		f, err := d.root.Open(dir)
+		if err == nil {
+			var dev uint64
+			if dev, err = deviceOf(f); err == nil {
+				d.handles = append(d.handles, dirHandle{dir: dir, f: f, dev: dev})
+			} else {
+				f.Close()
+			}
+		}
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("opening its directory: %w", err)
+		}
+	}
 	return r, nil
+}
+
+// syncFilesystems flushes, once each, the filesystems the given directories
+// (opened by get) are on, through the first directory of each opened in
+// this request: syncfs then also reports a writeback error of any file
+// written since. It returns each directory's error, nil for all when none.
+func (d *dirs) syncFilesystems(names []string) map[string]error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	first := map[uint64]*os.File{} // filesystem → its first directory opened
+	devOf := map[string]uint64{}
+	for _, h := range d.handles {
+		if _, ok := first[h.dev]; !ok {
+			first[h.dev] = h.f
+		}
+		devOf[h.dir] = h.dev
+	}
+	errOf := map[uint64]error{}
+	var errs map[string]error
+	for _, name := range names {
+		dev, ok := devOf[name]
+		if !ok {
+			continue
+		}
+		err, done := errOf[dev]
+		if !done {
+			err = syncFS(first[dev])
+			errOf[dev] = err
+		}
+		if err != nil {
+			if errs == nil {
+				errs = map[string]error{}
+			}
+			errs[name] = err
+		}
+	}
+	return errs
 }
 
 func (d *dirs) close() {
 	for _, r := range d.open {
 		r.Close()
+	}
+	for _, h := range d.handles {
+		h.f.Close()
 	}
 }
 
@@ -98,7 +163,7 @@ func openTemp(dir *os.Root, base string, mode fs.FileMode) (string, *os.File, er
 // makeTemp writes one step's bytes to a new temp file in its target's
 // directory, with its mode and owner set, and starts the disk's writeback.
 // A temp file made is returned even with an error, to be removed.
-func makeTemp(ds *dirs, st step) (*temp, error) {
+func makeTemp(ds *dirs, st step, writeback bool) (*temp, error) {
 	p := st.file.Path
 	dir, err := ds.get(st.t.dir)
 	if err != nil {
@@ -122,7 +187,9 @@ func makeTemp(ds *dirs, st step) (*temp, error) {
 	if err := f.Chmod(st.mode); err != nil {
 		return tmp, fmt.Errorf("path %q: setting mode %04o: %w", p, st.mode, err)
 	}
-	startWriteback(f)
+	if writeback {
+		startWriteback(f)
+	}
 	return tmp, nil
 }
 
@@ -135,6 +202,16 @@ func syncTemp(tmp *temp, p string) error {
 	tmp.f = nil
 	if err != nil {
 		return fmt.Errorf("path %q: syncing the temp file: %w", p, err)
+	}
+	return nil
+}
+
+// closeTemp closes a temp file that syncFilesystems will flush.
+func closeTemp(tmp *temp, p string) error {
+	err := tmp.f.Close()
+	tmp.f = nil
+	if err != nil {
+		return fmt.Errorf("path %q: closing the temp file: %w", p, err)
 	}
 	return nil
 }
@@ -172,17 +249,21 @@ func each(n int, fn func(i int)) {
 }
 
 // writeAll writes every step that changes its file, in phases, so the disk
-// serves a request's fsyncs together rather than one file after another:
+// serves a request's flushes together rather than one file after another:
 // every file's bytes go to a temp file beside it (mode and owner set), then
-// every temp file is fsynced, then each is renamed over its file, then each
-// directory renamed into (or made) is fsynced once, so the renames last.
+// every temp file is made durable, then each is renamed over its file, then
+// the directories renamed into (or made) are made durable, so the renames
+// last. A request writing fewer than syncFSFrom files (or any, when
+// syncFSFrom ≤ 0 or there is no syncfs) fsyncs each temp file and each
+// directory; a larger one flushes each filesystem it writes to with one
+// syncfs before the renames and one after (see Server.SyncFSFrom).
 //
 // A failure before the renames renames nothing: every temp file is removed
 // and the request's files are all as they were (directories made for them
 // stay). A rename that fails stops the renames there: the files before it
 // in the request are replaced, the rest are not. The error is the first in
 // the request's order.
-func writeAll(root *os.Root, steps []step) error {
+func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 	ds := newDirs(root)
 	defer ds.close()
 	var todo []int // the steps that write
@@ -191,6 +272,7 @@ func writeAll(root *os.Root, steps []step) error {
 			todo = append(todo, i)
 		}
 	}
+	wholeFS := canSyncFS && syncFSFrom > 0 && len(todo) >= syncFSFrom
 	errs := make([]error, len(steps))
 	temps := make([]*temp, len(steps))
 	renamed := 0 // todo[:renamed] are in place
@@ -206,15 +288,25 @@ func writeAll(root *os.Root, steps []step) error {
 		part := todo[lo:min(lo+batch, len(todo))]
 		each(len(part), func(j int) {
 			i := part[j]
-			temps[i], errs[i] = makeTemp(ds, steps[i])
+			temps[i], errs[i] = makeTemp(ds, steps[i], !wholeFS)
 		})
 		if err := firstErr(errs); err != nil {
 			return err
 		}
 		each(len(part), func(j int) {
 			i := part[j]
-			errs[i] = syncTemp(temps[i], steps[i].file.Path)
+			if wholeFS {
+				errs[i] = closeTemp(temps[i], steps[i].file.Path)
+			} else {
+				errs[i] = syncTemp(temps[i], steps[i].file.Path)
+			}
 		})
+		if err := firstErr(errs); err != nil {
+			return err
+		}
+	}
+	if wholeFS {
+		syncFilesystems(ds, steps, todo, errs, "syncing the temp file's filesystem")
 		if err := firstErr(errs); err != nil {
 			return err
 		}
@@ -227,6 +319,11 @@ func writeAll(root *os.Root, steps []step) error {
 			break
 		}
 		renamed++
+	}
+	if wholeFS {
+		// a directory made is on the filesystem of the one made in it
+		syncFilesystems(ds, steps, todo[:renamed], errs, "syncing the filesystem of its directory")
+		return firstErr(errs)
 	}
 
 	// each directory once, its error told on the first file renamed into it
@@ -250,6 +347,25 @@ func writeAll(root *os.Root, steps []step) error {
 		}
 	}
 	return firstErr(errs)
+}
+
+// syncFilesystems flushes the filesystems of the directories the given
+// steps write into, and sets a failure on the first step of each
+// directory whose filesystem failed (unless that step failed already).
+func syncFilesystems(ds *dirs, steps []step, which []int, errs []error, doing string) {
+	var names []string
+	firstIn := map[string]int{}
+	for _, i := range which {
+		if _, ok := firstIn[steps[i].t.dir]; !ok {
+			firstIn[steps[i].t.dir] = i
+			names = append(names, steps[i].t.dir)
+		}
+	}
+	for dir, err := range ds.syncFilesystems(names) {
+		if i := firstIn[dir]; errs[i] == nil {
+			errs[i] = fmt.Errorf("path %q: %s: %w", steps[i].file.Path, doing, err)
+		}
+	}
 }
 
 func syncDir(root *os.Root, dir string) error {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -24,6 +26,19 @@ func noTempFiles(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// syncWays are the two ways a request's files are made durable, for a test
+// to run each: an fsync per file and per directory, and a syncfs per
+// filesystem (Server.SyncFSFrom), where there is one.
+func syncWays(t *testing.T, test func(t *testing.T, syncFSFrom int)) {
+	t.Run("fsync each", func(t *testing.T) { test(t, -1) })
+	t.Run("syncfs", func(t *testing.T) {
+		if !canSyncFS {
+			t.Skip("no syncfs here")
+		}
+		test(t, 1)
+	})
 }
 
 func mustMode(t *testing.T, p string, want fs.FileMode) {
@@ -55,68 +70,70 @@ func TestAFailedFileLeavesTheRequestUnwritten(t *testing.T) {
 		{"its chown is refused", 0, true, "setting owner 0"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			bad := File{Path: "/a/" + long, Form: FormOwned, Content: []byte("bad\n")}
-			if tc.chown {
-				if canChown() {
-					t.Skip("root may give a file to root")
+		syncWays(t, func(t *testing.T, syncFSFrom int) {
+			t.Run(tc.name, func(t *testing.T) {
+				bad := File{Path: "/a/" + long, Form: FormOwned, Content: []byte("bad\n")}
+				if tc.chown {
+					if canChown() {
+						t.Skip("root may give a file to root")
+					}
+					old := canChown
+					canChown = func() bool { return true }
+					t.Cleanup(func() { canChown = old })
+					bad = File{Path: "/a/bad", Form: FormOwned, Content: []byte("bad\n"), Owner: "0"}
 				}
-				old := canChown
-				canChown = func() bool { return true }
-				t.Cleanup(func() { canChown = old })
-				bad = File{Path: "/a/bad", Form: FormOwned, Content: []byte("bad\n"), Owner: "0"}
-			}
-			root := t.TempDir()
-			c := startServer(t, &Server{Root: root})
-			writeFile(t, filepath.Join(root, "a/one"), "old one\n")
-			writeFile(t, filepath.Join(root, "b/two"), "old two\n")
-			if err := os.Chmod(filepath.Join(root, "b/two"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+				root := t.TempDir()
+				c := startServer(t, &Server{Root: root, SyncFSFrom: syncFSFrom})
+				writeFile(t, filepath.Join(root, "a/one"), "old one\n")
+				writeFile(t, filepath.Join(root, "b/two"), "old two\n")
+				if err := os.Chmod(filepath.Join(root, "b/two"), 0o600); err != nil {
+					t.Fatal(err)
+				}
 
-			var files []File
-			for i := range tc.before {
-				files = append(files, File{Path: fmt.Sprintf("/e/f%03d", i), Form: FormOwned, Content: []byte("e\n")})
-			}
-			files = append(files,
-				File{Path: "/a/one", Form: FormOwned, Content: []byte("new one\n")},
-				File{Path: "/b/two", Form: FormOwned, Content: []byte("new two\n"), Mode: "0640"},
-				File{Path: "/c/new", Form: FormOwned, Content: []byte("new\n")},
-				bad,
-				File{Path: "/d/after", Form: FormOwned, Content: []byte("after\n")},
-			)
-			req := Request{Module: "m", Files: files}
-			_, err := c.Fill(t.Context(), req)
-			if err == nil {
-				t.Fatal("the request was filled")
-			}
-			if msg := err.Error(); !strings.Contains(msg, "500") || !strings.Contains(msg, fmt.Sprintf("path %q: %s", bad.Path, tc.reason)) {
-				t.Errorf("error %q should say 500 and path %q: %s", msg, bad.Path, tc.reason)
-			}
+				var files []File
+				for i := range tc.before {
+					files = append(files, File{Path: fmt.Sprintf("/e/f%03d", i), Form: FormOwned, Content: []byte("e\n")})
+				}
+				files = append(files,
+					File{Path: "/a/one", Form: FormOwned, Content: []byte("new one\n")},
+					File{Path: "/b/two", Form: FormOwned, Content: []byte("new two\n"), Mode: "0640"},
+					File{Path: "/c/new", Form: FormOwned, Content: []byte("new\n")},
+					bad,
+					File{Path: "/d/after", Form: FormOwned, Content: []byte("after\n")},
+				)
+				req := Request{Module: "m", Files: files}
+				_, err := c.Fill(t.Context(), req)
+				if err == nil {
+					t.Fatal("the request was filled")
+				}
+				if msg := err.Error(); !strings.Contains(msg, "500") || !strings.Contains(msg, fmt.Sprintf("path %q: %s", bad.Path, tc.reason)) {
+					t.Errorf("error %q should say 500 and path %q: %s", msg, bad.Path, tc.reason)
+				}
 
-			if got := readFile(t, filepath.Join(root, "a/one")); got != "old one\n" {
-				t.Errorf("a/one replaced: %q", got)
-			}
-			if got := readFile(t, filepath.Join(root, "b/two")); got != "old two\n" {
-				t.Errorf("b/two replaced: %q", got)
-			}
-			mustMode(t, filepath.Join(root, "b/two"), 0o600)
-			mustAbsent(t, filepath.Join(root, "c/new"))
-			mustAbsent(t, filepath.Join(root, "d/after"))
-			mustAbsent(t, filepath.Join(root, bad.Path))
-			if entries, _ := os.ReadDir(filepath.Join(root, "e")); len(entries) != 0 {
-				t.Errorf("%d files in e", len(entries))
-			}
-			noTempFiles(t, root)
+				if got := readFile(t, filepath.Join(root, "a/one")); got != "old one\n" {
+					t.Errorf("a/one replaced: %q", got)
+				}
+				if got := readFile(t, filepath.Join(root, "b/two")); got != "old two\n" {
+					t.Errorf("b/two replaced: %q", got)
+				}
+				mustMode(t, filepath.Join(root, "b/two"), 0o600)
+				mustAbsent(t, filepath.Join(root, "c/new"))
+				mustAbsent(t, filepath.Join(root, "d/after"))
+				mustAbsent(t, filepath.Join(root, bad.Path))
+				if entries, _ := os.ReadDir(filepath.Join(root, "e")); len(entries) != 0 {
+					t.Errorf("%d files in e", len(entries))
+				}
+				noTempFiles(t, root)
 
-			// without the failing file the same request is filled whole
-			req.Files = append(files[:len(files)-2:len(files)-2], files[len(files)-1])
-			fillOK(t, c, req)
-			if got := readFile(t, filepath.Join(root, "a/one")); got != "new one\n" {
-				t.Errorf("a/one: %q", got)
-			}
-			mustMode(t, filepath.Join(root, "b/two"), 0o640)
-			noTempFiles(t, root)
+				// without the failing file the same request is filled whole
+				req.Files = append(files[:len(files)-2:len(files)-2], files[len(files)-1])
+				fillOK(t, c, req)
+				if got := readFile(t, filepath.Join(root, "a/one")); got != "new one\n" {
+					t.Errorf("a/one: %q", got)
+				}
+				mustMode(t, filepath.Join(root, "b/two"), 0o640)
+				noTempFiles(t, root)
+			})
 		})
 	}
 }
@@ -125,8 +142,12 @@ func TestAFailedFileLeavesTheRequestUnwritten(t *testing.T) {
 // directories old, new and nested new, some there before with other bytes
 // and mode, all end with their bytes and mode and nothing else is left.
 func TestManyFilesInSeveralDirectories(t *testing.T) {
+	syncWays(t, manyFilesInSeveralDirectories)
+}
+
+func manyFilesInSeveralDirectories(t *testing.T, syncFSFrom int) {
 	root := t.TempDir()
-	c := startServer(t, &Server{Root: root})
+	c := startServer(t, &Server{Root: root, SyncFSFrom: syncFSFrom})
 	dirs := []string{"/etc/app", "/srv", "/var/lib/x/y/z", "/"}
 	modes := []fs.FileMode{0o600, 0o640, 0o644, 0o755}
 	n := batch + 44
@@ -171,4 +192,73 @@ func TestManyFilesInSeveralDirectories(t *testing.T) {
 			t.Errorf("%s filled again: %s", req.Files[i].Path, got.Action)
 		}
 	}
+}
+
+// TestAFailedSyncfsIsTheRequestsFailure: when the flush of the filesystem
+// fails before the renames, the request fails (500) naming its first file
+// and the reason, and no file is replaced; when the flush after the
+// renames fails, the request fails too (the files are in place, but may
+// not last a crash), and a request of fewer files than SyncFSFrom
+// fsyncs each file and is not touched by it.
+func TestAFailedSyncfsIsTheRequestsFailure(t *testing.T) {
+	if !canSyncFS {
+		t.Skip("no syncfs here")
+	}
+	var calls, failOn atomic.Int32 // syncfs calls so far; the one to fail
+	failOn.Store(1)
+	old := syncFS
+	syncFS = func(f *os.File) error {
+		if calls.Add(1) == failOn.Load() {
+			return &os.SyscallError{Syscall: "syncfs", Err: syscall.EIO}
+		}
+		return old(f)
+	}
+	t.Cleanup(func() { syncFS = old })
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root, SyncFSFrom: 3})
+	writeFile(t, filepath.Join(root, "a/one"), "old one\n")
+
+	req := Request{Module: "m", Files: []File{
+		{Path: "/a/one", Form: FormOwned, Content: []byte("new one\n")},
+		{Path: "/a/two", Form: FormOwned, Content: []byte("two\n")},
+		{Path: "/b/three", Form: FormOwned, Content: []byte("three\n")},
+	}}
+	_, err := c.Fill(t.Context(), req)
+	want := `path "/a/one": syncing the temp file's filesystem: syncfs: input/output error`
+	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want a 500 saying %s", err, want)
+	}
+	if got := readFile(t, filepath.Join(root, "a/one")); got != "old one\n" {
+		t.Errorf("a/one replaced: %q", got)
+	}
+	mustAbsent(t, filepath.Join(root, "a/two"))
+	mustAbsent(t, filepath.Join(root, "b/three"))
+	noTempFiles(t, root)
+
+	calls.Store(0)
+	failOn.Store(2)
+	_, err = c.Fill(t.Context(), req)
+	want = `path "/a/one": syncing the filesystem of its directory: syncfs: input/output error`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one saying %s", err, want)
+	}
+	if got := readFile(t, filepath.Join(root, "b/three")); got != "three\n" {
+		t.Errorf("b/three: %q", got)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d syncfs calls for a request on one filesystem, want 2", n)
+	}
+
+	calls.Store(0)
+	failOn.Store(1)
+	req.Files = req.Files[:2]
+	req.Files[1].Content = []byte("two again\n")
+	fillOK(t, c, req)
+	if n := calls.Load(); n != 0 {
+		t.Errorf("a request of 2 files (SyncFSFrom 3) called syncfs %d times", n)
+	}
+	if got := readFile(t, filepath.Join(root, "a/two")); got != "two again\n" {
+		t.Errorf("a/two: %q", got)
+	}
+	noTempFiles(t, root)
 }

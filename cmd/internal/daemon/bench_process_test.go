@@ -97,9 +97,14 @@ func BenchmarkClientProcess(b *testing.B) {
 	}
 }
 
-// buildClient builds cmd/mesh-provisioner-client into a temp dir.
+// buildClient builds cmd/mesh-provisioner-client into a temp dir, or
+// returns BENCH_CLIENT_BIN when set (a binary kept for perf to read its
+// symbols from after the run).
 func buildClient(b *testing.B) string {
 	b.Helper()
+	if bin := os.Getenv("BENCH_CLIENT_BIN"); bin != "" {
+		return bin
+	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		b.Skip("no go command to build the client with")
