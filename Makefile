@@ -14,14 +14,16 @@ test:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 # Engine and node-kind benchmarks run long enough to be steady; the daemon's
-# (embedded NATS, mesh-fill, dev vault) and mesh-fill's writes once each,
-# the daemon's first: its cold starts make thousands of files, which on a
-# journal-less ext4 is slow for a minute or so after thousands are deleted
-# (as mesh-fill's benchmark does when it ends; see docs/PERFORMANCE.md).
+# (embedded NATS, mesh-fill, dev vault) and mesh-fill's writes once each.
+# Their cold starts make tens of thousands of files, which on a journal-less
+# ext4 is slow for a minute or more after as many are deleted nearby; so no
+# benchmark deletes its files (BENCH_KEEP=1): they all go in one temp dir,
+# removed once every benchmark has run (see docs/PERFORMANCE.md).
 # The table lands in docs/PERFORMANCE.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./graph ./nodes | tee bench.out
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./cmd/internal/daemon | tee -a bench.out
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && export TMPDIR="$$tmp" BENCH_KEEP=1 && \
+	$(GO) test -run '^$$' -bench . -benchmem ./graph ./nodes | tee bench.out && \
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./cmd/internal/daemon | tee -a bench.out && \
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./outputs/fill | tee -a bench.out
 	$(GO) run ./cmd/internal/benchtable -doc docs/PERFORMANCE.md < bench.out
 

@@ -8,12 +8,9 @@ import (
 )
 
 // TestMain removes the benchmarks' fill directories once every benchmark
-// has run, not as each ends (see filltest.Dir); BENCH_KEEP=1 keeps them,
-// for benchmark runs back to back.
+// has run, not as each ends (see filltest.Dir; BENCH_KEEP=1 keeps them).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if os.Getenv("BENCH_KEEP") == "" {
-		filltest.RemoveAll()
-	}
+	filltest.RemoveAll()
 	os.Exit(code)
 }

@@ -42,8 +42,13 @@ func Dir(tb testing.TB, parent, pattern string) string {
 	return dir
 }
 
-// RemoveAll removes every directory Dir made.
+// RemoveAll removes every directory Dir made, unless BENCH_KEEP is set
+// (for benchmark runs back to back, none timing the deletions of the one
+// before: `make bench` removes them all once every benchmark has run).
 func RemoveAll() {
+	if os.Getenv("BENCH_KEEP") != "" {
+		return
+	}
 	dirs.Lock()
 	defer dirs.Unlock()
 	for _, dir := range dirs.list {
