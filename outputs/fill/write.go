@@ -26,8 +26,10 @@ type dirs struct {
 	// fsynced with it, or a file renamed into it could be lost in a crash.
 	made map[string][]string
 	// handles holds each open directory as a file, in the order opened,
-	// for syncFilesystems (opened before any file is written into it).
-	handles []dirHandle
+	// for syncFilesystems (opened before any file is written into it);
+	// only when wantHandles.
+	handles     []dirHandle
+	wantHandles bool
 }
 
 // dirHandle is an open directory as a file, and the filesystem it is on.
@@ -37,8 +39,11 @@ type dirHandle struct {
 	dev uint64
 }
 
-func newDirs(root *os.Root) *dirs {
-	return &dirs{root: root, open: map[string]*os.Root{}, errs: map[string]error{}, made: map[string][]string{}}
+// newDirs opens directories under root; with handles, each also as a file
+// for syncFilesystems.
+func newDirs(root *os.Root, handles bool) *dirs {
+	return &dirs{root: root, open: map[string]*os.Root{}, errs: map[string]error{}, made: map[string][]string{},
+		wantHandles: handles}
 }
 
 func (d *dirs) get(dir string) (*os.Root, error) {
@@ -77,7 +82,7 @@ func (d *dirs) openDir(dir string) (*os.Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening its directory: %w", err)
 	}
-	if canSyncFS {
+	if d.wantHandles {
 		f, err := d.root.Open(dir)
 		if err == nil {
 			var dev uint64
@@ -161,8 +166,9 @@ func openTemp(dir *os.Root, base string, mode fs.FileMode) (string, *os.File, er
 }
 
 // makeTemp writes one step's bytes to a new temp file in its target's
-// directory, with its mode and owner set, and starts the disk's writeback.
-// A temp file made is returned even with an error, to be removed.
+// directory, with its mode and owner set, and with writeback starts the
+// disk's writeback (for the fsync that follows). A temp file made is
+// returned even with an error, to be removed.
 func makeTemp(ds *dirs, st step, writeback bool) (*temp, error) {
 	p := st.file.Path
 	dir, err := ds.get(st.t.dir)
@@ -264,8 +270,6 @@ func each(n int, fn func(i int)) {
 // in the request are replaced, the rest are not. The error is the first in
 // the request's order.
 func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
-	ds := newDirs(root)
-	defer ds.close()
 	var todo []int // the steps that write
 	for i, st := range steps {
 		if st.write {
@@ -273,6 +277,8 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 		}
 	}
 	wholeFS := canSyncFS && syncFSFrom > 0 && len(todo) >= syncFSFrom
+	ds := newDirs(root, wholeFS)
+	defer ds.close()
 	errs := make([]error, len(steps))
 	temps := make([]*temp, len(steps))
 	renamed := 0 // todo[:renamed] are in place

@@ -48,7 +48,7 @@ func writeOne(ds *dirs, st step) error {
 // writePerFile is the old writeAll: writers goroutines, each file written
 // and fsynced and renamed on its own.
 func writePerFile(root *os.Root, steps []step) error {
-	ds := newDirs(root)
+	ds := newDirs(root, false)
 	defer ds.close()
 	errs := make([]error, len(steps))
 	each(len(steps), func(i int) {

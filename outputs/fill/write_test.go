@@ -262,3 +262,44 @@ func TestAFailedSyncfsIsTheRequestsFailure(t *testing.T) {
 	}
 	noTempFiles(t, root)
 }
+
+// TestByDefaultARequestOf32FilesIsFlushedWithSyncfs: a Server left at its
+// defaults flushes a request of DefaultSyncFSFrom files with syncfs (twice:
+// before and after the renames) and fsyncs a request of one file fewer;
+// SyncFSFrom < 0 never calls it.
+func TestByDefaultARequestOf32FilesIsFlushedWithSyncfs(t *testing.T) {
+	if !canSyncFS {
+		t.Skip("no syncfs here")
+	}
+	var calls atomic.Int32
+	old := syncFS
+	syncFS = func(f *os.File) error { calls.Add(1); return old(f) }
+	t.Cleanup(func() { syncFS = old })
+	request := func(n int, tag string) Request {
+		req := Request{Module: "m"}
+		for i := range n {
+			req.Files = append(req.Files, File{Path: fmt.Sprintf("/d/f%02d", i), Form: FormOwned, Content: []byte(tag)})
+		}
+		return req
+	}
+	for _, tc := range []struct {
+		syncFSFrom, files int
+		want              int32
+	}{
+		{0, DefaultSyncFSFrom, 2},
+		{0, DefaultSyncFSFrom - 1, 0},
+		{-1, 100, 0},
+	} {
+		root := t.TempDir()
+		c := startServer(t, &Server{Root: root, SyncFSFrom: tc.syncFSFrom})
+		calls.Store(0)
+		fillOK(t, c, request(tc.files, "x\n"))
+		if got := calls.Load(); got != tc.want {
+			t.Errorf("SyncFSFrom %d, %d files: %d syncfs calls, want %d", tc.syncFSFrom, tc.files, got, tc.want)
+		}
+		if got := readFile(t, filepath.Join(root, fmt.Sprintf("d/f%02d", tc.files-1))); got != "x\n" {
+			t.Errorf("SyncFSFrom %d, %d files: the last file holds %q", tc.syncFSFrom, tc.files, got)
+		}
+		noTempFiles(t, root)
+	}
+}
