@@ -1,7 +1,7 @@
 // Command mesh-fill is the node-engine side of the fill socket (SPEC §4.3)
 // for the lab, tests and machines without mesh-host.
 //
-//	mesh-fill serve --socket PATH [--root DIR] [--on-change-command "CMD ARGS"] [--log-format json|console]
+//	mesh-fill serve --socket PATH [--root DIR] [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]
 package main
 
 import (
