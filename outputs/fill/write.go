@@ -276,7 +276,7 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 			todo = append(todo, i)
 		}
 	}
-	wholeFS := canSyncFS && syncFSFrom > 0 && len(todo) >= syncFSFrom
+	wholeFS := canSyncFS && syncFSFrom > 0 && len(todo) >= syncFSFrom && !syncFSRefused.Load()
 	ds := newDirs(root, wholeFS)
 	defer ds.close()
 	errs := make([]error, len(steps))
@@ -313,6 +313,17 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 	}
 	if wholeFS {
 		syncFilesystems(ds, steps, todo, errs, "syncing the temp file's filesystem")
+		if refused(errs) {
+			// a seccomp filter or the like: each temp file fsynced instead,
+			// and no request of this process tries syncfs again
+			syncFSRefused.Store(true)
+			wholeFS = false
+			clear(errs)
+			each(len(todo), func(j int) {
+				i := todo[j]
+				errs[i] = fsyncTemp(temps[i], steps[i].file.Path)
+			})
+		}
 		if err := firstErr(errs); err != nil {
 			return err
 		}
@@ -353,6 +364,35 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 		}
 	}
 	return firstErr(errs)
+}
+
+// syncFSRefused is set once a syncfs was refused (not supported, or not
+// permitted): every request after it fsyncs each file.
+var syncFSRefused atomic.Bool
+
+// refused says a syncfs of the request was refused rather than failed.
+func refused(errs []error) bool {
+	for _, err := range errs {
+		if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission) {
+			return true
+		}
+	}
+	return false
+}
+
+// fsyncTemp fsyncs a closed temp file, opened again by its name.
+func fsyncTemp(tmp *temp, p string) error {
+	f, err := tmp.dir.Open(tmp.name)
+	if err == nil {
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("path %q: syncing the temp file: %w", p, err)
+	}
+	return nil
 }
 
 // syncFilesystems flushes the filesystems of the directories the given

@@ -303,3 +303,41 @@ func TestByDefaultARequestOf32FilesIsFlushedWithSyncfs(t *testing.T) {
 		noTempFiles(t, root)
 	}
 }
+
+// TestARefusedSyncfsFallsBackToAnFsyncPerFile: where syncfs is refused (a
+// seccomp filter: ENOSYS, or EPERM), the request is still filled, each file
+// fsynced, and later requests do not try syncfs again.
+func TestARefusedSyncfsFallsBackToAnFsyncPerFile(t *testing.T) {
+	if !canSyncFS {
+		t.Skip("no syncfs here")
+	}
+	for _, errno := range []syscall.Errno{syscall.ENOSYS, syscall.EPERM} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			var calls atomic.Int32
+			old := syncFS
+			syncFS = func(*os.File) error {
+				calls.Add(1)
+				return &os.SyscallError{Syscall: "syncfs", Err: errno}
+			}
+			t.Cleanup(func() { syncFS = old; syncFSRefused.Store(false) })
+			root := t.TempDir()
+			c := startServer(t, &Server{Root: root, SyncFSFrom: 2})
+			for n, content := range []string{"one\n", "two\n"} {
+				req := Request{Module: "m", Files: []File{
+					{Path: "/a/x", Form: FormOwned, Content: []byte(content)},
+					{Path: "/b/y", Form: FormOwned, Content: []byte(content)},
+				}}
+				fillOK(t, c, req)
+				for _, p := range []string{"a/x", "b/y"} {
+					if got := readFile(t, filepath.Join(root, p)); got != content {
+						t.Errorf("request %d: %s holds %q, want %q", n, p, got, content)
+					}
+				}
+				noTempFiles(t, root)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("syncfs called %d times, want once (refused, then not tried again)", n)
+			}
+		})
+	}
+}
