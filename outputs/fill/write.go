@@ -26,7 +26,7 @@ type dirs struct {
 	// fsynced with it, or a file renamed into it could be lost in a crash.
 	made map[string][]string
 	// handles holds each open directory as a file, in the order opened,
-	// for syncFilesystems (opened before any file is written into it);
+	// for flush (opened before any file is written into it);
 	// only when wantHandles.
 	handles     []dirHandle
 	wantHandles bool
@@ -40,7 +40,7 @@ type dirHandle struct {
 }
 
 // newDirs opens directories under root; with handles, each also as a file
-// for syncFilesystems.
+// for flush.
 func newDirs(root *os.Root, handles bool) *dirs {
 	return &dirs{root: root, open: map[string]*os.Root{}, errs: map[string]error{}, made: map[string][]string{},
 		wantHandles: handles}
@@ -100,11 +100,11 @@ func (d *dirs) openDir(dir string) (*os.Root, error) {
 	return r, nil
 }
 
-// syncFilesystems flushes, once each, the filesystems the given directories
+// flush syncs, once each, the filesystems the given directories
 // (opened by get) are on, through the first directory of each opened in
 // this request: syncfs then also reports a writeback error of any file
 // written since. It returns each directory's error, nil for all when none.
-func (d *dirs) syncFilesystems(names []string) map[string]error {
+func (d *dirs) flush(names []string) map[string]error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	first := map[uint64]*os.File{} // filesystem → its first directory opened
@@ -382,14 +382,7 @@ func refused(errs []error) bool {
 
 // fsyncTemp fsyncs a closed temp file, opened again by its name.
 func fsyncTemp(tmp *temp, p string) error {
-	f, err := tmp.dir.Open(tmp.name)
-	if err == nil {
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := syncDir(tmp.dir, tmp.name); err != nil {
 		return fmt.Errorf("path %q: syncing the temp file: %w", p, err)
 	}
 	return nil
@@ -407,15 +400,16 @@ func syncFilesystems(ds *dirs, steps []step, which []int, errs []error, doing st
 			names = append(names, steps[i].t.dir)
 		}
 	}
-	for dir, err := range ds.syncFilesystems(names) {
+	for dir, err := range ds.flush(names) {
 		if i := firstIn[dir]; errs[i] == nil {
 			errs[i] = fmt.Errorf("path %q: %s: %w", steps[i].file.Path, doing, err)
 		}
 	}
 }
 
-func syncDir(root *os.Root, dir string) error {
-	f, err := root.Open(dir)
+// syncDir fsyncs root's entry name (a directory, or a closed temp file).
+func syncDir(root *os.Root, name string) error {
+	f, err := root.Open(name)
 	if err != nil {
 		return err
 	}
