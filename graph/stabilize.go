@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"fmt"
-	"math/bits"
 	"reflect"
 	"sync/atomic"
 )
@@ -172,76 +171,5 @@ func (q *heightQueue) pop() *Node {
 		return n
 	}
 	q.min = 0
-	return nil
-}
-
-// noteCause records which inputs of n changed in this stabilisation: as a
-// mask over n's inputs when they are 64 or fewer (no allocation), else as
-// keys, reusing n's last list when it is the same. A node that had no cause
-// and whose inputs did not change keeps none.
-func (g *Graph) noteCause(n *Node) {
-	if len(n.inputs) <= 64 {
-		var mask uint64
-		for i, in := range n.inputs {
-			if in.changedRun == g.run {
-				mask |= 1 << i
-			}
-		}
-		if mask == 0 && !n.causeBits && !n.causeKept {
-			return
-		}
-		if n.causeKept {
-			delete(g.causes, n)
-			n.causeKept = false
-		}
-		n.causeMask, n.causeBits = mask, true
-		return
-	}
-	old := g.Cause(n)
-	same, count := true, 0
-	for _, in := range n.inputs {
-		if in.changedRun == g.run {
-			if count >= len(old) || old[count] != in.key {
-				same = false
-			}
-			count++
-		}
-	}
-	if same && count == len(old) {
-		if old != nil && n.causeBits {
-			g.keepCause(n, old)
-		}
-		return
-	}
-	cause := make([]Key, 0, count)
-	for _, in := range n.inputs {
-		if in.changedRun == g.run {
-			cause = append(cause, in.key)
-		}
-	}
-	g.keepCause(n, cause)
-}
-
-// keepCause holds n's cause as keys, in the causes map.
-func (g *Graph) keepCause(n *Node, cause []Key) {
-	g.causes[n] = cause
-	n.causeKept, n.causeBits, n.causeMask = true, false, 0
-}
-
-// Cause names the inputs of n that had changed when it last recomputed (nil
-// before its first change).
-func (g *Graph) Cause(n *Node) []Key {
-	switch {
-	case n.causeBits:
-		out := make([]Key, 0, bits.OnesCount64(n.causeMask))
-		for i, in := range n.inputs {
-			if n.causeMask&(1<<i) != 0 {
-				out = append(out, in.key)
-			}
-		}
-		return out
-	case n.causeKept:
-		return g.causes[n]
-	}
 	return nil
 }
