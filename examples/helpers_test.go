@@ -13,27 +13,13 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // failWait is how long a call expected to be refused waits: a refused
 // publish is not answered, so the call ends at its timeout.
 const failWait = 1500 * time.Millisecond
-
-// checkFor polls cond until it returns nil or timeout passes.
-func checkFor(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // startBus runs nats-server in the test process with examples/nats/server.conf,
 // only moved to a free loopback port and a temporary store.
@@ -46,17 +32,7 @@ func startBus(t *testing.T) *server.Server {
 	o.Host, o.Port = "127.0.0.1", -1
 	o.HTTPHost, o.HTTPPort = "", 0
 	o.StoreDir = t.TempDir()
-	o.NoLog, o.NoSigs = true, true
-	s, err := server.NewServer(o)
-	if err != nil {
-		t.Fatalf("starting nats-server from nats/server.conf: %v", err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats-server from nats/server.conf not ready within 5s")
-	}
-	t.Cleanup(s.Shutdown)
-	return s
+	return bustest.Run(t, o)
 }
 
 // asyncErrs keeps what the server said asynchronously to one connection,
@@ -128,7 +104,7 @@ func connect(t *testing.T, s *server.Server, name string) *user {
 func (u *user) refused(t *testing.T, verb, subject string) {
 	t.Helper()
 	want := fmt.Sprintf("Permissions Violation for %s to \"%s\"", verb, subject)
-	checkFor(t, 3*time.Second, func() error {
+	bustest.Eventually(t, 3*time.Second, func() error {
 		for _, e := range u.errs.all() {
 			if strings.Contains(e, want) {
 				return nil
@@ -144,7 +120,7 @@ func (u *user) refusedLike(t *testing.T, verb, prefix, suffix string) {
 	t.Helper()
 	head := fmt.Sprintf("Permissions Violation for %s to \"%s", verb, prefix)
 	tail := suffix + `"`
-	checkFor(t, 3*time.Second, func() error {
+	bustest.Eventually(t, 3*time.Second, func() error {
 		for _, e := range u.errs.all() {
 			if i := strings.Index(e, head); i >= 0 && strings.Contains(e[i:], tail) {
 				return nil

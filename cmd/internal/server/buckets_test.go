@@ -4,11 +4,13 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 func TestEnsureBucketsCreatesAbsentAndLeavesExisting(t *testing.T) {
-	s := startNATS(t, nil)
-	_, js := connect(t, s)
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
 	ctx := testCtx(t)
 
 	// An operator made the needs bucket already, their own way.

@@ -8,41 +8,10 @@ import (
 	"testing"
 	"time"
 
-	natsd "github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 )
-
-// startNATS runs an embedded nats-server with JetStream in a temp dir.
-func startNATS(t *testing.T, tweak func(*natsd.Options)) *natsd.Server {
-	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	if tweak != nil {
-		tweak(&o)
-	}
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-	return s
-}
-
-func connect(t *testing.T, s *natsd.Server) (*nats.Conn, jetstream.JetStream) {
-	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	return nc, js
-}
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -51,22 +20,6 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func quietLog() zerolog.Logger { return zerolog.New(io.Discard) }
-
-// checkFor polls f until it returns nil or timeout passes.
-func checkFor(t *testing.T, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func ensure(t *testing.T, js jetstream.JetStream) {
 	t.Helper()

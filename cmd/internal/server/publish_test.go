@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // specExamples are SPEC §6.1's examples, as written there.
@@ -65,8 +67,8 @@ func TestRegistryIsTheSpecTable(t *testing.T) {
 }
 
 func TestPublishRegistryWritesOnlyWhatDiffers(t *testing.T) {
-	s := startNATS(t, nil)
-	_, js := connect(t, s)
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	kv := bucket(t, js, RegistryBucket)
 	ctx := testCtx(t)
@@ -104,8 +106,8 @@ func TestPublishRegistryWritesOnlyWhatDiffers(t *testing.T) {
 }
 
 func TestRunRegistryPutsBackAndDeletesEachInterval(t *testing.T) {
-	s := startNATS(t, nil)
-	_, js := connect(t, s)
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	kv := bucket(t, js, RegistryBucket)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -123,7 +125,7 @@ func TestRunRegistryPutsBackAndDeletesEachInterval(t *testing.T) {
 		}
 		return nil
 	}
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		for _, k := range []string{"config", "secret", "bound", "dir"} {
 			if err := hasSpec(k); err != nil {
 				return err
@@ -135,7 +137,7 @@ func TestRunRegistryPutsBackAndDeletesEachInterval(t *testing.T) {
 
 	put(t, kv, "config", `{"kind":"config","owner":"someone-else"}`)
 	put(t, kv, "extra", `{"kind":"extra"}`)
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		if _, err := kv.Get(ctx, "extra"); err == nil {
 			return fmt.Errorf("kind extra still there")
 		}

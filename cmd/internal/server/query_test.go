@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
@@ -67,8 +68,8 @@ func seed(t *testing.T, js jetstream.JetStream) {
 }
 
 func TestQueryEachWhatAndNarrowing(t *testing.T) {
-	s := startNATS(t, nil)
-	nc, js := connect(t, s)
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	seed(t, js)
 	serveQuery(t, nc, js)
@@ -152,8 +153,8 @@ func TestQueryEachWhatAndNarrowing(t *testing.T) {
 }
 
 func TestQueryEntriesCarryDecodedTokensAndValue(t *testing.T) {
-	s := startNATS(t, nil)
-	nc, js := connect(t, s)
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	seed(t, js)
 	serveQuery(t, nc, js)
@@ -198,8 +199,8 @@ func TestQueryEntriesCarryDecodedTokensAndValue(t *testing.T) {
 }
 
 func TestQueryRefusesBadRequests(t *testing.T) {
-	s := startNATS(t, nil)
-	nc, js := connect(t, s)
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	serveQuery(t, nc, js)
 	for _, body := range []string{
@@ -228,8 +229,8 @@ func TestQueryRefusesBadRequests(t *testing.T) {
 }
 
 func TestQueryAnswersTenThousandKeysWhole(t *testing.T) {
-	s := startNATS(t, nil)
-	nc, js := connect(t, s)
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	serveQuery(t, nc, js)
 
@@ -313,8 +314,8 @@ func TestQueryAnswersTenThousandKeysWhole(t *testing.T) {
 }
 
 func TestQueryPagesLargeValues(t *testing.T) {
-	s := startNATS(t, func(o *natsd.Options) { o.MaxPayload = 256 * 1024 })
-	nc, js := connect(t, s)
+	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 256 * 1024 })
+	nc, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	serveQuery(t, nc, js)
 	applied := bucket(t, js, AppliedBucket)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	natsd "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 func freePort(t *testing.T) int {
@@ -33,9 +35,9 @@ func TestRunWaitsForTheBusServesAndStops(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond) // Run is retrying against nothing
 
-	s := startNATS(t, func(o *natsd.Options) { o.Port = port })
-	nc, js := connect(t, s)
-	checkFor(t, 10*time.Second, func() error {
+	s := bustest.Start(t, func(o *natsd.Options) { o.Port = port })
+	nc, js := bustest.JetStream(t, s)
+	bustest.Eventually(t, 10*time.Second, func() error {
 		for _, b := range Buckets {
 			if _, err := js.KeyValue(context.Background(), b); err != nil {
 				return fmt.Errorf("bucket %s: %w", b, err)
@@ -50,7 +52,7 @@ func TestRunWaitsForTheBusServesAndStops(t *testing.T) {
 		}
 		return nil
 	})
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		m, err := nc.Request(QuerySubject, []byte(`{"what":"registry"}`), time.Second)
 		if err != nil {
 			return err

@@ -1,0 +1,92 @@
+package bustest
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Options returns the options Start uses: nats-server's test defaults on
+// loopback, any free port, JetStream storing in a new temporary directory.
+func Options(t testing.TB) server.Options {
+	t.Helper()
+	o := natsserver.DefaultTestOptions
+	o.Port = -1
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	return o
+}
+
+// Start runs a nats-server with JetStream in the test process, shut down
+// when the test ends. tweak, when given, changes the options first (a fixed
+// port to restart on, users and permissions, a max payload …).
+func Start(t testing.TB, tweak ...func(*server.Options)) *server.Server {
+	t.Helper()
+	o := Options(t)
+	for _, f := range tweak {
+		f(&o)
+	}
+	return Run(t, &o)
+}
+
+// Run starts a nats-server with exactly o (for a restart on the same port
+// and store directory), shut down when the test ends.
+func Run(t testing.TB, o *server.Options) *server.Server {
+	t.Helper()
+	o.NoLog, o.NoSigs = true, true
+	s, err := server.NewServer(o)
+	if err != nil {
+		t.Fatalf("starting nats-server: %v", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready within 10s")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// Stop shuts s down and waits until it is gone.
+func Stop(s *server.Server) {
+	s.Shutdown()
+	s.WaitForShutdown()
+}
+
+// FreePort is a loopback port nobody listens on right now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+// Connect opens a connection to s, closed when the test ends.
+func Connect(t testing.TB, s *server.Server, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL(), opts...)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", s.ClientURL(), err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// JetStream connects to s and returns the connection's JetStream context.
+func JetStream(t testing.TB, s *server.Server, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc := Connect(t, s, opts...)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
