@@ -47,6 +47,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-lab: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if err := cli.Positive(fs, "settle"); err != nil {
+		fmt.Fprintf(stderr, "mesh-lab: %v\n", err)
+		return 2
+	}
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		fmt.Fprintf(stderr, "mesh-lab: --port %d is not a port\n", cfg.Port)
 		return 2

@@ -14,6 +14,8 @@ func TestBadFlagsAreRefused(t *testing.T) {
 		{"--log-level", "loud"},
 		{"--no-such-flag"},
 		{"extra"},
+		{"--settle", "0s"},
+		{"--settle", "-1m"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 2 || stderr.Len() == 0 {

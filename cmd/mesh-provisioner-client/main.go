@@ -52,8 +52,8 @@ func runDaemon(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.Node, "node", "", "this node's name (required)")
 	fs.StringVar(&cfg.Bus.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
 	fs.StringVar(&cfg.Bus.Creds, "creds", "", "NATS credentials file")
-	fs.StringVar(&cfg.Bus.User, "user", "", "NATS user (with --password)")
-	fs.StringVar(&cfg.Bus.Password, "password", "", "NATS password")
+	fs.StringVar(&cfg.Bus.User, "user", "", "NATS user (its password from --password-file or $"+cli.PasswordEnv+")")
+	password := cli.PasswordFlags(fs)
 	fs.StringVar(&cfg.Bus.NKeySeedFile, "nkey", "", "NATS nkey seed file")
 	fs.StringVar(&cfg.FillSocket, "fill-socket", "/run/nox-mesh-host/fill.sock", "the node-engine's fill socket")
 	fs.StringVar(&cfg.StateDir, "state-dir", "/var/lib/mesh-provisioner-client", "where templates archives are kept by digest")
@@ -64,9 +64,23 @@ func runDaemon(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.RefusedRetry, "refused-retry", 10*time.Minute, "a secret the vault refused is asked again after this")
 	logFormat := fs.String("log-format", "json", "json or console")
 	logLevel := fs.String("log-level", "info", "debug, info, warn, error")
+	if err := cli.RefusePasswordArg(args); err != nil {
+		fmt.Fprintln(stderr, "run:", err)
+		return 2
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if err := cli.Positive(fs, "refill", "refused-retry"); err != nil {
+		fmt.Fprintln(stderr, "run:", err)
+		return 2
+	}
+	pw, err := password()
+	if err != nil {
+		fmt.Fprintln(stderr, "run:", err)
+		return 2
+	}
+	cfg.Bus.Password = pw
 	log, err := cli.Logger(os.Stderr, *logFormat, *logLevel, "mesh-provisioner-client")
 	if err != nil {
 		fmt.Fprintln(stderr, err)

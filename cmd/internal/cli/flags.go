@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Positive checks that each named duration or count flag of fs was given a
+// value above zero: a zero or negative interval is a usage error naming the
+// flag, never a panic (a ticker) or a storm (a retry every nanosecond).
+func Positive(fs *flag.FlagSet, names ...string) error {
+	for _, name := range names {
+		f := fs.Lookup(name)
+		if f == nil {
+			panic("cli.Positive: no flag --" + name)
+		}
+		g, ok := f.Value.(flag.Getter)
+		if !ok {
+			panic("cli.Positive: --" + name + " has no value to check")
+		}
+		switch v := g.Get().(type) {
+		case time.Duration:
+			if v <= 0 {
+				return fmt.Errorf("--%s %s: must be more than zero", name, f.Value)
+			}
+		case int:
+			if v <= 0 {
+				return fmt.Errorf("--%s %s: must be more than zero", name, f.Value)
+			}
+		default:
+			panic("cli.Positive: --" + name + " is neither a duration nor an int")
+		}
+	}
+	return nil
+}
+
+// PasswordEnv is the environment variable a NATS password is read from.
+const PasswordEnv = "MESH_NATS_PASSWORD"
+
+// PasswordFlags adds --password-file to fs. The password returned by the
+// func is the file's first line, else $MESH_NATS_PASSWORD, else empty. A
+// password on the command line is refused (see RefusePasswordArg).
+func PasswordFlags(fs *flag.FlagSet) func() (string, error) {
+	file := fs.String("password-file", "", "file holding the NATS password (for --user; or set $"+PasswordEnv+"); a --password on the command line is refused: every user of the machine sees it in the process list")
+	return func() (string, error) {
+		if *file != "" {
+			b, err := os.ReadFile(*file)
+			if err != nil {
+				return "", fmt.Errorf("--password-file: %w", err)
+			}
+			line, _, _ := strings.Cut(string(b), "\n")
+			return strings.TrimSuffix(line, "\r"), nil
+		}
+		return os.Getenv(PasswordEnv), nil
+	}
+}
+
+// RefusePasswordArg refuses a --password among args (before they are
+// parsed, so that no message repeats its value): a password on a command
+// line shows in the process list to every user of the machine.
+func RefusePasswordArg(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "password" {
+			return fmt.Errorf("--password is not accepted on the command line, where every user of the machine sees it: use --password-file F or $%s", PasswordEnv)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPositiveRefusesZeroAndNegativeNamingTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "" when accepted
+	}{
+		{nil, ""},
+		{[]string{"--refill", "1s", "--tries", "3"}, ""},
+		{[]string{"--refill", "-1s"}, "--refill -1s: must be more than zero"},
+		{[]string{"--refill", "0s"}, "--refill 0s: must be more than zero"},
+		{[]string{"--tries", "0"}, "--tries 0: must be more than zero"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.Duration("refill", time.Minute, "")
+		fs.Int("tries", 1, "")
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := Positive(fs, "refill", "tries")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: refused: %v", c.args, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestAPasswordIsTakenFromAFileOrTheEnvironmentNeverTheCommandLine(t *testing.T) {
+	parse := func(args ...string) (func() (string, error), error) {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		pw := PasswordFlags(fs)
+		return pw, fs.Parse(args)
+	}
+	for _, args := range [][]string{{"--password", "hunter2"}, {"-password=hunter2"}, {"--node", "a", "--password=hunter2"}} {
+		err := RefusePasswordArg(args)
+		if err == nil || !strings.Contains(err.Error(), "--password-file") || strings.Contains(err.Error(), "hunter2") {
+			t.Fatalf("%q: %v, want a refusal pointing at --password-file, without the password", args, err)
+		}
+	}
+	if err := RefusePasswordArg([]string{"--password-file", "f", "--", "--password"}); err != nil {
+		t.Fatalf("--password-file refused: %v", err)
+	}
+	f := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(f, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(PasswordEnv, "from-env")
+	pw, err := parse("--password-file", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := pw(); err != nil || got != "s3cret" {
+		t.Fatalf("from the file: %q, %v", got, err)
+	}
+	pw, _ = parse()
+	if got, _ := pw(); got != "from-env" {
+		t.Fatalf("from $%s: %q", PasswordEnv, got)
+	}
+	pw, _ = parse("--password-file", filepath.Join(t.TempDir(), "absent"))
+	if _, err := pw(); err == nil || !strings.Contains(err.Error(), "--password-file") {
+		t.Fatalf("an absent file: %v", err)
+	}
+}
