@@ -102,8 +102,10 @@ func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[st
 		}
 		sum := sha256.Sum256(data)
 		if got := hex.EncodeToString(sum[:]); got != hexDigest {
-			return nil, fmt.Errorf("templates archive %s: %w: plan says %s, archive is sha256:%s",
-				ref, ErrDigestMismatch, digest, got)
+			// Never the digest (or size) of what was read: a ref may name any
+			// readable file, and its digest would be an oracle for its bytes.
+			return nil, fmt.Errorf("templates archive %s: %w: it is not the plan's %s",
+				ref, ErrDigestMismatch, digest)
 		}
 		if err := s.writeCache(hexDigest, data); err != nil {
 			return nil, fmt.Errorf("templates archive %s: %w", ref, err)
