@@ -18,6 +18,7 @@ import (
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
 	"github.com/novox/mesh-provisioner/outputs/report"
+	"github.com/novox/mesh-provisioner/outputs/stage"
 )
 
 // Benchmarks through the real daemon: embedded nats-server, mesh-fill,
@@ -461,7 +462,7 @@ func replayFills(b *testing.B, root string, reqs []fill.Request) time.Duration {
 		byModule[r.Module] = append(byModule[r.Module], r)
 	}
 	c := &fill.Client{Socket: sock}
-	sem := make(chan struct{}, maxFillsInFlight)
+	sem := make(chan struct{}, stage.MaxFillsInFlight)
 	errs := make(chan error, len(order))
 	start := time.Now()
 	for _, mod := range order {
@@ -476,7 +477,7 @@ func replayFills(b *testing.B, root string, reqs []fill.Request) time.Duration {
 			}
 		}(byModule[mod])
 	}
-	for range maxFillsInFlight {
+	for range stage.MaxFillsInFlight {
 		sem <- struct{}{}
 	}
 	took := time.Since(start)

@@ -199,12 +199,12 @@ func (d *Daemon) ControlHandler() http.Handler {
 // of the batch): the view's state, or failed when the fill socket failed.
 func (d *Daemon) moduleState(v *nodes.ModuleView) (state, reason string, since time.Time) {
 	state, reason, since = stateWord(v.State), v.Reason, v.Since
-	mo := d.modules[v.Name]
-	if mo != nil && v.State == graph.Ready && mo.failure != "" {
-		state, reason = "failed", mo.failure
+	said, ok := d.out.Said(v.Name)
+	if ok && v.State == graph.Ready && said.Failure != "" {
+		state, reason = "failed", said.Failure
 	}
-	if mo != nil && mo.state == state && !mo.since.IsZero() {
-		since = mo.since
+	if ok && said.State == state && !said.Since.IsZero() {
+		since = said.Since
 	}
 	return state, reason, since
 }

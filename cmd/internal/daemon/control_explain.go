@@ -81,8 +81,8 @@ func (d *Daemon) explain(module string) *Explanation {
 	}
 	e := &Explanation{Node: d.cfg.Node, Module: module, At: time.Now(), Outputs: []Output{}}
 	e.State, e.Reason, e.Since = d.moduleState(v)
-	if mo := d.modules[module]; mo != nil && mo.failure != "" && v.State == graph.Ready {
-		e.Fill = &FillFailure{Socket: d.cfg.FillSocket, Why: mo.failure, Since: e.Since}
+	if said, ok := d.out.Said(module); ok && said.Failure != "" && v.State == graph.Ready {
+		e.Fill = &FillFailure{Socket: d.cfg.FillSocket, Why: said.Failure, Since: e.Since}
 	}
 	g := d.mesh.Graph()
 	meta := func(n *graph.Node) any {

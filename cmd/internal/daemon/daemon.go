@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -15,8 +14,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
-	"github.com/novox/mesh-provisioner/outputs/fill"
-	"github.com/novox/mesh-provisioner/outputs/report"
+	"github.com/novox/mesh-provisioner/outputs/stage"
 )
 
 // Daemon is one node's client.
@@ -28,26 +26,17 @@ type Daemon struct {
 	js    jetstream.JetStream
 	vault *vault.Client
 	store *archive.Store
-	fill  *fill.Client
-	pub   *report.Publisher
-	hmac  []byte // keys the digests of secret-bearing files in reports
+	out   *stage.Stage // fills, needs, items and reports
 
 	events chan any
 
 	// Owned by the loop goroutine.
-	mesh           *nodes.Mesh
-	watches        map[string]*watchState   // by bucket
-	modules        map[string]*moduleOut    // what was last filled and said, by module
-	asks           map[string]*askState     // by vault name
-	loaded         bool                     // the initial load of the base buckets is done
-	pendingNeeds   map[string][]report.Need // module → needs to write at the next flush
-	needsSince     time.Time                // when the oldest pending needs were queued
-	staleItemsDone bool                     // items of modules gone were cleaned after the load
-	startedAt      time.Time
-	calls          []call               // Do's calls of this batch, run once it is stabilised
-	held           map[string]time.Time // module → when its held changes go out (Config.FillGap)
-	holdTimer      *time.Timer          // wakes the loop for the earliest of held
-	holdAt         time.Time            // when holdTimer fires; zero: not armed
+	mesh      *nodes.Mesh
+	watches   map[string]*watchState // by bucket
+	asks      map[string]*askState   // by vault name
+	loaded    bool                   // the initial load of the base buckets is done
+	startedAt time.Time
+	calls     []call // Do's calls of this batch, run once it is stabilised
 
 	connected atomic.Bool
 	ready     atomic.Bool
@@ -60,16 +49,11 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.Node == "" {
 		return nil, fmt.Errorf("no --node given")
 	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
 	d := &Daemon{
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
-		hmac: key, events: make(chan any, 1024),
-		mesh: nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
-		modules: map[string]*moduleOut{}, asks: map[string]*askState{}, pendingNeeds: map[string][]report.Need{},
-		held:    map[string]time.Time{},
+		events: make(chan any, 1024),
+		mesh:   nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
+		asks:    map[string]*askState{},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Graph().Counters()
@@ -109,8 +93,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.vault = &vault.Client{NC: nc, Node: d.cfg.Node, Keys: keys, Timeout: d.cfg.VaultTimeout, Log: d.log}
 	d.store = &archive.Store{Dir: d.cfg.StateDir, JS: d.js}
-	d.fill = &fill.Client{Socket: d.cfg.FillSocket, Timeout: 30 * time.Second}
-	d.pub = &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node}
+	if d.out, err = d.newStage(nc); err != nil {
+		return err
+	}
 	d.startedAt = time.Now()
 
 	sub, err := vault.WatchChanged(nc, func(name string) { d.send(ctx, secretChanged{name}) })

@@ -38,8 +38,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 			full = true
 		case <-retry.C:
 			retrying = true
-		case <-d.holdC():
-			d.holdAt = time.Time{} // held modules now due: afterBatch takes them
+		case <-d.out.HoldC():
+			d.out.Woke() // held modules now due: afterBatch takes them
 		}
 		d.afterBatch(ctx, full, retrying)
 		d.runCalls()
@@ -73,7 +73,7 @@ func (d *Daemon) handle(ctx context.Context, ev any) bool {
 		d.fetch(ctx, e.want, e.attempt)
 	case reconnected:
 		d.log.Info().Msg("the bus is back: reading every input again")
-		d.pub.Forget()
+		d.out.Forget()
 		for _, ws := range d.watches {
 			ws.w.Resync()
 			ws.resyncing = d.loaded
@@ -110,29 +110,17 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	d.metrics.stabilize.Observe(time.Since(start).Seconds())
 	if full {
 		touched = d.mesh.Modules()
-		clear(d.held)
 	} else if retrying {
-		if !d.staleItemsDone {
-			d.cleanStaleItems(ctx)
-		}
-		touched = nil
-		for name, mo := range d.modules {
-			if mo.retry {
-				touched = append(touched, name)
-			}
-		}
-	}
-	if !full {
-		touched = d.dueHeld(touched, time.Now())
+		d.out.CleanStaleItems(ctx, d.mesh.HasModule)
+		touched = d.out.Retrying()
 	}
 	// A retry sends only what was not filled yet (a fill that failed left
 	// its digests unrecorded); a write to the bus that failed sends no file.
-	d.output(ctx, touched, full)
-	d.armHold()
+	d.out.Send(ctx, d.mesh, touched, full)
 	if retrying {
-		d.flushNeeds(ctx, true)
+		d.out.FlushNeeds(ctx, true)
 	}
-	d.metrics.observeModules(d.modules)
+	d.metrics.observeModules(d.out.States())
 }
 
 // onLoaded runs once the first snapshots are in: it says every module's
@@ -140,23 +128,11 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 func (d *Daemon) onLoaded(ctx context.Context) {
 	d.log.Info().Int("modules", len(d.mesh.Modules())).Dur("after", time.Since(d.startedAt)).Msg("initial load done")
 	for _, m := range d.mesh.Modules() {
-		if err := d.pub.Changed(m, "config", ""); err != nil {
+		if err := d.out.Changed(m, "config", ""); err != nil {
 			d.log.Warn().Err(err).Msg("prov.changed not published")
 		}
 	}
-	d.cleanStaleItems(ctx)
-}
-
-// cleanStaleItems deletes items of modules no longer on this node; when it
-// cannot (the collect bucket not there yet), the retry tick tries again.
-func (d *Daemon) cleanStaleItems(ctx context.Context) {
-	n, err := d.pub.DeleteStaleItems(ctx, d.mesh.HasModule)
-	d.staleItemsDone = err == nil
-	if err != nil {
-		d.log.Warn().Err(err).Msg("stale items not cleaned yet: trying again")
-	} else if n > 0 {
-		d.log.Info().Int("items", n).Msg("deleted items of modules no longer on this node")
-	}
+	d.out.CleanStaleItems(ctx, d.mesh.HasModule) // the retry tick tries again if it cannot yet
 }
 
 // resyncPending says whether a watch has yet to answer the Resync asked

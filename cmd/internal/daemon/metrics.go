@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/novox/mesh-provisioner/nodes"
@@ -52,16 +54,21 @@ func (m *metrics) engine(read func() (stabs, recomputed, changed, cutoffs uint64
 	}
 }
 
-func (m *metrics) observeModules(mods map[string]*moduleOut) {
-	counts := map[string]float64{"applied": 0, "waiting": 0, "failed": 0}
-	for _, mo := range mods {
-		if mo.state != "" { // not reported yet
-			counts[mo.state]++
-		}
-	}
+// observeModules sets the modules gauge from the count by state.
+func (m *metrics) observeModules(counts map[string]int) {
 	for s, n := range counts {
-		m.modules.WithLabelValues(s).Set(n)
+		m.modules.WithLabelValues(s).Set(float64(n))
 	}
+}
+
+// filled counts a fill request and its latency (the stage's OnFill).
+func (m *metrics) filled(took time.Duration, err error) {
+	m.fillLatency.Observe(took.Seconds())
+	outcome := "ok"
+	if err != nil {
+		outcome = "failed"
+	}
+	m.fills.WithLabelValues(outcome).Inc()
 }
 
 // renders registers how many files and items the graph rendered.

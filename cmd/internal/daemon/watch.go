@@ -172,7 +172,7 @@ func (d *Daemon) del(ctx context.Context, bucket, key string) {
 			had = d.mesh.HasModule(toks[1])
 			defer func() {
 				if had && !d.mesh.HasModule(toks[1]) {
-					d.removed(ctx, toks[1])
+					d.out.Removed(ctx, toks[1])
 				}
 			}()
 		}
@@ -206,7 +206,7 @@ func (d *Daemon) outOfShape(bucket, key string, err error) {
 }
 
 func (d *Daemon) changed(module, key string) {
-	if err := d.pub.Changed(module, "config", key); err != nil {
+	if err := d.out.Changed(module, "config", key); err != nil {
 		d.log.Warn().Err(err).Str("module", module).Msg("prov.changed not published")
 	}
 }

@@ -1,0 +1,99 @@
+package stage
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// fillRequest holds the module's changed files (all of them with all),
+// once every file of it is ready; nil when there is nothing to send.
+func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]*nodes.FileValue) {
+	req := &fill.Request{Module: v.Name}
+	for _, f := range v.Files {
+		if f.State != graph.Ready {
+			return nil, nil // nothing of a module is written until every file is there
+		}
+	}
+	sent := map[string]*nodes.FileValue{}
+	for _, f := range v.Files {
+		if !all && mo.filled[f.Path] == f.Value {
+			continue
+		}
+		sent[f.Path] = f.Value
+		s := f.Value.Spec
+		req.Files = append(req.Files, fill.File{Path: s.Path, Form: s.Form, Content: f.Value.Content,
+			Owner: s.Owner, Group: s.Group, Mode: s.Mode,
+			OnChange: fill.OnChange{Action: s.OnChange.Action, Unit: s.OnChange.Unit}})
+	}
+	if len(req.Files) == 0 {
+		return nil, nil
+	}
+	return req, sent
+}
+
+// secretDigest keys a secret-bearing file's digest with a key kept in
+// memory, so no report is an oracle for a secret.
+func secretDigest(key, content []byte) string {
+	h := hmac.New(sha256.New, key)
+	h.Write(content)
+	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// reportOf is the report a module's view and its last fill make.
+func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
+	r := report.Report{Module: v.Name}
+	switch {
+	case v.State == graph.Failed:
+		r.State, r.Reason = "failed", v.Reason
+	case v.State == graph.Waiting:
+		r.State = "waiting"
+		r.Waiting = waitingOf(v)
+	case mo.failure != "":
+		r.State, r.Reason = "failed", mo.failure
+	default:
+		r.State = "applied"
+	}
+	for _, f := range v.Files {
+		if rf, ok := mo.files[f.Path]; ok {
+			r.Files = append(r.Files, rf)
+		}
+	}
+	return r
+}
+
+// waitingOf is what a waiting module waits for: its needs not met, or the
+// module itself (a plan or archive) when every need is.
+func waitingOf(v *nodes.ModuleView) []report.Waiting {
+	var out []report.Waiting
+	for _, n := range v.Needs {
+		if n.State == graph.Waiting {
+			out = append(out, report.Waiting{Kind: n.Kind, Name: n.Name, Why: n.Why})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, report.Waiting{Kind: "module", Name: v.Name, Why: v.Reason})
+	}
+	return out
+}
+
+// needsOf is the needs a module's view says, for node's needs bucket.
+func needsOf(node string, v *nodes.ModuleView) []report.Need {
+	out := make([]report.Need, len(v.Needs))
+	for i, n := range v.Needs {
+		st := "met"
+		switch n.State {
+		case graph.Waiting:
+			st = "waiting"
+		case graph.Failed:
+			st = "failed"
+		}
+		out[i] = report.Need{Node: node, Module: v.Name, Kind: n.Kind, Name: n.Name, State: st, Why: n.Why}
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package stage
+
+import (
+	"time"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// moduleOut is what the stage last filled and said of a module.
+type moduleOut struct {
+	filled   map[string]*nodes.FileValue // path → the value last filled (the engine keeps an equal value's pointer)
+	files    map[string]report.File      // path → what the report says of it
+	items    map[string][]byte           // collection → text last recorded
+	state    string
+	failure  string // the fill socket's failure, until a fill succeeds
+	retry    bool   // a write or fill failed: try again at the next retry tick
+	since    time.Time
+	lastFill time.Time // when its last fill request was sent (Config.FillGap)
+}
+
+func newModuleOut() *moduleOut {
+	return &moduleOut{filled: map[string]*nodes.FileValue{}, files: map[string]report.File{}, items: map[string][]byte{}}
+}
+
+// takeItems brings the items recorded in line with the view's: a ready
+// item's text is recorded, a failed one is not, a waiting one keeps what is
+// recorded (nil, keep the bucket's, when nothing is), one gone is dropped.
+func (mo *moduleOut) takeItems(v *nodes.ModuleView) {
+	for _, it := range v.Items {
+		switch _, known := mo.items[it.Collection]; {
+		case it.State == graph.Ready:
+			mo.items[it.Collection] = it.Text
+		case it.State == graph.Failed:
+			delete(mo.items, it.Collection) // a failed item is not recorded
+		case !known:
+			mo.items[it.Collection] = nil // waiting, no text in this run yet: keep what is recorded
+		}
+	}
+	for c := range mo.items {
+		if !hasItem(v, c) {
+			delete(mo.items, c)
+		}
+	}
+}
+
+func hasItem(v *nodes.ModuleView, c string) bool {
+	for _, it := range v.Items {
+		if it.Collection == c {
+			return true
+		}
+	}
+	return false
+}
+
+// takeFill takes in the fill socket's answer to a request that carried
+// sent (path → value): the values are recorded as filled and the files'
+// actions and digests as what the report says; a secret-bearing file's
+// digest is keyed with key. A failed fill is recorded as the failure.
+func (mo *moduleOut) takeFill(v *nodes.ModuleView, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte) {
+	if err != nil {
+		mo.failure = err.Error()
+		mo.retry = true
+		return
+	}
+	mo.failure = ""
+	secret := map[string][]byte{}
+	for _, f := range v.Files {
+		if f.Value.Secret {
+			secret[f.Path] = f.Value.Content
+		}
+	}
+	for p, fv := range sent {
+		mo.filled[p] = fv
+	}
+	for _, r := range resp.Files {
+		if c, ok := secret[r.Path]; ok {
+			r.Digest = secretDigest(key, c)
+		}
+		old, had := mo.files[r.Path]
+		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
+			continue // a refill that changed nothing says nothing new
+		}
+		mo.files[r.Path] = report.File{Path: r.Path, Action: r.Action, Digest: r.Digest}
+	}
+}

@@ -1,0 +1,248 @@
+package stage
+
+import (
+	"context"
+	"crypto/rand"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// Config is what a Stage writes to and how.
+type Config struct {
+	Node    string
+	Fill    *fill.Client
+	Pub     *report.Publisher
+	Key     []byte        // keys the digests of secret-bearing files in reports; nil: a random one
+	FillGap time.Duration // a module filled less than this ago is held (0: never)
+	Log     zerolog.Logger
+	// Busy says more input is queued: needs then wait, up to needsDelay,
+	// for it to settle. Nil: never busy.
+	Busy func() bool
+	// OnFill, if set, is told of each fill request's latency and outcome;
+	// it is called from the fill's own goroutine.
+	OnFill func(took time.Duration, err error)
+}
+
+// Views gives a module's view after a stabilisation, nil when the module
+// is not on this node; *nodes.Mesh is one.
+type Views interface {
+	View(module string) *nodes.ModuleView
+}
+
+// Stage is one node's output stage. Not safe for concurrent use: the
+// daemon's loop goroutine owns it.
+type Stage struct {
+	cfg Config
+
+	modules        map[string]*moduleOut    // what was last filled and said, by module
+	pendingNeeds   map[string][]report.Need // module → needs to write at the next flush
+	needsSince     time.Time                // when the oldest pending needs were queued
+	staleItemsDone bool                     // items of modules gone were cleaned
+	held           map[string]time.Time     // module → when its held changes go out (Config.FillGap)
+	holdTimer      *time.Timer              // wakes the loop for the earliest of held
+	holdAt         time.Time                // when holdTimer fires; zero: not armed
+}
+
+// New makes a stage.
+func New(cfg Config) (*Stage, error) {
+	if cfg.Key == nil {
+		cfg.Key = make([]byte, 32)
+		if _, err := rand.Read(cfg.Key); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Busy == nil {
+		cfg.Busy = func() bool { return false }
+	}
+	return &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]report.Need{},
+		held: map[string]time.Time{}}, nil
+}
+
+// outJob is one module's output after a stabilisation: its view, and the
+// fill request to send (nil when no file of it is to be sent).
+type outJob struct {
+	v    *nodes.ModuleView
+	mo   *moduleOut
+	req  *fill.Request
+	sent map[string]*nodes.FileValue // path → what the request carries
+	resp fill.Response
+	err  error
+}
+
+// MaxFillsInFlight bounds the fill requests sent at once (different
+// modules; a module's requests are never concurrent).
+const MaxFillsInFlight = 8
+
+// Send brings the named modules' needs, items, files and reports in line
+// with their views. With all set, every file is sent again (start,
+// reconnect, refill) and nothing is held; otherwise held modules whose gap
+// has passed are sent too, and a module filled less than Config.FillGap
+// ago is held. The fill requests of different modules go out together
+// (the node-engine's durable writes are what a cold start waits on); Send
+// waits for them all.
+func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool) {
+	if all {
+		clear(s.held)
+	} else {
+		names = s.dueHeld(names, time.Now())
+	}
+	s.send(ctx, views, names, all)
+	s.armHold()
+}
+
+func (s *Stage) send(ctx context.Context, views Views, names []string, all bool) {
+	began := time.Now()
+	jobs := make([]*outJob, 0, len(names))
+	items := map[string]map[string][]byte{}
+	for _, name := range names {
+		if !all && s.hold(name, began) {
+			continue // filled less than a gap ago: held, and sent once it has passed
+		}
+		if j := s.prepare(views.View(name), all); j != nil {
+			jobs = append(jobs, j)
+			items[name] = j.mo.items
+		}
+	}
+	for module, err := range s.cfg.Pub.ItemsAll(ctx, items) {
+		s.modules[module].retry = true
+		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("items not recorded")
+	}
+	prepared := time.Since(began)
+	sem := make(chan struct{}, MaxFillsInFlight)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		if j.req == nil {
+			continue
+		}
+		j.mo.lastFill = time.Now()
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(j *outJob) {
+			defer func() { <-sem; wg.Done() }()
+			start := time.Now()
+			// A fill under way is finished even when the daemon is told to stop.
+			j.resp, j.err = s.cfg.Fill.Fill(context.WithoutCancel(ctx), *j.req)
+			if s.cfg.OnFill != nil {
+				s.cfg.OnFill(time.Since(start), j.err)
+			}
+		}(j)
+	}
+	wg.Wait()
+	filledAt := time.Since(began)
+	reports := make([]report.Report, len(jobs))
+	for i, j := range jobs {
+		if j.req != nil {
+			j.mo.takeFill(j.v, j.sent, j.resp, j.err, s.cfg.Key)
+		}
+		reports[i] = reportOf(j.v, j.mo)
+	}
+	for i, w := range s.cfg.Pub.Reports(ctx, reports) {
+		s.reported(jobs[i].mo, reports[i], w)
+	}
+	s.FlushNeeds(ctx, false)
+	if len(jobs) > 0 {
+		s.cfg.Log.Debug().Int("modules", len(jobs)).Dur("needs_items", prepared).Dur("fills", filledAt-prepared).
+			Dur("reports", time.Since(began)-filledAt).Msg("output")
+	}
+}
+
+// prepare works out a module's items (written by the caller, all
+// modules' together), queues its needs and makes its fill request; nil
+// when the module is not on this node (v nil).
+func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
+	if v == nil {
+		return nil
+	}
+	mo := s.modules[v.Name]
+	if mo == nil {
+		mo = newModuleOut()
+		s.modules[v.Name] = mo
+	}
+	mo.retry = false
+	if len(s.pendingNeeds) == 0 {
+		s.needsSince = time.Now()
+	}
+	s.pendingNeeds[v.Name] = needsOf(s.cfg.Node, v)
+	mo.takeItems(v)
+	j := &outJob{v: v, mo: mo}
+	j.req, j.sent = fillRequest(v, mo, all)
+	return j
+}
+
+// reported takes in what became of a module's report, and logs a change
+// of its state.
+func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
+	if w.Err != nil {
+		mo.retry = true
+		s.cfg.Log.Warn().Err(w.Err).Str("module", r.Module).Msg("report not written")
+	}
+	if r.State == mo.state {
+		return
+	}
+	if w.Wrote || w.Err != nil {
+		mo.since = time.Now()
+	}
+	ev := s.cfg.Log.Info()
+	if r.State == "failed" {
+		ev = s.cfg.Log.Warn()
+	}
+	ev = ev.Str("module", r.Module).Str("state", r.State).Str("was", mo.state)
+	if r.Reason != "" {
+		ev = ev.Str("reason", r.Reason)
+	}
+	if len(r.Waiting) > 0 {
+		ev = ev.Interface("waiting", r.Waiting)
+	}
+	ev.Msg("module " + r.State)
+	mo.state = r.State
+}
+
+// needsDelay bounds how long needs wait to be written while input keeps
+// coming (a need moving waiting → met within one burst is written once).
+const needsDelay = time.Second
+
+// FlushNeeds writes the needs of the modules sent since the last flush,
+// all modules' puts in flight together. Unless forced, it waits while
+// Config.Busy says more input is queued (it will change the same needs
+// again), up to needsDelay: a cold start writes each need once, in its
+// settled state, instead of once per batch.
+func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
+	if len(s.pendingNeeds) == 0 {
+		return
+	}
+	if !force && s.cfg.Busy() && time.Since(s.needsSince) < needsDelay {
+		return
+	}
+	for module, err := range s.cfg.Pub.NeedsAll(ctx, s.pendingNeeds) {
+		if mo := s.modules[module]; mo != nil {
+			mo.retry = true
+		}
+		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("needs not written")
+	}
+	clear(s.pendingNeeds)
+}
+
+// Removed says a module was taken off this node: its needs and items go,
+// a removed report is published and its applied key deleted. The
+// node-engine removes the files.
+func (s *Stage) Removed(ctx context.Context, name string) {
+	delete(s.pendingNeeds, name)
+	pub, log := s.cfg.Pub, s.cfg.Log
+	if err := pub.Needs(ctx, name, nil); err != nil {
+		log.Warn().Err(err).Str("module", name).Msg("needs not deleted")
+	}
+	if err := pub.Items(ctx, name, nil); err != nil {
+		log.Warn().Err(err).Str("module", name).Msg("items not deleted")
+	}
+	if _, err := pub.Report(ctx, report.Report{Module: name, State: "removed"}); err != nil {
+		log.Warn().Err(err).Str("module", name).Msg("removed report not published")
+	}
+	delete(s.modules, name)
+	log.Info().Str("module", name).Str("state", "removed").Msg("module removed")
+}
