@@ -81,6 +81,8 @@ func TestTheRulesThemselves(t *testing.T) {
 		{"inputs/bus", "outputs/fill", false},
 		{"outputs/report", "inputs/vault", false},
 		{"outputs/report", "nodes", true},
+		{"outputs/stage", "outputs/report", true},
+		{"outputs/stage", "inputs/bus", false},
 		{"inputs/vault/devvault", "inputs/vault", true},
 		{"cmd/internal/daemon", "inputs/bus", true},
 	} {
