@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 const (
@@ -30,21 +31,7 @@ type bus struct {
 // newBus starts a nats-server and creates the given buckets.
 func newBus(t *testing.T, buckets ...string) *bus {
 	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := bustest.JetStream(t, bustest.Start(t))
 	b := &bus{t: t, nc: nc, js: js}
 	for _, name := range buckets {
 		b.bucket(name)
