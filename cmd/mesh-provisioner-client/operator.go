@@ -1,68 +1,30 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
+	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"os"
-	"syscall"
 	"time"
 
-	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // The operator's commands: each asks the running daemon over its control
 // socket (SPEC §5.5) and prints the answer for people, or as it came with
 // --json.
 
-// errNotRunning marks an answer that did not come because no daemon
-// listens on the control socket.
-var errNotRunning = errors.New("the daemon is not running")
-
-// controlGet asks the daemon's control socket for path.
-func controlGet(sock, path string) ([]byte, int, error) {
-	c := daemon.ControlClient(sock, 10*time.Second)
-	resp, err := c.Get("http://control" + path)
-	if err != nil {
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			return nil, 0, fmt.Errorf("%w: there is no control socket %s (start it with `mesh-provisioner-client run`, or name its socket with --control)", errNotRunning, sock)
-		case errors.Is(err, syscall.ECONNREFUSED):
-			return nil, 0, fmt.Errorf("%w: nothing answers on the control socket %s", errNotRunning, sock)
-		case errors.Is(err, os.ErrPermission):
-			return nil, 0, fmt.Errorf("control socket %s: permission denied (it is mode 0600: run this as the daemon's user or root)", sock)
-		}
-		return nil, 0, fmt.Errorf("control socket %s does not answer: %w", sock, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, 0, fmt.Errorf("control socket %s: reading the answer to %s: %w", sock, path, err)
-	}
-	return b, resp.StatusCode, nil
-}
-
-// ask gets path and says, on stderr, why it could not; ok is false then.
-func ask(sock, path string, stderr io.Writer) ([]byte, bool) {
-	b, code, err := controlGet(sock, path)
+// ask runs q against the control socket sock and says, on stderr, why it
+// could not; ok is false then.
+func ask[T any](sock string, stderr io.Writer, q func(c *control.Client, ctx context.Context) (T, error)) (T, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := q(control.NewClient(sock, 10*time.Second), ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return nil, false
+		return v, false
 	}
-	if code != http.StatusOK {
-		var ce daemon.ControlError
-		if json.Unmarshal(b, &ce) == nil && ce.Error != "" {
-			fmt.Fprintln(stderr, ce.Error)
-		} else {
-			fmt.Fprintf(stderr, "control socket %s: %s answered %d: %s\n", sock, path, code, b)
-		}
-		return nil, false
-	}
-	return b, true
+	return v, true
 }
 
 func status(args []string, stdout, stderr io.Writer) int {
@@ -77,20 +39,19 @@ func status(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: mesh-provisioner-client status [--json] [--control SOCK]")
 		return 2
 	}
-	b, ok := ask(*sock, "/v1/modules", stderr)
-	if !ok {
-		return 1
-	}
 	if *asJSON {
+		b, ok := ask(*sock, stderr, (*control.Client).ModulesJSON)
+		if !ok {
+			return 1
+		}
 		stdout.Write(b)
 		return 0
 	}
-	var m daemon.Modules
-	if err := json.Unmarshal(b, &m); err != nil {
-		fmt.Fprintf(stderr, "control socket %s: /v1/modules: %v\n", *sock, err)
+	m, ok := ask(*sock, stderr, (*control.Client).Modules)
+	if !ok {
 		return 1
 	}
-	if err := daemon.WriteStatus(stdout, &m); err != nil {
+	if err := control.WriteStatus(stdout, m); err != nil {
 		return 1
 	}
 	return 0
@@ -105,20 +66,22 @@ func explain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: mesh-provisioner-client graph explain [--json] [--control SOCK] <module>")
 		return 2
 	}
-	b, ok := ask(*sock, "/v1/explain?module="+url.QueryEscape(fs.Arg(0)), stderr)
-	if !ok {
-		return 1
-	}
+	module := fs.Arg(0)
 	if *asJSON {
+		b, ok := ask(*sock, stderr, func(c *control.Client, ctx context.Context) ([]byte, error) { return c.ExplainJSON(ctx, module) })
+		if !ok {
+			return 1
+		}
 		stdout.Write(b)
 		return 0
 	}
-	var e daemon.Explanation
-	if err := json.Unmarshal(b, &e); err != nil {
-		fmt.Fprintf(stderr, "control socket %s: /v1/explain: %v\n", *sock, err)
+	e, ok := ask(*sock, stderr, func(c *control.Client, ctx context.Context) (*control.Explanation, error) {
+		return c.Explain(ctx, module)
+	})
+	if !ok {
 		return 1
 	}
-	if err := daemon.WriteExplanation(stdout, &e); err != nil {
+	if err := control.WriteExplanation(stdout, e); err != nil {
 		return 1
 	}
 	return 0
@@ -136,11 +99,7 @@ func dot(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: mesh-provisioner-client graph dot [--module M] [--control SOCK] | dot -Tsvg > graph.svg")
 		return 2
 	}
-	path := "/v1/graph.dot"
-	if *mod != "" {
-		path += "?module=" + url.QueryEscape(*mod)
-	}
-	b, ok := ask(*sock, path, stderr)
+	b, ok := ask(*sock, stderr, func(c *control.Client, ctx context.Context) ([]byte, error) { return c.DOT(ctx, *mod) })
 	if !ok {
 		return 1
 	}

@@ -11,8 +11,8 @@ import (
 	gdot "gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/simple"
 
-	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 func TestStatusPrintsOneAlignedLinePerModuleAndJSONForMachines(t *testing.T) {
@@ -36,7 +36,7 @@ func TestStatusPrintsOneAlignedLinePerModuleAndJSONForMachines(t *testing.T) {
 	}
 
 	code, js, errOut := runCLI("status", "--json", "--control", w.sock)
-	var m daemon.Modules
+	var m control.Modules
 	if err := json.Unmarshal([]byte(js), &m); code != 0 || err != nil || m.Node != "ace" || len(m.Modules) != 2 {
 		t.Fatalf("exit %d %v: %s%s", code, err, js, errOut)
 	}
@@ -59,7 +59,7 @@ func TestGraphExplainPrintsTheChainToTheRootAndJSONThatParsesBack(t *testing.T) 
 
 	// flags after the module name work too
 	code, js, errOut := runCLI("graph", "explain", "web", "--json", "--control", w.sock)
-	var e daemon.Explanation
+	var e control.Explanation
 	if err := json.Unmarshal([]byte(js), &e); code != 0 || err != nil {
 		t.Fatalf("exit %d %v: %s%s", code, err, js, errOut)
 	}

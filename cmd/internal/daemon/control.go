@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -17,43 +16,12 @@ import (
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/control"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
-// The control socket (SPEC §5.5): HTTP on a unix socket, mode 0600, that
-// answers only peers running as the daemon's uid or root.
-//
-//	GET /healthz              200 "ok" once the bus is connected and the initial load is done, else 503 saying which
-//	GET /v1/modules           Modules (JSON)
-//	GET /v1/explain?module=M  Explanation (JSON); 404 ControlError when M is not on this node
-//	GET /v1/graph.dot[?module=M]  the graph in Graphviz DOT (text/vnd.graphviz)
-//	GET /metrics              Prometheus text format
-//
-// Every error is a ControlError (JSON) with a status code.
-
-// Modules is /v1/modules' answer: every module of this node.
-type Modules struct {
-	Node    string         `json:"node"`
-	At      time.Time      `json:"at"` // when the daemon answered
-	Modules []ModuleStatus `json:"modules"`
-}
-
-// ModuleStatus is one module of /v1/modules.
-type ModuleStatus struct {
-	Module   string    `json:"module"`
-	State    string    `json:"state"`     // applied | waiting | failed
-	Files    int       `json:"files"`     // files of the plan (secret files included)
-	FilesMet int       `json:"files_met"` // of them, those whose every value is there
-	Since    time.Time `json:"since"`     // when the module entered State
-	Reason   string    `json:"reason,omitempty"`
-}
-
-// ControlError is the body of every control socket answer that is not 200.
-type ControlError struct {
-	Error   string   `json:"error"`
-	Node    string   `json:"node,omitempty"`
-	Modules []string `json:"modules,omitempty"` // a module not here: the modules that are
-}
+// The control socket (SPEC §5.5): the listener and its HTTP handler; the
+// answers are built, and asked for, by outputs/control.
 
 // serveControl serves the control socket. The socket is bound under a
 // temporary name, made 0600 and only then renamed into place, so it is
@@ -112,7 +80,7 @@ func (d *Daemon) peerCheck(h http.Handler) http.Handler {
 				who = "uid " + strconv.Itoa(uid)
 			}
 			d.log.Warn().Int("peer_uid", uid).Str("path", r.URL.Path).Msg("control socket: request refused")
-			writeError(w, http.StatusForbidden, ControlError{Error: "control socket: " + who +
+			writeError(w, http.StatusForbidden, control.ErrorBody{Error: "control socket: " + who +
 				" is neither the daemon's uid (" + strconv.Itoa(self) + ") nor root: refused"})
 			return
 		}
@@ -141,19 +109,19 @@ func (d *Daemon) ControlHandler() http.Handler {
 		fmt.Fprintln(w, "ok: the bus is connected and the initial load is done")
 	})
 	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
-		var out Modules
-		err := d.Do(r.Context(), func(m *nodes.Mesh) {
-			out = Modules{Node: d.cfg.Node, At: time.Now(), Modules: d.statuses()}
-		})
+		var out control.Modules
+		err := d.Do(r.Context(), func(m *nodes.Mesh) { out = d.answers().Modules() })
 		writeJSON(w, out, err)
 	})
 	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
 		mod := r.URL.Query().Get("module")
-		var out *Explanation
-		var notHere *ControlError
+		var out *control.Explanation
+		var notHere *control.ErrorBody
 		err := d.Do(r.Context(), func(m *nodes.Mesh) {
-			if out = d.explain(mod); out == nil {
-				notHere = d.notHere(mod)
+			a := d.answers()
+			if out = a.Explain(mod); out == nil {
+				nh := a.NotHere(mod)
+				notHere = &nh
 			}
 		})
 		if err == nil && notHere != nil {
@@ -166,7 +134,7 @@ func (d *Daemon) ControlHandler() http.Handler {
 		mod := r.URL.Query().Get("module")
 		var out []byte
 		var derr error
-		var notHere *ControlError
+		var notHere *control.ErrorBody
 		err := d.Do(r.Context(), func(m *nodes.Mesh) {
 			if mod == "" {
 				out, derr = m.Graph().DOT("provisioner")
@@ -174,18 +142,19 @@ func (d *Daemon) ControlHandler() http.Handler {
 			}
 			n := m.ModuleNode(mod)
 			if n == nil {
-				notHere = d.notHere(mod)
+				nh := d.answers().NotHere(mod)
+				notHere = &nh
 				return
 			}
 			out, derr = m.Graph().DOT("provisioner", n.Key())
 		})
 		switch {
 		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, ControlError{Error: "the daemon's loop did not answer: " + err.Error()})
+			writeError(w, http.StatusServiceUnavailable, control.ErrorBody{Error: "the daemon's loop did not answer: " + err.Error()})
 		case notHere != nil:
 			writeError(w, http.StatusNotFound, *notHere)
 		case derr != nil:
-			writeError(w, http.StatusInternalServerError, ControlError{Error: "rendering the graph: " + derr.Error()})
+			writeError(w, http.StatusInternalServerError, control.ErrorBody{Error: "rendering the graph: " + derr.Error()})
 		default:
 			w.Header().Set("Content-Type", "text/vnd.graphviz")
 			w.Write(out)
@@ -195,74 +164,35 @@ func (d *Daemon) ControlHandler() http.Handler {
 	return mux
 }
 
+// answers builds the control socket's answers from the mesh: call it on
+// the loop.
+func (d *Daemon) answers() control.Answers {
+	return control.Answers{Node: d.cfg.Node, FillSocket: d.cfg.FillSocket, Mesh: d.mesh, State: d.moduleState}
+}
+
 // moduleState is what the module's report says (or will say at the end
 // of the batch): the view's state, or failed when the fill socket failed.
-func (d *Daemon) moduleState(v *nodes.ModuleView) (state, reason string, since time.Time) {
-	state, reason, since = stateWord(v.State), v.Reason, v.Since
+func (d *Daemon) moduleState(v *nodes.ModuleView) control.ModuleState {
+	s := control.ModuleState{State: control.StateWord(v.State), Reason: v.Reason, Since: v.Since}
 	said, ok := d.out.Said(v.Name)
 	if ok && v.State == graph.Ready && said.Failure != "" {
-		state, reason = "failed", said.Failure
+		s.State, s.Reason, s.Fill = "failed", said.Failure, said.Failure
 	}
-	if ok && said.State == state && !said.Since.IsZero() {
-		since = said.Since
+	if ok && said.State == s.State && !said.Since.IsZero() {
+		s.Since = said.Since
 	}
-	return state, reason, since
-}
-
-func (d *Daemon) statuses() []ModuleStatus {
-	out := []ModuleStatus{}
-	for _, name := range d.mesh.Modules() {
-		v := d.mesh.View(name)
-		st := ModuleStatus{Module: name, Files: len(v.Files)}
-		st.State, st.Reason, st.Since = d.moduleState(v)
-		for _, f := range v.Files {
-			if f.State == graph.Ready {
-				st.FilesMet++
-			}
-		}
-		out = append(out, st)
-	}
-	return out
-}
-
-func (d *Daemon) notHere(module string) *ControlError {
-	mods := d.mesh.Modules()
-	here := "no module is assigned to node " + d.cfg.Node
-	if len(mods) > 0 {
-		here = "modules on node " + d.cfg.Node + ": " + strings.Join(mods, ", ")
-	}
-	if module == "" {
-		return &ControlError{Error: "no module named; " + here, Node: d.cfg.Node, Modules: mods}
-	}
-	return &ControlError{Error: "module " + module + " is not on node " + d.cfg.Node + "; " + here,
-		Node: d.cfg.Node, Modules: mods}
-}
-
-func stateWord(s graph.State) string {
-	if s == graph.Ready {
-		return "applied"
-	}
-	return s.String()
+	return s
 }
 
 func writeJSON(w http.ResponseWriter, v any, err error) {
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, ControlError{Error: "the daemon's loop did not answer: " + err.Error()})
+		writeError(w, http.StatusServiceUnavailable, control.ErrorBody{Error: "the daemon's loop did not answer: " + err.Error()})
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	control.WriteJSON(w, http.StatusOK, v)
 }
 
-func writeError(w http.ResponseWriter, code int, e ControlError) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(e)
-}
+func writeError(w http.ResponseWriter, code int, e control.ErrorBody) { control.WriteJSON(w, code, e) }
 
 // runCalls runs the calls Do handed the loop during the batch just
 // stabilised, so the control socket never reads a graph half-changed.
@@ -272,14 +202,4 @@ func (d *Daemon) runCalls() {
 		close(c.done)
 	}
 	d.calls = nil
-}
-
-// ControlClient talks HTTP to a daemon's control socket sock: requests go
-// to http://control/<path>. The operator's commands and the lab use it.
-func ControlClient(sock string, timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}}
 }

@@ -2,9 +2,9 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // ctlSock is a control socket path short enough for a unix socket.
@@ -51,19 +52,12 @@ func ctlGet(t *testing.T, sock, path string) (int, []byte) {
 }
 
 func ctlTry(sock, path string) (int, []byte, error) {
-	c := ControlClient(sock, 5*time.Second)
-	resp, err := c.Get("http://control" + path)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	return control.NewClient(sock, 5*time.Second).Get(context.Background(), path)
 }
 
 // explainOf reads module's explanation from the socket, parsed back, and
 // the text the operator's command prints of it.
-func explainOf(t *testing.T, sock, module string) (*Explanation, string) {
+func explainOf(t *testing.T, sock, module string) (*control.Explanation, string) {
 	t.Helper()
 	e, text, err := explainTry(sock, module)
 	if err != nil {
@@ -72,7 +66,7 @@ func explainOf(t *testing.T, sock, module string) (*Explanation, string) {
 	return e, text
 }
 
-func explainTry(sock, module string) (*Explanation, string, error) {
+func explainTry(sock, module string) (*control.Explanation, string, error) {
 	code, b, err := ctlTry(sock, "/v1/explain?module="+module)
 	if err != nil {
 		return nil, "", err
@@ -80,22 +74,22 @@ func explainTry(sock, module string) (*Explanation, string, error) {
 	if code != http.StatusOK {
 		return nil, "", fmt.Errorf("explain %s: %d %s", module, code, b)
 	}
-	var e Explanation
+	var e control.Explanation
 	if err := json.Unmarshal(b, &e); err != nil {
 		return nil, "", fmt.Errorf("explain %s: %v\n%s", module, err, b)
 	}
 	var text bytes.Buffer
-	if err := WriteExplanation(&text, &e); err != nil {
+	if err := control.WriteExplanation(&text, &e); err != nil {
 		return nil, "", err
 	}
 	return &e, text.String(), nil
 }
 
 // roots are the steps where the wait or failure began.
-func roots(e *Explanation) []Step {
-	var out []Step
-	var walk func(s Step)
-	walk = func(s Step) {
+func roots(e *control.Explanation) []control.Step {
+	var out []control.Step
+	var walk func(s control.Step)
+	walk = func(s control.Step) {
 		if s.Root {
 			out = append(out, s)
 		}
@@ -105,7 +99,7 @@ func roots(e *Explanation) []Step {
 	}
 	for _, o := range e.Outputs {
 		if o.Root { // the output itself, e.g. an item on a cycle
-			out = append(out, Step{Kind: o.Kind, Where: o.Path + o.Collection, State: o.State, Why: o.Why, Root: true})
+			out = append(out, control.Step{Kind: o.Kind, Where: o.Path + o.Collection, State: o.State, Why: o.Why, Root: true})
 		}
 		for _, s := range o.Chain {
 			walk(s)
@@ -173,37 +167,37 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 
 	type want struct {
 		module, state, kind string
-		where               func(s Step) bool
+		where               func(s control.Step) bool
 		why, text           []string
 	}
 	cases := []want{
-		{"cfg", "waiting", "config", func(s Step) bool { return s.Bucket == nodes.ConfigBucket && s.Key == "ace.cfg.flavour" },
+		{"cfg", "waiting", "config", func(s control.Step) bool { return s.Bucket == nodes.ConfigBucket && s.Key == "ace.cfg.flavour" },
 			[]string{"mesh-config_resolved ace.cfg.flavour: not written yet"},
 			[]string{"${config:flavour}", "mesh-config_resolved ace.cfg.flavour: not written yet (watched since ", "${config:model}"}},
-		{"place", "waiting", "placement", func(s Step) bool { return s.Bucket == nodes.AssignmentsBucket && s.Key == "ace.place" },
+		{"place", "waiting", "placement", func(s control.Step) bool { return s.Bucket == nodes.AssignmentsBucket && s.Key == "ace.place" },
 			[]string{"placement.port.http is not in the plan of place"},
 			[]string{"${port:http}", "mesh-controller_assignments ace.place: placement.port.http is not in the plan of place"}},
-		{"reg", "waiting", "registry", func(s Step) bool { return s.Bucket == nodes.RegistryBucket && s.Key == "machine" },
+		{"reg", "waiting", "registry", func(s control.Step) bool { return s.Bucket == nodes.RegistryBucket && s.Key == "machine" },
 			[]string{"does not name kind machine"},
 			[]string{"${machine:name}", "the registry (mesh-provisioner_registry) does not name kind machine (watched since "}},
-		{"entry", "waiting", "bound", func(s Step) bool { return s.Bucket == "gitea_bound" && s.Key == "ace.entry.gitea-read" },
+		{"entry", "waiting", "bound", func(s control.Step) bool { return s.Bucket == "gitea_bound" && s.Key == "ace.entry.gitea-read" },
 			[]string{"gitea_bound ace.entry.gitea-read: not written yet"},
 			[]string{"${bound:gitea-read:as}", "gitea_bound ace.entry.gitea-read: not written yet (watched since "}},
-		{"nobucket", "waiting", "bound", func(s Step) bool { return s.Bucket == "forge_bound" && s.Key == "ace.nobucket.forge-read" },
+		{"nobucket", "waiting", "bound", func(s control.Step) bool { return s.Bucket == "forge_bound" && s.Key == "ace.nobucket.forge-read" },
 			[]string{"bucket forge_bound does not exist yet"},
 			[]string{"forge_bound ace.nobucket.forge-read: bucket forge_bound does not exist yet", "(watched since "}},
-		{"silent", "waiting", "vault", func(s Step) bool { return s.Vault == "own/silent/api" && s.Secret },
+		{"silent", "waiting", "vault", func(s control.Step) bool { return s.Vault == "own/silent/api" && s.Secret },
 			[]string{"vault own/silent/api: asked ", "no answer within 300ms"},
 			[]string{"${secret:api}", "vault own/silent/api: asked ", ", no answer within 300ms"}},
-		{"cyc-a", "failed", "item", func(s Step) bool { return s.Where == "c2" },
+		{"cyc-a", "failed", "item", func(s control.Step) bool { return s.Where == "c2" },
 			[]string{"cycle", "item cyc-a/c2", "item cyc-b/c1"},
 			[]string{"item c2", "failed", "cycle", "item cyc-a/c2", "item cyc-b/c1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.module, func(t *testing.T) {
-			var e *Explanation
+			var e *control.Explanation
 			var text string
-			var root Step
+			var root control.Step
 			waitFor(t, 10*time.Second, func() error {
 				var err error
 				if e, text, err = explainTry(sock, c.module); err != nil {
@@ -234,7 +228,7 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 		})
 	}
 	t.Run("fill socket down", func(t *testing.T) {
-		var e *Explanation
+		var e *control.Explanation
 		var text string
 		waitFor(t, 10*time.Second, func() error {
 			var err error
@@ -262,7 +256,7 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 			return nil
 		})
 		code, b := ctlGet(t, sock, "/v1/explain?module=ghost")
-		var ce ControlError
+		var ce control.ErrorBody
 		if err := json.Unmarshal(b, &ce); err != nil || code != http.StatusNotFound {
 			t.Fatalf("%d %s", code, b)
 		}
@@ -304,7 +298,7 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 	d := m.client("ace", withControl(sock))
 	m.waitState("ace", "sec", "applied")
 
-	var e *Explanation
+	var e *control.Explanation
 	var text string
 	m.checkFor(10*time.Second, func() error {
 		var err error
@@ -325,7 +319,7 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 	}
 
 	e, text = explainOf(t, sock, "sec")
-	kinds := map[string]Output{}
+	kinds := map[string]control.Output{}
 	for _, o := range e.Outputs {
 		kinds[o.Kind] = o
 	}
@@ -374,11 +368,11 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 		t.Fatalf("DOT of one module:\n%s", one)
 	}
 
-	var ms Modules
+	var ms control.Modules
 	if err := json.Unmarshal(mods, &ms); err != nil || ms.Node != "ace" || len(ms.Modules) != 2 {
 		t.Fatalf("%v %s", err, mods)
 	}
-	got := map[string]ModuleStatus{}
+	got := map[string]control.ModuleStatus{}
 	for _, s := range ms.Modules {
 		got[s.Module] = s
 	}
@@ -389,7 +383,7 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 		t.Fatalf("absent %+v", s)
 	}
 	var st bytes.Buffer
-	WriteStatus(&st, &ms)
+	control.WriteStatus(&st, &ms)
 	t.Logf("%s", st.String())
 	lines := strings.Split(st.String(), "\n")
 	if len(lines) < 4 || !strings.HasPrefix(lines[0], "MODULE") || !strings.HasPrefix(lines[2], "sec ") ||
@@ -536,14 +530,12 @@ func TestControlPeerChild(t *testing.T) {
 	if sock == "" {
 		t.Skip("run by TestTheControlSocketIsMode0600AndRefusesOtherUsers as another uid")
 	}
-	c := ControlClient(sock, 5*time.Second)
-	resp, err := c.Get("http://control/v1/modules")
+	code, b, err := control.NewClient(sock, 5*time.Second).Get(context.Background(), "/v1/modules")
 	if err != nil {
 		fmt.Printf("CHILD error=%v\n", err)
 		return
 	}
-	b, _ := io.ReadAll(resp.Body)
-	fmt.Printf("CHILD uid=%d status=%d body=%s\n", os.Getuid(), resp.StatusCode, bytes.ReplaceAll(b, []byte("\n"), nil))
+	fmt.Printf("CHILD uid=%d status=%d body=%s\n", os.Getuid(), code, bytes.ReplaceAll(b, []byte("\n"), nil))
 }
 
 func TestTheControlSocketIsMode0600AndRefusesOtherUsers(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // leakForms are the ways a value could show: itself, and its base64 (std
@@ -36,15 +36,12 @@ func leakForms(value string) []string {
 // unixGet asks the control socket for path.
 func unixGet(t *testing.T, sock, path string) string {
 	t.Helper()
-	c := ControlClient(sock, 5*time.Second)
-	resp, err := c.Get("http://control" + path)
+	code, b, err := control.NewClient(sock, 5*time.Second).Get(context.Background(), path)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s %s", path, resp.Status, b)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, b)
 	}
 	return string(b)
 }

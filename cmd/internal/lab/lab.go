@@ -16,12 +16,12 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
-	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/examples"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // Config is what Run needs.
@@ -199,7 +199,7 @@ func Run(ctx context.Context, cfg Config) error {
 			fmt.Fprintf(out, "(no explanation of %s on %s: %v)\n", rep.Module, rep.Node, err)
 			continue
 		}
-		if err := daemon.WriteExplanation(out, e); err != nil {
+		if err := control.WriteExplanation(out, e); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	"github.com/novox/mesh-provisioner/examples"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // TestNoSecretOfTheLabLeavesItsFiles plants the example secrets (the dev
@@ -141,13 +140,10 @@ func everyBucket(t *testing.T, url string) string {
 }
 
 func controlText(t *testing.T, sock, path string) string {
-	c := daemon.ControlClient(sock, 10*time.Second)
-	resp, err := c.Get("http://control" + path)
+	_, b, err := control.NewClient(sock, 10*time.Second).Get(context.Background(), path)
 	if err != nil {
 		t.Errorf("control %s %s: %v", sock, path, err)
 		return ""
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }

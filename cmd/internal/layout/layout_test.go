@@ -88,6 +88,8 @@ func TestTheRulesThemselves(t *testing.T) {
 		{"outputs/report", "nodes", true},
 		{"outputs/stage", "outputs/report", true},
 		{"outputs/stage", "inputs/bus", false},
+		{"outputs/control", "nodes", true},
+		{"outputs/control", "inputs/bus", false},
 		{"inputs/vault/devvault", "inputs/vault", true},
 		{"cmd/internal/daemon", "inputs/bus", true},
 	} {

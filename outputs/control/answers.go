@@ -1,0 +1,159 @@
+package control
+
+import (
+	"strings"
+	"time"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// ModuleState is what the daemon says of a module beyond its graph: the
+// state its report says (or will say at the end of the batch).
+type ModuleState struct {
+	State  string // applied | waiting | failed
+	Reason string
+	Since  time.Time
+	// Fill is the fill socket's failure of the module's last fill ("" for
+	// none): every value was there, the node-engine did not take the files.
+	Fill string
+}
+
+// Answers builds the control socket's answers from the mesh of node. Its
+// methods read the graph: call them on the daemon's loop.
+type Answers struct {
+	Node       string
+	FillSocket string
+	Mesh       *nodes.Mesh
+	// State is what the daemon says of the module v is the view of.
+	State func(v *nodes.ModuleView) ModuleState
+}
+
+// StateWord is the word a module's report says for the view's state s.
+func StateWord(s graph.State) string {
+	if s == graph.Ready {
+		return "applied"
+	}
+	return s.String()
+}
+
+// Modules is /v1/modules' answer.
+func (a Answers) Modules() Modules {
+	out := Modules{Node: a.Node, At: time.Now(), Modules: []ModuleStatus{}}
+	for _, name := range a.Mesh.Modules() {
+		v := a.Mesh.View(name)
+		st := a.State(v)
+		ms := ModuleStatus{Module: name, Files: len(v.Files), State: st.State, Reason: st.Reason, Since: st.Since}
+		for _, f := range v.Files {
+			if f.State == graph.Ready {
+				ms.FilesMet++
+			}
+		}
+		out.Modules = append(out.Modules, ms)
+	}
+	return out
+}
+
+// NotHere is the 404 answer for module, which is not on this node.
+func (a Answers) NotHere(module string) ErrorBody {
+	mods := a.Mesh.Modules()
+	here := "no module is assigned to node " + a.Node
+	if len(mods) > 0 {
+		here = "modules on node " + a.Node + ": " + strings.Join(mods, ", ")
+	}
+	if module == "" {
+		return ErrorBody{Error: "no module named; " + here, Node: a.Node, Modules: mods}
+	}
+	return ErrorBody{Error: "module " + module + " is not on node " + a.Node + "; " + here, Node: a.Node, Modules: mods}
+}
+
+// Explain builds module's explanation; nil when it is not on this node.
+func (a Answers) Explain(module string) *Explanation {
+	mn := a.Mesh.ModuleNode(module)
+	v := a.Mesh.View(module)
+	if mn == nil || v == nil {
+		return nil
+	}
+	e := &Explanation{Node: a.Node, Module: module, At: time.Now(), Outputs: []Output{}}
+	st := a.State(v)
+	e.State, e.Reason, e.Since = st.State, st.Reason, st.Since
+	if st.Fill != "" {
+		e.Fill = &FillFailure{Socket: a.FillSocket, Why: st.Fill, Since: e.Since}
+	}
+	g := a.Mesh.Graph()
+	meta := func(n *graph.Node) any {
+		if o := nodes.OriginOf(n); o != nil {
+			return o
+		}
+		return nil
+	}
+	var head []Output
+	for _, in := range mn.Inputs() {
+		o := nodes.OriginOf(in)
+		switch k := in.Key().Kind; k {
+		case nodes.KindFile, nodes.KindItem:
+			x, err := g.Explain(in.Key(), meta)
+			if err != nil {
+				continue
+			}
+			out := Output{Kind: "file", State: stepState(in.State().String()), Since: in.Since(), Root: x.Root}
+			if o != nil {
+				out.Path = o.Path
+			}
+			if k == nodes.KindItem {
+				out.Kind, out.Path = "item", ""
+				if o != nil {
+					out.Collection = o.Collection
+				}
+			} else if name := o.SecretName(); name != "" {
+				out.Kind, out.Secret = "secret-file", name
+			}
+			if in.State() != graph.Ready {
+				out.Why = a.Mesh.RootReason(in)
+				for _, ix := range x.Inputs {
+					if ix.Key.Kind == nodes.KindNeed || ix.State != graph.Ready.String() {
+						out.Chain = append(out.Chain, toStep(ix))
+					}
+				}
+			}
+			e.Outputs = append(e.Outputs, out)
+		case nodes.KindPlan, nodes.KindArchive:
+			if in.State() != graph.Ready {
+				head = append(head, Output{Kind: k, Where: o.Source(in.Key()).Where, State: stepState(in.State().String()),
+					Since: in.Since(), Why: in.Why(), Root: true})
+			}
+		}
+	}
+	if len(e.Outputs) == 0 { // no file yet: the plan or the archive says why
+		e.Outputs = append(e.Outputs, head...)
+	}
+	return e
+}
+
+// toStep turns the engine's explanation of a node into a step, keeping
+// below it only the inputs that are not met.
+func toStep(x graph.Explanation) Step {
+	o, _ := x.Meta.(*nodes.Origin)
+	src := o.Source(x.Key)
+	s := Step{Node: x.Key.String(), Kind: x.Key.Kind, State: stepState(x.State), Since: x.Since,
+		Root: x.Root, Input: x.Input, Secret: x.Secret,
+		Placeholder: src.Placeholder, Where: src.Where, Bucket: src.Bucket, Key: src.Key, Vault: src.Vault,
+		Collection: src.Collection, Contributor: src.Contributor}
+	if s.State != "met" {
+		s.Why = x.Why
+	}
+	for _, in := range x.Inputs {
+		if in.State != graph.Ready.String() {
+			s.Inputs = append(s.Inputs, toStep(in))
+		}
+	}
+	return s
+}
+
+// stepState is the word of an explanation for the engine's state s.
+func stepState(s string) string {
+	if s == graph.Ready.String() {
+		return "met"
+	}
+	return s
+}

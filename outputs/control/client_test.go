@@ -1,0 +1,84 @@
+package control
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serve answers on a unix socket in a fresh directory short enough for one.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "c.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return sock
+}
+
+func TestTheClientParsesAnswersAndSaysRefusals(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, Modules{Node: "ace", Modules: []ModuleStatus{{Module: "web", State: "applied", Files: 1, FilesMet: 1}}})
+	})
+	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusNotFound, ErrorBody{Error: "module " + r.URL.Query().Get("module") + " is not on node ace; modules on node ace: web",
+			Node: "ace", Modules: []string{"web"}})
+	})
+	mux.HandleFunc("GET /v1/graph.dot", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "boom", http.StatusInternalServerError)
+	})
+	sock := serve(t, mux)
+	c := NewClient(sock, 5*time.Second)
+
+	m, err := c.Modules(t.Context())
+	if err != nil || m.Node != "ace" || len(m.Modules) != 1 || m.Modules[0].Module != "web" {
+		t.Fatalf("%v %+v", err, m)
+	}
+	_, err = c.Explain(t.Context(), "a b&c")
+	var ae *AnswerError
+	if !errors.As(err, &ae) || ae.Code != http.StatusNotFound || err.Error() != "module a b&c is not on node ace; modules on node ace: web" ||
+		len(ae.Body.Modules) != 1 {
+		t.Fatalf("%v", err)
+	}
+	_, err = c.DOT(t.Context(), "")
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "/v1/graph.dot answered 500: boom") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestTheClientSaysPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	absent := filepath.Join(dir, "absent.sock")
+	stale := filepath.Join(dir, "stale.sock") // left behind by a daemon that died
+	ln, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	for _, sock := range []string{absent, stale} {
+		_, err := NewClient(sock, 5*time.Second).Modules(t.Context())
+		if !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), sock) {
+			t.Fatalf("%s: %v", sock, err)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package control
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+var at = time.Date(2026, 12, 1, 12, 7, 23, 0, time.Local)
+
+func TestStatusIsOneAlignedLinePerModuleAndACount(t *testing.T) {
+	m := &Modules{Node: "ace", At: at, Modules: []ModuleStatus{
+		{Module: "long-module-name", State: "waiting", Files: 2, Since: at.Add(-4*time.Minute - 12*time.Second),
+			Reason: "mesh-config_resolved ace.long-module-name.flavour: not written yet\nand more"},
+		{Module: "web", State: "applied", Files: 1, FilesMet: 1, Since: at.Add(-time.Hour)},
+	}}
+	var b bytes.Buffer
+	if err := WriteStatus(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	want := "MODULE            STATE    FILES  SINCE              REASON\n" +
+		"long-module-name  waiting  0/2    12:03:11 (4m12s)   mesh-config_resolved ace.long-module-name.flavour: not written yet and more\n" +
+		"web               applied  1/1    11:07:23 (1h0m0s)\n" +
+		"\n2 modules on node ace: 1 applied, 1 waiting.\n"
+	if b.String() != want {
+		t.Fatalf("status:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
+	since := at.Add(-4 * time.Minute)
+	e := &Explanation{Node: "ace", Module: "web", State: "waiting", Since: since, At: at, Outputs: []Output{
+		{Kind: "file", Path: "/etc/web/a.conf", State: "waiting", Since: since, Chain: []Step{
+			{Kind: "need", Placeholder: "${config:flavour}", State: "waiting", Inputs: []Step{
+				{Kind: "config", Bucket: "mesh-config_resolved", Key: "ace.web.flavour", Where: "mesh-config_resolved ace.web.flavour",
+					State: "waiting", Why: "not written yet", Root: true, Input: true, Since: since},
+			}},
+			{Kind: "need", Placeholder: "${config:model}", State: "met"},
+		}},
+		{Kind: "secret-file", Path: "/etc/web/tok", Secret: "tok", State: "waiting", Since: since, Chain: []Step{
+			{Kind: "vault", Vault: "own/web/tok", Where: "vault own/web/tok", State: "waiting", Input: true, Root: true,
+				Why: "asked 12:06:00, no answer within 300ms", Secret: true},
+		}},
+		{Kind: "item", Collection: "shell:zsh:normal", State: "met"},
+	}}
+	var b bytes.Buffer
+	if err := WriteExplanation(&b, e); err != nil {
+		t.Fatal(err)
+	}
+	want := "web on ace: waiting since 12:03:23 (4m0s)\n" +
+		"  /etc/web/a.conf        waiting\n" +
+		"    ${config:flavour}    waiting\n" +
+		"      mesh-config_resolved ace.web.flavour: not written yet (watched since 12:03:23)\n" +
+		"    ${config:model}      met\n" +
+		"  /etc/web/tok           waiting (secret tok)\n" +
+		"    vault own/web/tok: asked 12:06:00, no answer within 300ms\n" +
+		"  item shell:zsh:normal  met\n"
+	if b.String() != want {
+		t.Fatalf("explain:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestAFillFailureIsSaidOnceWithItsSocket(t *testing.T) {
+	e := &Explanation{Node: "bee", Module: "down", State: "failed", Since: at, At: at,
+		Fill:    &FillFailure{Socket: "/run/fill.sock", Why: "fill socket /run/fill.sock: not answering: connection refused", Since: at},
+		Outputs: []Output{{Kind: "file", Path: "/etc/down/a.conf", State: "met"}}}
+	var b bytes.Buffer
+	if err := WriteExplanation(&b, e); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); strings.Count(got, "/run/fill.sock") != 1 ||
+		!strings.Contains(got, "  fill socket /run/fill.sock: not answering: connection refused (since 12:07:23)\n") {
+		t.Fatalf("explain:\n%s", got)
+	}
+}

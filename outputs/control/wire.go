@@ -1,0 +1,102 @@
+package control
+
+import "time"
+
+// The control socket: HTTP on a unix socket, mode 0600, that answers only
+// peers running as the daemon's uid or root.
+//
+//	GET /healthz              200 "ok" once the bus is connected and the initial load is done, else 503 saying which
+//	GET /v1/modules           Modules (JSON)
+//	GET /v1/explain?module=M  Explanation (JSON); 404 ErrorBody when M is not on this node
+//	GET /v1/graph.dot[?module=M]  the graph in Graphviz DOT (text/vnd.graphviz)
+//	GET /metrics              Prometheus text format
+//
+// Every error is an ErrorBody (JSON) with a status code.
+
+// Modules is /v1/modules' answer: every module of this node.
+type Modules struct {
+	Node    string         `json:"node"`
+	At      time.Time      `json:"at"` // when the daemon answered
+	Modules []ModuleStatus `json:"modules"`
+}
+
+// ModuleStatus is one module of /v1/modules.
+type ModuleStatus struct {
+	Module   string    `json:"module"`
+	State    string    `json:"state"`     // applied | waiting | failed
+	Files    int       `json:"files"`     // files of the plan (secret files included)
+	FilesMet int       `json:"files_met"` // of them, those whose every value is there
+	Since    time.Time `json:"since"`     // when the module entered State
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// ErrorBody is the body of every control socket answer that is not 200.
+type ErrorBody struct {
+	Error   string   `json:"error"`
+	Node    string   `json:"node,omitempty"`
+	Modules []string `json:"modules,omitempty"` // a module not here: the modules that are
+}
+
+// Explanation is /v1/explain's answer (and `graph explain --json`): a
+// module of this node and, for each of its files, secret files and items,
+// its state and — for one that waits or fails — the chain from it through
+// each placeholder down to the inputs at the root. It never holds a value.
+//
+// The shape is stable: fields are only ever added. States are "met",
+// "waiting" or "failed" (a module's: "applied", "waiting" or "failed").
+type Explanation struct {
+	Node    string    `json:"node"`
+	Module  string    `json:"module"`
+	State   string    `json:"state"`
+	Since   time.Time `json:"since"`            // when the module entered State
+	At      time.Time `json:"at"`               // when the daemon answered
+	Reason  string    `json:"reason,omitempty"` // not applied: the reasons at the roots, joined
+	Outputs []Output  `json:"outputs"`
+	// Fill is set when the fill socket failed the module's last fill: every
+	// value was there, the node-engine did not take the files.
+	Fill *FillFailure `json:"fill,omitempty"`
+}
+
+// Output is one file, secret file or item of the module; or, when the plan
+// or its templates archive is not usable yet, that input itself.
+type Output struct {
+	Kind       string    `json:"kind"` // file | secret-file | item | plan | archive
+	Path       string    `json:"path,omitempty"`
+	Collection string    `json:"collection,omitempty"` // item
+	Secret     string    `json:"secret,omitempty"`     // secret-file: the secret's name (never its value)
+	Where      string    `json:"where,omitempty"`      // plan, archive: where it comes from
+	State      string    `json:"state"`
+	Since      time.Time `json:"since"`
+	Why        string    `json:"why,omitempty"`  // not met: what it waits for or why it failed
+	Root       bool      `json:"root,omitempty"` // the wait or failure began here
+	// Chain: for an output not met, every placeholder it names (met ones
+	// too) and every other input not met, each followed down to its roots.
+	Chain []Step `json:"chain,omitempty"`
+}
+
+// Step is one node of a chain.
+type Step struct {
+	Node        string    `json:"node"` // the graph node's key, kind:name
+	Kind        string    `json:"kind"` // need | config | placement | registry | vault | bound | bindings | collection | item | consumers | archive | plan | file | module
+	Placeholder string    `json:"placeholder,omitempty"`
+	Where       string    `json:"where,omitempty"` // where the value comes from, in words
+	Bucket      string    `json:"bucket,omitempty"`
+	Key         string    `json:"key,omitempty"`
+	Vault       string    `json:"vault,omitempty"` // a vault name (never a value)
+	Collection  string    `json:"collection,omitempty"`
+	Contributor string    `json:"contributor,omitempty"` // item: the module contributing it
+	State       string    `json:"state"`
+	Since       time.Time `json:"since"`          // when the node entered its state (or said a new reason)
+	Why         string    `json:"why,omitempty"`  // not met: what it waits for or why it failed; for a vault name, the last ask and its outcome
+	Root        bool      `json:"root,omitempty"` // the wait or failure began here
+	Input       bool      `json:"input,omitempty"`
+	Secret      bool      `json:"secret,omitempty"`
+	Inputs      []Step    `json:"inputs,omitempty"` // the inputs not met, followed down
+}
+
+// FillFailure says the fill socket failed the module's last fill.
+type FillFailure struct {
+	Socket string    `json:"socket"`
+	Why    string    `json:"why"`
+	Since  time.Time `json:"since"`
+}
