@@ -15,13 +15,14 @@ import (
 // --json.
 
 // ask runs q against the control socket sock and says, on stderr, why it
-// could not; ok is false then.
+// could not (escaped: it may name what the bus or the operator said); ok
+// is false then.
 func ask[T any](sock string, stderr io.Writer, q func(c *control.Client, ctx context.Context) (T, error)) (T, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v, err := q(control.NewClient(sock, 10*time.Second), ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, control.Escape(err.Error()))
 		return v, false
 	}
 	return v, true

@@ -97,6 +97,11 @@ func TestAModuleNotOnTheNodeIsSaidWithTheModulesThatAre(t *testing.T) {
 			t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
 		}
 	}
+	// the name as typed, control bytes and all, comes back escaped
+	code, _, errOut := runCLI("graph", "explain", "--control", w.sock, "gh\x1b]0;x\x07ost")
+	if code != 1 || !strings.Contains(errOut, `module gh\x1b]0;x\aost is not on node ace`) || strings.ContainsAny(errOut, "\x1b\x07") {
+		t.Fatalf("exit %d\nstderr %q", code, errOut)
+	}
 }
 
 func TestTheCommandsSayPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {

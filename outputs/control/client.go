@@ -96,8 +96,12 @@ func (c *Client) Modules(ctx context.Context) (*Modules, error) {
 	return &m, c.parse(ctx, "/v1/modules", &m)
 }
 
-// ModulesJSON is Modules' answer as the socket said it.
-func (c *Client) ModulesJSON(ctx context.Context) ([]byte, error) { return c.ask(ctx, "/v1/modules") }
+// ModulesJSON is Modules' answer as the socket said it, but for control
+// bytes any left raw, made JSON escapes.
+func (c *Client) ModulesJSON(ctx context.Context) ([]byte, error) {
+	b, err := c.ask(ctx, "/v1/modules")
+	return jsonSafe(b), err
+}
 
 // Explain asks why module is as it is.
 func (c *Client) Explain(ctx context.Context, module string) (*Explanation, error) {
@@ -105,9 +109,11 @@ func (c *Client) Explain(ctx context.Context, module string) (*Explanation, erro
 	return &e, c.parse(ctx, explainPath(module), &e)
 }
 
-// ExplainJSON is Explain's answer as the socket said it.
+// ExplainJSON is Explain's answer as the socket said it, but for control
+// bytes any left raw, made JSON escapes.
 func (c *Client) ExplainJSON(ctx context.Context, module string) ([]byte, error) {
-	return c.ask(ctx, explainPath(module))
+	b, err := c.ask(ctx, explainPath(module))
+	return jsonSafe(b), err
 }
 
 func explainPath(module string) string { return "/v1/explain?module=" + url.QueryEscape(module) }

@@ -11,7 +11,8 @@ import (
 )
 
 // What `mesh-provisioner-client status` and `graph explain` print for
-// people; the JSON they render is the control socket's.
+// people; the JSON they render is the control socket's. Every text from
+// the answer is printed through Escape.
 
 // WriteStatus writes one line per module, in aligned columns, like
 // `systemctl list-units`, and a count at the end.
@@ -22,8 +23,8 @@ func WriteStatus(w io.Writer, m *Modules) error {
 	counts := map[string]int{}
 	for _, s := range m.Modules {
 		counts[s.State]++
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", s.Module, s.State, s.FilesMet, s.Files,
-			sinceText(s.Since, m.At), oneLine(s.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", Escape(s.Module), Escape(s.State), s.FilesMet, s.Files,
+			sinceText(s.Since, m.At), Escape(oneLine(s.Reason)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -47,7 +48,7 @@ func WriteStatus(w io.Writer, m *Modules) error {
 	if len(parts) > 0 {
 		summary = ": " + strings.Join(parts, ", ")
 	}
-	_, err := fmt.Fprintf(w, "\n%d %s on node %s%s.\n", len(m.Modules), noun, m.Node, summary)
+	_, err := fmt.Fprintf(w, "\n%d %s on node %s%s.\n", len(m.Modules), noun, Escape(m.Node), summary)
 	return err
 }
 
@@ -56,8 +57,10 @@ func WriteStatus(w io.Writer, m *Modules) error {
 // placeholder it names and the chain down to the input at the root.
 func WriteExplanation(w io.Writer, e *Explanation) error {
 	var rows []row
-	add := func(indent int, label, state string) { rows = append(rows, row{indent, label, state, false}) }
-	line := func(indent int, text string) { rows = append(rows, row{indent, text, "", true}) }
+	add := func(indent int, label, state string) {
+		rows = append(rows, row{indent, Escape(label), Escape(state), false})
+	}
+	line := func(indent int, text string) { rows = append(rows, row{indent, Escape(text), "", true}) }
 
 	unexplained := e.State != "applied"
 	for _, o := range e.Outputs {
@@ -95,7 +98,7 @@ func WriteExplanation(w io.Writer, e *Explanation) error {
 		}
 	}
 
-	fmt.Fprintf(w, "%s on %s: %s since %s\n", e.Module, e.Node, e.State, sinceText(e.Since, e.At))
+	fmt.Fprintf(w, "%s on %s: %s since %s\n", Escape(e.Module), Escape(e.Node), Escape(e.State), sinceText(e.Since, e.At))
 	col := 0
 	for _, r := range rows {
 		if n := r.indent + utf8.RuneCountInString(r.label); !r.full && n > col && n <= 60 {

@@ -1,0 +1,83 @@
+package control
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// hostile holds terminal control bytes: ESC (an OSC setting the window
+// title, ended by BEL), CR (overwriting the line), a C1 CSI, DEL, a bidi
+// override and a byte that is not UTF-8.
+const hostile = "we\x1b]0;pwned\x07b\rX\u009b2J\x7f\u202e\xff"
+
+// rawControl says where text holds a byte or rune a terminal acts on,
+// other than the newlines ending its lines.
+func rawControl(text string) (int, bool) {
+	for i, r := range text {
+		if r == '\n' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x202e || (r == utf8.RuneError && !strings.HasPrefix(text[i:], "\uFFFD")) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func TestStatusAndExplainEscapeTerminalControlBytes(t *testing.T) {
+	m := &Modules{Node: "ace" + hostile, At: at, Modules: []ModuleStatus{
+		{Module: "m" + hostile, State: "waiting", Files: 1, Since: at, Reason: "reason " + hostile},
+		{Module: "web", State: "applied", Files: 1, FilesMet: 1, Since: at},
+	}}
+	var st bytes.Buffer
+	if err := WriteStatus(&st, m); err != nil {
+		t.Fatal(err)
+	}
+	e := &Explanation{Node: "ace", Module: "m" + hostile, State: "waiting", Since: at, At: at, Reason: "r" + hostile,
+		Outputs: []Output{
+			{Kind: "file", Path: "/etc/" + hostile, State: "waiting", Why: "why" + hostile, Root: true, Chain: []Step{
+				{Kind: "config", Bucket: "b", Key: "k" + hostile, Where: "b k" + hostile, State: "waiting", Why: "not written" + hostile,
+					Root: true, Input: true, Since: at}}},
+			{Kind: "secret-file", Path: "/etc/s", Secret: "s" + hostile, State: "met"},
+			{Kind: "item", Collection: "c" + hostile, State: "met"},
+		}}
+	var ex bytes.Buffer
+	if err := WriteExplanation(&ex, e); err != nil {
+		t.Fatal(err)
+	}
+	e.Fill = &FillFailure{Socket: "/run/f.sock", Why: "fill socket /run/f.sock: " + hostile, Since: at}
+	if err := WriteExplanation(&ex, e); err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"status": st.String(), "explain": ex.String()} {
+		t.Logf("%s:\n%s", what, text)
+		if i, bad := rawControl(text); bad {
+			t.Errorf("%s prints a control byte raw at %d: %q", what, i, text[i:min(i+8, len(text))])
+		}
+		if !strings.Contains(text, `we\x1b]0;pwned\ab\rX\u009b2J\x7f\u202e\xff`) {
+			t.Errorf("%s does not show the bytes escaped:\n%s", what, text)
+		}
+	}
+	lines := strings.Split(st.String(), "\n")
+	if strings.Index(lines[1], "waiting") != strings.Index(lines[0], "STATE") || strings.Index(lines[2], "applied") != strings.Index(lines[0], "STATE") {
+		t.Errorf("escaped, the columns are not aligned:\n%s", st.String())
+	}
+}
+
+func TestJSONKeepsControlBytesAsJSONEscapes(t *testing.T) {
+	rec := httptest.NewRecorder()
+	in := ModuleStatus{Module: "m" + strings.ToValidUTF8(hostile, "\uFFFD"), Reason: "\x1b[2J"}
+	WriteJSON(rec, 200, in)
+	b := rec.Body.Bytes()
+	if i, bad := rawControl(string(b)); bad {
+		t.Fatalf("the JSON holds a control byte raw at %d: %q", i, b)
+	}
+	var back ModuleStatus
+	if err := json.Unmarshal(b, &back); err != nil || back != in {
+		t.Fatalf("%v: %+v, want %+v\n%s", err, back, in, b)
+	}
+}
