@@ -52,6 +52,9 @@ func (e *AnswerError) Error() string {
 // Get asks for path (such as "/metrics") and returns the answer, whatever
 // its status code. An error says why no answer came.
 func (c *Client) Get(ctx context.Context, path string) (int, []byte, error) {
+	if err := CheckSocketPath(c.sock); err != nil {
+		return 0, nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://control"+path, nil)
 	if err != nil {
 		return 0, nil, err

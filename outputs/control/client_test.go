@@ -2,6 +2,7 @@ package control
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -80,5 +81,16 @@ func TestTheClientSaysPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {
 		if !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), sock) {
 			t.Fatalf("%s: %v", sock, err)
 		}
+	}
+}
+
+func TestAPathTooLongForAUnixSocketIsSaidSo(t *testing.T) {
+	long := "/run/" + strings.Repeat("d", MaxSocketPath-len("/run/c.sock")) + "/c.sock"
+	if len(long) != MaxSocketPath+1 {
+		t.Fatalf("%d", len(long))
+	}
+	_, err := NewClient(long, time.Second).Modules(t.Context())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("longer than a unix socket's limit of %d", MaxSocketPath)) {
+		t.Fatalf("%v", err)
 	}
 }

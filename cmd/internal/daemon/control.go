@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -28,6 +30,9 @@ import (
 // never reachable with a wider mode.
 func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
 	path := d.cfg.Control
+	if err := control.CheckSocketPath(path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
@@ -35,9 +40,7 @@ func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
 		c.Close()
 		return nil, errors.New("control socket " + path + ": another client answers on it")
 	}
-	tmp := path + ".new-" + strconv.Itoa(os.Getpid())
-	_ = os.Remove(tmp)
-	ln, err := net.Listen("unix", tmp)
+	ln, tmp, err := listenBeside(path)
 	if err != nil {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
@@ -65,6 +68,43 @@ func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
 		_ = srv.Shutdown(sctx)
 		_ = os.Remove(path)
 	}, nil
+}
+
+// listenBeside binds a unix socket under a temporary name in path's
+// directory, no longer than path, which fits a unix socket: ".new-<pid>"
+// where that fits, else a random name as short as need be (down to one
+// byte, for a path at the limit ending in one). bind refuses a name that
+// is taken, so another is tried; nothing of someone else's is removed.
+func listenBeside(path string) (net.Listener, string, error) {
+	dir, base := filepath.Split(path)
+	room := control.MaxSocketPath - len(dir)
+	if own := ".new-" + strconv.Itoa(os.Getpid()); len(own) <= room {
+		_ = os.Remove(dir + own) // left by a process of this pid that died
+		ln, err := net.Listen("unix", dir+own)
+		return ln, dir + own, err
+	}
+	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, min(room, 8))
+	err := errors.New("no temporary name free in " + dir)
+	for try := 0; try < 100; try++ {
+		for i := range b {
+			b[i] = chars[rand.IntN(len(chars))]
+		}
+		if len(b) > 1 {
+			b[0] = '.'
+		}
+		if string(b) == base {
+			continue
+		}
+		var ln net.Listener
+		if ln, err = net.Listen("unix", dir+string(b)); err == nil {
+			return ln, dir + string(b), nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+	}
+	return nil, "", err
 }
 
 // peerCheck refuses a peer whose uid is neither the daemon's nor root's.

@@ -14,6 +14,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/control"
 	"github.com/novox/mesh-provisioner/outputs/stage"
 )
 
@@ -48,6 +49,11 @@ func New(cfg Config) (*Daemon, error) {
 	cfg.defaults()
 	if cfg.Node == "" {
 		return nil, fmt.Errorf("no --node given")
+	}
+	if cfg.Control != "" {
+		if err := control.CheckSocketPath(cfg.Control); err != nil {
+			return nil, err
+		}
 	}
 	d := &Daemon{
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
