@@ -62,28 +62,6 @@ func TestTheClientParsesAnswersAndSaysRefusals(t *testing.T) {
 	}
 }
 
-func TestTheClientSaysPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {
-	dir, err := os.MkdirTemp("", "ctl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	absent := filepath.Join(dir, "absent.sock")
-	stale := filepath.Join(dir, "stale.sock") // left behind by a daemon that died
-	ln, err := net.Listen("unix", stale)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	ln.Close()
-	for _, sock := range []string{absent, stale} {
-		_, err := NewClient(sock, 5*time.Second).Modules(t.Context())
-		if !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), sock) {
-			t.Fatalf("%s: %v", sock, err)
-		}
-	}
-}
-
 func TestAPathTooLongForAUnixSocketIsSaidSo(t *testing.T) {
 	long := "/run/" + strings.Repeat("d", MaxSocketPath-len("/run/c.sock")) + "/c.sock"
 	if len(long) != MaxSocketPath+1 {

@@ -1,8 +1,8 @@
 package control
 
 import (
-	"bytes"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -33,10 +33,7 @@ func TestStatusAndExplainEscapeTerminalControlBytes(t *testing.T) {
 		{Module: "m" + hostile, State: "waiting", Files: 1, Since: at, Reason: "reason " + hostile},
 		{Module: "web", State: "applied", Files: 1, FilesMet: 1, Since: at},
 	}}
-	var st bytes.Buffer
-	if err := WriteStatus(&st, m); err != nil {
-		t.Fatal(err)
-	}
+	st := text(t, func(w io.Writer) error { return WriteStatus(w, m) })
 	e := &Explanation{Node: "ace", Module: "m" + hostile, State: "waiting", Since: at, At: at, Reason: "r" + hostile,
 		Outputs: []Output{
 			{Kind: "file", Path: "/etc/" + hostile, State: "waiting", Why: "why" + hostile, Root: true, Chain: []Step{
@@ -45,26 +42,21 @@ func TestStatusAndExplainEscapeTerminalControlBytes(t *testing.T) {
 			{Kind: "secret-file", Path: "/etc/s", Secret: "s" + hostile, State: "met"},
 			{Kind: "item", Collection: "c" + hostile, State: "met"},
 		}}
-	var ex bytes.Buffer
-	if err := WriteExplanation(&ex, e); err != nil {
-		t.Fatal(err)
-	}
+	ex := text(t, func(w io.Writer) error { return WriteExplanation(w, e) })
 	e.Fill = &FillFailure{Socket: "/run/f.sock", Why: "fill socket /run/f.sock: " + hostile, Since: at}
-	if err := WriteExplanation(&ex, e); err != nil {
-		t.Fatal(err)
-	}
-	for what, text := range map[string]string{"status": st.String(), "explain": ex.String()} {
-		t.Logf("%s:\n%s", what, text)
-		if i, bad := rawControl(text); bad {
-			t.Errorf("%s prints a control byte raw at %d: %q", what, i, text[i:min(i+8, len(text))])
+	ex += text(t, func(w io.Writer) error { return WriteExplanation(w, e) })
+	for what, out := range map[string]string{"status": st, "explain": ex} {
+		t.Logf("%s:\n%s", what, out)
+		if i, bad := rawControl(out); bad {
+			t.Errorf("%s prints a control byte raw at %d: %q", what, i, out[i:min(i+8, len(out))])
 		}
-		if !strings.Contains(text, `we\x1b]0;pwned\ab\rX\u009b2J\x7f\u202e\xff`) {
-			t.Errorf("%s does not show the bytes escaped:\n%s", what, text)
+		if !strings.Contains(out, `we\x1b]0;pwned\ab\rX\u009b2J\x7f\u202e\xff`) {
+			t.Errorf("%s does not show the bytes escaped:\n%s", what, out)
 		}
 	}
-	lines := strings.Split(st.String(), "\n")
+	lines := strings.Split(st, "\n")
 	if strings.Index(lines[1], "waiting") != strings.Index(lines[0], "STATE") || strings.Index(lines[2], "applied") != strings.Index(lines[0], "STATE") {
-		t.Errorf("escaped, the columns are not aligned:\n%s", st.String())
+		t.Errorf("escaped, the columns are not aligned:\n%s", st)
 	}
 }
 

@@ -2,10 +2,21 @@ package control
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
 )
+
+// text is what write prints.
+func text(t *testing.T, write func(io.Writer) error) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
 
 var at = time.Date(2026, 12, 1, 12, 7, 23, 0, time.Local)
 
@@ -15,16 +26,13 @@ func TestStatusIsOneAlignedLinePerModuleAndACount(t *testing.T) {
 			Reason: "mesh-config_resolved ace.long-module-name.flavour: not written yet\nand more"},
 		{Module: "web", State: "applied", Files: 1, FilesMet: 1, Since: at.Add(-time.Hour)},
 	}}
-	var b bytes.Buffer
-	if err := WriteStatus(&b, m); err != nil {
-		t.Fatal(err)
-	}
+	b := text(t, func(w io.Writer) error { return WriteStatus(w, m) })
 	want := "MODULE            STATE    FILES  SINCE              REASON\n" +
 		"long-module-name  waiting  0/2    12:03:11 (4m12s)   mesh-config_resolved ace.long-module-name.flavour: not written yet and more\n" +
 		"web               applied  1/1    11:07:23 (1h0m0s)\n" +
 		"\n2 modules on node ace: 1 applied, 1 waiting.\n"
-	if b.String() != want {
-		t.Fatalf("status:\n%s\nwant:\n%s", b.String(), want)
+	if b != want {
+		t.Fatalf("status:\n%s\nwant:\n%s", b, want)
 	}
 }
 
@@ -44,10 +52,7 @@ func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
 		}},
 		{Kind: "item", Collection: "shell:zsh:normal", State: "met"},
 	}}
-	var b bytes.Buffer
-	if err := WriteExplanation(&b, e); err != nil {
-		t.Fatal(err)
-	}
+	b := text(t, func(w io.Writer) error { return WriteExplanation(w, e) })
 	want := "web on ace: waiting since 12:03:23 (4m0s)\n" +
 		"  /etc/web/a.conf        waiting\n" +
 		"    ${config:flavour}    waiting\n" +
@@ -56,8 +61,8 @@ func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
 		"  /etc/web/tok           waiting (secret tok)\n" +
 		"    vault own/web/tok: asked 12:06:00, no answer within 300ms\n" +
 		"  item shell:zsh:normal  met\n"
-	if b.String() != want {
-		t.Fatalf("explain:\n%s\nwant:\n%s", b.String(), want)
+	if b != want {
+		t.Fatalf("explain:\n%s\nwant:\n%s", b, want)
 	}
 }
 
@@ -65,11 +70,8 @@ func TestAFillFailureIsSaidOnceWithItsSocket(t *testing.T) {
 	e := &Explanation{Node: "bee", Module: "down", State: "failed", Since: at, At: at,
 		Fill:    &FillFailure{Socket: "/run/fill.sock", Why: "fill socket /run/fill.sock: not answering: connection refused", Since: at},
 		Outputs: []Output{{Kind: "file", Path: "/etc/down/a.conf", State: "met"}}}
-	var b bytes.Buffer
-	if err := WriteExplanation(&b, e); err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); strings.Count(got, "/run/fill.sock") != 1 ||
+	got := text(t, func(w io.Writer) error { return WriteExplanation(w, e) })
+	if strings.Count(got, "/run/fill.sock") != 1 ||
 		!strings.Contains(got, "  fill socket /run/fill.sock: not answering: connection refused (since 12:07:23)\n") {
 		t.Fatalf("explain:\n%s", got)
 	}
