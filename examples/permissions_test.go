@@ -283,22 +283,13 @@ func TestClientRights(t *testing.T) {
 		ace.clean(t)
 	})
 
-	t.Run("publishes reports and changes, uses the query verb", func(t *testing.T) {
+	t.Run("publishes reports and changes", func(t *testing.T) {
 		lab := connect(t, b.s, "lab")
 		events, err := lab.nc.SubscribeSync("prov.>")
 		if err != nil {
 			t.Fatal(err)
 		}
-		mp := connect(t, b.s, "mesh-provisioner")
-		if _, err := mp.nc.Subscribe("mesh-provisioner.provisioning", func(msg *nats.Msg) {
-			_ = msg.Respond([]byte(`{"what":"registry","entries":[]}`))
-		}); err != nil {
-			t.Fatal(err)
-		}
 		if err := lab.nc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if err := mp.nc.Flush(); err != nil {
 			t.Fatal(err)
 		}
 		ace := connect(t, b.s, "provisioner-ace")
@@ -311,11 +302,7 @@ func TestClientRights(t *testing.T) {
 				t.Errorf("publishing %s: the lab got %v, %v", subj, m, err)
 			}
 		}
-		if _, err := ace.nc.Request("mesh-provisioner.provisioning", []byte(`{}`), 3*time.Second); err != nil {
-			t.Errorf("asking mesh-provisioner.provisioning: %v", err)
-		}
 		ace.clean(t)
-		mp.clean(t)
 	})
 
 	t.Run("a large watch does not stall (flow control)", func(t *testing.T) {
@@ -347,4 +334,23 @@ func TestClientRights(t *testing.T) {
 		}
 		tr.clean(t)
 	})
+}
+
+// TestProviderRights: with nats/server.conf, a provider (gitea) reads every
+// node's needs (SPEC §2.3 r2: to see what its consumers wait for), writes
+// its own bindings, and writes no need (TestClientRefusals).
+func TestProviderRights(t *testing.T) {
+	b := loadBus(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	gitea := connect(t, b.s, "gitea")
+	kv := gitea.kv(t, ctx, needsBucket)
+	if keys := watchSnapshot(t, kv, ">"); !slices.Equal(keys, []string{"g14.claude-code.config.model"}) {
+		t.Errorf("gitea watching every need gave %q", keys)
+	}
+	if e, err := kv.Get(ctx, "g14.claude-code.config.model"); err != nil || string(e.Value()) != `{"state":"met"}` {
+		t.Errorf("gitea getting g14's need: %v", err)
+	}
+	put(t, ctx, gitea, giteaBound, "ace.claude-code.gitea-read", `{"state":"bound","values":{"url":"u"}}`)
+	gitea.clean(t)
 }

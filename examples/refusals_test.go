@@ -187,6 +187,17 @@ func TestClientRefusals(t *testing.T) {
 			verb: "Publish", prefix: "$O.mesh-artifacts.",
 		},
 		refusal{
+			// SPEC §2.3 r2: the client asks nothing of the server.
+			name: "ace asks the server's verb", as: "provisioner-ace",
+			do:   request("mesh-provisioner.provisioning"),
+			verb: "Publish", subject: "mesh-provisioner.provisioning",
+		},
+		refusal{
+			name: "the provider gitea writes a need", as: "gitea",
+			do:   kvPut(needsBucket, "ace.claude-code.config.model"),
+			verb: "Publish", subject: "$KV.mesh-provisioner_needs.ace.claude-code.config.model",
+		},
+		refusal{
 			name: "g14's tool runner asks ace", as: "toolrunner-g14",
 			do:   request("prov.ask.ace"),
 			verb: "Publish", subject: "prov.ask.ace",
