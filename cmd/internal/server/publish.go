@@ -58,6 +58,11 @@ var retryAfterFailure = 5 * time.Second
 // RunRegistry publishes Registry() to kv at once and then every interval
 // (after a failure, again within retryAfterFailure), until ctx ends.
 func RunRegistry(ctx context.Context, kv jetstream.KeyValue, every time.Duration, log zerolog.Logger) {
+	runRegistry(ctx, kv, every, log, nil)
+}
+
+// runRegistry is RunRegistry counting its writes in stats (nil: not counted).
+func runRegistry(ctx context.Context, kv jetstream.KeyValue, every time.Duration, log zerolog.Logger, stats *Stats) {
 	if every <= 0 {
 		every = time.Hour
 	}
@@ -66,6 +71,7 @@ func RunRegistry(ctx context.Context, kv jetstream.KeyValue, every time.Duration
 		pctx, cancel := context.WithTimeout(ctx, time.Minute)
 		written, deleted, err := PublishRegistry(pctx, kv, Registry())
 		cancel()
+		stats.published(written, deleted)
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -52,6 +52,7 @@ type Request struct {
 	Module      string `json:"module,omitempty"`
 	Contributor string `json:"contributor,omitempty"`
 	Collection  string `json:"collection,omitempty"`
+	StoodAfter  string `json:"stood_after,omitempty"`
 	Page        int    `json:"page,omitempty"`
 }
 
@@ -84,6 +85,13 @@ type Request struct {
 // An entry whose value alone would not fit carries "value_too_large": <bytes>
 // instead of "value".
 func ServeQuery(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log zerolog.Logger) (stop func(), err error) {
+	return serveQueryWith(ctx, nc, js, log, newSweepCache(js), nil)
+}
+
+// serveQueryWith is ServeQuery with the sweeps shared (with the metrics) and
+// each request counted in stats (nil: not counted).
+func serveQueryWith(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log zerolog.Logger, sweeps *sweepCache, stats *Stats) (stop func(), err error) {
+	v := &verb{js: js, sweeps: sweeps}
 	var (
 		mu      sync.Mutex
 		stopped bool
@@ -108,7 +116,8 @@ func ServeQuery(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log 
 			defer func() { <-slots }()
 			rctx, cancel := context.WithTimeout(hctx, readTimeout+5*time.Second)
 			defer cancel()
-			reply := answer(rctx, js, m.Data, maxPayload(nc))
+			reply, what, ok := v.answer(rctx, m.Data, maxPayload(nc))
+			stats.request(what, ok)
 			if err := m.Respond(reply); err != nil {
 				log.Warn().Err(err).Str("subject", QuerySubject).Int("bytes", len(reply)).Msg("query reply not sent")
 			}
@@ -141,27 +150,47 @@ func maxPayload(nc *nats.Conn) int {
 	return 1 << 20
 }
 
-// answer builds the reply to one request body: a page, or {"error"}.
-func answer(ctx context.Context, js jetstream.JetStream, body []byte, limit int) []byte {
+// verb answers the requests of one ServeQuery.
+type verb struct {
+	js     jetstream.JetStream
+	sweeps *sweepCache
+}
+
+// answer builds the reply to one request body: a page, or {"error"} (then
+// ok is false). what is the request's what, "" when it named none known.
+func (v *verb) answer(ctx context.Context, body []byte, limit int) (reply []byte, what string, ok bool) {
 	req, err := parseRequest(body)
 	if err != nil {
-		return errorReply(err)
+		return errorReply(err), req.What, false
 	}
+	if req.What == "sweep" {
+		reply, err = v.answerSweep(ctx, req, limit)
+	} else {
+		reply, err = answerBucket(ctx, v.js, req, limit)
+	}
+	if err != nil {
+		return errorReply(err), req.What, false
+	}
+	return reply, req.What, true
+}
+
+// answerBucket answers what registry, needs, applied or collect.
+func answerBucket(ctx context.Context, js jetstream.JetStream, req Request, limit int) ([]byte, error) {
 	sh := shapes[req.What]
 	narrow, err := narrowing(req)
 	if err != nil {
-		return errorReply(err)
+		return nil, err
 	}
 	kv, err := js.KeyValue(ctx, sh.bucket)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			return errorReply(fmt.Errorf("bucket %s does not exist yet", sh.bucket))
+			return nil, fmt.Errorf("bucket %s does not exist yet", sh.bucket)
 		}
-		return errorReply(fmt.Errorf("opening bucket %s: %w", sh.bucket, err))
+		return nil, fmt.Errorf("opening bucket %s: %w", sh.bucket, err)
 	}
 	stored, err := readAll(ctx, kv, filters(narrow), false)
 	if err != nil {
-		return errorReply(err)
+		return nil, err
 	}
 	var entries, outOfShape [][]byte
 	for _, e := range stored {
@@ -176,7 +205,7 @@ func answer(ctx context.Context, js jetstream.JetStream, body []byte, limit int)
 		}
 		entries = append(entries, entryJSON(e.Key(), sh.tokens, decoded, e.Value(), limit))
 	}
-	return pageReply(req.What, req.Page, entries, outOfShape, limit)
+	return pageReply(req.What, req.Page, entries, outOfShape, limit), nil
 }
 
 // parseRequest reads a request: strict JSON (unknown fields and fields of
@@ -196,8 +225,13 @@ func parseRequest(body []byte) (Request, error) {
 	if req.What == "" {
 		req.What = "registry"
 	}
-	if _, ok := shapes[req.What]; !ok {
-		return req, fmt.Errorf("what %q is not one of registry, needs, applied, collect", req.What)
+	if _, ok := shapes[req.What]; !ok && req.What != "sweep" {
+		what := req.What
+		req.What = ""
+		return req, fmt.Errorf("what %q is not one of registry, needs, applied, collect, sweep", what)
+	}
+	if req.StoodAfter != "" && req.What != "sweep" {
+		return req, fmt.Errorf("stood_after is for what sweep, not %s", req.What)
 	}
 	if req.Page < 0 {
 		return req, fmt.Errorf("page %d is negative", req.Page)

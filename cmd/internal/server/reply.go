@@ -77,46 +77,76 @@ func entryJSON(key string, names, decoded []string, value []byte, limit int) []b
 // pageReply cuts the items into pages that each fit in limit bytes and
 // returns page (empty lists past the last page).
 func pageReply(what string, page int, entries, outOfShape [][]byte, limit int) []byte {
-	budget := limit - pageOverhead - len(what)
-	type cut struct{ e0, e1, o0, o1 int }
-	var pages []cut
-	cur, used := cut{}, 0
-	add := func(n int, isEntry bool) {
-		if used > 0 && used+n+1 > budget {
-			pages = append(pages, cur)
-			cur = cut{e0: cur.e1, e1: cur.e1, o0: cur.o1, o1: cur.o1}
-			used = 0
+	head := appendString([]byte(`"what":`), what)
+	return pageLists(head, page, []itemList{{"entries", entries}, {"out_of_shape", outOfShape}}, limit)
+}
+
+// itemList is one paged list of a reply: its name and its items, each
+// already JSON.
+type itemList struct {
+	name  string
+	items [][]byte
+}
+
+// pageLists is the paging every answer shares: the reply is
+// {<head>,"page":k,"pages":n,"<list>":[…],…}; head (fields without braces)
+// stands on every page, and the lists' items, in order, list after list,
+// are cut into pages that each fit in limit bytes. It returns page k (empty
+// lists past the last page). An item larger than a page stands alone on
+// its page: its maker keeps it smaller (see entryJSON, findingJSON).
+func pageLists(head []byte, page int, lists []itemList, limit int) []byte {
+	budget := limit - listsOverhead(head, lists)
+	type span struct{ from, to int }
+	var pages [][]span // per page, per list
+	cur := make([]span, len(lists))
+	used := 0
+	for li, l := range lists {
+		for range l.items {
+			n := len(l.items[cur[li].to]) + 1
+			if used > 0 && used+n > budget {
+				pages = append(pages, cur)
+				next := make([]span, len(lists))
+				for i, s := range cur {
+					next[i] = span{s.to, s.to}
+				}
+				cur, used = next, 0
+			}
+			used += n
+			cur[li].to++
 		}
-		used += n + 1
-		if isEntry {
-			cur.e1++
-		} else {
-			cur.o1++
-		}
-	}
-	for _, e := range entries {
-		add(len(e), true)
-	}
-	for _, o := range outOfShape {
-		add(len(o), false)
 	}
 	pages = append(pages, cur)
 
-	c := cut{e0: len(entries), e1: len(entries), o0: len(outOfShape), o1: len(outOfShape)}
+	c := make([]span, len(lists))
+	for i, l := range lists {
+		c[i] = span{len(l.items), len(l.items)}
+	}
 	if page < len(pages) {
 		c = pages[page]
 	}
-	b := []byte(`{"what":`)
-	b = appendString(b, what)
+	b := append([]byte{'{'}, head...)
 	b = append(b, `,"page":`...)
 	b = strconv.AppendInt(b, int64(page), 10)
 	b = append(b, `,"pages":`...)
 	b = strconv.AppendInt(b, int64(len(pages)), 10)
-	b = append(b, `,"entries":[`...)
-	b = appendList(b, entries[c.e0:c.e1])
-	b = append(b, `],"out_of_shape":[`...)
-	b = appendList(b, outOfShape[c.o0:c.o1])
-	return append(b, "]}"...)
+	for i, l := range lists {
+		b = append(b, ',')
+		b = appendString(b, l.name)
+		b = append(b, `:[`...)
+		b = appendList(b, l.items[c[i].from:c[i].to])
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// listsOverhead is what a page adds to its items: braces, head, the page
+// numbers (20 digits each at most) and each list's name and brackets.
+func listsOverhead(head []byte, lists []itemList) int {
+	n := len(`{,"page":,"pages":}`) + len(head) + 2*20
+	for _, l := range lists {
+		n += len(`,"":[]`) + len(l.name)
+	}
+	return n
 }
 
 func appendList(b []byte, items [][]byte) []byte {

@@ -2,14 +2,26 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 )
+
+// metricsMux serves reg at /metrics.
+func metricsMux(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
 
 // Config is what Run needs.
 type Config struct {
@@ -17,6 +29,7 @@ type Config struct {
 	Creds         string        // a NATS credentials file; empty: none
 	RegistryEvery time.Duration // how often the registry is published again (default 1h)
 	Replicas      int           // replicas of buckets the server creates (default 1)
+	Metrics       string        // where to serve Prometheus /metrics (host:port); empty: nowhere
 	Log           zerolog.Logger
 }
 
@@ -27,11 +40,21 @@ const drainTimeout = 10 * time.Second
 // forever, with backoff), creates the provisioner's buckets where absent,
 // publishes the registry at start and every cfg.RegistryEvery, and answers
 // the verb until ctx ends; then it stops answering and drains the
-// connection. It returns nil after a clean stop.
+// connection. With cfg.Metrics it serves /metrics there (SPEC §6.3); an
+// address it cannot listen on is an error at once. It returns nil after a
+// clean stop.
 func Run(ctx context.Context, cfg Config) error {
 	log := cfg.Log
 	if cfg.RegistryEvery <= 0 {
 		cfg.RegistryEvery = time.Hour
+	}
+	var metricsLn net.Listener
+	if cfg.Metrics != "" {
+		var err error
+		if metricsLn, err = net.Listen("tcp", cfg.Metrics); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer metricsLn.Close()
 	}
 	closed := make(chan struct{})
 	opts := []nats.Option{
@@ -94,9 +117,28 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("opening bucket %s: %w", RegistryBucket, err)
 	}
 
+	sweeps := newSweepCache(js)
+	var stats *Stats
 	var wg sync.WaitGroup
-	wg.Go(func() { RunRegistry(ctx, kv, cfg.RegistryEvery, log) })
-	stop, err := ServeQuery(ctx, nc, js, log)
+	if metricsLn != nil {
+		var reg *prometheus.Registry
+		reg, stats = newMetrics(sweeps, log)
+		srv := &http.Server{Handler: metricsMux(reg), ReadHeaderTimeout: 10 * time.Second}
+		wg.Go(func() {
+			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error().Err(err).Msg("metrics server stopped")
+			}
+		})
+		wg.Go(func() {
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		})
+		log.Info().Str("addr", metricsLn.Addr().String()).Msg("serving /metrics")
+	}
+	wg.Go(func() { runRegistry(ctx, kv, cfg.RegistryEvery, log, stats) })
+	stop, err := serveQueryWith(ctx, nc, js, log, sweeps, stats)
 	if err != nil {
 		wg.Wait()
 		shutdown()

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// metricsEvery is how often at most the metrics sweep the mesh: a scrape
+// within it is answered from the last sweep (SPEC §6.3).
+const metricsEvery = 15 * time.Second
+
+// Stats counts what the server does: registry writes and the verb's
+// requests. Its methods do nothing on a nil *Stats.
+type Stats struct {
+	registryWrites *prometheus.CounterVec
+	requests       *prometheus.CounterVec
+	requestErrors  *prometheus.CounterVec
+}
+
+// knownWhats bounds the what label: anything else counts as "unknown".
+var knownWhats = map[string]bool{"registry": true, "needs": true, "applied": true, "collect": true, "sweep": true}
+
+func (s *Stats) request(what string, ok bool) {
+	if s == nil {
+		return
+	}
+	if !knownWhats[what] {
+		what = "unknown"
+	}
+	s.requests.WithLabelValues(what).Inc()
+	if !ok {
+		s.requestErrors.WithLabelValues(what).Inc()
+	}
+}
+
+func (s *Stats) published(written, deleted int) {
+	if s == nil {
+		return
+	}
+	s.registryWrites.WithLabelValues("put").Add(float64(written))
+	s.registryWrites.WithLabelValues("delete").Add(float64(deleted))
+}
+
+// NewMetrics makes the server's Prometheus registry: its own counters
+// (returned as Stats, for the registry writer and the verb) and the
+// sweep's gauges, recomputed from a whole-mesh sweep of sweeps at most
+// every metricsEvery. A sweep that fails leaves the gauges out of that
+// scrape and is logged.
+func newMetrics(sweeps *sweepCache, log zerolog.Logger) (*prometheus.Registry, *Stats) {
+	reg := prometheus.NewRegistry()
+	st := &Stats{
+		registryWrites: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mesh_provisioner_registry_writes_total",
+			Help: "Registry keys written (op=put) and deleted (op=delete)."}, []string{"op"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mesh_provisioner_requests_total",
+			Help: "Requests of mesh-provisioner.provisioning, by what."}, []string{"what"}),
+		requestErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mesh_provisioner_request_errors_total",
+			Help: "Requests of mesh-provisioner.provisioning answered with an error, by what."}, []string{"what"}),
+	}
+	for _, op := range []string{"put", "delete"} {
+		st.registryWrites.WithLabelValues(op)
+	}
+	reg.MustRegister(st.registryWrites, st.requests, st.requestErrors, &sweepCollector{sweeps: sweeps, log: log})
+	return reg, st
+}
+
+var (
+	modulesDesc = prometheus.NewDesc("mesh_provisioner_modules",
+		"Modules by the state of their last report (the applied bucket), from the sweep.", []string{"state"}, nil)
+	needsDesc = prometheus.NewDesc("mesh_provisioner_needs",
+		"Needs by verdict (met, waiting, stood_asked, failed, out_of_shape), kind and owner, from the sweep.",
+		[]string{"verdict", "kind", "owner"}, nil)
+	orphansDesc = prometheus.NewDesc("mesh_provisioner_orphans",
+		"Keys of the needs, applied and collect buckets whose module is assigned nowhere, from the sweep.", nil, nil)
+	sweepAtDesc = prometheus.NewDesc("mesh_provisioner_sweep_timestamp_seconds",
+		"When the sweep these gauges come from was made.", nil, nil)
+)
+
+// sweepCollector serves the sweep's gauges, from a sweep at most
+// metricsEvery old.
+type sweepCollector struct {
+	sweeps *sweepCache
+	log    zerolog.Logger
+}
+
+func (c *sweepCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{modulesDesc, needsDesc, orphansDesc, sweepAtDesc} {
+		ch <- d
+	}
+}
+
+func (c *sweepCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout+5*time.Second)
+	defer cancel()
+	stood, _ := ParseStoodAfter("")
+	r, err := c.sweeps.get(ctx, SweepParams{StoodAfter: stood}, metricsEvery)
+	if err != nil {
+		c.log.Warn().Err(err).Msg("metrics: sweep not made")
+		return
+	}
+	for _, state := range []string{"applied", "waiting", "failed", "removed"} {
+		ch <- prometheus.MustNewConstMetric(modulesDesc, prometheus.GaugeValue, float64(r.modules[state]), state)
+	}
+	for l, n := range r.needs {
+		ch <- prometheus.MustNewConstMetric(needsDesc, prometheus.GaugeValue, float64(n), l.verdict, l.kind, l.owner)
+	}
+	ch <- prometheus.MustNewConstMetric(orphansDesc, prometheus.GaugeValue, float64(len(r.reply.Orphans)))
+	ch <- prometheus.MustNewConstMetric(sweepAtDesc, prometheus.GaugeValue, float64(r.at.UnixMilli())/1000)
+}

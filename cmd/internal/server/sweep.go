@@ -1,0 +1,388 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// SweepParams narrow and tune one sweep: Node and Module (either, both or
+// neither) pick the needs, reports and items judged; a need that has waited
+// longer than StoodAfter stood asked.
+type SweepParams struct {
+	Node, Module string
+	StoodAfter   time.Duration
+}
+
+// needLabels are the labels of mesh_provisioner_needs.
+type needLabels struct{ verdict, kind, owner string }
+
+// sweepResult is one sweep: the whole reply (every finding and orphan) and
+// what the metrics count besides.
+type sweepResult struct {
+	reply   SweepReply
+	at      time.Time
+	needs   map[needLabels]int // met needs too, and out-of-shape need keys
+	modules map[string]int     // by report state
+}
+
+// Owners that are not a domain's name.
+const (
+	ownerNoRegistry = "unknown (no registry entry)"
+	ownerClient     = "mesh-provisioner-client" // the writer of a key out of shape
+	providerOwner   = "<provider>"              // the registry's owner of bound
+)
+
+// sweep judges every need, report and item the params select (SPEC §6.2).
+// A bucket that does not exist yet is named in MissingBuckets and judged
+// as empty (orphans are not judged without the assignments bucket); only a
+// bucket that cannot be read fails the sweep. A need, report or item of a
+// module assigned nowhere is an orphan and is neither judged nor counted.
+func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.Time) (*sweepResult, error) {
+	if p.StoodAfter <= 0 {
+		p.StoodAfter, _ = time.ParseDuration(DefaultStoodAfter)
+	}
+	s := &sweeper{p: p, now: now, owners: map[string]string{}, plans: map[NodeModule]assigned{},
+		res:    &sweepResult{at: now, needs: map[needLabels]int{}, modules: map[string]int{}},
+		groups: map[groupKey]*group{}}
+	s.res.reply = SweepReply{What: "sweep", At: now.UTC().Format(time.RFC3339), StoodAfter: p.StoodAfter.String(),
+		Findings: []Finding{}, Orphans: []Orphan{}}
+
+	for _, step := range []struct {
+		bucket string
+		what   string // the verb's name of the bucket, for narrowing; "" reads it whole
+		read   func(jetstream.KeyValueEntry)
+	}{
+		{RegistryBucket, "", s.registryEntry},
+		{assignmentsBucket, "", s.assignment},
+		{NeedsBucket, "needs", s.need},
+		{AppliedBucket, "applied", s.report},
+		{CollectBucket, "collect", s.item},
+	} {
+		if err := s.read(ctx, js, step.bucket, step.what, step.read); err != nil {
+			return nil, err
+		}
+	}
+	s.finish()
+	return s.res, nil
+}
+
+// assigned is what the sweep keeps of an assignment: whether it carries a
+// plan, and its provisions entries (to find a bound need's provider).
+type assigned struct {
+	plan       bool
+	provisions []provisionRef
+}
+
+type provisionRef struct {
+	Provision string `json:"provision"`
+	Provider  string `json:"provider"`
+	Local     string `json:"local"`
+}
+
+type groupKey struct{ verdict, owner, kind, name, why string }
+
+type group struct {
+	since time.Time
+	needs []NodeModule
+}
+
+type sweeper struct {
+	p           SweepParams
+	now         time.Time
+	res         *sweepResult
+	registry    bool // the registry bucket exists
+	assignments bool // the assignments bucket exists
+	owners      map[string]string
+	plans       map[NodeModule]assigned
+	groups      map[groupKey]*group
+	oos         []Finding
+}
+
+// read reads bucket (narrowed as the verb narrows what, when what is not
+// empty) and hands each selected key to each.
+func (s *sweeper) read(ctx context.Context, js jetstream.JetStream, bucket, what string, each func(jetstream.KeyValueEntry)) error {
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		s.res.reply.MissingBuckets = append(s.res.reply.MissingBuckets, bucket)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening bucket %s: %w", bucket, err)
+	}
+	switch bucket {
+	case RegistryBucket:
+		s.registry = true
+	case assignmentsBucket:
+		s.assignments = true
+	}
+	var narrow map[int]string
+	if what != "" {
+		if narrow, err = narrowing(Request{What: what, Node: s.p.Node, Module: s.p.Module}); err != nil {
+			return err
+		}
+	}
+	entries, err := readAll(ctx, kv, filters(narrow), false)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if selected(strings.Split(e.Key(), "."), narrow) {
+			each(e)
+		}
+	}
+	return nil
+}
+
+func (s *sweeper) registryEntry(e jetstream.KeyValueEntry) {
+	var entry Entry
+	if json.Unmarshal(e.Value(), &entry) != nil || entry.Owner == "" {
+		return // no owner to take from it: the kind's needs say "no registry entry"
+	}
+	if d, why := decodeShape(strings.Split(e.Key(), "."), shapes["registry"].tokens); why == "" {
+		s.owners[d[0]] = entry.Owner
+	}
+}
+
+func (s *sweeper) assignment(e jetstream.KeyValueEntry) {
+	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["applied"].tokens)
+	if why != "" {
+		return // not the provisioner's bucket to judge
+	}
+	var v struct {
+		Provisioning *struct {
+			Provisions []provisionRef `json:"provisions"`
+		} `json:"provisioning"`
+	}
+	a := assigned{plan: true}
+	if err := json.Unmarshal(e.Value(), &v); err == nil {
+		// A value that does not parse is still assigned: its client fails the module.
+		a.plan = v.Provisioning != nil
+		if a.plan {
+			a.provisions = v.Provisioning.Provisions
+		}
+	}
+	s.plans[NodeModule{d[0], d[1]}] = a
+}
+
+// orphan says why node/module's keys are orphans, or "" when they are not.
+func (s *sweeper) orphan(node, module string) string {
+	if !s.assignments {
+		return ""
+	}
+	a, ok := s.plans[NodeModule{node, module}]
+	switch {
+	case !ok:
+		return "module assigned nowhere"
+	case !a.plan:
+		return "assignment carries no provisioning plan"
+	}
+	return ""
+}
+
+func (s *sweeper) outOfShape(bucket, key, why string) {
+	s.oos = append(s.oos, Finding{Verdict: VerdictOutOfShape, Owner: ownerClient, Bucket: bucket, Key: key, Why: why, Count: 1})
+}
+
+func (s *sweeper) addOrphan(bucket, key, why string) {
+	s.res.reply.Orphans = append(s.res.reply.Orphans, Orphan{Bucket: bucket, Key: key, Why: why})
+}
+
+func (s *sweeper) need(e jetstream.KeyValueEntry) {
+	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["needs"].tokens)
+	if why != "" {
+		s.outOfShape(NeedsBucket, e.Key(), why)
+		s.res.needs[needLabels{verdict: "out_of_shape"}]++
+		return
+	}
+	node, module, kind, name := d[0], d[1], d[2], d[3]
+	if o := s.orphan(node, module); o != "" {
+		s.addOrphan(NeedsBucket, e.Key(), o)
+		return
+	}
+	var v struct {
+		State string `json:"state"`
+		Why   string `json:"why"`
+	}
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		s.outOfShape(NeedsBucket, e.Key(), "value does not parse: "+err.Error())
+		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
+		return
+	}
+	verdict := ""
+	switch v.State {
+	case "failed":
+		verdict = VerdictFailed
+		s.res.reply.Summary.Needs.Failed++
+	case "waiting":
+		verdict = VerdictWaiting
+		if s.now.Sub(e.Created()) > s.p.StoodAfter {
+			verdict = VerdictStoodAsked
+			s.res.reply.Summary.Needs.StoodAsked++
+		} else {
+			s.res.reply.Summary.Needs.Waiting++
+		}
+	case "met":
+		verdict = VerdictMet
+		s.res.reply.Summary.Needs.Met++
+	default:
+		s.outOfShape(NeedsBucket, e.Key(), fmt.Sprintf("state %q is not met, waiting or failed", v.State))
+		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
+		return
+	}
+	owner := s.owner(kind, name, v.Why, node, module)
+	s.res.needs[needLabels{metricVerdict(verdict), kind, owner}]++
+	if verdict == VerdictMet {
+		return
+	}
+	k := groupKey{verdict, owner, kind, name, v.Why}
+	g := s.groups[k]
+	if g == nil {
+		g = &group{since: e.Created()}
+		s.groups[k] = g
+	}
+	if e.Created().Before(g.since) {
+		g.since = e.Created()
+	}
+	g.needs = append(g.needs, NodeModule{node, module})
+}
+
+// metricVerdict is a verdict as a metric's label value: one word.
+func metricVerdict(v string) string { return strings.ReplaceAll(v, " ", "_") }
+
+// owner is the domain that answers kind, from the registry; for a kind the
+// registry gives to "<provider>" (bound), the provider module.
+func (s *sweeper) owner(kind, name, why, node, module string) string {
+	o, ok := s.owners[kind]
+	if !ok {
+		return ownerNoRegistry
+	}
+	if o != providerOwner {
+		return o
+	}
+	return s.provider(name, why, node, module)
+}
+
+// whyNamesProvider finds the provider in a bound need's why (SPEC §4.6's
+// reasons), for a module whose plan no longer says.
+var whyNamesProvider = []*regexp.Regexp{
+	regexp.MustCompile(`\b([A-Za-z0-9/_-]+)_bound\b`),
+	regexp.MustCompile(`^provider (\S+) is assigned nowhere`),
+	regexp.MustCompile(`^(\S+) does not offer `),
+	regexp.MustCompile(`^(\S+)'s offer `),
+}
+
+// provider finds who answers ${bound:X[/L]:K} for node/module: the
+// provisions entry of the module's plan for X and L names it; failing
+// that, the need's why.
+func (s *sweeper) provider(name, why, node, module string) string {
+	prov, _, _ := strings.Cut(name, ":")
+	x, l, _ := strings.Cut(prov, "/")
+	for _, p := range s.plans[NodeModule{node, module}].provisions {
+		if p.Provision == x && p.Local == l && p.Provider != "" {
+			return p.Provider
+		}
+	}
+	for _, re := range whyNamesProvider {
+		if m := re.FindStringSubmatch(why); m != nil {
+			return m[1]
+		}
+	}
+	return "unknown (no provisions entry for " + prov + ")"
+}
+
+func (s *sweeper) report(e jetstream.KeyValueEntry) {
+	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["applied"].tokens)
+	if why != "" {
+		s.outOfShape(AppliedBucket, e.Key(), why)
+		return
+	}
+	if o := s.orphan(d[0], d[1]); o != "" {
+		s.addOrphan(AppliedBucket, e.Key(), o)
+		return
+	}
+	var v struct {
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		s.outOfShape(AppliedBucket, e.Key(), "value does not parse: "+err.Error())
+		return
+	}
+	sum := &s.res.reply.Summary
+	switch v.State {
+	case "applied":
+		sum.Applied++
+	case "waiting":
+		sum.Waiting++
+	case "failed":
+		sum.Failed++
+	case "removed":
+		sum.Removed++
+	default:
+		s.outOfShape(AppliedBucket, e.Key(), fmt.Sprintf("state %q is not applied, waiting, failed or removed", v.State))
+		return
+	}
+	sum.Modules++
+	s.res.modules[v.State]++
+}
+
+func (s *sweeper) item(e jetstream.KeyValueEntry) {
+	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["collect"].tokens)
+	if why != "" {
+		s.outOfShape(CollectBucket, e.Key(), why)
+		return
+	}
+	if o := s.orphan(d[0], d[2]); o != "" { // the contributor is the module
+		s.addOrphan(CollectBucket, e.Key(), o)
+		return
+	}
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		s.outOfShape(CollectBucket, e.Key(), "value does not parse: "+err.Error())
+	}
+}
+
+// finish turns the groups into findings, worst first: failed, then stood
+// asked, then the rest by how many needs they hold.
+func (s *sweeper) finish() {
+	r := &s.res.reply
+	for k, g := range s.groups {
+		r.Findings = append(r.Findings, Finding{Verdict: k.verdict, Owner: k.owner, Kind: k.kind, Name: k.name,
+			Why: k.why, Since: g.since.UTC().Format(time.RFC3339), Count: len(g.needs), Needs: g.needs})
+	}
+	r.Findings = append(r.Findings, s.oos...)
+	rank := func(v string) int {
+		switch v {
+		case VerdictFailed:
+			return 0
+		case VerdictStoodAsked:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		a, b := r.Findings[i], r.Findings[j]
+		if ra, rb := rank(a.Verdict), rank(b.Verdict); ra != rb {
+			return ra < rb
+		}
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		for _, c := range [][2]string{{a.Verdict, b.Verdict}, {a.Owner, b.Owner}, {a.Kind, b.Kind},
+			{a.Name, b.Name}, {a.Bucket, b.Bucket}, {a.Key, b.Key}} {
+			if c[0] != c[1] {
+				return c[0] < c[1]
+			}
+		}
+		return a.Why < b.Why
+	})
+	r.Summary.OutOfShape = len(s.oos)
+	r.Summary.Orphans = len(r.Orphans)
+}

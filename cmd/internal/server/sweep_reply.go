@@ -1,0 +1,95 @@
+package server
+
+// The sweep's reply (SPEC §6.2, what "sweep"), as the server pages it and
+// as a client joins it.
+
+// Verdicts of a need, and of a key that is not of its bucket's shape.
+const (
+	VerdictFailed     = "failed"
+	VerdictStoodAsked = "stood asked"
+	VerdictWaiting    = "waiting"
+	VerdictMet        = "met"
+	VerdictOutOfShape = "out of shape"
+)
+
+// DefaultStoodAfter is how long a need may wait before the sweep says it
+// stood asked, when the request does not say.
+const DefaultStoodAfter = "10m"
+
+// SweepReply is the sweep's answer. Every page carries What, At,
+// StoodAfter, Summary and MissingBuckets; Findings and Orphans are paged
+// (AskSweep joins them).
+type SweepReply struct {
+	What           string    `json:"what"`
+	At             string    `json:"at"`
+	StoodAfter     string    `json:"stood_after"`
+	Page           int       `json:"page,omitempty"`
+	Pages          int       `json:"pages,omitempty"`
+	Summary        Summary   `json:"summary"`
+	MissingBuckets []string  `json:"missing_buckets,omitempty"`
+	Findings       []Finding `json:"findings"`
+	Orphans        []Orphan  `json:"orphans"`
+	Error          string    `json:"error,omitempty"`
+}
+
+// Summary counts the modules by the state of their report (the applied
+// bucket) and the needs by verdict. OutOfShape counts the keys of the
+// needs, applied and collect buckets that are findings of that verdict.
+type Summary struct {
+	Modules    int        `json:"modules"`
+	Applied    int        `json:"applied"`
+	Waiting    int        `json:"waiting"`
+	Failed     int        `json:"failed"`
+	Removed    int        `json:"removed,omitempty"`
+	Needs      NeedCounts `json:"needs"`
+	OutOfShape int        `json:"out_of_shape"`
+	Orphans    int        `json:"orphans"`
+}
+
+// NeedCounts counts needs by verdict.
+type NeedCounts struct {
+	Met        int `json:"met"`
+	Waiting    int `json:"waiting"`
+	StoodAsked int `json:"stood_asked"`
+	Failed     int `json:"failed"`
+}
+
+// Finding is a group of needs that share verdict, owner, kind, name and
+// why; or, with verdict "out of shape", one key of Bucket that is not of
+// its shape or whose value does not parse. Since is the earliest last
+// state change of its needs. Count is how many needs it holds; Needs
+// lists them, all but NeedsLeftOut of them when the list alone would not
+// fit in a reply.
+type Finding struct {
+	Verdict      string       `json:"verdict"`
+	Owner        string       `json:"owner"`
+	Kind         string       `json:"kind,omitempty"`
+	Name         string       `json:"name,omitempty"`
+	Bucket       string       `json:"bucket,omitempty"`
+	Key          string       `json:"key,omitempty"`
+	Why          string       `json:"why"`
+	Since        string       `json:"since,omitempty"`
+	Count        int          `json:"count"`
+	Needs        []NodeModule `json:"needs,omitempty"`
+	NeedsLeftOut int          `json:"needs_left_out,omitempty"`
+}
+
+// NodeModule names one module on one node.
+type NodeModule struct {
+	Node   string `json:"node"`
+	Module string `json:"module"`
+}
+
+// Orphan is a key of the needs, applied or collect bucket whose node and
+// module are assigned nowhere.
+type Orphan struct {
+	Bucket string `json:"bucket"`
+	Key    string `json:"key"`
+	Why    string `json:"why"`
+}
+
+// Held says whether the sweep found something that holds the mesh back:
+// a need failed or stood asked.
+func (r SweepReply) Held() bool {
+	return r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0
+}

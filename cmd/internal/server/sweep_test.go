@@ -1,0 +1,304 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	natsd "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+func needJSON(node, module, kind, name, state, why string) string {
+	b, _ := json.Marshal(map[string]string{"node": node, "module": module, "kind": kind, "name": name, "state": state, "why": why})
+	return string(b)
+}
+
+func putNeed(t *testing.T, kv jetstream.KeyValue, node, module, kind, name, state, why string) {
+	t.Helper()
+	put(t, kv, nodes.EncodeKey(node, module, kind, name), needJSON(node, module, kind, name, state, why))
+}
+
+// assignmentsKV makes the controller's bucket, as the lab does.
+func assignmentsKV(t *testing.T, js jetstream.JetStream) jetstream.KeyValue {
+	t.Helper()
+	kv, err := js.CreateKeyValue(testCtx(t), jetstream.KeyValueConfig{Bucket: assignmentsBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
+// plantFleet fills every bucket the sweep reads with a small mesh in
+// trouble, and returns the time just after its last write: needs written
+// before the pause are older than stoodAfter by then, the rest younger.
+func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.Time {
+	t.Helper()
+	ensure(t, js)
+	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, RegistryBucket), Registry()); err != nil {
+		t.Fatal(err)
+	}
+	as := assignmentsKV(t, js)
+	gitea := `{"provisioning":{"provisions":[{"name":"t","provision":"gitea-read","provider":"gitea","credential":"token"}]}}`
+	put(t, as, "ace.claude-code", gitea)
+	put(t, as, "g14.claude-code", gitea)
+	put(t, as, "novox.gitea", `{"provisioning":{"provides":[{"provision":"forge-account","answered_by":"helper"}]}}`)
+	put(t, as, "ace.zsh", `{"provisioning":{}}`)
+	put(t, as, "ace.noplan", `{"node":"ace","module":"noplan"}`)
+
+	needs := bucket(t, js, NeedsBucket)
+	// Old: these have waited since before the pause.
+	putNeed(t, needs, "ace", "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
+	putNeed(t, needs, "g14", "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
+	putNeed(t, needs, "novox", "gitea", "bound", "route:url", "waiting", "route-proxy_bound novox.gitea.route: not written yet")
+	time.Sleep(pause)
+	putNeed(t, needs, "ace", "claude-code", "config", "model", "met", "")
+	putNeed(t, needs, "g14", "claude-code", "config", "model", "met", "")
+	putNeed(t, needs, "ace", "claude-code", "config", "x", "waiting", "mesh-config_resolved has no x yet")
+	putNeed(t, needs, "ace", "zsh", "config", "x", "waiting", "mesh-config_resolved has no x yet")
+	putNeed(t, needs, "ace", "zsh", "collected", "shell:zsh:normal", "waiting", "no item yet")
+	putNeed(t, needs, "ace", "zsh", "weird", "thing", "waiting", "no registry entry for weird")
+	put(t, needs, "ace.m=ZZ.config.k", `{}`)
+	put(t, needs, "ace.zsh.config.bad", `not json`)
+	put(t, needs, "ace.zsh.config.st", `{"state":"sleeping"}`)
+	putNeed(t, needs, "old", "gone", "config", "k", "waiting", "")
+	putNeed(t, needs, "ace", "noplan", "config", "k", "waiting", "")
+
+	applied := bucket(t, js, AppliedBucket)
+	put(t, applied, "ace.claude-code", `{"state":"failed"}`)
+	put(t, applied, "g14.claude-code", `{"state":"failed"}`)
+	put(t, applied, "novox.gitea", `{"state":"waiting"}`)
+	put(t, applied, "ace.zsh", `{"state":"applied"}`)
+	put(t, applied, "ace.zsh.extra", `{}`)
+	put(t, applied, "old.gone", `{"state":"applied"}`)
+
+	collect := bucket(t, js, CollectBucket)
+	put(t, collect, "ace.shell=3Azsh.zsh", `{"item":"x"}`)
+	put(t, collect, "ace.shell=3Azsh.claude-code", `nope`)
+	put(t, collect, "old.shell=3Azsh.gone", `{"item":"y"}`)
+	return time.Now()
+}
+
+// line is a finding in one line, for comparing.
+func line(f Finding) string {
+	var who []string
+	for _, n := range f.Needs {
+		who = append(who, n.Node+"/"+n.Module)
+	}
+	if f.Verdict == VerdictOutOfShape {
+		return fmt.Sprintf("%s|%s|%s %s|%d", f.Verdict, f.Owner, f.Bucket, f.Key, f.Count)
+	}
+	return fmt.Sprintf("%s|%s|%s %s|%d|%s", f.Verdict, f.Owner, f.Kind, f.Name, f.Count, strings.Join(who, ","))
+}
+
+func lines(r SweepReply) string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, line(f))
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestSweepGroupsOrdersAndJudges(t *testing.T) {
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	now := plantFleet(t, js, 600*time.Millisecond)
+
+	r, err := sweep(testCtx(t), js, SweepParams{StoodAfter: 500 * time.Millisecond}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lines(r.reply)
+	want := strings.Join([]string{
+		"failed|gitea|bound gitea-read:url|2|ace/claude-code,g14/claude-code",
+		"stood asked|route-proxy|bound route:url|1|novox/gitea",
+		"waiting|mesh-config|config x|2|ace/claude-code,ace/zsh",
+		"out of shape|mesh-provisioner-client|mesh-provisioner_applied ace.zsh.extra|1",
+		"out of shape|mesh-provisioner-client|mesh-provisioner_collect ace.shell=3Azsh.claude-code|1",
+		"out of shape|mesh-provisioner-client|mesh-provisioner_needs ace.m=ZZ.config.k|1",
+		"out of shape|mesh-provisioner-client|mesh-provisioner_needs ace.zsh.config.bad|1",
+		"out of shape|mesh-provisioner-client|mesh-provisioner_needs ace.zsh.config.st|1",
+		"waiting|mesh-provisioner|collected shell:zsh:normal|1|ace/zsh",
+		"waiting|unknown (no registry entry)|weird thing|1|ace/zsh",
+	}, "\n")
+	if got != want {
+		t.Errorf("findings:\n%s\nwant\n%s", got, want)
+	}
+	f := r.reply.Findings[0]
+	if f.Why != "gitea does not offer gitea-read" || f.Since == "" {
+		t.Errorf("first finding: why %q since %q", f.Why, f.Since)
+	}
+	for _, f := range r.reply.Findings {
+		if f.Verdict == VerdictOutOfShape && f.Why == "" {
+			t.Errorf("out-of-shape %s has no why", f.Key)
+		}
+	}
+	sum := r.reply.Summary
+	wantSum := Summary{Modules: 4, Applied: 1, Waiting: 1, Failed: 2,
+		Needs: NeedCounts{Met: 2, Waiting: 4, StoodAsked: 1, Failed: 2}, OutOfShape: 5, Orphans: 4}
+	if sum != wantSum {
+		t.Errorf("summary %+v\n   want %+v", sum, wantSum)
+	}
+	var orphans []string
+	for _, o := range r.reply.Orphans {
+		orphans = append(orphans, o.Bucket+" "+o.Key+": "+o.Why)
+	}
+	wantOrphans := []string{
+		"mesh-provisioner_needs ace.noplan.config.k: assignment carries no provisioning plan",
+		"mesh-provisioner_needs old.gone.config.k: module assigned nowhere",
+		"mesh-provisioner_applied old.gone: module assigned nowhere",
+		"mesh-provisioner_collect old.shell=3Azsh.gone: module assigned nowhere",
+	}
+	if fmtKeys(orphans) != fmtKeys(wantOrphans) {
+		t.Errorf("orphans %s\n   want %s", fmtKeys(orphans), fmtKeys(wantOrphans))
+	}
+	if len(r.reply.MissingBuckets) != 0 {
+		t.Errorf("missing buckets %v", r.reply.MissingBuckets)
+	}
+	// The metrics' counts: met needs too, by kind and owner.
+	if n := r.needs[needLabels{"met", "config", "mesh-config"}]; n != 2 {
+		t.Errorf("met config needs of mesh-config: %d, want 2", n)
+	}
+	if n := r.needs[needLabels{"stood_asked", "bound", "route-proxy"}]; n != 1 {
+		t.Errorf("stood-asked bound needs of route-proxy: %d, want 1", n)
+	}
+}
+
+func TestSweepVerbNarrowsAndJoinsPages(t *testing.T) {
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	plantFleet(t, js, 0)
+	serveQuery(t, nc, js)
+	ctx := testCtx(t)
+
+	r, err := AskSweep(ctx, nc, "ace", "", "1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Findings {
+		for _, n := range f.Needs {
+			if n.Node != "ace" {
+				t.Errorf("node ace's sweep holds %s", line(f))
+			}
+		}
+		if f.Verdict == VerdictStoodAsked {
+			t.Errorf("with stood_after 1h nothing stood asked: %s", line(f))
+		}
+	}
+	if r.What != "sweep" || r.StoodAfter != "1h0m0s" || r.Summary.Modules != 2 || r.Summary.Needs.Failed != 1 || r.Summary.Orphans != 1 {
+		t.Errorf("node ace: what %q stood_after %q summary %+v", r.What, r.StoodAfter, r.Summary)
+	}
+	r, err = AskSweep(ctx, nc, "", "claude-code", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StoodAfter != "10m0s" || len(r.Findings) < 2 || line(r.Findings[0]) != "failed|gitea|bound gitea-read:url|2|ace/claude-code,g14/claude-code" {
+		t.Errorf("module claude-code:\n%s", lines(r))
+	}
+	for _, f := range r.Findings {
+		if strings.Contains(line(f), "zsh") && f.Verdict != VerdictOutOfShape {
+			t.Errorf("module claude-code's sweep holds %s", line(f))
+		}
+	}
+
+	for _, body := range []string{
+		`{"what":"sweep","stood_after":"0s"}`,
+		`{"what":"sweep","stood_after":"-1m"}`,
+		`{"what":"sweep","stood_after":"soon"}`,
+		`{"what":"sweep","collection":"x"}`,
+		`{"what":"sweep","contributor":"x"}`,
+		`{"what":"needs","stood_after":"1m"}`,
+	} {
+		if r, raw := askRaw(t, nc, []byte(body)); r.Error == "" {
+			t.Errorf("%s answered %s, want an error", body, raw)
+		}
+	}
+}
+
+func TestSweepSaysWhichBucketIsMissing(t *testing.T) {
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	needs, err := js.CreateKeyValue(testCtx(t), jetstream.KeyValueConfig{Bucket: NeedsBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putNeed(t, needs, "ace", "m", "config", "k", "failed", "refused")
+	serveQuery(t, nc, js)
+	r, err := AskSweep(testCtx(t), nc, "", "", "")
+	if err != nil {
+		t.Fatalf("a sweep with buckets missing failed: %v", err)
+	}
+	want := []string{RegistryBucket, assignmentsBucket, AppliedBucket, CollectBucket}
+	if fmtKeys(r.MissingBuckets) != fmtKeys(want) {
+		t.Errorf("missing_buckets %v, want %v", r.MissingBuckets, want)
+	}
+	if len(r.Findings) != 1 || line(r.Findings[0]) != "failed|unknown (no registry entry)|config k|1|ace/m" {
+		t.Errorf("findings:\n%s", lines(r))
+	}
+	if len(r.Orphans) != 0 {
+		t.Errorf("orphans judged without the assignments bucket: %v", r.Orphans)
+	}
+}
+
+func TestSweepPagesLargeAnswers(t *testing.T) {
+	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 16 * 1024 })
+	nc, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	assignmentsKV(t, js)
+	// 300 findings of one need each, and one finding of 2,000 needs whose
+	// list alone is larger than a page.
+	ctx := testCtx(t)
+	ajs, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		m := fmt.Sprintf("module-%04d", i)
+		must(t, ajs, "$KV."+assignmentsBucket+".ace."+m, `{"provisioning":{}}`)
+		must(t, ajs, "$KV."+NeedsBucket+".ace."+m+".config.shared", needJSON("ace", m, "config", "shared", "failed", "refused"))
+		if i < 300 {
+			must(t, ajs, "$KV."+NeedsBucket+".ace."+m+".config.own", needJSON("ace", m, "config", "own", "failed", "refused "+m))
+		}
+	}
+	select {
+	case <-ajs.PublishAsyncComplete():
+	case <-ctx.Done():
+		t.Fatal("puts not acknowledged")
+	}
+	serveQuery(t, nc, js)
+
+	first, raw := askRaw(t, nc, []byte(`{"what":"sweep"}`))
+	if first.Pages < 2 || len(raw) > int(nc.MaxPayload()) {
+		t.Fatalf("page 0: %d pages, %d bytes", first.Pages, len(raw))
+	}
+	r, err := AskSweep(ctx, nc, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) != 301 || r.Summary.Needs.Failed != 2300 {
+		t.Fatalf("%d findings, %d failed needs; want 301, 2300", len(r.Findings), r.Summary.Needs.Failed)
+	}
+	big := r.Findings[0]
+	if big.Count != 2000 || big.NeedsLeftOut == 0 || len(big.Needs)+big.NeedsLeftOut != 2000 {
+		t.Errorf("the large finding: count %d, %d needs listed, %d left out", big.Count, len(big.Needs), big.NeedsLeftOut)
+	}
+	seen := map[string]bool{}
+	for _, f := range r.Findings[1:] {
+		if f.Count != 1 || len(f.Needs) != 1 || seen[f.Why] {
+			t.Fatalf("finding %s repeated or cut", line(f))
+		}
+		seen[f.Why] = true
+	}
+}
+
+func must(t *testing.T, js jetstream.JetStream, subject, v string) {
+	t.Helper()
+	if _, err := js.PublishAsync(subject, []byte(v)); err != nil {
+		t.Fatal(err)
+	}
+}
