@@ -1,9 +1,12 @@
 // Command mesh-provisioner is the provisioner server (SPEC §6): once per
 // mesh it creates the provisioner's buckets, publishes the registry and
-// answers mesh-provisioner.provisioning.
+// answers mesh-provisioner.provisioning; its sweep command asks that verb
+// what holds the mesh back.
 //
 //	mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h]
-//	    [--replicas 1] [--log-format json|console] [--log-level info]
+//	    [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]
+//	mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M]
+//	    [--stood-after 10m] [--json]
 package main
 
 import (
@@ -22,27 +25,40 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h] [--replicas 1] [--log-format json|console] [--log-level info]")
+	fmt.Fprintln(w, "usage: mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h] [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]")
+	fmt.Fprintln(w, "       mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M] [--stood-after 10m] [--json]")
 }
 
-func run(args []string, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "serve" {
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
 		usage(stderr)
 		return 2
 	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "sweep":
+		return sweep(args[1:], stdout, stderr)
+	}
+	usage(stderr)
+	return 2
+}
+
+func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	natsURL := fs.String("nats", "", "NATS URL of the bus (required)")
 	creds := fs.String("creds", "", "NATS credentials file")
 	every := fs.Duration("registry-every", time.Hour, "how often the registry is published again")
 	replicas := fs.Int("replicas", 1, "replicas of the buckets the server creates")
+	metrics := fs.String("metrics", "", "serve Prometheus /metrics at this address (host:port)")
 	logFormat := fs.String("log-format", "json", "log format: json or console")
 	logLevel := fs.String("log-level", "info", "log level: trace, debug, info, warn, error")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -77,6 +93,7 @@ func run(args []string, stderr io.Writer) int {
 		Creds:         *creds,
 		RegistryEvery: *every,
 		Replicas:      *replicas,
+		Metrics:       *metrics,
 		Log:           log,
 	})
 	if err != nil {

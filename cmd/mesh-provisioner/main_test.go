@@ -17,8 +17,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"serve", "--nats", "nats://x", "--replicas", "0"},
 		{"serve", "--nats", "nats://x", "extra"},
 	} {
-		var stderr bytes.Buffer
-		if code := run(args, &stderr); code != 2 || stderr.Len() == 0 {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 || stderr.Len() == 0 {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", strings.Join(args, " "), code, stderr.String())
 		}
 	}

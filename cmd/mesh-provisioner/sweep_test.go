@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// mesh starts a bus and the server's verb over a mesh where gitea serves
+// none of its three consumers, and node h is healthy. It returns the URL.
+func mesh(t *testing.T) string {
+	t.Helper()
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := server.EnsureBuckets(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := js.KeyValue(ctx, server.RegistryBucket)
+	if _, _, err := server.PublishRegistry(ctx, reg, server.Registry()); err != nil {
+		t.Fatal(err)
+	}
+	as, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: nodes.AssignmentsBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs, _ := js.KeyValue(ctx, server.NeedsBucket)
+	put := func(kv jetstream.KeyValue, key, v string) {
+		if _, err := kv.Put(ctx, key, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	need := func(node, module, kind, name, state, why string) {
+		b, _ := json.Marshal(map[string]string{"node": node, "module": module, "kind": kind, "name": name, "state": state, "why": why})
+		put(needs, nodes.EncodeKey(node, module, kind, name), string(b))
+	}
+	plan := `{"provisioning":{"provisions":[{"provision":"gitea-read","provider":"gitea","credential":"token"}]}}`
+	for _, n := range []string{"ace", "g14", "novox", "h", "w"} {
+		put(as, n+".claude-code", plan)
+	}
+	for _, n := range []string{"ace", "g14", "novox"} {
+		need(n, "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
+	}
+	need("novox", "claude-code", "config", "model", "waiting", "evil \x1b[2J\x07 why")
+	need("h", "claude-code", "config", "model", "met", "")
+	applied, _ := js.KeyValue(ctx, server.AppliedBucket)
+	put(applied, "ace.claude-code", `{"state":"failed"}`)
+	need("w", "claude-code", "config", "model", "waiting", "not yet")
+	stop, err := server.ServeQuery(context.Background(), nc, js, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return s.ClientURL()
+}
+
+func runSweep(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(append([]string{"sweep"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestSweepPrintsWorstFirstAndExitsOne(t *testing.T) {
+	url := mesh(t)
+	code, out, errs := runSweep("--nats", url)
+	t.Logf("mesh-provisioner sweep:\n%s", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (a need failed); stderr %s", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	first := regexp.MustCompile(`^failed\s+gitea  bound gitea-read:url  "gitea does not offer gitea-read"  since \d+s  — ace/claude-code, g14/claude-code, \+1$`)
+	if !first.MatchString(lines[0]) {
+		t.Errorf("first line %q", lines[0])
+	}
+	if !strings.HasPrefix(lines[1], "waiting       mesh-config  config model  ") {
+		t.Errorf("second line %q", lines[1])
+	}
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `evil \x1b[2J\a why`) {
+		t.Errorf("control bytes not escaped:\n%q", out)
+	}
+	for _, want := range []string{
+		"modules 1: 0 applied, 0 waiting, 1 failed\n",
+		"needs 6: 1 met, 2 waiting, 0 stood asked (over 10m0s), 3 failed\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, _ = runSweep("--nats", url, "--json", "--stood-after", "1ms")
+	var r server.SweepReply
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
+		t.Fatalf("--json: exit %d, %v:\n%s", code, err, out)
+	}
+	if len(r.Findings) != 3 || r.Findings[1].Verdict != server.VerdictStoodAsked || r.Summary.Needs.StoodAsked != 2 || strings.Contains(out, `"pages"`) {
+		t.Errorf("--json with --stood-after 1ms:\n%s", out)
+	}
+}
+
+func TestSweepExitsZeroWhenNothingHoldsBack(t *testing.T) {
+	url := mesh(t)
+	code, out, errs := runSweep("--nats", url, "--node", "h")
+	if code != 0 || !strings.Contains(out, "needs 1: 1 met, 0 waiting") {
+		t.Errorf("node h: exit %d\n%s%s", code, out, errs)
+	}
+	// A waiting need that has not stood long holds nothing back either.
+	code, out, _ = runSweep("--nats", url, "--node", "w", "--module", "claude-code", "--stood-after", "1h")
+	if code != 0 || !strings.Contains(out, "1 waiting, 0 stood asked") {
+		t.Errorf("node w: exit %d\n%s", code, out)
+	}
+}
+
+func TestSweepExitsTwoWhenItCannotSweep(t *testing.T) {
+	port := bustest.FreePort(t)
+	code, _, errs := runSweep("--nats", fmt.Sprintf("nats://127.0.0.1:%d", port))
+	if code != 2 || !strings.Contains(errs, "connecting") {
+		t.Errorf("no bus: exit %d, stderr %q", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--stood-after", "0s"}, "--stood-after"},
+		{[]string{"--stood-after", "-5m"}, "--stood-after"},
+		{[]string{"--stood-after", "soon"}, "stood-after"},
+		{[]string{"--color"}, "color"},
+		{[]string{"extra"}, "extra"},
+	} {
+		code, _, errs := runSweep(c.args...)
+		if code != 2 || !strings.Contains(errs, c.says) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %s", c.args, code, errs, c.says)
+		}
+	}
+}
