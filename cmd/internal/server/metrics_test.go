@@ -74,7 +74,7 @@ func TestServeMetricsFromTheSweep(t *testing.T) {
 	nc, js := bustest.JetStream(t, s)
 	plantFleet(t, js, 0)
 	reg := bucket(t, js, RegistryBucket)
-	put(t, reg, "retired", `{"kind":"retired"}`)                    // Run deletes it
+	put(t, reg, "retired", `{"kind":"retired"}`)                      // Run deletes it
 	put(t, reg, "config", `{"kind":"config","owner":"someone-else"}`) // and puts it back
 
 	addr := fmt.Sprintf("127.0.0.1:%d", bustest.FreePort(t))
