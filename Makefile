@@ -18,7 +18,8 @@ test:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=60000x
 
 # Engine and node-kind benchmarks run long enough to be steady; the daemon's
-# (embedded NATS, mesh-fill, dev vault) and mesh-fill's writes once each.
+# (embedded NATS, mesh-fill, dev vault), mesh-fill's writes and the server's
+# sweep of 100,000 needs once each.
 # Their cold starts make tens of thousands of files, which on a journal-less
 # ext4 is slow for a minute or more after as many are deleted nearby; so no
 # benchmark deletes its files (BENCH_KEEP=1): they all go in one temp dir,
@@ -30,7 +31,8 @@ bench:
 	@sync; tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"; sync' EXIT && export TMPDIR="$$tmp" BENCH_KEEP=1 && \
 	$(GO) test -run '^$$' -bench . -benchmem ./graph ./nodes | tee bench.out && \
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./cmd/internal/daemon | tee -a bench.out && \
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./outputs/fill | tee -a bench.out
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./outputs/fill | tee -a bench.out && \
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./cmd/internal/server | tee -a bench.out
 	$(GO) run ./cmd/internal/benchtable -doc docs/PERFORMANCE.md < bench.out
 
 lint:

@@ -19,6 +19,20 @@ var readTimeout = 30 * time.Second
 // written twice during the read counts once, at its latest revision.
 // metaOnly leaves the values out.
 func readAll(ctx context.Context, kv jetstream.KeyValue, filters []string, metaOnly bool) ([]jetstream.KeyValueEntry, error) {
+	latest, err := readLatest(ctx, kv, filters, metaOnly)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jetstream.KeyValueEntry, 0, len(latest))
+	for _, e := range latest {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out, nil
+}
+
+// readLatest is readAll unsorted: the latest entry of each key, by key.
+func readLatest(ctx context.Context, kv jetstream.KeyValue, filters []string, metaOnly bool) (map[string]jetstream.KeyValueEntry, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := []jetstream.WatchOpt{jetstream.IgnoreDeletes()}
@@ -42,12 +56,7 @@ func readAll(ctx context.Context, kv jetstream.KeyValue, filters []string, metaO
 				return nil, fmt.Errorf("reading bucket %s: watcher closed before its snapshot was complete (%d keys read)", kv.Bucket(), len(latest))
 			}
 			if e == nil {
-				out := make([]jetstream.KeyValueEntry, 0, len(latest))
-				for _, e := range latest {
-					out = append(out, e)
-				}
-				sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
-				return out, nil
+				return latest, nil
 			}
 			if e.Operation() != jetstream.KeyValuePut {
 				delete(latest, e.Key())

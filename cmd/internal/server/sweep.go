@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -55,20 +57,47 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 	s.res.reply = SweepReply{What: "sweep", At: now.UTC().Format(time.RFC3339), StoodAfter: p.StoodAfter.String(),
 		Findings: []Finding{}, Orphans: []Orphan{}}
 
-	for _, step := range []struct {
+	steps := []struct {
 		bucket string
 		what   string // the verb's name of the bucket, for narrowing; "" reads it whole
-		read   func(jetstream.KeyValueEntry)
+		read   func([]jetstream.KeyValueEntry)
 	}{
-		{RegistryBucket, "", s.registryEntry},
-		{assignmentsBucket, "", s.assignment},
-		{NeedsBucket, "needs", s.need},
-		{AppliedBucket, "applied", s.report},
-		{CollectBucket, "collect", s.item},
-	} {
-		if err := s.read(ctx, js, step.bucket, step.what, step.read); err != nil {
-			return nil, err
+		{RegistryBucket, "", each(s.registryEntry)},
+		{assignmentsBucket, "", each(s.assignment)},
+		{NeedsBucket, "needs", s.needs},
+		{AppliedBucket, "applied", each(s.report)},
+		{CollectBucket, "collect", each(s.item)},
+	}
+	// The buckets are read at once, then judged in order: the registry
+	// and the plans first, for the owners and orphans.
+	read := make([]bucketRead, len(steps))
+	var wg sync.WaitGroup
+	for i, st := range steps {
+		wg.Go(func() { read[i] = s.fetch(ctx, js, st.bucket, st.what) })
+	}
+	wg.Wait()
+	for i, st := range steps {
+		r := read[i]
+		switch {
+		case r.err != nil:
+			return nil, r.err
+		case r.missing:
+			s.res.reply.MissingBuckets = append(s.res.reply.MissingBuckets, st.bucket)
+			continue
 		}
+		switch st.bucket {
+		case RegistryBucket:
+			s.registry = true
+		case assignmentsBucket:
+			s.assignments = true
+		}
+		sel := make([]jetstream.KeyValueEntry, 0, len(r.entries))
+		for _, e := range r.entries {
+			if selected(strings.Split(e.Key(), "."), r.narrow) {
+				sel = append(sel, e)
+			}
+		}
+		st.read(sel)
 	}
 	s.finish()
 	return s.res, nil
@@ -106,39 +135,31 @@ type sweeper struct {
 	oos         []Finding
 }
 
-// read reads bucket (narrowed as the verb narrows what, when what is not
-// empty) and hands each selected key to each.
-func (s *sweeper) read(ctx context.Context, js jetstream.JetStream, bucket, what string, each func(jetstream.KeyValueEntry)) error {
+// bucketRead is what fetch read of one bucket.
+type bucketRead struct {
+	entries map[string]jetstream.KeyValueEntry
+	narrow  map[int]string
+	missing bool
+	err     error
+}
+
+// fetch reads bucket, narrowed as the verb narrows what (when what is not
+// empty).
+func (s *sweeper) fetch(ctx context.Context, js jetstream.JetStream, bucket, what string) (r bucketRead) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		s.res.reply.MissingBuckets = append(s.res.reply.MissingBuckets, bucket)
-		return nil
+		return bucketRead{missing: true}
 	}
 	if err != nil {
-		return fmt.Errorf("opening bucket %s: %w", bucket, err)
+		return bucketRead{err: fmt.Errorf("opening bucket %s: %w", bucket, err)}
 	}
-	switch bucket {
-	case RegistryBucket:
-		s.registry = true
-	case assignmentsBucket:
-		s.assignments = true
-	}
-	var narrow map[int]string
 	if what != "" {
-		if narrow, err = narrowing(Request{What: what, Node: s.p.Node, Module: s.p.Module}); err != nil {
-			return err
+		if r.narrow, r.err = narrowing(Request{What: what, Node: s.p.Node, Module: s.p.Module}); r.err != nil {
+			return r
 		}
 	}
-	entries, err := readAll(ctx, kv, filters(narrow), false)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if selected(strings.Split(e.Key(), "."), narrow) {
-			each(e)
-		}
-	}
-	return nil
+	r.entries, r.err = readLatest(ctx, kv, filters(r.narrow), false)
+	return r
 }
 
 func (s *sweeper) registryEntry(e jetstream.KeyValueEntry) {
@@ -195,7 +216,41 @@ func (s *sweeper) addOrphan(bucket, key, why string) {
 	s.res.reply.Orphans = append(s.res.reply.Orphans, Orphan{Bucket: bucket, Key: key, Why: why})
 }
 
-func (s *sweeper) need(e jetstream.KeyValueEntry) {
+func each(read func(jetstream.KeyValueEntry)) func([]jetstream.KeyValueEntry) {
+	return func(es []jetstream.KeyValueEntry) {
+		for _, e := range es {
+			read(e)
+		}
+	}
+}
+
+// needValue is what the sweep reads of a need's value.
+type needValue struct {
+	State string `json:"state"`
+	Why   string `json:"why"`
+	err   error
+}
+
+// needs judges the needs read. Their values, most of the sweep's work in
+// a large mesh, are decoded on every core first.
+func (s *sweeper) needs(es []jetstream.KeyValueEntry) {
+	vals := make([]needValue, len(es))
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(es); i += workers {
+				vals[i].err = json.Unmarshal(es[i].Value(), &vals[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, e := range es {
+		s.need(e, vals[i])
+	}
+}
+
+func (s *sweeper) need(e jetstream.KeyValueEntry, v needValue) {
 	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["needs"].tokens)
 	if why != "" {
 		s.outOfShape(NeedsBucket, e.Key(), why)
@@ -207,12 +262,8 @@ func (s *sweeper) need(e jetstream.KeyValueEntry) {
 		s.addOrphan(NeedsBucket, e.Key(), o)
 		return
 	}
-	var v struct {
-		State string `json:"state"`
-		Why   string `json:"why"`
-	}
-	if err := json.Unmarshal(e.Value(), &v); err != nil {
-		s.outOfShape(NeedsBucket, e.Key(), "value does not parse: "+err.Error())
+	if v.err != nil {
+		s.outOfShape(NeedsBucket, e.Key(), "value does not parse: "+v.err.Error())
 		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
 		return
 	}
@@ -354,6 +405,10 @@ func (s *sweeper) item(e jetstream.KeyValueEntry) {
 func (s *sweeper) finish() {
 	r := &s.res.reply
 	for k, g := range s.groups {
+		sort.Slice(g.needs, func(i, j int) bool {
+			a, b := g.needs[i], g.needs[j]
+			return a.Node < b.Node || a.Node == b.Node && a.Module < b.Module
+		})
 		r.Findings = append(r.Findings, Finding{Verdict: k.verdict, Owner: k.owner, Kind: k.kind, Name: k.name,
 			Why: k.why, Since: g.since.UTC().Format(time.RFC3339), Count: len(g.needs), Needs: g.needs})
 	}
@@ -382,6 +437,14 @@ func (s *sweeper) finish() {
 			}
 		}
 		return a.Why < b.Why
+	})
+	order := map[string]int{NeedsBucket: 0, AppliedBucket: 1, CollectBucket: 2}
+	sort.Slice(r.Orphans, func(i, j int) bool {
+		a, b := r.Orphans[i], r.Orphans[j]
+		if a.Bucket != b.Bucket {
+			return order[a.Bucket] < order[b.Bucket]
+		}
+		return a.Key < b.Key
 	})
 	r.Summary.OutOfShape = len(s.oos)
 	r.Summary.Orphans = len(r.Orphans)
