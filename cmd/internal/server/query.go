@@ -84,6 +84,36 @@ type Request struct {
 // a key written between two page requests may be seen twice or not at all.
 // An entry whose value alone would not fit carries "value_too_large": <bytes>
 // instead of "value".
+//
+// What "sweep" (SPEC §6.2 r2), narrowed by node and module only and tuned
+// by "stood_after" (a positive Go duration, default 10m), judges every need
+// by who answers it and answers
+//
+//	{"what": "sweep", "at": "RFC 3339", "stood_after": "10m0s", "page": 0, "pages": 1,
+//	 "summary": {"modules", "applied", "waiting", "failed", "needs": {"met", "waiting",
+//	             "stood_asked", "failed"}, "out_of_shape", "orphans"},
+//	 "missing_buckets": ["mesh-controller_assignments"],
+//	 "findings": [{"verdict", "owner", "kind", "name", "why", "since", "count", "needs": [{"node", "module"}]}],
+//	 "orphans": [{"bucket", "key", "why"}]}
+//
+// (see SweepReply). A need is failed, stood asked (waiting for longer
+// than stood_after since its KV entry was written), waiting or met; its
+// owner is the registry's for its kind (for bound, the provider the
+// module's provisions entry names, else the one its why names), or
+// "unknown (no registry entry)". Needs sharing verdict, owner, kind, name
+// and why are one finding; met needs are counted, not listed. Findings
+// come failed first, then stood asked, then by how many needs they hold. A
+// key of the needs, applied or collect bucket out of shape, or whose value
+// does not parse, is a finding of its own with verdict "out of shape"; a
+// key whose node and module are assigned nowhere (or whose assignment
+// carries no plan) is an orphan, neither judged nor counted. A bucket that
+// does not exist yet is named in missing_buckets and judged as empty
+// (without the assignments bucket no orphan is judged). The head stands on
+// every page; findings, then orphans, are paged as entries are, and the
+// pages after the first come from the sweep page 0 made while it is kept
+// (a minute), so that all pages are of one sweep ("at" says which). A
+// finding whose needs alone would not fit lists as many as fit and says
+// "needs_left_out". AskSweep asks and joins the pages.
 func ServeQuery(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log zerolog.Logger) (stop func(), err error) {
 	return serveQueryWith(ctx, nc, js, log, newSweepCache(js), nil)
 }
