@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,15 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Settle, "settle", time.Minute, "how long the modules have to settle")
 	logFormat := fs.String("log-format", "console", "log format: console or json")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mesh-lab: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := cli.Parse(fs, args, stderr); !ok {
+		return code
 	}
 	if err := cli.Positive(fs, "settle"); err != nil {
 		fmt.Fprintf(stderr, "mesh-lab: %v\n", err)

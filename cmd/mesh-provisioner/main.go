@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,15 +57,8 @@ func serve(args []string, stderr io.Writer) int {
 	metrics := fs.String("metrics", "", "serve Prometheus /metrics at this address (host:port)")
 	logFormat := fs.String("log-format", "json", "log format: json or console")
 	logLevel := fs.String("log-level", "info", "log level: trace, debug, info, warn, error")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mesh-provisioner serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := cli.Parse(fs, args, stderr); !ok {
+		return code
 	}
 	if *natsURL == "" {
 		fmt.Fprintln(stderr, "mesh-provisioner serve: --nats is required")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
 )
 
@@ -31,18 +31,11 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	module := fs.String("module", "", "only this module's needs")
 	stoodAfter := fs.Duration("stood-after", 10*time.Minute, "a need waiting longer than this stood asked")
 	asJSON := fs.Bool("json", false, "print the reply as JSON (all pages joined)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := cli.Parse(fs, args, stderr); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if *stoodAfter <= 0 {
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: --stood-after %s is not positive\n", *stoodAfter)
+	if err := cli.Positive(fs, "stood-after"); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
 	opts := []nats.Option{nats.Name("mesh-provisioner sweep"), nats.Timeout(5 * time.Second),

@@ -74,3 +74,26 @@ func TestAPasswordIsTakenFromAFileOrTheEnvironmentNeverTheCommandLine(t *testing
 		t.Fatalf("an absent file: %v", err)
 	}
 }
+
+func TestParseRefusesPositionalArgumentsNamingTheCommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		ok   bool
+		says string
+	}{
+		{[]string{"--n", "3"}, 0, true, ""},
+		{[]string{"-h"}, 0, false, "Usage"},
+		{[]string{"--nope"}, 2, false, "nope"},
+		{[]string{"--n", "3", "extra"}, 2, false, `tool run: unexpected argument "extra"`},
+	} {
+		fs := flag.NewFlagSet("tool run", flag.ContinueOnError)
+		var stderr strings.Builder
+		fs.SetOutput(&stderr)
+		fs.Int("n", 1, "a count")
+		code, ok := Parse(fs, c.args, &stderr)
+		if code != c.code || ok != c.ok || !strings.Contains(stderr.String(), c.says) {
+			t.Errorf("%q: code %d ok %v stderr %q; want %d %v naming %q", c.args, code, ok, stderr.String(), c.code, c.ok, c.says)
+		}
+	}
+}

@@ -158,3 +158,14 @@ func appendList(b []byte, items [][]byte) []byte {
 	}
 	return b
 }
+
+// plainJSON is v as compact JSON with '<', '>' and '&' as themselves.
+func plainJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // its callers hand it strings, numbers and lists of them: encoding cannot fail
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -126,15 +124,4 @@ func findingJSON(f Finding, room int) []byte {
 		b = plainJSON(f)
 	}
 	return b
-}
-
-// plainJSON is v as compact JSON with '<', '>' and '&' as themselves.
-func plainJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err) // the reply's types are strings and numbers: encoding cannot fail
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
