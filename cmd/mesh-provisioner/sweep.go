@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // sweepTimeout bounds the whole sweep: connecting, and every page.
@@ -57,13 +59,15 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
 			fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 			return 2
 		}
+		_, _ = stdout.Write(control.JSONSafe(b.Bytes()))
 	} else {
 		printSweep(stdout, r)
 	}
@@ -78,22 +82,22 @@ const shownNeeds = 2
 
 // printSweep writes the sweep for people: one line per finding, worst
 // first, one per orphan, then the summary. Every text from the bus is
-// escaped, so no key or why can move the terminal.
+// escaped, so no key or why can move the terminal (a why is quoted).
 func printSweep(w io.Writer, r server.SweepReply) {
 	at, _ := time.Parse(time.RFC3339, r.At)
 	for _, f := range r.Findings {
-		what := clean(f.Kind) + " " + clean(f.Name)
+		what := control.Escape(f.Kind) + " " + control.Escape(f.Name)
 		if f.Verdict == server.VerdictOutOfShape {
-			what = clean(f.Bucket) + " " + clean(f.Key)
+			what = control.Escape(f.Bucket) + " " + control.Escape(f.Key)
 		}
-		line := fmt.Sprintf("%-12s  %s  %s  %s", f.Verdict, clean(f.Owner), what, strconv.Quote(f.Why))
+		line := fmt.Sprintf("%-12s  %s  %s  %s", f.Verdict, control.Escape(f.Owner), what, strconv.Quote(f.Why))
 		if since, err := time.Parse(time.RFC3339, f.Since); err == nil && !at.IsZero() {
 			line += "  since " + ago(at.Sub(since))
 		}
 		if len(f.Needs) > 0 {
 			var who []string
 			for _, n := range f.Needs[:min(shownNeeds, len(f.Needs))] {
-				who = append(who, clean(n.Node)+"/"+clean(n.Module))
+				who = append(who, control.Escape(n.Node)+"/"+control.Escape(n.Module))
 			}
 			if more := f.Count - len(who); more > 0 {
 				who = append(who, fmt.Sprintf("+%d", more))
@@ -103,7 +107,7 @@ func printSweep(w io.Writer, r server.SweepReply) {
 		fmt.Fprintln(w, line)
 	}
 	for _, o := range r.Orphans {
-		fmt.Fprintf(w, "%-12s  %s %s  %s\n", "orphan", clean(o.Bucket), clean(o.Key), strconv.Quote(o.Why))
+		fmt.Fprintf(w, "%-12s  %s %s  %s\n", "orphan", control.Escape(o.Bucket), control.Escape(o.Key), strconv.Quote(o.Why))
 	}
 	if len(r.Findings)+len(r.Orphans) > 0 {
 		fmt.Fprintln(w)
@@ -115,30 +119,18 @@ func printSweep(w io.Writer, r server.SweepReply) {
 	}
 	n := s.Needs
 	fmt.Fprintf(w, "\nneeds %d: %d met, %d waiting, %d stood asked (over %s), %d failed\n",
-		n.Met+n.Waiting+n.StoodAsked+n.Failed, n.Met, n.Waiting, n.StoodAsked, clean(r.StoodAfter), n.Failed)
+		n.Met+n.Waiting+n.StoodAsked+n.Failed, n.Met, n.Waiting, n.StoodAsked, control.Escape(r.StoodAfter), n.Failed)
 	if s.OutOfShape > 0 || s.Orphans > 0 {
 		fmt.Fprintf(w, "keys: %d out of shape, %d orphans\n", s.OutOfShape, s.Orphans)
 	}
 	if len(r.MissingBuckets) > 0 {
 		var b []string
 		for _, m := range r.MissingBuckets {
-			b = append(b, clean(m))
+			b = append(b, control.Escape(m))
 		}
 		fmt.Fprintf(w, "missing buckets (judged as empty): %s\n", strings.Join(b, ", "))
 	}
-	fmt.Fprintf(w, "swept at %s\n", clean(r.At))
-}
-
-// clean escapes what a terminal would act on: control bytes and anything
-// not printable are written as Go escapes.
-func clean(s string) string {
-	for _, c := range s {
-		if !strconv.IsPrint(c) {
-			q := strconv.Quote(s)
-			return q[1 : len(q)-1]
-		}
-	}
-	return s
+	fmt.Fprintf(w, "swept at %s\n", control.Escape(r.At))
 }
 
 // ago is a duration for people: 2h10m, 4m12s, 35s.

@@ -54,7 +54,7 @@ func mesh(t *testing.T) string {
 	for _, n := range []string{"ace", "g14", "novox"} {
 		need(n, "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
 	}
-	need("novox", "claude-code", "config", "model", "waiting", "evil \x1b[2J\x07 why")
+	need("novox", "claude-code", "config", "model", "waiting", "evil \x1b[2J\x07 \u009b why")
 	need("h", "claude-code", "config", "model", "met", "")
 	applied, _ := js.KeyValue(ctx, server.AppliedBucket)
 	put(applied, "ace.claude-code", `{"state":"failed"}`)
@@ -88,7 +88,7 @@ func TestSweepPrintsWorstFirstAndExitsOne(t *testing.T) {
 	if !strings.HasPrefix(lines[1], "waiting       mesh-config  config model  ") {
 		t.Errorf("second line %q", lines[1])
 	}
-	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `evil \x1b[2J\a why`) {
+	if strings.ContainsAny(out, "\x1b\x07\u009b") || !strings.Contains(out, `evil \x1b[2J\a \u009b why`) {
 		t.Errorf("control bytes not escaped:\n%q", out)
 	}
 	for _, want := range []string{
@@ -101,6 +101,9 @@ func TestSweepPrintsWorstFirstAndExitsOne(t *testing.T) {
 	}
 
 	code, out, _ = runSweep("--nats", url, "--json", "--stood-after", "1ms")
+	if strings.ContainsAny(out, "\x1b\x07\u009b") {
+		t.Errorf("--json holds raw control runes:\n%q", out)
+	}
 	var r server.SweepReply
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
 		t.Fatalf("--json: exit %d, %v:\n%s", code, err, out)

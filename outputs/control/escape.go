@@ -77,3 +77,7 @@ func jsonSafe(b []byte) []byte {
 	}
 	return out
 }
+
+// JSONSafe is jsonSafe for the commands that print JSON from the bus to a
+// terminal (mesh-provisioner sweep --json).
+func JSONSafe(b []byte) []byte { return jsonSafe(b) }
