@@ -93,7 +93,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 		}
 		sel := make([]jetstream.KeyValueEntry, 0, len(r.entries))
 		for _, e := range r.entries {
-			if selected(strings.Split(e.Key(), "."), r.narrow) {
+			if len(r.narrow) == 0 || selected(strings.Split(e.Key(), "."), r.narrow) {
 				sel = append(sel, e)
 			}
 		}
