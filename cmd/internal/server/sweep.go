@@ -85,10 +85,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 			s.res.reply.MissingBuckets = append(s.res.reply.MissingBuckets, st.bucket)
 			continue
 		}
-		switch st.bucket {
-		case RegistryBucket:
-			s.registry = true
-		case assignmentsBucket:
+		if st.bucket == assignmentsBucket {
 			s.assignments = true
 		}
 		sel := make([]jetstream.KeyValueEntry, 0, len(r.entries))
@@ -127,7 +124,6 @@ type sweeper struct {
 	p           SweepParams
 	now         time.Time
 	res         *sweepResult
-	registry    bool // the registry bucket exists
 	assignments bool // the assignments bucket exists
 	owners      map[string]string
 	plans       map[NodeModule]assigned
