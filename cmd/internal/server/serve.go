@@ -117,6 +117,10 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("opening bucket %s: %w", RegistryBucket, err)
 	}
 
+	// The registry writer and /metrics run until ctx ends, or until the
+	// verb could not be served.
+	wctx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
 	sweeps := newSweepCache(js)
 	var stats *Stats
 	var wg sync.WaitGroup
@@ -130,16 +134,17 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 		})
 		wg.Go(func() {
-			<-ctx.Done()
+			<-wctx.Done()
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		})
 		log.Info().Str("addr", metricsLn.Addr().String()).Msg("serving /metrics")
 	}
-	wg.Go(func() { runRegistry(ctx, kv, cfg.RegistryEvery, log, stats) })
+	wg.Go(func() { runRegistry(wctx, kv, cfg.RegistryEvery, log, stats) })
 	stop, err := serveQueryWith(ctx, nc, js, log, sweeps, stats)
 	if err != nil {
+		stopWork()
 		wg.Wait()
 		shutdown()
 		return err
