@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -33,19 +34,50 @@ func (c *Client) socket() string {
 	return c.Socket
 }
 
+// StatusError is a non-2xx answer of the fill socket: Status is the HTTP
+// status (400 a request out of shape, 403 a path or unit outside the
+// allow-lists, 409 a path or key another module holds, 500 a failure) and
+// Msg the server's error text. Test with errors.As.
+type StatusError struct {
+	Socket string
+	Status int
+	Msg    string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("fill socket %s: %d %s: %s", e.Socket, e.Status, http.StatusText(e.Status), e.Msg)
+}
+
 // Fill sends one module's files in one request and returns what the
 // node-engine did. A socket that does not answer gives an error saying so; a
-// non-2xx answer gives an error carrying the server's error text. File content
-// never appears in an error.
+// non-2xx answer gives a *StatusError carrying the server's error text. File
+// content never appears in an error.
 func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return Response{}, fmt.Errorf("fill socket %s: encoding the request of module %q: %w", c.socket(), req.Module, err)
+	}
+	var out Response
+	err = c.do(ctx, http.MethodPost, FillPath, body, &out)
+	return out, err
+}
+
+// Delete asks the node-engine to remove every file of module, as a whole
+// request naming none would (the module left the node, SPEC §4.7), and
+// returns the files removed. A module the node-engine holds nothing of is
+// no error: it answers no files.
+func (c *Client) Delete(ctx context.Context, module string) ([]FileResult, error) {
+	var out DeleteResponse
+	err := c.do(ctx, http.MethodDelete, ModulesPath+url.PathEscape(module), nil, &out)
+	return out.Files, err
+}
+
+// do sends one request to the socket and decodes a 2xx answer into out.
+func (c *Client) do(ctx context.Context, method, route string, body []byte, out any) error {
 	sock := c.socket()
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return Response{}, fmt.Errorf("fill socket %s: encoding the request of module %q: %w", sock, req.Module, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -60,19 +92,25 @@ func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 	defer transport.CloseIdleConnections()
 	hc := &http.Client{Transport: transport}
 
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://fill"+FillPath, bytes.NewReader(body))
-	if err != nil {
-		return Response{}, fmt.Errorf("fill socket %s: %w", sock, err)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
+	hreq, err := http.NewRequestWithContext(ctx, method, "http://fill"+route, rd)
+	if err != nil {
+		return fmt.Errorf("fill socket %s: %w", sock, err)
+	}
+	if body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := hc.Do(hreq)
 	if err != nil {
-		return Response{}, fmt.Errorf("fill socket %s: not answering: %w", sock, err)
+		return fmt.Errorf("fill socket %s: not answering: %w", sock, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return Response{}, fmt.Errorf("fill socket %s: reading the answer: %w", sock, err)
+		return fmt.Errorf("fill socket %s: reading the answer: %w", sock, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var eb errorBody
@@ -85,11 +123,10 @@ func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 				msg = msg[:512] + "…"
 			}
 		}
-		return Response{}, fmt.Errorf("fill socket %s: %s: %s", sock, resp.Status, msg)
+		return &StatusError{Socket: sock, Status: resp.StatusCode, Msg: msg}
 	}
-	var out Response
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return Response{}, fmt.Errorf("fill socket %s: decoding the answer: %w", sock, err)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("fill socket %s: decoding the answer: %w", sock, err)
 	}
-	return out, nil
+	return nil
 }

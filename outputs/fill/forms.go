@@ -27,6 +27,9 @@ func content(f File, module string, t target) (want []byte, action string, err e
 		}
 		return changed(t.current, mergeKeys(t.current, pairs))
 	case FormManagedBlock:
+		if err := checkBlock(f); err != nil {
+			return nil, "", err
+		}
 		if !t.exists() {
 			return block(module, f.Content), ActionWritten, nil
 		}
@@ -89,9 +92,21 @@ func parseKeys(f File) ([]keyLine, error) {
 	return out, nil
 }
 
+// keyNames are the keys a managed-keys file's content sets (content
+// already checked by parseKeys).
+func keyNames(f File) []string {
+	pairs, _ := parseKeys(f)
+	keys := make([]string, len(pairs))
+	for i, p := range pairs {
+		keys[i] = p.key
+	}
+	return keys
+}
+
 // mergeKeys sets the given keys in current: each line setting one of them is
 // replaced, every other line is kept in its place, and keys not found are
-// appended in the content's order.
+// appended in the content's order. A line replaced keeps its line ending
+// (\r\n or \n); a line appended takes the file's first line's.
 func mergeKeys(current []byte, pairs []keyLine) []byte {
 	byKey := make(map[string]string, len(pairs))
 	for _, p := range pairs {
@@ -104,10 +119,14 @@ func mergeKeys(current []byte, pairs []keyLine) []byte {
 			continue
 		}
 		body, nl := strings.CutSuffix(l, "\n")
+		body, cr := strings.CutSuffix(body, "\r")
 		if k, ok := lineKey(body); ok {
 			if repl, want := byKey[k]; want {
 				found[k] = true
 				b.WriteString(repl)
+				if cr {
+					b.WriteByte('\r')
+				}
 				if nl {
 					b.WriteByte('\n')
 				}
@@ -116,17 +135,41 @@ func mergeKeys(current []byte, pairs []keyLine) []byte {
 		}
 		b.WriteString(l)
 	}
+	eol := "\n"
+	if first, _, ok := strings.Cut(string(current), "\n"); ok && strings.HasSuffix(first, "\r") {
+		eol = "\r\n"
+	}
 	for _, p := range pairs {
 		if found[p.key] {
 			continue
 		}
 		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n')
+			b.WriteString(eol)
 		}
 		b.WriteString(p.line)
-		b.WriteByte('\n')
+		b.WriteString(eol)
 	}
 	return []byte(b.String())
+}
+
+// The marker lines' beginnings, the same for every module's block.
+const (
+	beginMarker = "# BEGIN mesh "
+	endMarker   = "# END mesh "
+)
+
+// checkBlock refuses managed-block content holding a line that is a block
+// marker of any module: another module's block would end there when that
+// module's next fill looked for its markers. The error names the line's
+// number, never its text (it may hold a secret).
+func checkBlock(f File) error {
+	for i, l := range strings.Split(string(f.Content), "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, beginMarker) || strings.HasPrefix(t, endMarker) {
+			return refuse("path %q: line %d of its managed-block content is a block marker (\"%s<module>\" or \"%s<module>\"), which no block may hold",
+				f.Path, i+1, strings.TrimSpace(beginMarker), strings.TrimSpace(endMarker))
+		}
+	}
+	return nil
 }
 
 func markers(module string) (begin, end string) {
@@ -149,29 +192,11 @@ func block(module string, content []byte) []byte {
 // replaceBlock puts the module's block into current: between its markers
 // when they are there, appended otherwise. Text around the block is kept.
 func replaceBlock(p, module string, current, content []byte) ([]byte, error) {
-	begin, end := markers(module)
-	for _, l := range strings.Split(string(content), "\n") {
-		if t := strings.TrimSpace(l); t == begin || t == end {
-			return nil, refuse("path %q: the managed-block content holds the block's own markers", p)
-		}
-	}
-	lines := strings.SplitAfter(string(current), "\n")
-	bi, ei := -1, -1
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		if bi < 0 && t == begin {
-			bi = i
-		} else if bi >= 0 && t == end {
-			ei = i
-			break
-		} else if bi < 0 && t == end {
-			return nil, refuse("path %q holds %q before any %q", p, end, begin)
-		}
+	lines, bi, ei, err := findBlock(p, module, current)
+	if err != nil {
+		return nil, err
 	}
 	blk := string(block(module, content))
-	if bi >= 0 && ei < 0 {
-		return nil, refuse("path %q holds %q without %q", p, begin, end)
-	}
 	var b strings.Builder
 	if bi < 0 {
 		b.Write(current)
@@ -181,6 +206,45 @@ func replaceBlock(p, module string, current, content []byte) ([]byte, error) {
 		b.WriteString(blk)
 		return []byte(b.String()), nil
 	}
+	return spliceBlock(lines, bi, ei, blk), nil
+}
+
+// removeBlock takes the module's block, markers and all, out of current;
+// ok is false when there is none.
+func removeBlock(p, module string, current []byte) (out []byte, ok bool, err error) {
+	lines, bi, ei, err := findBlock(p, module, current)
+	if err != nil || bi < 0 {
+		return current, false, err
+	}
+	return spliceBlock(lines, bi, ei, ""), true, nil
+}
+
+// findBlock splits current into lines (each with its newline) and finds
+// the module's begin and end marker lines; -1s when there is no block.
+func findBlock(p, module string, current []byte) (lines []string, bi, ei int, err error) {
+	begin, end := markers(module)
+	lines = strings.SplitAfter(string(current), "\n")
+	bi, ei = -1, -1
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if bi < 0 && t == begin {
+			bi = i
+		} else if bi >= 0 && t == end {
+			ei = i
+			break
+		} else if bi < 0 && t == end {
+			return nil, 0, 0, refuse("path %q holds %q before any %q", p, end, begin)
+		}
+	}
+	if bi >= 0 && ei < 0 {
+		return nil, 0, 0, refuse("path %q holds %q without %q", p, begin, end)
+	}
+	return lines, bi, ei, nil
+}
+
+// spliceBlock is lines with lines[bi..ei] replaced by blk.
+func spliceBlock(lines []string, bi, ei int, blk string) []byte {
+	var b strings.Builder
 	for _, l := range lines[:bi] {
 		b.WriteString(l)
 	}
@@ -193,5 +257,5 @@ func replaceBlock(p, module string, current, content []byte) ([]byte, error) {
 	for _, l := range after {
 		b.WriteString(l)
 	}
-	return []byte(b.String()), nil
+	return []byte(b.String())
 }

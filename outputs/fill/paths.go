@@ -4,19 +4,34 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 )
 
-// refusal is a request the server will not carry out; it answers 400.
-type refusal struct{ msg string }
+// refusal is a request the server will not carry out, refused before
+// anything of it is written: 400 (refuse) when it is out of shape, 403
+// (forbid) when it names a path or unit outside the allow-lists, 409
+// (conflict) when it names what another module's declaration holds.
+type refusal struct {
+	status int
+	msg    string
+}
 
 func (r *refusal) Error() string { return r.msg }
 
 func refuse(format string, args ...any) error {
-	return &refusal{msg: fmt.Sprintf(format, args...)}
+	return &refusal{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+func forbid(format string, args ...any) error {
+	return &refusal{status: http.StatusForbidden, msg: fmt.Sprintf(format, args...)}
+}
+
+func conflict(format string, args ...any) error {
+	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...)}
 }
 
 // target is one validated file path, taken inside the server's root.
@@ -36,7 +51,12 @@ func (t *target) exists() bool { return t.info != nil }
 // there, must be a regular file. Confined to a --root, no parent directory
 // may be a symlink either (so nothing resolves outside the root); without
 // one, a parent may be (on a real machine /var/run is a link to /run).
-func resolve(root *os.Root, p string, confined bool, dirsOK map[string]bool) (target, error) {
+//
+// The parents are walked one directory at a time, each opened in the one
+// before, so a path's cost grows with its depth, not with its square (each
+// lookup of a whole path by os.Root walks every element again); dirs keeps
+// each target directory found, open, for the request's other files.
+func resolve(root *os.Root, p string, confined bool, dirs map[string]*os.Root) (target, error) {
 	switch {
 	case p == "":
 		return target{}, refuse("a file has no path")
@@ -66,29 +86,11 @@ func resolve(root *os.Root, p string, confined bool, dirsOK map[string]bool) (ta
 	rel := strings.TrimPrefix(walk, "/")
 	t := target{path: p, rel: rel, dir: path.Dir(rel), base: path.Base(rel)}
 
-	parts := strings.Split(rel, "/")
-	for i := 1; i < len(parts); i++ {
-		prefix := strings.Join(parts[:i], "/")
-		if dirsOK[prefix] {
-			continue // a real directory, seen for another file of the request
-		}
-		fi, err := root.Lstat(prefix)
-		if errors.Is(err, fs.ErrNotExist) {
-			break // the rest is created
-		}
-		if err != nil {
-			return target{}, fmt.Errorf("path %q: looking at parent /%s: %w", p, prefix, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return target{}, refuse("path %q: parent directory /%s is a symlink", p, prefix)
-		}
-		if !fi.IsDir() {
-			return target{}, refuse("path %q: parent /%s is not a directory", p, prefix)
-		}
-		dirsOK[prefix] = true
+	dir, err := openParents(root, p, t.dir, dirs)
+	if err != nil || dir == nil {
+		return t, err // an error, or a parent missing: the rest is created
 	}
-
-	fi, err := root.Lstat(rel)
+	fi, err := dir.Lstat(t.base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return t, nil
@@ -99,12 +101,59 @@ func resolve(root *os.Root, p string, confined bool, dirsOK map[string]bool) (ta
 	case !fi.Mode().IsRegular():
 		return target{}, refuse("path %q is not a regular file", p)
 	}
-	cur, err := root.ReadFile(rel)
+	cur, err := dir.ReadFile(t.base)
 	if err != nil {
 		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
 	}
 	t.info, t.current = fi, cur
 	return t, nil
+}
+
+// openParents opens dir (relative to root, "." at the top) one element at
+// a time, each a real directory and no symlink, and keeps it in dirs; nil
+// and no error when an element is missing.
+func openParents(root *os.Root, p, dir string, dirs map[string]*os.Root) (*os.Root, error) {
+	if dir == "." {
+		return root, nil
+	}
+	if r, ok := dirs[dir]; ok {
+		return r, nil
+	}
+	cur := root
+	closeCur := func() {
+		if cur != root {
+			cur.Close()
+		}
+	}
+	for i, el := 0, ""; i < len(dir); i += len(el) + 1 {
+		el, _, _ = strings.Cut(dir[i:], "/")
+		parent := func() string { return "/" + dir[:i+len(el)] } // built only for an error
+		fi, err := cur.Lstat(el)
+		if errors.Is(err, fs.ErrNotExist) {
+			closeCur()
+			return nil, nil
+		}
+		if err != nil {
+			closeCur()
+			return nil, fmt.Errorf("path %q: looking at parent %s: %w", p, parent(), err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			closeCur()
+			return nil, refuse("path %q: parent directory %s is a symlink", p, parent())
+		}
+		if !fi.IsDir() {
+			closeCur()
+			return nil, refuse("path %q: parent %s is not a directory", p, parent())
+		}
+		next, err := cur.OpenRoot(el)
+		closeCur()
+		if err != nil {
+			return nil, fmt.Errorf("path %q: opening parent %s: %w", p, parent(), err)
+		}
+		cur = next
+	}
+	dirs[dir] = cur
+	return cur, nil
 }
 
 // realParents resolves the symlinks among p's existing parent directories

@@ -18,6 +18,8 @@ type step struct {
 	mode   fs.FileMode // the mode it is written with
 	uid    int         // owner to give it, -1 to leave
 	gid    int         // group to give it, -1 to leave
+	keys   []string    // the keys a managed-keys file sets
+	remove bool        // a block removed (action removed), not a file filled
 }
 
 // plan validates a whole request and works out every file's step before
@@ -35,6 +37,14 @@ func (s *Server) plan(req Request) ([]step, error) {
 	if err := checkModule(req.Module); err != nil {
 		return nil, err
 	}
+	if err := checkNames(req.Files); err != nil {
+		return nil, err
+	}
+	for _, f := range req.Files {
+		if err := s.allowed(f); err != nil {
+			return nil, err
+		}
+	}
 	root, err := s.openRoot()
 	if err != nil {
 		return nil, err
@@ -42,18 +52,14 @@ func (s *Server) plan(req Request) ([]step, error) {
 	defer root.Close()
 	chown := canChown()
 
-	seen := map[string]bool{}
-	dirsOK := map[string]bool{} // parents already found to be real directories
+	dirs := map[string]*os.Root{} // parents already opened, for the request's other files
+	defer closeAll(dirs)
 	steps := make([]step, 0, len(req.Files))
 	for _, f := range req.Files {
-		if seen[f.Path] {
-			return nil, refuse("path %q is named twice in the request", f.Path)
-		}
-		seen[f.Path] = true
 		if err := checkOnChange(f); err != nil {
 			return nil, err
 		}
-		t, err := resolve(root, f.Path, s.Root != "", dirsOK)
+		t, err := resolve(root, f.Path, s.Root != "", dirs)
 		if err != nil {
 			return nil, err
 		}
@@ -62,6 +68,9 @@ func (s *Server) plan(req Request) ([]step, error) {
 			return nil, err
 		}
 		st := step{file: f, t: t, want: want, action: action, uid: -1, gid: -1}
+		if f.Form == FormManagedKeys {
+			st.keys = keyNames(f)
+		}
 		if action == ActionKept {
 			steps = append(steps, st)
 			continue
@@ -118,6 +127,38 @@ func (s *Server) plan(req Request) ([]step, error) {
 		steps = append(steps, st)
 	}
 	return steps, nil
+}
+
+// checkNames refuses a request naming a path twice, or naming both a path
+// and a path below it (/x and /x/y: one would have to be a file and a
+// directory at once), before anything is looked at or written.
+func checkNames(files []File) error {
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		if seen[f.Path] {
+			return refuse("path %q is named twice in the request", f.Path)
+		}
+		seen[f.Path] = true
+	}
+	for _, f := range files {
+		for d := f.Path; ; {
+			i := strings.LastIndexByte(d, '/')
+			if i <= 0 {
+				break
+			}
+			d = d[:i]
+			if seen[d] {
+				return refuse("path %q and path %q are both named in the request: %s would be a file and a directory at once", d, f.Path, d)
+			}
+		}
+	}
+	return nil
+}
+
+func closeAll(dirs map[string]*os.Root) {
+	for _, r := range dirs {
+		r.Close()
+	}
 }
 
 func (s *Server) openRoot() (*os.Root, error) {

@@ -21,6 +21,27 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 			return fmt.Errorf("fill socket %s: root %s is not a directory here (%v)", socketPath, s.Root, err)
 		}
 	}
+	for _, g := range s.Allow {
+		if msg := CheckAllow(g, false); msg != "" {
+			return fmt.Errorf("fill socket %s: %s", socketPath, msg)
+		}
+	}
+	for _, g := range s.AllowUnits {
+		if msg := CheckAllow(g, true); msg != "" {
+			return fmt.Errorf("fill socket %s: %s", socketPath, msg)
+		}
+	}
+	if len(s.Allow) == 0 {
+		s.Log.Warn().Msg("no --allow: every path may be written (below the root, if one is set)")
+	}
+	if len(s.AllowUnits) == 0 {
+		s.Log.Warn().Msg("no --allow-unit: every unit may be restarted or reloaded")
+	}
+	if s.StateDir != "" {
+		if err := s.state.load(s.StateDir, s.Log); err != nil {
+			return fmt.Errorf("fill socket %s: %w", socketPath, err)
+		}
+	}
 	if err := removeStale(socketPath); err != nil {
 		return err
 	}
@@ -39,7 +60,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Ints("allow_uids", s.AllowUIDs).Msg("fill socket listening")
+	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Ints("allow_uids", s.AllowUIDs).
+		Strs("allow", s.Allow).Strs("allow_units", s.AllowUnits).Str("state_dir", s.StateDir).Msg("fill socket listening")
 
 	select {
 	case err := <-errc:

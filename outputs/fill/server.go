@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"strings"
 
 	"github.com/rs/zerolog"
 )
@@ -43,8 +44,21 @@ type Server struct {
 	// whatever else is dirty on that filesystem. 0 means DefaultSyncFSFrom;
 	// negative, never. Linux only; elsewhere every file is fsynced.
 	SyncFSFrom int
+	// Allow, when set, are the globs of the paths a request may name (`*`
+	// one path element, `**` any depth, matched against the path as the
+	// request names it, so below Root); a path outside them is refused
+	// (403) and nothing of the request written. Empty: every path.
+	Allow []string
+	// AllowUnits, when set, are the globs of the units a request may
+	// restart or reload; another is refused (403). Empty: every unit.
+	AllowUnits []string
+	// StateDir, when set, is where what was written for which module is
+	// kept, so a restart keeps removal and ownership exact (SPEC §4.3
+	// (r2)); read by Serve. Empty: kept in memory only.
+	StateDir string
 
-	busy pathLocks
+	busy  pathLocks
+	state ledger
 	// write, when set, writes a request's files instead of writeAll (for a
 	// benchmark's baseline).
 	write func(root *os.Root, steps []step) error
@@ -62,21 +76,34 @@ func (s *Server) syncFSFrom() int {
 	return s.SyncFSFrom
 }
 
-// Handler serves POST /v1/fill.
+// Handler serves POST /v1/fill and DELETE /v1/modules/<module>.
 func (s *Server) Handler() http.Handler {
-	return http.HandlerFunc(s.serveFill)
+	return http.HandlerFunc(s.route)
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	want := http.MethodPost
+	switch {
+	case r.URL.Path == FillPath:
+	case strings.HasPrefix(r.URL.Path, ModulesPath):
+		want = http.MethodDelete
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s; the fill socket serves POST %s and DELETE %s<module>", r.URL.Path, FillPath, ModulesPath))
+		return
+	}
+	if r.Method != want {
+		w.Header().Set("Allow", want)
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use %s", r.Method, want))
+		return
+	}
+	if want == http.MethodDelete {
+		s.serveDelete(w, r, strings.TrimPrefix(r.URL.Path, ModulesPath))
+		return
+	}
+	s.serveFill(w, r)
 }
 
 func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != FillPath {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s; the fill socket serves POST %s", r.URL.Path, FillPath))
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use POST", r.Method))
-		return
-	}
 	var req Request
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody)).Decode(&req); err != nil {
 		var tooBig *http.MaxBytesError
@@ -95,50 +122,122 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 	for i, f := range req.Files {
 		paths[i] = path.Clean(f.Path)
 	}
-	s.busy.lock(paths)
-	defer s.busy.unlock(paths)
+	defer s.lock(req.Module, paths, req.Whole)()
 	resp, err := s.fill(r.Context(), req)
 	if err != nil {
-		var ref *refusal
-		status := http.StatusInternalServerError
-		if errors.As(err, &ref) {
-			status = http.StatusBadRequest
-		}
-		s.Log.Warn().Str("module", req.Module).Int("status", status).Err(err).Msg("fill refused")
-		writeError(w, status, err.Error())
+		s.answerError(w, req.Module, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
-// fill carries out one request: validate and plan every file, write the
-// changed ones, then run the programs.
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, module string) {
+	if err := checkModule(module); err != nil {
+		s.answerError(w, module, err)
+		return
+	}
+	defer s.lock(module, nil, true)()
+	files, err := s.removeModule(module)
+	if err != nil {
+		s.answerError(w, module, fmt.Errorf("module %s: %w", module, err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(DeleteResponse{Files: files})
+}
+
+// lock takes the module (one request of a module at a time, so what it
+// holds changes under no other) and then the paths its request names and,
+// when it may remove, the paths it holds; unlock gives them back. Every
+// request takes its module first and its paths all at once, so none waits
+// for a module holding paths.
+func (s *Server) lock(module string, paths []string, removes bool) (unlock func()) {
+	mod := []string{"\x00module " + module} // no path holds a NUL
+	s.busy.lock(mod)
+	if removes {
+		for p := range s.state.files(module) {
+			paths = append(paths, p)
+		}
+	}
+	s.busy.lock(paths)
+	return func() {
+		s.busy.unlock(paths)
+		s.busy.unlock(mod)
+	}
+}
+
+func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
+	status := http.StatusInternalServerError
+	var ref *refusal
+	if errors.As(err, &ref) {
+		status = ref.status
+	}
+	s.Log.Warn().Str("module", module).Int("status", status).Err(err).Msg("fill refused")
+	writeError(w, status, err.Error())
+}
+
+// fill carries out one request: validate and plan every file, refuse what
+// another module holds, write the changed ones, remove what a whole
+// request no longer names, then run the programs.
 func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
+	fail := func(err error) (Response, error) { return Response{}, fmt.Errorf("module %s: %w", req.Module, err) }
 	steps, err := s.plan(req)
 	if err != nil {
-		return Response{}, fmt.Errorf("module %s: %w", req.Module, err)
+		return fail(err)
+	}
+	if err := s.state.conflict(req.Module, steps); err != nil {
+		return fail(err)
 	}
 	root, err := s.openRoot()
 	if err != nil {
-		return Response{}, fmt.Errorf("module %s: %w", req.Module, err)
+		return fail(err)
 	}
 	defer root.Close()
 
+	named := make(map[string]held, len(steps))
+	for _, st := range steps {
+		named[st.file.Path] = held{Form: st.file.Form, Digest: digest(st.want), Keys: st.keys}
+	}
+	var drop map[string]held
+	if req.Whole {
+		drop = s.state.files(req.Module)
+		for p := range named {
+			delete(drop, p)
+		}
+	}
+	blocks, gone, err := s.removals(root, req.Module, drop)
+	if err != nil {
+		return fail(err)
+	}
+	all := append(steps[:len(steps):len(steps)], blocks...)
+
 	if s.write != nil {
-		err = s.write(root, steps)
+		err = s.write(root, all)
 	} else {
-		err = writeAll(root, steps, s.syncFSFrom())
+		err = writeAll(root, all, s.syncFSFrom())
+	}
+	if err == nil {
+		err = removeFiles(root, gone)
 	}
 	if err != nil {
-		return Response{}, fmt.Errorf("module %s: %w", req.Module, err)
+		// some may be written: the module holds them, and still what it held
+		if rerr := s.state.record(req.Module, named, false); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return fail(err)
 	}
-	resp := Response{Files: make([]FileResult, 0, len(steps))}
+	if err := s.state.record(req.Module, named, req.Whole); err != nil {
+		return fail(fmt.Errorf("files filled, but %w", err))
+	}
+
+	resp := Response{Files: make([]FileResult, 0, len(all)+len(gone))}
 	for _, st := range steps {
 		s.Log.Info().Str("module", req.Module).Str("path", st.file.Path).Str("form", st.file.Form).
 			Str("action", st.action).Msg("file filled")
 		resp.Files = append(resp.Files, FileResult{Path: st.file.Path, Action: st.action, Digest: digest(st.want)})
 	}
+	resp.Files = append(resp.Files, s.removed(req.Module, blocks, gone)...)
 
 	progs := programs(steps)
 	if len(progs) > 0 {
@@ -146,7 +245,7 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		resp.Program = &resp.Programs[0]
 	}
 	if err := s.runPrograms(ctx, req.Module, progs); err != nil {
-		return Response{}, fmt.Errorf("module %s: files filled, but %w", req.Module, err)
+		return fail(fmt.Errorf("files filled, but %w", err))
 	}
 	return resp, nil
 }

@@ -15,6 +15,9 @@ const (
 	ActionUnchanged = "unchanged"
 	ActionKept      = "kept"
 	ActionMerged    = "merged"
+	// ActionRemoved: a file the module's declaration no longer names was
+	// removed (owned) or lost the module's block (managed-block).
+	ActionRemoved = "removed"
 
 	OnChangeRestart = "restart"
 	OnChangeReload  = "reload"
@@ -24,8 +27,11 @@ const (
 	ProgramReloaded  = "reloaded"
 	ProgramNone      = "none"
 
-	// FillPath is the one route of the fill socket.
+	// FillPath is the route a module's files are filled at (POST).
 	FillPath = "/v1/fill"
+	// ModulesPath is the prefix of DELETE /v1/modules/<module>: every file
+	// of the module removed as a whole request naming none would.
+	ModulesPath = "/v1/modules/"
 )
 
 // OnChange names the program to restart or reload when a file changes.
@@ -46,18 +52,22 @@ type File struct {
 	OnChange OnChange `json:"on_change,omitzero"`
 }
 
-// Request is the body of POST /v1/fill: one module's files.
+// Request is the body of POST /v1/fill: one module's files. Whole says the
+// request names every file of the module (its declaration, SPEC §4.3
+// (r2)): files the module had written before and no longer names are
+// removed. Without it only the files named are touched.
 type Request struct {
 	Module string `json:"module"`
+	Whole  bool   `json:"whole,omitempty"`
 	Files  []File `json:"files"`
 }
 
 // FileResult says what became of one file; Digest is "sha256:<hex>" of the
-// file's bytes on disk afterwards.
+// file's bytes on disk afterwards (none for a file removed).
 type FileResult struct {
 	Path   string `json:"path"`
 	Action string `json:"action"`
-	Digest string `json:"digest"`
+	Digest string `json:"digest,omitempty"`
 }
 
 // Program says what was done to one unit: "restarted", "reloaded" or "none".
@@ -73,6 +83,12 @@ type Response struct {
 	Files    []FileResult `json:"files"`
 	Program  *Program     `json:"program,omitempty"`
 	Programs []Program    `json:"programs,omitempty"`
+}
+
+// DeleteResponse is the 200 body of DELETE /v1/modules/<module>: the files
+// removed (or whose block was), each "removed".
+type DeleteResponse struct {
+	Files []FileResult `json:"files"`
 }
 
 // errorBody is the 4xx/5xx body.

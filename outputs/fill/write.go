@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -21,10 +22,6 @@ type dirs struct {
 	mu   sync.Mutex
 	open map[string]*os.Root
 	errs map[string]error
-	// made lists, for a directory made here, the directories that gained an
-	// entry when it was (its parent, and theirs while made too): they are
-	// fsynced with it, or a file renamed into it could be lost in a crash.
-	made map[string][]string
 	// handles holds each open directory as a file, in the order opened,
 	// for flush (opened before any file is written into it);
 	// only when wantHandles.
@@ -42,7 +39,7 @@ type dirHandle struct {
 // newDirs opens directories under root; with handles, each also as a file
 // for flush.
 func newDirs(root *os.Root, handles bool) *dirs {
-	return &dirs{root: root, open: map[string]*os.Root{}, errs: map[string]error{}, made: map[string][]string{},
+	return &dirs{root: root, open: map[string]*os.Root{}, errs: map[string]error{},
 		wantHandles: handles}
 }
 
@@ -64,26 +61,39 @@ func (d *dirs) get(dir string) (*os.Root, error) {
 	return r, nil
 }
 
+// openDir opens dir one element at a time, each in the one before (so its
+// cost grows with its depth, not its square), making each missing element
+// 0755. In a request that fsyncs (not wantHandles), the directory a new
+// one was made in is fsynced at once, or the new entry could be lost in a
+// crash; the directory written into is fsynced after its renames.
 func (d *dirs) openDir(dir string) (*os.Root, error) {
-	if dir != "." {
-		var parents []string
-		for p := dir; p != "."; p = path.Dir(p) {
-			if _, err := d.root.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			parents = append(parents, path.Dir(p))
-		}
-		if err := d.root.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("making its directory: %w", err)
-		}
-		d.made[dir] = parents
-	}
-	r, err := d.root.OpenRoot(dir)
+	cur, err := d.root.OpenRoot(".")
 	if err != nil {
 		return nil, fmt.Errorf("opening its directory: %w", err)
 	}
+	if dir != "." {
+		for el := range strings.SplitSeq(dir, "/") {
+			next, err := cur.OpenRoot(el)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = cur.Mkdir(el, 0o755)
+				if err == nil && !d.wantHandles {
+					err = syncDir(cur, ".")
+				}
+				if err != nil && !errors.Is(err, fs.ErrExist) {
+					cur.Close()
+					return nil, fmt.Errorf("making its directory: %w", err)
+				}
+				next, err = cur.OpenRoot(el)
+			}
+			cur.Close()
+			if err != nil {
+				return nil, fmt.Errorf("opening its directory: %w", err)
+			}
+			cur = next
+		}
+	}
 	if d.wantHandles {
-		f, err := d.root.Open(dir)
+		f, err := cur.Open(".")
 		if err == nil {
 			var dev uint64
 			if dev, err = deviceOf(f); err == nil {
@@ -93,11 +103,11 @@ func (d *dirs) openDir(dir string) (*os.Root, error) {
 			}
 		}
 		if err != nil {
-			r.Close()
+			cur.Close()
 			return nil, fmt.Errorf("opening its directory: %w", err)
 		}
 	}
-	return r, nil
+	return cur, nil
 }
 
 // flush syncs, once each, the filesystems the given directories
@@ -153,11 +163,22 @@ type temp struct {
 	f    *os.File // open until synced
 }
 
-// openTemp makes a temp file beside base, named as renameio names them: a
-// dot, base, a random number; O_EXCL so two writers never share one.
+// maxName is the longest file name (in bytes) of Linux's file systems.
+const maxName = 255
+
+// tempName is a name for a temp file beside base, as renameio names them:
+// a dot, base, a random number; base is cut short so the name fits
+// maxName whatever the target's name. A variable for a test to make a
+// temp file fail.
+var tempName = func(base string) string {
+	return "." + base[:min(len(base), maxName-1-19)] + strconv.FormatInt(rand.Int64(), 10) // 19: the digits of a max int64
+}
+
+// openTemp makes a temp file beside base named by tempName; O_EXCL so two
+// writers never share one.
 func openTemp(dir *os.Root, base string, mode fs.FileMode) (string, *os.File, error) {
 	for attempt := 0; ; attempt++ {
-		name := "." + base + strconv.FormatInt(rand.Int64(), 10)
+		name := tempName(base)
 		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 		if !errors.Is(err, fs.ErrExist) || attempt == 100 {
 			return name, f, err
@@ -347,11 +368,9 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 	var syncs []string
 	syncFor := map[string]int{}
 	for _, i := range todo[:renamed] {
-		for _, dir := range append([]string{steps[i].t.dir}, ds.made[steps[i].t.dir]...) {
-			if _, ok := syncFor[dir]; !ok {
-				syncFor[dir] = i
-				syncs = append(syncs, dir)
-			}
+		if dir := steps[i].t.dir; !hasKey(syncFor, dir) {
+			syncFor[dir] = i
+			syncs = append(syncs, dir)
 		}
 	}
 	dirErrs := make([]error, len(syncs))
@@ -418,6 +437,11 @@ func syncDir(root *os.Root, name string) error {
 		err = cerr
 	}
 	return err
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
 }
 
 func firstErr(errs []error) error {

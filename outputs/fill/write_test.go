@@ -56,23 +56,29 @@ func mustMode(t *testing.T, p string, want fs.FileMode) {
 // yet cannot be written fails the request (500) and replaces none of its
 // files, those before it included, and leaves no temp file anywhere.
 func TestAFailedFileLeavesTheRequestUnwritten(t *testing.T) {
-	// one byte short of the longest name: its temp file's name (a dot, the
-	// name, a number) is always too long
-	long := strings.Repeat("n", 254)
+	// the temp file of /a/bad is given a name over the limit (255 bytes)
+	old := tempName
+	tempName = func(base string) string {
+		if base == "bad" {
+			return strings.Repeat("n", 300)
+		}
+		return old(base)
+	}
+	t.Cleanup(func() { tempName = old })
 	cases := []struct {
 		name   string
 		before int  // files in /e written before the failing one
 		chown  bool // fail on a chown to root rather than on the name
 		reason string
 	}{
-		{"its temp file's name is too long", 0, false, "making the temp file"},
+		{"its temp file cannot be made", 0, false, "making the temp file"},
 		{"after a whole batch of files", batch + 10, false, "making the temp file"},
 		{"its chown is refused", 0, true, "setting owner 0"},
 	}
 	for _, tc := range cases {
 		syncWays(t, func(t *testing.T, syncFSFrom int) {
 			t.Run(tc.name, func(t *testing.T) {
-				bad := File{Path: "/a/" + long, Form: FormOwned, Content: []byte("bad\n")}
+				bad := File{Path: "/a/bad", Form: FormOwned, Content: []byte("bad\n")}
 				if tc.chown {
 					if canChown() {
 						t.Skip("root may give a file to root")
@@ -80,7 +86,7 @@ func TestAFailedFileLeavesTheRequestUnwritten(t *testing.T) {
 					old := canChown
 					canChown = func() bool { return true }
 					t.Cleanup(func() { canChown = old })
-					bad = File{Path: "/a/bad", Form: FormOwned, Content: []byte("bad\n"), Owner: "0"}
+					bad.Path, bad.Owner = "/a/given-away", "0"
 				}
 				root := t.TempDir()
 				c := startServer(t, &Server{Root: root, SyncFSFrom: syncFSFrom})

@@ -1,0 +1,47 @@
+package fill
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// allowed refuses (403) a file whose path is outside Server.Allow or whose
+// unit is outside Server.AllowUnits; an empty list allows all. Globs are
+// doublestar's: `*` one path element, `**` any depth. A path is matched as
+// the request names it, that is below Root when one is set.
+func (s *Server) allowed(f File) error {
+	if len(s.Allow) > 0 && !matchAny(s.Allow, f.Path, doublestar.Match) {
+		return forbid("path %q is outside the paths mesh-fill may write (--allow %s)", f.Path, strings.Join(s.Allow, " "))
+	}
+	if u := f.OnChange.Unit; u != "" && len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, u, path.Match) {
+		return forbid("path %q: unit %q is outside the units mesh-fill may restart or reload (--allow-unit %s)", f.Path, u, strings.Join(s.AllowUnits, " "))
+	}
+	return nil
+}
+
+func matchAny(globs []string, name string, match func(pattern, name string) (bool, error)) bool {
+	for _, g := range globs {
+		if ok, _ := match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckAllow says what is wrong with an --allow glob (not absolute, or not
+// a glob) or an --allow-unit glob; "" when nothing is.
+func CheckAllow(glob string, unit bool) string {
+	if unit {
+		if _, err := path.Match(glob, ""); err != nil || glob == "" || strings.Contains(glob, "/") {
+			return fmt.Sprintf("--allow-unit %q is not a glob of unit names", glob)
+		}
+		return ""
+	}
+	if !strings.HasPrefix(glob, "/") || !doublestar.ValidatePattern(glob) {
+		return fmt.Sprintf("--allow %q is not a glob of absolute paths", glob)
+	}
+	return ""
+}

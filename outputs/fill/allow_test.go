@@ -1,0 +1,78 @@
+package fill
+
+import (
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAllowListsRefusePathsAndUnitsOutsideThem: with --allow and
+// --allow-unit a request naming a path or unit outside them is a 403 that
+// names it, and nothing of the request is written; `*` is one path
+// element, `**` any depth, matched below the root.
+func TestAllowListsRefusePathsAndUnitsOutsideThem(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root,
+		Allow:      []string{"/etc/app/*.conf", "/etc/deep/**", "/etc/ssh/sshd_config"},
+		AllowUnits: []string{"app.service", "*.socket"}})
+	ok := File{Path: "/etc/app/ok.conf", Form: FormOwned, Content: []byte("ok\n")}
+	for _, tc := range []struct {
+		f    File
+		says string
+	}{
+		{File{Path: "/etc/app/sub/x.conf", Form: FormOwned}, `path "/etc/app/sub/x.conf" is outside`},
+		{File{Path: "/etc/app/x.ini", Form: FormOwned}, `path "/etc/app/x.ini" is outside`},
+		{File{Path: "/etc/shadow", Form: FormOwned}, `path "/etc/shadow" is outside`},
+		{File{Path: "/etc/ssh/sshd_config.bak", Form: FormOwned}, `path "/etc/ssh/sshd_config.bak" is outside`},
+		{File{Path: "/etc/app/y.conf", Form: FormOwned, OnChange: OnChange{Action: OnChangeRestart, Unit: "sshd.service"}}, `unit "sshd.service" is outside`},
+	} {
+		_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{ok, tc.f}})
+		var se *StatusError
+		if !errors.As(err, &se) || se.Status != http.StatusForbidden || !strings.Contains(se.Msg, tc.says) {
+			t.Errorf("%s: want a 403 saying %s, got %v", tc.f.Path, tc.says, err)
+		}
+		mustAbsent(t, filepath.Join(root, "etc/app/ok.conf"))
+	}
+	fillOK(t, c, Request{Module: "m", Files: []File{ok,
+		{Path: "/etc/deep/a/b/c.conf", Form: FormOwned, Content: []byte("c\n"), OnChange: OnChange{Action: OnChangeNone}},
+		{Path: "/etc/ssh/sshd_config", Form: FormManagedBlock, Content: []byte("x\n"), OnChange: OnChange{Action: OnChangeNone, Unit: "x.socket"}},
+	}})
+	if got := readFile(t, filepath.Join(root, "etc/deep/a/b/c.conf")); got != "c\n" {
+		t.Errorf("deep: %q", got)
+	}
+}
+
+// TestWithoutAllowEveryPathIsAllowedAndThatIsSaid: no --allow, no
+// --allow-unit: a warning at start for each.
+func TestWithoutAllowEveryPathIsAllowedAndThatIsSaid(t *testing.T) {
+	var log syncBuffer
+	c, _ := runUntilStopped(t, &Server{Root: t.TempDir()}, &log)
+	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/anywhere/at/all", Form: FormOwned}}})
+	for _, want := range []string{"no --allow: every path may be written", "no --allow-unit: every unit may be restarted"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log does not say %q:\n%s", want, log.String())
+		}
+	}
+	var quiet syncBuffer
+	runUntilStopped(t, &Server{Root: t.TempDir(), Allow: []string{"/**"}, AllowUnits: []string{"*"}}, &quiet)
+	if strings.Contains(quiet.String(), "no --allow") {
+		t.Errorf("warned with allow-lists set:\n%s", quiet.String())
+	}
+}
+
+func TestCheckAllow(t *testing.T) {
+	for _, tc := range []struct {
+		glob string
+		unit bool
+		bad  bool
+	}{
+		{"/etc/**", false, false}, {"/etc/*.conf", false, false}, {"etc/**", false, true}, {"/etc/[", false, true},
+		{"*.service", true, false}, {"a/b", true, true}, {"[", true, true}, {"", true, true},
+	} {
+		if msg := CheckAllow(tc.glob, tc.unit); (msg != "") != tc.bad {
+			t.Errorf("CheckAllow(%q, %v) = %q", tc.glob, tc.unit, msg)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package fill
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/renameio/v2"
+	"github.com/rs/zerolog"
+)
+
+// held is what mesh-fill wrote at one path for one module.
+type held struct {
+	Form   string   `json:"form"`
+	Digest string   `json:"digest,omitempty"`
+	Keys   []string `json:"keys,omitempty"` // managed-keys: the keys it set
+}
+
+// moduleState is one module's state file.
+type moduleState struct {
+	Module string          `json:"module"`
+	Files  map[string]held `json:"files"`
+}
+
+// ledger is what mesh-fill wrote for which module (SPEC §4.3 (r2)): each
+// module's declaration, that is the files of its last whole request and of
+// every request since. It decides which files a whole request or a DELETE
+// removes and which module a path belongs to. With a directory each
+// module's part is kept there, one file per module written atomically
+// (renameio) whenever it changes, and read back at start; without one
+// (tests, benchmarks) it lasts as long as the process.
+type ledger struct {
+	mu      sync.Mutex
+	dir     string
+	modules map[string]map[string]held
+	byPath  map[string]map[string]bool // path -> the modules holding it
+}
+
+func (l *ledger) init() {
+	if l.modules == nil {
+		l.modules = map[string]map[string]held{}
+		l.byPath = map[string]map[string]bool{}
+	}
+}
+
+// stateFile is where a module's state is kept: named by a digest of the
+// module's name, which may hold any byte a file name may not.
+func (l *ledger) stateFile(module string) string {
+	sum := sha256.Sum256([]byte(module))
+	return filepath.Join(l.dir, "module-"+hex.EncodeToString(sum[:16])+".json")
+}
+
+// load reads every module's state file from dir, made 0700 when missing.
+// A state file that cannot be read or does not parse is logged, renamed
+// aside (*.corrupt) and not trusted: the module's files are known again
+// from its next whole request (the files it wrote earlier and no longer
+// names are then not removed: mesh-fill no longer knows them).
+func (l *ledger) load(dir string, log zerolog.Logger) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dir = dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		log.Error().Err(err).Str("state_dir", dir).Msg("state dir unreadable: what was written for which module is rebuilt from each module's next whole request")
+		return nil
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "module-") || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		var ms moduleState
+		raw, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(raw, &ms)
+		}
+		if err == nil && (ms.Module == "" || l.stateFile(ms.Module) != p) {
+			err = errors.New("the module it names is not the one its name is for")
+		}
+		if err != nil {
+			aside := p + ".corrupt"
+			rerr := os.Rename(p, aside)
+			log.Error().Err(err).Str("state_file", p).Str("moved_to", aside).AnErr("move_error", rerr).
+				Msg("state file unreadable or corrupt: not trusted; its module's files are known again from its next whole request")
+			continue
+		}
+		l.set(ms.Module, ms.Files)
+	}
+	log.Info().Str("state_dir", dir).Int("modules", len(l.modules)).Msg("state read")
+	return nil
+}
+
+// set replaces a module's files in memory (l.mu held).
+func (l *ledger) set(module string, files map[string]held) {
+	l.init()
+	for p := range l.modules[module] {
+		delete(l.byPath[p], module)
+		if len(l.byPath[p]) == 0 {
+			delete(l.byPath, p)
+		}
+	}
+	if len(files) == 0 {
+		delete(l.modules, module)
+		return
+	}
+	l.modules[module] = files
+	for p := range files {
+		if l.byPath[p] == nil {
+			l.byPath[p] = map[string]bool{}
+		}
+		l.byPath[p][module] = true
+	}
+}
+
+// files is a copy of what the module holds.
+func (l *ledger) files(module string) map[string]held {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.modules[module])
+}
+
+// conflict refuses (409) a step of module's request at a path another
+// module holds: owned and seed paths are one module's; managed-block and
+// managed-keys paths may be shared among those two forms, a key managed
+// by one module alone.
+func (l *ledger) conflict(module string, steps []step) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, st := range steps {
+		p, form := st.file.Path, st.file.Form
+		for _, other := range slices.Sorted(maps.Keys(l.byPath[p])) {
+			if other == module {
+				continue
+			}
+			h := l.modules[other][p]
+			if exclusive(form) || exclusive(h.Form) {
+				return conflict("path %q is module %q's (%s); module %q may not write it (%s)", p, other, h.Form, module, form)
+			}
+			if form == FormManagedKeys && h.Form == FormManagedKeys {
+				for _, k := range st.keys {
+					if slices.Contains(h.Keys, k) {
+						return conflict("path %q: key %q is managed by module %q; module %q may not manage it too", p, k, other, module)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// exclusive says a form's path is one module's alone.
+func exclusive(form string) bool { return form == FormOwned || form == FormSeed }
+
+// record sets what module holds after a request: with whole, files is all
+// of it; without, files are added to (or replace) what it held. The
+// module's state file is written before the memory changes, so a failure
+// to keep it leaves both as they were.
+func (l *ledger) record(module string, files map[string]held, whole bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	next := files
+	if !whole {
+		next = maps.Clone(l.modules[module])
+		if next == nil {
+			next = map[string]held{}
+		}
+		maps.Copy(next, files)
+	}
+	if err := l.save(module, next); err != nil {
+		return err
+	}
+	l.set(module, next)
+	return nil
+}
+
+// save writes module's state file, or removes it when it holds nothing
+// (l.mu held).
+func (l *ledger) save(module string, files map[string]held) error {
+	if l.dir == "" {
+		return nil
+	}
+	p := l.stateFile(module)
+	if len(files) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing state file %s: %w", p, err)
+		}
+		return nil
+	}
+	raw, err := json.Marshal(moduleState{Module: module, Files: files})
+	if err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(p, raw, 0o600); err != nil {
+		return fmt.Errorf("writing state file %s: %w", p, err)
+	}
+	return nil
+}

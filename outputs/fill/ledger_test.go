@@ -1,0 +1,132 @@
+package fill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// syncBuffer is a log both the server and the test touch.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runUntilStopped serves s on a new socket until stop is called (a
+// restart is a new Server on the same StateDir), logging to log.
+func runUntilStopped(t *testing.T, s *Server, log *syncBuffer) (c *Client, stop func()) {
+	t.Helper()
+	s.Log = zerolog.New(log)
+	sock := filepath.Join(socketDir(t), "fill.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, sock) }()
+	checkFor(t, 5*time.Second, func() error {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		}
+	}
+	t.Cleanup(stop)
+	return &Client{Socket: sock, Timeout: 30 * time.Second}, stop
+}
+
+// TestARestartKeepsRemovalAndOwnership: what was written for which module
+// is read back from --state-dir, so after a restart a whole request still
+// removes what it no longer names and another module is still refused a
+// path the first holds.
+func TestARestartKeepsRemovalAndOwnership(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	var log syncBuffer
+	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{
+		{Path: "/etc/a/one", Form: FormOwned, Content: []byte("1\n")},
+		{Path: "/etc/a/two", Form: FormOwned, Content: []byte("2\n")},
+	}})
+	stop()
+	if entries, _ := os.ReadDir(state); len(entries) != 1 {
+		t.Fatalf("state dir holds %v, want one file for module a", entries)
+	}
+
+	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	_, err := c.Fill(t.Context(), Request{Module: "b", Files: []File{{Path: "/etc/a/two", Form: FormOwned, Content: []byte("b\n")}}})
+	if se := (*StatusError)(nil); !errors.As(err, &se) || se.Status != http.StatusConflict {
+		t.Errorf("b writing a's file after a restart: %v", err)
+	}
+	resp, err := c.Fill(t.Context(), Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a/one", Form: FormOwned, Content: []byte("1\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := results(resp.Files); got["/etc/a/two"] != ActionRemoved {
+		t.Errorf("answer %v", got)
+	}
+	mustAbsent(t, filepath.Join(root, "etc/a/two"))
+}
+
+// TestACorruptStateFileIsSaidAndNotTrusted: a state file that does not
+// parse is logged at start and set aside; the module's files are known
+// again from its next whole request.
+func TestACorruptStateFileIsSaidAndNotTrusted(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	var log syncBuffer
+	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("a\n")}}})
+	stop()
+	files, _ := filepath.Glob(filepath.Join(state, "module-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("state files %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte(`{"module": "a", "files": {`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	if !strings.Contains(log.String(), "state file unreadable or corrupt") || !strings.Contains(log.String(), files[0]) {
+		t.Errorf("nothing said of the corrupt state file; log:\n%s", log.String())
+	}
+	if _, err := os.Stat(files[0] + ".corrupt"); err != nil {
+		t.Errorf("not set aside: %v", err)
+	}
+	// a's next whole request makes it a's again
+	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("a\n")}}})
+	_, err := c.Fill(t.Context(), Request{Module: "b", Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("b\n")}}})
+	if se := (*StatusError)(nil); !errors.As(err, &se) || se.Status != http.StatusConflict {
+		t.Errorf("b writing a's file: %v", err)
+	}
+	if got := readFile(t, filepath.Join(root, "etc/a.conf")); got != "a\n" {
+		t.Errorf("a.conf: %q", got)
+	}
+}

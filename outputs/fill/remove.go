@@ -1,0 +1,129 @@
+package fill
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"slices"
+)
+
+// removals works out what leaving the paths of drop (what module held and
+// no longer names) does: an owned file is removed (gone), a managed-block
+// file loses the module's block (a step writing the file without it), a
+// seed or managed-keys file is left as it is. A path that can no longer be
+// taken safely (now a symlink, say) is left and logged.
+func (s *Server) removals(root *os.Root, module string, drop map[string]held) (blocks []step, gone []target, err error) {
+	dirs := map[string]*os.Root{}
+	defer closeAll(dirs)
+	chown := canChown()
+	for _, p := range slices.Sorted(maps.Keys(drop)) {
+		form := drop[p].Form
+		if form != FormOwned && form != FormManagedBlock {
+			continue
+		}
+		t, err := resolve(root, p, s.Root != "", dirs)
+		if err != nil {
+			s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but left: it cannot be removed safely")
+			continue
+		}
+		if form == FormOwned {
+			gone = append(gone, t)
+			continue
+		}
+		st := step{file: File{Path: p, Form: form}, t: t, action: ActionRemoved, remove: true, uid: -1, gid: -1}
+		if t.exists() {
+			out, ok, err := removeBlock(p, module, t.current)
+			if err != nil {
+				s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but its block is left: its markers are broken")
+				continue
+			}
+			if ok {
+				st.want, st.write, st.mode = out, true, t.info.Mode().Perm()
+				if chown {
+					st.uid, st.gid = ownerOf(t.info)
+				}
+			}
+		}
+		blocks = append(blocks, st)
+	}
+	return blocks, gone, nil
+}
+
+// removeFiles removes each owned file of gone that is there, then makes
+// each directory removed from durable, once.
+func removeFiles(root *os.Root, gone []target) error {
+	var dirs []string
+	for _, t := range gone {
+		if !t.exists() {
+			continue
+		}
+		if err := root.Remove(t.rel); err != nil {
+			return fmt.Errorf("path %q: removing it: %w", t.path, err)
+		}
+		if !slices.Contains(dirs, t.dir) {
+			dirs = append(dirs, t.dir)
+		}
+	}
+	for _, d := range dirs {
+		if err := syncDir(root, d); err != nil {
+			return fmt.Errorf("syncing directory %s after removing from it: %w", path.Join("/", d), err)
+		}
+	}
+	return nil
+}
+
+// removed is the answer's entry, and a log line, for each file removed or
+// block taken out.
+func (s *Server) removed(module string, blocks []step, gone []target) []FileResult {
+	var out []FileResult
+	for _, p := range append(targetPaths(gone), stepPaths(blocks)...) {
+		s.Log.Info().Str("module", module).Str("path", p).Str("action", ActionRemoved).Msg("file removed")
+		out = append(out, FileResult{Path: p, Action: ActionRemoved})
+	}
+	return out
+}
+
+func targetPaths(ts []target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.path
+	}
+	return out
+}
+
+func stepPaths(sts []step) []string {
+	out := make([]string, len(sts))
+	for i, st := range sts {
+		out[i] = st.file.Path
+	}
+	return out
+}
+
+// removeModule is DELETE /v1/modules/<module>: every file the module holds
+// removed as a whole request naming none would, and the module forgotten.
+func (s *Server) removeModule(module string) ([]FileResult, error) {
+	drop := s.state.files(module)
+	if len(drop) == 0 {
+		return []FileResult{}, nil
+	}
+	root, err := s.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	blocks, gone, err := s.removals(root, module, drop)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAll(root, blocks, s.syncFSFrom()); err != nil {
+		return nil, err
+	}
+	if err := removeFiles(root, gone); err != nil {
+		return nil, err
+	}
+	if err := s.state.record(module, nil, true); err != nil {
+		return nil, fmt.Errorf("files removed, but %w", err)
+	}
+	return s.removed(module, blocks, gone), nil
+}
