@@ -154,6 +154,9 @@ func TestParseAssignmentRules(t *testing.T) {
 		{"mode words", func(m map[string]any) { entry(m, "files", 0)["mode"] = "rw-r-----" }, `mode "rw-r-----" is not octal`},
 		{"mode eight", func(m map[string]any) { entry(m, "files", 0)["mode"] = "0648" }, `mode "0648"`},
 		{"mode long", func(m map[string]any) { entry(m, "files", 0)["mode"] = "00640" }, `mode "00640"`},
+		{"mode sticky", func(m map[string]any) { entry(m, "files", 0)["mode"] = "1777" }, `files[0] (/etc/claude-code/config.toml): mode "1777" sets setuid, setgid or sticky bits`},
+		{"mode setuid", func(m map[string]any) { entry(m, "files", 0)["mode"] = "4755" }, `files[0] (/etc/claude-code/config.toml): mode "4755" sets setuid`},
+		{"secret mode setgid", func(m map[string]any) { entry(m, "secrets", 0)["mode"] = "2600" }, `secrets[0] (api-key): mode "2600" sets setuid`},
 		{"owner", func(m map[string]any) { entry(m, "files", 0)["owner"] = "a b" }, `owner "a b"`},
 		{"action", func(m map[string]any) {
 			entry(m, "files", 0)["on_change"] = map[string]any{"action": "kill", "unit": "x.service"}

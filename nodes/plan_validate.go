@@ -392,14 +392,20 @@ func checkOwnership(owner, group, mode string) string {
 		}
 	}
 	if mode != "" {
-		if _, ok := parseMode(mode); !ok {
+		m, ok := parseMode(mode)
+		if !ok {
 			return fmt.Sprintf("mode %q is not octal text like 0640", mode)
+		}
+		if m > 0o777 {
+			// the node-engine refuses them at fill time (SPEC §4.3): fail now
+			return fmt.Sprintf("mode %q sets setuid, setgid or sticky bits, which the node-engine does not write", mode)
 		}
 	}
 	return ""
 }
 
-// parseMode reads octal text of 3 or 4 digits (0640, 640, 1777).
+// parseMode reads octal text of 3 or 4 digits (0640, 640, 1777; a mode
+// over 0777 is refused by checkOwnership).
 func parseMode(m string) (uint32, bool) {
 	if len(m) < 3 || len(m) > 4 {
 		return 0, false
