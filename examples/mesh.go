@@ -159,3 +159,36 @@ func (m *Mesh) WithTemplates(key, ref, digest string) ([]byte, error) {
 	}
 	return json.Marshal(a)
 }
+
+// FillAllowLists are the --allow and --allow-unit globs of the example
+// mesh-fill unit (systemd/mesh-fill.service): the paths and units of the
+// example modules. The lab runs its fill servers with them, so a module of
+// the example the unit would refuse fails in the lab too.
+func FillAllowLists() (paths, units []string, err error) {
+	unit, err := fs.ReadFile(Files, "systemd/mesh-fill.service")
+	if err != nil {
+		return nil, nil, err
+	}
+	var exec strings.Builder
+	cont := false
+	for _, l := range strings.Split(string(unit), "\n") {
+		if cont || strings.HasPrefix(l, "ExecStart=") {
+			body, more := strings.CutSuffix(strings.TrimSpace(l), "\\")
+			exec.WriteString(body + " ")
+			cont = more
+		}
+	}
+	args := strings.Fields(exec.String())
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--allow":
+			paths = append(paths, args[i+1])
+		case "--allow-unit":
+			units = append(units, args[i+1])
+		}
+	}
+	if len(paths) == 0 || len(units) == 0 {
+		return nil, nil, errors.New("systemd/mesh-fill.service: its ExecStart names no --allow or no --allow-unit")
+	}
+	return paths, units, nil
+}

@@ -1,7 +1,7 @@
 // Command mesh-fill is the node-engine side of the fill socket (SPEC §4.3)
 // for the lab, tests and machines without mesh-host.
 //
-//	mesh-fill serve --socket PATH [--root DIR] [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]
+//	mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]
 package main
 
 import (
@@ -21,15 +21,23 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "mesh-fill:", err)
 		os.Exit(2)
 	}
 }
 
-func run(args []string, stderr io.Writer) error {
+// globs is a repeatable flag.
+type globs []string
+
+func (g *globs) String() string     { return strings.Join(*g, " ") }
+func (g *globs) Set(v string) error { *g = append(*g, v); return nil }
+
+func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "serve" {
-		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]")
+		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]")
 	}
 	fs := flag.NewFlagSet("mesh-fill serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -39,6 +47,10 @@ func run(args []string, stderr io.Writer) error {
 	logFormat := fs.String("log-format", "json", "json or console")
 	allow := fs.String("allow-uid", "", "comma-separated uids: only peers running as one of them may fill (SO_PEERCRED); empty: the socket's mode 0660 decides")
 	syncFrom := fs.Int("syncfs-from", fill.DefaultSyncFSFrom, "a request writing at least this many files is made durable with one syncfs per filesystem (before and after its renames) instead of an fsync per file and directory: much faster for many files, but it flushes whatever else is dirty there too; 0: always fsync each file")
+	stateDir := fs.String("state-dir", "/var/lib/mesh-fill", "where what was written for which module is kept (made 0700 when missing)")
+	var allowPaths, allowUnits globs
+	fs.Var(&allowPaths, "allow", "a glob of the paths requests may name (repeatable; * one path element, ** any depth; below --root when set); none: every path, said at start")
+	fs.Var(&allowUnits, "allow-unit", "a glob of the units requests may restart or reload (repeatable); none: every unit, said at start")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -47,6 +59,19 @@ func run(args []string, stderr io.Writer) error {
 	}
 	if *syncFrom < 0 {
 		return fmt.Errorf("--syncfs-from %d: want 0 (never) or a number of files", *syncFrom)
+	}
+	for _, g := range allowPaths {
+		if msg := fill.CheckAllow(g, false); msg != "" {
+			return errors.New(msg)
+		}
+	}
+	for _, g := range allowUnits {
+		if msg := fill.CheckAllow(g, true); msg != "" {
+			return errors.New(msg)
+		}
+	}
+	if *stateDir == "" {
+		return errors.New("--state-dir: empty; mesh-fill keeps what it wrote for which module there")
 	}
 	if *syncFrom == 0 {
 		*syncFrom = -1 // fill.Server's "never"
@@ -74,8 +99,7 @@ func run(args []string, stderr io.Writer) error {
 	}
 	log := zerolog.New(out).With().Timestamp().Str("service", "mesh-fill").Logger()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom}
+	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom,
+		Allow: allowPaths, AllowUnits: allowUnits, StateDir: *stateDir}
 	return srv.Serve(ctx, *socket)
 }

@@ -1,9 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
 // TestBadFlagsAreRefusedBeforeServing: a flag out of shape is an error that
@@ -17,11 +27,108 @@ func TestBadFlagsAreRefusedBeforeServing(t *testing.T) {
 		{[]string{"serve", "--socket", sock, "--syncfs-from", "-1"}, "--syncfs-from -1: want 0 (never) or a number of files"},
 		{[]string{"serve", "--socket", sock, "--allow-uid", "root"}, `--allow-uid: "root" is not a uid`},
 		{[]string{"serve", "--socket", sock, "--log-format", "xml"}, `--log-format "xml" is not json or console`},
+		{[]string{"serve", "--socket", sock, "--allow", "/etc/**", "--allow", "etc/x"}, `--allow "etc/x" is not a glob of absolute paths`},
+		{[]string{"serve", "--socket", sock, "--allow", "/etc/[x"}, `--allow "/etc/[x" is not a glob`},
+		{[]string{"serve", "--socket", sock, "--allow-unit", "a/b.service"}, `--allow-unit "a/b.service" is not a glob of unit names`},
+		{[]string{"serve", "--socket", sock, "--state-dir", ""}, "--state-dir: empty"},
 		{[]string{"fill"}, "usage: mesh-fill serve"},
 	} {
-		err := run(tc.args, io.Discard)
+		err := run(t.Context(), tc.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one saying %s", tc.args, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("a socket was made: %v", err)
+	}
+}
+
+// lockedBuffer is stderr written by the server and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serve runs mesh-fill serve with args until the test ends and returns a
+// client of its socket and its stderr.
+func serve(t *testing.T, args ...string) (*fill.Client, *lockedBuffer) {
+	t.Helper()
+	sockDir, err := os.MkdirTemp("", "mf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "fill.sock")
+	var stderr lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"serve", "--socket", sock}, args...), &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no socket; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return &fill.Client{Socket: sock}, &stderr
+}
+
+// TestAllowFlagsConfineTheServer: --allow (repeated) and --allow-unit are
+// the server's allow-lists; --state-dir is where it keeps its state.
+func TestAllowFlagsConfineTheServer(t *testing.T) {
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	c, stderr := serve(t, "--root", root, "--state-dir", state,
+		"--allow", "/etc/app/**", "--allow", "/etc/other.conf", "--allow-unit", "app.service")
+	ok := fill.File{Path: "/etc/app/a/b.conf", Form: fill.FormOwned, Content: []byte("x\n"),
+		OnChange: fill.OnChange{Action: fill.OnChangeNone, Unit: "app.service"}}
+	if _, err := c.Fill(t.Context(), fill.Request{Module: "m", Whole: true, Files: []fill.File{ok, {Path: "/etc/other.conf", Form: fill.FormOwned}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []fill.File{
+		{Path: "/etc/passwd", Form: fill.FormOwned},
+		{Path: "/etc/app/c.conf", Form: fill.FormOwned, OnChange: fill.OnChange{Action: fill.OnChangeRestart, Unit: "sshd.service"}},
+	} {
+		_, err := c.Fill(t.Context(), fill.Request{Module: "m", Files: []fill.File{f}})
+		var se *fill.StatusError
+		if !errors.As(err, &se) || se.Status != http.StatusForbidden {
+			t.Errorf("%s: %v", f.Path, err)
+		}
+	}
+	if entries, err := os.ReadDir(state); err != nil || len(entries) != 1 {
+		t.Errorf("state dir: %v %v", entries, err)
+	}
+	if strings.Contains(stderr.String(), "no --allow") {
+		t.Errorf("warned with allow-lists:\n%s", stderr.String())
+	}
+}
+
+// TestWithoutAllowTheStartSaysEveryPathIsAllowed.
+func TestWithoutAllowTheStartSaysEveryPathIsAllowed(t *testing.T) {
+	_, stderr := serve(t, "--root", t.TempDir(), "--state-dir", t.TempDir())
+	for _, want := range []string{"no --allow: every path may be written", "no --allow-unit"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 		}
 	}
 }

@@ -26,6 +26,7 @@ const maxSocketPath = 100
 //	<dir>/programs.log       the restarts and reloads the fill servers ran
 //	<dir>/root/<node>/       what each node's fill server writes, as if it were /
 //	<dir>/<node>/state/      each client's state directory (archives by digest)
+//	<dir>/<node>/fill-state/ what each node's fill server wrote for which module
 //	<dir>/<node>/fill.sock   each node's fill socket
 //	<dir>/<node>/control.sock each client's control socket
 //
@@ -55,11 +56,14 @@ func newLayout(dir string, nodes []string) (*layout, error) {
 	return l, nil
 }
 
-func (l *layout) store() string              { return filepath.Join(l.dir, "nats") }
-func (l *layout) programs() string           { return filepath.Join(l.dir, "programs.log") }
-func (l *layout) rootDir() string            { return filepath.Join(l.dir, "root") }
-func (l *layout) root(node string) string    { return filepath.Join(l.dir, "root", node) }
-func (l *layout) state(node string) string   { return filepath.Join(l.dir, node, "state") }
+func (l *layout) store() string            { return filepath.Join(l.dir, "nats") }
+func (l *layout) programs() string         { return filepath.Join(l.dir, "programs.log") }
+func (l *layout) rootDir() string          { return filepath.Join(l.dir, "root") }
+func (l *layout) root(node string) string  { return filepath.Join(l.dir, "root", node) }
+func (l *layout) state(node string) string { return filepath.Join(l.dir, node, "state") }
+func (l *layout) fillState(node string) string {
+	return filepath.Join(l.dir, node, "fill-state")
+}
 func (l *layout) fill(node string) string    { return filepath.Join(l.sockets, node, "fill.sock") }
 func (l *layout) control(node string) string { return filepath.Join(l.sockets, node, "control.sock") }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+	"github.com/novox/mesh-provisioner/examples"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
@@ -58,13 +59,21 @@ func programCommand(node, logPath string) []string {
 	return []string{"sh", "-c", `printf '%s %s on %s\n' "$3" "$4" "$1" >> "$2"`, "mesh-lab", node, logPath}
 }
 
-// startFill runs node's fill server confined to its root and waits for its
-// socket.
+// startFill runs node's fill server confined to its root, with the
+// example unit's allow-lists (the paths and units of the example modules)
+// and its own state dir, and waits for its socket.
 func startFill(l *layout, node string, log zerolog.Logger) (*part, error) {
+	allow, units, err := examples.FillAllowLists()
+	if err != nil {
+		return nil, fmt.Errorf("fill server of node %s: %w", node, err)
+	}
 	fs := &fill.Server{
-		Root:    l.root(node),
-		Command: programCommand(node, l.programs()),
-		Log:     log.With().Str("part", "mesh-fill").Str("node", node).Logger(),
+		Root:       l.root(node),
+		Command:    programCommand(node, l.programs()),
+		Log:        log.With().Str("part", "mesh-fill").Str("node", node).Logger(),
+		Allow:      allow,
+		AllowUnits: units,
+		StateDir:   l.fillState(node),
 	}
 	sock := l.fill(node)
 	p := start("mesh-fill "+node, func(ctx context.Context) error { return fs.Serve(ctx, sock) })
