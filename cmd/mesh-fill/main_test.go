@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,27 +41,10 @@ func TestBadFlagsAreRefusedBeforeServing(t *testing.T) {
 	}
 }
 
-// lockedBuffer is stderr written by the server and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // serve runs mesh-fill serve with args until the test ends and returns a
-// client of its socket and its stderr.
-func serve(t *testing.T, args ...string) (*fill.Client, *lockedBuffer) {
+// client of its socket and a reader of its stderr so far (a file: the
+// server writes it while the test reads).
+func serve(t *testing.T, args ...string) (c *fill.Client, stderr func() string) {
 	t.Helper()
 	sockDir, err := os.MkdirTemp("", "mf")
 	if err != nil {
@@ -71,15 +52,20 @@ func serve(t *testing.T, args ...string) (*fill.Client, *lockedBuffer) {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "fill.sock")
-	var stderr lockedBuffer
+	errFile, err := os.Create(filepath.Join(sockDir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, append([]string{"serve", "--socket", sock}, args...), &stderr) }()
+	go func() { done <- run(ctx, append([]string{"serve", "--socket", sock}, args...), errFile) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("run: %v", err)
 		}
+		errFile.Close()
 	})
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -87,11 +73,11 @@ func serve(t *testing.T, args ...string) (*fill.Client, *lockedBuffer) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no socket; stderr:\n%s", stderr.String())
+			t.Fatalf("no socket; stderr:\n%s", stderr())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return &fill.Client{Socket: sock}, &stderr
+	return &fill.Client{Socket: sock}, stderr
 }
 
 // TestAllowFlagsConfineTheServer: --allow (repeated) and --allow-unit are
@@ -118,8 +104,8 @@ func TestAllowFlagsConfineTheServer(t *testing.T) {
 	if entries, err := os.ReadDir(state); err != nil || len(entries) != 1 {
 		t.Errorf("state dir: %v %v", entries, err)
 	}
-	if strings.Contains(stderr.String(), "no --allow") {
-		t.Errorf("warned with allow-lists:\n%s", stderr.String())
+	if strings.Contains(stderr(), "no --allow") {
+		t.Errorf("warned with allow-lists:\n%s", stderr())
 	}
 }
 
@@ -127,8 +113,8 @@ func TestAllowFlagsConfineTheServer(t *testing.T) {
 func TestWithoutAllowTheStartSaysEveryPathIsAllowed(t *testing.T) {
 	_, stderr := serve(t, "--root", t.TempDir(), "--state-dir", t.TempDir())
 	for _, want := range []string{"no --allow: every path may be written", "no --allow-unit"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		if !strings.Contains(stderr(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr())
 		}
 	}
 }

@@ -39,24 +39,22 @@ func TestAllowListsRefusePathsAndUnitsOutsideThem(t *testing.T) {
 		{Path: "/etc/deep/a/b/c.conf", Form: FormOwned, Content: []byte("c\n"), OnChange: OnChange{Action: OnChangeNone}},
 		{Path: "/etc/ssh/sshd_config", Form: FormManagedBlock, Content: []byte("x\n"), OnChange: OnChange{Action: OnChangeNone, Unit: "x.socket"}},
 	}})
-	if got := readFile(t, filepath.Join(root, "etc/deep/a/b/c.conf")); got != "c\n" {
-		t.Errorf("deep: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/deep/a/b/c.conf"), "c\n")
 }
 
 // TestWithoutAllowEveryPathIsAllowedAndThatIsSaid: no --allow, no
 // --allow-unit: a warning at start for each.
 func TestWithoutAllowEveryPathIsAllowedAndThatIsSaid(t *testing.T) {
-	var log syncBuffer
-	c, _ := runUntilStopped(t, &Server{Root: t.TempDir()}, &log)
+	log := newLog(t)
+	c, _ := runUntilStopped(t, &Server{Root: t.TempDir()}, log)
 	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/anywhere/at/all", Form: FormOwned}}})
 	for _, want := range []string{"no --allow: every path may be written", "no --allow-unit: every unit may be restarted"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, log.String())
 		}
 	}
-	var quiet syncBuffer
-	runUntilStopped(t, &Server{Root: t.TempDir(), Allow: []string{"/**"}, AllowUnits: []string{"*"}}, &quiet)
+	quiet := newLog(t)
+	runUntilStopped(t, &Server{Root: t.TempDir(), Allow: []string{"/**"}, AllowUnits: []string{"*"}}, quiet)
 	if strings.Contains(quiet.String(), "no --allow") {
 		t.Errorf("warned with allow-lists set:\n%s", quiet.String())
 	}

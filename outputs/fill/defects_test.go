@@ -20,9 +20,7 @@ func TestLongFileNamesAreWritten(t *testing.T) {
 			if got := fillOK(t, c, Request{Module: "m", Files: []File{{Path: p, Form: FormOwned, Content: []byte(body)}}}).Files[0].Action; got != ActionWritten {
 				t.Errorf("%d bytes: %s", n, got)
 			}
-			if got := readFile(t, filepath.Join(root, p)); got != body {
-				t.Errorf("%d bytes: %q", n, got)
-			}
+			mustRead(t, filepath.Join(root, p), body)
 		}
 	}
 	noTempFiles(t, root)
@@ -103,9 +101,7 @@ func TestABlockMayHoldNoMarkerOfAnyModule(t *testing.T) {
 	}
 	mustAbsent(t, filepath.Join(root, "etc/new"))
 	fillOK(t, c, Request{Module: "b", Files: []File{{Path: "/etc/hosts", Form: FormManagedBlock, Content: []byte("b2\n")}}})
-	if got := readFile(t, filepath.Join(root, "etc/hosts")); got != "# BEGIN mesh b\nb2\n# END mesh b\n" {
-		t.Errorf("hosts: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/hosts"), "# BEGIN mesh b\nb2\n# END mesh b\n")
 }
 
 // TestManagedKeysKeepACRLFFilesLineEndings: a key replaced or added in a
@@ -116,13 +112,9 @@ func TestManagedKeysKeepACRLFFilesLineEndings(t *testing.T) {
 	p := filepath.Join(root, "etc/app.ini")
 	writeFile(t, p, "[app]\r\nA=1\r\nB=2\r\n")
 	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/app.ini", Form: FormManagedKeys, Content: []byte("A=9\nC=3\n")}}})
-	if got := readFile(t, p); got != "[app]\r\nA=9\r\nB=2\r\nC=3\r\n" {
-		t.Errorf("%q", got)
-	}
+	mustRead(t, p, "[app]\r\nA=9\r\nB=2\r\nC=3\r\n")
 	// an LF file stays LF
 	writeFile(t, p, "A=1\nB=2\n")
 	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/app.ini", Form: FormManagedKeys, Content: []byte("A=9\r\nC=3\r\n")}}})
-	if got := readFile(t, p); got != "A=9\nB=2\nC=3\n" {
-		t.Errorf("%q", got)
-	}
+	mustRead(t, p, "A=9\nB=2\nC=3\n")
 }

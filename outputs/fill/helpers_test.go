@@ -114,3 +114,11 @@ func mustAbsent(t *testing.T, p string) {
 		t.Errorf("%s should not exist (err %v)", p, err)
 	}
 }
+
+// mustRead fails the test unless the file at p holds want.
+func mustRead(t *testing.T, p, want string) {
+	t.Helper()
+	if got := readFile(t, p); got != want {
+		t.Errorf("%s holds %q, want %q", p, got, want)
+	}
+}

@@ -1,7 +1,6 @@
 package fill
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -9,34 +8,34 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 )
 
-// syncBuffer is a log both the server and the test touch.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// logFile is a file for a server's log that the test reads while the
+// server writes (each write one system call).
+type logFile struct{ *os.File }
+
+func newLog(t *testing.T) logFile {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return logFile{f}
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (l logFile) String() string {
+	b, _ := os.ReadFile(l.Name())
+	return string(b)
 }
 
 // runUntilStopped serves s on a new socket until stop is called (a
 // restart is a new Server on the same StateDir), logging to log.
-func runUntilStopped(t *testing.T, s *Server, log *syncBuffer) (c *Client, stop func()) {
+func runUntilStopped(t *testing.T, s *Server, log logFile) (c *Client, stop func()) {
 	t.Helper()
 	s.Log = zerolog.New(log)
 	sock := filepath.Join(socketDir(t), "fill.sock")
@@ -70,8 +69,8 @@ func runUntilStopped(t *testing.T, s *Server, log *syncBuffer) (c *Client, stop 
 // path the first holds.
 func TestARestartKeepsRemovalAndOwnership(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
-	var log syncBuffer
-	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	log := newLog(t)
+	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state}, log)
 	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{
 		{Path: "/etc/a/one", Form: FormOwned, Content: []byte("1\n")},
 		{Path: "/etc/a/two", Form: FormOwned, Content: []byte("2\n")},
@@ -81,7 +80,7 @@ func TestARestartKeepsRemovalAndOwnership(t *testing.T) {
 		t.Fatalf("state dir holds %v, want one file for module a", entries)
 	}
 
-	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, log)
 	_, err := c.Fill(t.Context(), Request{Module: "b", Files: []File{{Path: "/etc/a/two", Form: FormOwned, Content: []byte("b\n")}}})
 	if se := (*StatusError)(nil); !errors.As(err, &se) || se.Status != http.StatusConflict {
 		t.Errorf("b writing a's file after a restart: %v", err)
@@ -101,8 +100,8 @@ func TestARestartKeepsRemovalAndOwnership(t *testing.T) {
 // again from its next whole request.
 func TestACorruptStateFileIsSaidAndNotTrusted(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
-	var log syncBuffer
-	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	log := newLog(t)
+	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state}, log)
 	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("a\n")}}})
 	stop()
 	files, _ := filepath.Glob(filepath.Join(state, "module-*.json"))
@@ -113,7 +112,7 @@ func TestACorruptStateFileIsSaidAndNotTrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, &log)
+	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, log)
 	if !strings.Contains(log.String(), "state file unreadable or corrupt") || !strings.Contains(log.String(), files[0]) {
 		t.Errorf("nothing said of the corrupt state file; log:\n%s", log.String())
 	}
@@ -126,7 +125,5 @@ func TestACorruptStateFileIsSaidAndNotTrusted(t *testing.T) {
 	if se := (*StatusError)(nil); !errors.As(err, &se) || se.Status != http.StatusConflict {
 		t.Errorf("b writing a's file: %v", err)
 	}
-	if got := readFile(t, filepath.Join(root, "etc/a.conf")); got != "a\n" {
-		t.Errorf("a.conf: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/a.conf"), "a\n")
 }

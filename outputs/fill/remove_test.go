@@ -3,6 +3,7 @@ package fill
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -44,28 +45,20 @@ func TestAWholeRequestRemovesWhatItNoLongerNames(t *testing.T) {
 	if got := results(resp.Files); len(got) != 1 {
 		t.Fatalf("a request without whole answered %v", got)
 	}
-	if got := readFile(t, filepath.Join(root, "etc/m/gone.conf")); got != "gone\n" {
-		t.Fatalf("gone.conf after a request without whole: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/m/gone.conf"), "gone\n")
 
 	resp, err := c.Fill(t.Context(), Request{Module: "m", Whole: true, Files: all[:1]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"/etc/m/keep.conf": ActionUnchanged, "/etc/m/gone.conf": ActionRemoved, "/etc/shared.conf": ActionRemoved}
-	if got := results(resp.Files); !mapsEqual(got, want) {
+	if got := results(resp.Files); !maps.Equal(got, want) {
 		t.Errorf("answer %v, want %v", got, want)
 	}
 	mustAbsent(t, filepath.Join(root, "etc/m/gone.conf"))
-	if got := readFile(t, filepath.Join(root, "etc/shared.conf")); got != "top\n# BEGIN mesh n\nn's line\n# END mesh n\n" {
-		t.Errorf("shared.conf: %q", got)
-	}
-	if got := readFile(t, filepath.Join(root, "etc/m/seed")); got != "seed\n" {
-		t.Errorf("seed: %q", got)
-	}
-	if got := readFile(t, filepath.Join(root, "etc/env")); got != "KEEP=1\nM=1\n" {
-		t.Errorf("env: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/shared.conf"), "top\n# BEGIN mesh n\nn's line\n# END mesh n\n")
+	mustRead(t, filepath.Join(root, "etc/m/seed"), "seed\n")
+	mustRead(t, filepath.Join(root, "etc/env"), "KEEP=1\nM=1\n")
 	noTempFiles(t, root)
 
 	// once removed, a whole request removes it no more
@@ -73,18 +66,6 @@ func TestAWholeRequestRemovesWhatItNoLongerNames(t *testing.T) {
 	if resp.Files[0].Action != ActionUnchanged {
 		t.Errorf("again: %+v", resp.Files)
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestDeleteRemovesEveryFileOfTheModule: DELETE /v1/modules/<module>
@@ -105,16 +86,12 @@ func TestDeleteRemovesEveryFileOfTheModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"/etc/web/a.conf": ActionRemoved, "/etc/hosts": ActionRemoved}
-	if got := results(files); !mapsEqual(got, want) {
+	if got := results(files); !maps.Equal(got, want) {
 		t.Errorf("answer %v, want %v", got, want)
 	}
 	mustAbsent(t, filepath.Join(root, "etc/web/a.conf"))
-	if got := readFile(t, filepath.Join(root, "etc/hosts")); got != "" {
-		t.Errorf("hosts still holds %q", got)
-	}
-	if got := readFile(t, filepath.Join(root, "etc/web/seed")); got != "s\n" {
-		t.Errorf("seed: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/hosts"), "")
+	mustRead(t, filepath.Join(root, "etc/web/seed"), "s\n")
 
 	// forgotten: another module may write its path, and a second DELETE
 	// has nothing to remove
@@ -125,9 +102,7 @@ func TestDeleteRemovesEveryFileOfTheModule(t *testing.T) {
 			t.Errorf("DELETE %s: %v, %v", m, files, err)
 		}
 	}
-	if got := readFile(t, filepath.Join(root, "etc/web/a.conf")); got != "b\n" {
-		t.Errorf("b's file: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/web/a.conf"), "b\n")
 }
 
 // TestOneOwnerPerPath: an owned or seed path is one module's: another
@@ -174,9 +149,7 @@ func TestOneOwnerPerPath(t *testing.T) {
 	}
 	for p, want := range map[string]string{"etc/a.conf": "a\n", "etc/seed": "seed\n",
 		"etc/hosts": "# BEGIN mesh a\na\n# END mesh a\n", "etc/env": "A=1\nSHARED=a\n"} {
-		if got := readFile(t, filepath.Join(root, p)); got != want {
-			t.Errorf("a's %s: %q, want %q", p, got, want)
-		}
+		mustRead(t, filepath.Join(root, p), want)
 	}
 
 	// shared: each its block, each its keys
@@ -184,12 +157,8 @@ func TestOneOwnerPerPath(t *testing.T) {
 		{Path: "/etc/hosts", Form: FormManagedBlock, Content: []byte("b\n")},
 		{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("B=1\n")},
 	}})
-	if got := readFile(t, filepath.Join(root, "etc/hosts")); got != "# BEGIN mesh a\na\n# END mesh a\n# BEGIN mesh b\nb\n# END mesh b\n" {
-		t.Errorf("hosts: %q", got)
-	}
-	if got := readFile(t, filepath.Join(root, "etc/env")); got != "A=1\nSHARED=a\nB=1\n" {
-		t.Errorf("env: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/hosts"), "# BEGIN mesh a\na\n# END mesh a\n# BEGIN mesh b\nb\n# END mesh b\n")
+	mustRead(t, filepath.Join(root, "etc/env"), "A=1\nSHARED=a\nB=1\n")
 
 	// a module's own path, written in another form by it, is no conflict;
 	// and once a no longer names a path, b may have it
@@ -197,9 +166,7 @@ func TestOneOwnerPerPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	fillOK(t, c, Request{Module: "b", Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("b\n")}}})
-	if got := readFile(t, filepath.Join(root, "etc/a.conf")); got != "b\n" {
-		t.Errorf("a.conf: %q", got)
-	}
+	mustRead(t, filepath.Join(root, "etc/a.conf"), "b\n")
 }
 
 // TestStatusErrorOfTheClient: a refusal reaches the client as a
