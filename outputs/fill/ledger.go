@@ -131,11 +131,11 @@ func (l *ledger) files(module string) map[string]held {
 	return maps.Clone(l.modules[module])
 }
 
-// conflict refuses (409) a step of module's request at a path another
+// checkOwners refuses (409) a step of module's request at a path another
 // module holds: owned and seed paths are one module's; managed-block and
 // managed-keys paths may be shared among those two forms, a key managed
 // by one module alone.
-func (l *ledger) conflict(module string, steps []step) error {
+func (l *ledger) checkOwners(module string, steps []step) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, st := range steps {

@@ -186,7 +186,7 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := s.state.conflict(req.Module, steps); err != nil {
+	if err := s.state.checkOwners(req.Module, steps); err != nil {
 		return fail(err)
 	}
 	root, err := s.openRoot()

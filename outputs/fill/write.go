@@ -279,8 +279,9 @@ func each(n int, fn func(i int)) {
 // serves a request's flushes together rather than one file after another:
 // every file's bytes go to a temp file beside it (mode and owner set), then
 // every temp file is made durable, then each is renamed over its file, then
-// the directories renamed into (or made) are made durable, so the renames
-// last. A request writing fewer than syncFSFrom files (or any, when
+// the directories renamed into are made durable, so the renames last
+// (where it fsyncs, the parent of a directory made is fsynced as it is
+// made: openDir). A request writing fewer than syncFSFrom files (or any, when
 // syncFSFrom ≤ 0 or there is no syncfs) fsyncs each temp file and each
 // directory; a larger one flushes each filesystem it writes to with one
 // syncfs before the renames and one after (see Server.SyncFSFrom).
