@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/backoff"
 )
 
 // Reconnect delays: the wait after every server of the list was tried once
@@ -127,7 +129,7 @@ func Connect(o Options) (*nats.Conn, error) {
 // reconnectDelay is the wait after the attempts-th pass over the server list
 // (attempts starts at 1): 100 ms doubling to 5 s, with jitter.
 func reconnectDelay(attempts int) time.Duration {
-	return jitter(doubling(reconnectMin, reconnectMax, attempts-1))
+	return backoff.Jitter(backoff.Doubling{Min: reconnectMin, Max: reconnectMax}.Next(attempts - 1))
 }
 
 // InboxPrefix is the reply-subject prefix of a connection named name:

@@ -9,6 +9,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/backoff"
 )
 
 const (
@@ -97,7 +99,7 @@ func (w *Watch) Run(ctx context.Context) {
 	default:
 	}
 
-	bo := backoff{min: restartMin, max: restartMax}
+	bo := backoff.Counter{Doubling: backoff.Doubling{Min: restartMin, Max: restartMax}}
 	missingSaid := false
 	for ctx.Err() == nil {
 		kv, err := w.js.KeyValue(ctx, w.bucket)
@@ -121,7 +123,7 @@ func (w *Watch) Run(ctx context.Context) {
 			}
 			continue
 		default:
-			d := bo.next()
+			d := bo.Next()
 			w.log.Warn().Err(err).Dur("retry_in", d).Msg("cannot look up bucket")
 			if w.pauseBackoff(ctx, d, &bo) {
 				return
@@ -136,13 +138,13 @@ func (w *Watch) Run(ctx context.Context) {
 			return
 		case stopResync:
 			w.log.Debug().Msg("resync: restarting watcher")
-			bo.reset()
+			bo.Reset()
 			continue
 		}
 		if live >= restartMax {
-			bo.reset() // it had been working for a while: not a tight loop
+			bo.Reset() // it had been working for a while: not a tight loop
 		}
-		d := bo.next()
+		d := bo.Next()
 		w.log.Warn().Err(err).Dur("retry_in", d).Msg("restarting watcher")
 		if w.pauseBackoff(ctx, d, &bo) {
 			return
@@ -249,12 +251,12 @@ func (w *Watch) pause(ctx context.Context, d time.Duration) stop {
 
 // pauseBackoff waits d before a retry; a Resync cuts it short and resets the
 // backoff. It reports whether ctx ended.
-func (w *Watch) pauseBackoff(ctx context.Context, d time.Duration, bo *backoff) bool {
+func (w *Watch) pauseBackoff(ctx context.Context, d time.Duration, bo *backoff.Counter) bool {
 	switch w.pause(ctx, d) {
 	case stopCtx:
 		return true
 	case stopResync:
-		bo.reset()
+		bo.Reset()
 	}
 	return false
 }

@@ -1,5 +1,5 @@
 // Package vault is the provisioner client's side of the vault protocol
 // (SPEC §4.2, §2.3): an in-memory X25519 key pair, the sealed-box
-// request/reply on mesh-vault.get.provisioner.<node>, vault names, the
-// retry backoff and the mesh-vault.secret-changed watch.
+// request/reply on mesh-vault.get.provisioner.<node>, vault names and the
+// mesh-vault.secret-changed watch.
 package vault

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/nacl/box"
 )
@@ -26,25 +25,6 @@ func TestNames(t *testing.T) {
 	for _, c := range cases {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
-		}
-	}
-}
-
-func TestBackoffDoublesToCap(t *testing.T) {
-	var b Backoff
-	want := []time.Duration{1, 2, 4, 8, 16, 32, 60, 60}
-	for i, w := range want {
-		if got := b.Next(i); got != w*time.Second {
-			t.Errorf("Next(%d) = %s, want %s", i, got, w*time.Second)
-		}
-	}
-	if got := b.Next(1 << 30); got != time.Minute {
-		t.Errorf("Next(huge) = %s, want 1m", got)
-	}
-	small := Backoff{Min: 10 * time.Millisecond, Max: 50 * time.Millisecond}
-	for i, w := range []time.Duration{10, 20, 40, 50, 50} {
-		if got := small.Next(i); got != w*time.Millisecond {
-			t.Errorf("small Next(%d) = %s, want %s", i, got, w*time.Millisecond)
 		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/archive"
-	"github.com/novox/mesh-provisioner/inputs/vault"
+	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
@@ -45,7 +45,7 @@ func (d *Daemon) onArchive(ctx context.Context, r archiveResult) {
 		d.mesh.ArchiveFailed(w.Module, w.Digest, r.err.Error())
 	default:
 		d.mesh.ArchiveWaiting(w.Module, w.Digest, r.err.Error())
-		b := vault.Backoff{Min: d.cfg.BackoffMin, Max: d.cfg.BackoffMax}
+		b := backoff.Doubling{Min: d.cfg.BackoffMin, Max: d.cfg.BackoffMax}
 		time.AfterFunc(b.Next(r.attempt), func() { d.send(ctx, fetchAgain{want: w, attempt: r.attempt + 1}) })
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/inputs/vault"
 )
 
@@ -145,7 +146,7 @@ func (d *Daemon) onVault(ctx context.Context, r vaultResult) {
 }
 
 func (d *Daemon) backoff(st *askState) time.Duration {
-	b := vault.Backoff{Min: d.cfg.BackoffMin, Max: d.cfg.BackoffMax}
+	b := backoff.Doubling{Min: d.cfg.BackoffMin, Max: d.cfg.BackoffMax}
 	dl := b.Next(st.attempt)
 	st.attempt++
 	return dl
