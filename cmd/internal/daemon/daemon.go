@@ -29,7 +29,7 @@ type Daemon struct {
 	store *archive.Store
 	out   *stage.Stage // fills, needs, items and reports
 
-	events chan any
+	events chan event
 
 	// Owned by the loop goroutine.
 	mesh      *nodes.Mesh
@@ -57,7 +57,7 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d := &Daemon{
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
-		events: make(chan any, 1024),
+		events: make(chan event, 1024),
 		mesh:   nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
 		asks:    map[string]*askState{},
 		metrics: newMetrics(),
@@ -129,7 +129,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // send hands an event to the loop (or drops it when ctx has ended).
-func (d *Daemon) send(ctx context.Context, ev any) {
+func (d *Daemon) send(ctx context.Context, ev event) {
 	select {
 	case d.events <- ev:
 	case <-ctx.Done():

@@ -3,8 +3,6 @@ package daemon
 import (
 	"context"
 	"time"
-
-	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
 // maxBatch bounds how many events one stabilisation takes in, so a flood
@@ -47,10 +45,10 @@ func (d *Daemon) loop(ctx context.Context) error {
 }
 
 // handle applies one event; it says whether every file must be sent again.
-func (d *Daemon) handle(ctx context.Context, ev any) bool {
+func (d *Daemon) handle(ctx context.Context, ev event) bool {
 	switch e := ev.(type) {
-	case bus.Update:
-		d.apply(ctx, e)
+	case busUpdate:
+		d.apply(ctx, e.Update)
 		if ws := d.watches[e.Bucket]; ws != nil && ws.resyncing && (e.Snapshot || e.Missing) {
 			ws.resyncing = false
 			return !d.resyncPending() // one full refill once every watch has answered

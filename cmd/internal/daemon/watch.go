@@ -33,7 +33,7 @@ func (d *Daemon) watch(ctx context.Context, bucket, filter string) {
 		for {
 			select {
 			case u := <-out:
-				d.send(wctx, u)
+				d.send(wctx, busUpdate{u})
 			case <-wctx.Done():
 				return
 			}
