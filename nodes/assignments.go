@@ -26,17 +26,11 @@ type module struct {
 	owned     map[*graph.Node]bool
 }
 
-// PutAssignment records mesh-controller_assignments <key> = data, for any
-// node. One of this node's builds or updates that module; one that does not
-// parse or breaks a rule fails that module alone. Another node's plan is
-// read only for the consumers it binds. A key out of shape is returned as
-// an error and changes nothing.
-func (m *Mesh) PutAssignment(key string, data []byte) error {
-	toks, err := DecodeKey(key, 2)
-	if err != nil {
-		return err
-	}
-	node, name := toks[0], toks[1]
+// putAssignment records mesh-controller_assignments <key> = data (key is
+// node.name), for any node. One of this node's builds or updates that
+// module; one that does not parse or breaks a rule fails that module alone.
+// Another node's plan is read only for the consumers it binds.
+func (m *Mesh) putAssignment(key, node, name string, data []byte) error {
 	if node != m.node {
 		// Another node's plan is read only for the consumers it binds.
 		asg, err := parseBindings(node, name, data)
@@ -70,22 +64,6 @@ func (m *Mesh) PutAssignment(key string, data []byte) error {
 	}
 	m.rebuild(mod)
 	return perr
-}
-
-// DeleteAssignment records that mesh-controller_assignments <key> is gone:
-// one of this node's modules is taken off it.
-func (m *Mesh) DeleteAssignment(key string) error {
-	toks, err := DecodeKey(key, 2)
-	if err != nil {
-		return err
-	}
-	m.index(key, nil)
-	if toks[0] == m.node {
-		if mod := m.mods[toks[1]]; mod != nil {
-			m.removeModule(mod)
-		}
-	}
-	return nil
 }
 
 // index keeps, for every provider/provision, the assignments whose plans

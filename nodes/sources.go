@@ -7,27 +7,28 @@ import (
 	"github.com/novox/mesh-provisioner/graph"
 )
 
-// This file holds what the daemon tells the mesh: each setter records what a
-// source said and sets the input leaf that stands for it, when one exists.
+// This file holds what the sources said: each setter records it and sets the
+// input leaf that stands for it, when one exists. Put, Delete and
+// BucketMissing (buckets.go) call the bucket ones; the daemon the others.
 
-// PutConfig records mesh-config_resolved <key> (this node's) = value.
-func (m *Mesh) PutConfig(key string, value []byte) {
+// putConfig records mesh-config_resolved <key> (this node's) = value.
+func (m *Mesh) putConfig(key string, value []byte) {
 	m.config[key] = append([]byte(nil), value...)
 	if n := m.existing(KindConfig, key); n != nil {
 		m.g.Set(n, m.config[key])
 	}
 }
 
-// DeleteConfig records that mesh-config_resolved <key> is gone.
-func (m *Mesh) DeleteConfig(key string) {
+// deleteConfig records that mesh-config_resolved <key> is gone.
+func (m *Mesh) deleteConfig(key string) {
 	delete(m.config, key)
 	if n := m.existing(KindConfig, key); n != nil {
 		m.initConfig(n, key)
 	}
 }
 
-// ConfigBucketMissing records whether mesh-config_resolved does not exist.
-func (m *Mesh) ConfigBucketMissing(missing bool) {
+// configBucketMissing records whether mesh-config_resolved does not exist.
+func (m *Mesh) configBucketMissing(missing bool) {
 	if m.configMissing == missing {
 		return
 	}
@@ -63,24 +64,24 @@ func (m *Mesh) ConfigValue(module, key string) ([]byte, bool) {
 	return v, ok
 }
 
-// PutRegistry records the registry's entry for kind.
-func (m *Mesh) PutRegistry(kind string, entry []byte) {
+// putRegistry records the registry's entry for kind.
+func (m *Mesh) putRegistry(kind string, entry []byte) {
 	m.registry[kind] = append([]byte(nil), entry...)
 	if n := m.existing(KindRegistry, kind); n != nil {
 		m.initRegistry(n, kind)
 	}
 }
 
-// DeleteRegistry records that the registry no longer names kind.
-func (m *Mesh) DeleteRegistry(kind string) {
+// deleteRegistry records that the registry no longer names kind.
+func (m *Mesh) deleteRegistry(kind string) {
 	delete(m.registry, kind)
 	if n := m.existing(KindRegistry, kind); n != nil {
 		m.initRegistry(n, kind)
 	}
 }
 
-// RegistryBucketMissing records whether the registry bucket does not exist.
-func (m *Mesh) RegistryBucketMissing(missing bool) {
+// registryBucketMissing records whether the registry bucket does not exist.
+func (m *Mesh) registryBucketMissing(missing bool) {
 	if m.registryMissing == missing {
 		return
 	}
@@ -113,8 +114,8 @@ func (m *Mesh) initRegistry(n *graph.Node, kind string) {
 	}
 }
 
-// PutBound records <bucket> <key> (a provider's binding for this node).
-func (m *Mesh) PutBound(bucket, key string, value []byte) {
+// putBound records <bucket> <key> (a provider's binding for this node).
+func (m *Mesh) putBound(bucket, key string, value []byte) {
 	if m.bound[bucket] == nil {
 		m.bound[bucket] = map[string][]byte{}
 	}
@@ -124,16 +125,16 @@ func (m *Mesh) PutBound(bucket, key string, value []byte) {
 	}
 }
 
-// DeleteBound records that <bucket> <key> is gone.
-func (m *Mesh) DeleteBound(bucket, key string) {
+// deleteBound records that <bucket> <key> is gone.
+func (m *Mesh) deleteBound(bucket, key string) {
 	delete(m.bound[bucket], key)
 	if n := m.existing(KindBound, bucket+" "+key); n != nil {
 		m.initBound(n, bucket, key)
 	}
 }
 
-// BoundBucketMissing records whether a provider's bucket does not exist.
-func (m *Mesh) BoundBucketMissing(bucket string, missing bool) {
+// boundBucketMissing records whether a provider's bucket does not exist.
+func (m *Mesh) boundBucketMissing(bucket string, missing bool) {
 	if m.boundMissing[bucket] == missing {
 		return
 	}

@@ -103,7 +103,7 @@ func TestDependentsAreExactlyTheFilesThatChange(t *testing.T) {
 			t.Fatalf("key %s is named by no file", c.key)
 		}
 		k := nodes.EncodeKey(NodeName(0), ModuleName(0, c.i), c.key)
-		g.PutConfig(k, []byte(ConfigValue(ModuleName(0, c.i), c.key, v+1)))
+		g.Put(nodes.ConfigBucket, k, []byte(ConfigValue(ModuleName(0, c.i), c.key, v+1)))
 		g.Stabilize()
 		after := contents(g, m)
 		var changed []string
@@ -124,19 +124,19 @@ func load(t *testing.T, m *Mesh, n int) *nodes.Mesh {
 	t.Helper()
 	g := nodes.NewMesh(NodeName(n))
 	for _, k := range []string{"config", "dir", "port", "access", "seat", "machine", "secret", "bound", "collected", "consumers"} {
-		g.PutRegistry(k, []byte(`{"kind":"`+k+`"}`))
+		g.Put(nodes.RegistryBucket, k, []byte(`{"kind":"`+k+`"}`))
 	}
 	for k, v := range m.ConfigValues {
-		g.PutConfig(k, v)
+		g.Put(nodes.ConfigBucket, k, v)
 	}
 	for b, keys := range m.Bound {
 		for k, v := range keys {
-			g.PutBound(b, k, v)
+			g.Put(b, k, v)
 		}
 	}
 	for _, a := range m.Assignments {
 		b, _ := json.Marshal(a)
-		if err := g.PutAssignment(nodes.EncodeKey(a.Node, a.Module), b); err != nil {
+		if err := g.Put(nodes.AssignmentsBucket, nodes.EncodeKey(a.Node, a.Module), b).Refused; err != nil {
 			t.Fatal(err)
 		}
 	}

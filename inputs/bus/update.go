@@ -22,4 +22,8 @@ type Update struct {
 	// Missing: the bucket does not exist (yet); Entries is empty. What was
 	// known of it is gone.
 	Missing bool
+	// Gone: with a Snapshot or Missing, the keys an earlier update of this
+	// Watch said exist that do not any more (sorted), so that a reader need
+	// not keep every key to tell.
+	Gone []string
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,6 +44,7 @@ type Watch struct {
 	out            chan<- Update
 	log            zerolog.Logger
 	resync         chan struct{}
+	known          map[string]bool // the keys the updates sent so far say exist
 }
 
 // NewWatch prepares a watch of the keys of bucket matching filter (">" or ""
@@ -59,6 +61,7 @@ func NewWatch(js jetstream.JetStream, bucket, filter string, out chan<- Update, 
 		out:    out,
 		log:    log.With().Str("bucket", bucket).Str("filter", filter).Logger(),
 		resync: make(chan struct{}, 1),
+		known:  map[string]bool{},
 	}
 }
 
@@ -110,7 +113,7 @@ func (w *Watch) Run(ctx context.Context) {
 		case isMissing(err):
 			if !missingSaid {
 				w.log.Info().Dur("recheck", recheck).Msg("bucket not there yet; waiting for it")
-				if !w.send(ctx, Update{Missing: true}) {
+				if !w.send(ctx, Update{Missing: true, Gone: w.forget(nil)}) {
 					return
 				}
 				missingSaid = true
@@ -193,7 +196,7 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout t
 			}
 		}
 	}
-	if !w.send(ctx, Update{Snapshot: true, Entries: sortedEntries(state)}) {
+	if !w.send(ctx, Update{Snapshot: true, Entries: sortedEntries(state), Gone: w.forget(state)}) {
 		return stopCtx, 0, nil
 	}
 	w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
@@ -216,12 +219,32 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout t
 			if e.Operation() != jetstream.KeyValuePut {
 				u.Deleted = true
 				u.Entries[0].Value = nil
+				delete(w.known, u.Entries[0].Key)
+			} else {
+				w.known[u.Entries[0].Key] = true
 			}
 			if !w.send(ctx, u) {
 				return stopCtx, time.Since(since), nil
 			}
 		}
 	}
+}
+
+// forget makes now the keys known, and returns those known before that are
+// not in it (sorted).
+func (w *Watch) forget(now map[string]Entry) []string {
+	var gone []string
+	for k := range w.known {
+		if _, ok := now[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	slices.Sort(gone)
+	w.known = make(map[string]bool, len(now))
+	for k := range now {
+		w.known[k] = true
+	}
+	return gone
 }
 
 // send delivers u on out unless ctx ends first.

@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -225,3 +226,74 @@ func TestWaitBucketReturnsTheBucketOnceCreated(t *testing.T) {
 		t.Fatalf("WaitBucket on a bucket never created: err = %v, want one naming the bucket", err)
 	}
 }
+
+func TestWatchSnapshotsSayWhichKnownKeysAreGone(t *testing.T) {
+	s := runServer(t, t.TempDir(), -1)
+	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
+	kv := createBucket(t, js, "assign")
+	put(t, kv, "ace.a", "1")
+	put(t, kv, "ace.b", "1")
+	put(t, kv, "ace.c", "1")
+
+	w, out := startWatch(t, js, "assign", "ace.>", 0, 16)
+	m := goneMirror{}
+	if u := next(t, out, 5*time.Second); !u.Snapshot || len(u.Gone) != 0 {
+		t.Fatalf("first snapshot = %s, gone %v", describe(u), u.Gone)
+	} else {
+		m.apply(u)
+	}
+	for _, k := range []string{"ace.a", "ace.c"} {
+		if err := kv.Delete(context.Background(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(t, kv, "ace.d", "2")
+	w.Resync()
+	// Each delete comes live or, if the Resync cut in first, in Gone: a
+	// reader that never clears its state ends with the bucket's.
+	for {
+		u := next(t, out, 5*time.Second)
+		m.apply(u)
+		if u.Snapshot {
+			break
+		}
+	}
+	if got, want := m.String(), "ace.b=1 ace.d=2"; got != want {
+		t.Fatalf("after Resync the reader holds %s, want %s", got, want)
+	}
+}
+
+func TestForgetReturnsTheKnownKeysNotInTheNewState(t *testing.T) {
+	w := &Watch{known: map[string]bool{"a": true, "b": true, "c": true}}
+	if got := w.forget(map[string]Entry{"b": {}, "d": {}}); !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("gone = %v, want [a c]", got)
+	}
+	if got := w.forget(nil); !slices.Equal(got, []string{"b", "d"}) {
+		t.Fatalf("gone after missing = %v, want [b d]", got)
+	}
+	if got := w.forget(nil); len(got) != 0 {
+		t.Fatalf("gone twice = %v", got)
+	}
+}
+
+// goneMirror is a reader that drops only what an update says is gone.
+type goneMirror map[string]string
+
+func (m goneMirror) apply(u Update) {
+	for _, k := range u.Gone {
+		delete(m, k)
+	}
+	switch {
+	case u.Missing:
+	case u.Snapshot:
+		for _, e := range u.Entries {
+			m[e.Key] = string(e.Value)
+		}
+	case u.Deleted:
+		delete(m, u.Entries[0].Key)
+	default:
+		m[u.Entries[0].Key] = string(u.Entries[0].Value)
+	}
+}
+
+func (m goneMirror) String() string { return mirror(m).String() }

@@ -1,0 +1,121 @@
+package nodes
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// This file is the mesh's one door for what the bus says: Put, Delete and
+// BucketMissing take a bucket's key as the bus holds it, decode it once,
+// record it, and say in a Change what the daemon has to act on.
+
+// Change is what one Put or Delete did that the daemon acts on: a key to
+// log as ignored, a refused plan to log, a config value to announce
+// (prov.changed), a module to clean up after. The zero Change: nothing to do.
+type Change struct {
+	// OutOfShape: the key is not one its bucket may hold; nothing changed.
+	OutOfShape error
+	// Foreign: a key of another node in a bucket read for this node's keys
+	// only; nothing changed.
+	Foreign bool
+	// Refused: the assignment's plan does not parse or breaks a rule; a
+	// module of this node's fails with it.
+	Refused error
+	// ConfigModule and ConfigKey: this node's module ConfigModule has a
+	// config value (key ConfigKey) written anew, changed or deleted.
+	ConfigModule, ConfigKey string
+	// Removed: this node's module Removed was taken off it.
+	Removed string
+}
+
+// Put records bucket <key> = value: an assignment (any node's), a registry
+// entry, one of this node's config values or a provider's binding (any
+// other bucket).
+func (m *Mesh) Put(bucket, key string, value []byte) Change {
+	switch bucket {
+	case AssignmentsBucket:
+		toks, err := DecodeKey(key, 2)
+		if err != nil {
+			return Change{OutOfShape: err}
+		}
+		return Change{Refused: m.putAssignment(key, toks[0], toks[1], value)}
+	case RegistryBucket:
+		kind, err := DecodeToken(key)
+		if err != nil {
+			return Change{OutOfShape: err}
+		}
+		m.putRegistry(kind, value)
+	case ConfigBucket:
+		toks, err := DecodeKey(key, 3)
+		switch {
+		case err != nil:
+			return Change{OutOfShape: err}
+		case toks[0] != m.node:
+			return Change{Foreign: true}
+		}
+		old, had := m.config[key]
+		m.putConfig(key, value)
+		if m.mods[toks[1]] != nil && (!had || !bytes.Equal(old, value)) {
+			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
+		}
+	default:
+		toks, err := DecodeKey(key, -1)
+		if err == nil && (len(toks) < 3 || len(toks) > 4) {
+			err = fmt.Errorf("key %q has %d tokens, want 3 or 4 (node.module.provision[.local])", key, len(toks))
+		}
+		if err != nil {
+			return Change{OutOfShape: err}
+		}
+		m.putBound(bucket, key, value)
+	}
+	return Change{}
+}
+
+// Delete records that bucket <key> is gone. Only an assignment's key out of
+// shape is reported: a registry's, a config's or a binding's key out of
+// shape was reported when it was put.
+func (m *Mesh) Delete(bucket, key string) Change {
+	switch bucket {
+	case AssignmentsBucket:
+		toks, err := DecodeKey(key, 2)
+		if err != nil {
+			return Change{OutOfShape: err}
+		}
+		m.index(key, nil)
+		if mod := m.mods[toks[1]]; toks[0] == m.node && mod != nil {
+			m.removeModule(mod)
+			return Change{Removed: toks[1]}
+		}
+	case RegistryBucket:
+		if kind, err := DecodeToken(key); err == nil {
+			m.deleteRegistry(kind)
+		}
+	case ConfigBucket:
+		toks, err := DecodeKey(key, 3)
+		if err != nil || toks[0] != m.node {
+			return Change{}
+		}
+		m.deleteConfig(key)
+		if m.mods[toks[1]] != nil {
+			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
+		}
+	default:
+		m.deleteBound(bucket, key)
+	}
+	return Change{}
+}
+
+// BucketMissing records whether bucket does not exist (yet): the leaves
+// that wait for its keys say so. The assignments bucket missing changes
+// nothing (no assignment is no module).
+func (m *Mesh) BucketMissing(bucket string, missing bool) {
+	switch bucket {
+	case AssignmentsBucket:
+	case RegistryBucket:
+		m.registryBucketMissing(missing)
+	case ConfigBucket:
+		m.configBucketMissing(missing)
+	default:
+		m.boundBucketMissing(bucket, missing)
+	}
+}
