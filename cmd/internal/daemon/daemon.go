@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/archive"
+	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -23,18 +24,17 @@ type Daemon struct {
 	cfg Config
 	log zerolog.Logger
 
-	nc    *nats.Conn
-	js    jetstream.JetStream
-	vault *vault.Client
-	store *archive.Store
-	out   *stage.Stage // fills, needs, items and reports
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	asker   *vault.Asker     // asks the vault, and again on its own
+	fetcher *archive.Fetcher // gets templates archives, and again on its own
+	out     *stage.Stage     // fills, needs, items and reports
 
 	events chan event
 
 	// Owned by the loop goroutine.
 	mesh      *nodes.Mesh
 	watches   map[string]*watchState // by bucket
-	asks      map[string]*askState   // by vault name
 	loaded    bool                   // the initial load of the base buckets is done
 	startedAt time.Time
 	calls     []call // Do's calls of this batch, run once it is stabilised
@@ -59,7 +59,6 @@ func New(cfg Config) (*Daemon, error) {
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024),
 		mesh:   nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
-		asks:    map[string]*askState{},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Graph().Counters()
@@ -97,8 +96,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.js, err = jetstream.New(nc); err != nil {
 		return err
 	}
-	d.vault = &vault.Client{NC: nc, Node: d.cfg.Node, Keys: keys, Timeout: d.cfg.VaultTimeout, Log: d.log}
-	d.store = &archive.Store{Dir: d.cfg.StateDir, JS: d.js}
+	retry := backoff.Doubling{Min: d.cfg.BackoffMin, Max: d.cfg.BackoffMax}
+	vc := &vault.Client{NC: nc, Node: d.cfg.Node, Keys: keys, Timeout: d.cfg.VaultTimeout, Log: d.log}
+	d.asker = vault.NewAsker(ctx, vc, retry, d.cfg.RefusedRetry)
+	d.fetcher = archive.NewFetcher(ctx, &archive.Store{Dir: d.cfg.StateDir, JS: d.js}, retry)
 	if d.out, err = d.newStage(nc); err != nil {
 		return err
 	}

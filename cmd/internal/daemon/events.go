@@ -11,10 +11,6 @@ type event interface{ isEvent() }
 type busUpdate struct{ bus.Update }
 
 func (busUpdate) isEvent()     {}
-func (vaultResult) isEvent()   {}
-func (askAgain) isEvent()      {}
 func (secretChanged) isEvent() {}
-func (archiveResult) isEvent() {}
-func (fetchAgain) isEvent()    {}
 func (reconnected) isEvent()   {}
 func (call) isEvent()          {}

@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"time"
+
+	"github.com/novox/mesh-provisioner/nodes"
 )
 
 // maxBatch bounds how many events one stabilisation takes in, so a flood
@@ -23,15 +25,13 @@ func (d *Daemon) loop(ctx context.Context) error {
 			return nil
 		case ev := <-d.events:
 			full = d.handle(ctx, ev)
-			for n := 1; n < maxBatch; n++ {
-				select {
-				case ev := <-d.events:
-					full = d.handle(ctx, ev) || full
-					continue
-				default:
-				}
-				break
-			}
+			full = d.drain(ctx) || full
+		case a := <-d.asker.Answers():
+			d.onVault(a)
+			full = d.drain(ctx)
+		case r := <-d.fetcher.Fetched():
+			d.onArchive(r)
+			full = d.drain(ctx)
 		case <-refill.C:
 			full = true
 		case <-retry.C:
@@ -44,6 +44,24 @@ func (d *Daemon) loop(ctx context.Context) error {
 	}
 }
 
+// drain takes in what else is waiting, up to maxBatch in all; it says
+// whether every file must be sent again.
+func (d *Daemon) drain(ctx context.Context) (full bool) {
+	for n := 1; n < maxBatch; n++ {
+		select {
+		case ev := <-d.events:
+			full = d.handle(ctx, ev) || full
+		case a := <-d.asker.Answers():
+			d.onVault(a)
+		case r := <-d.fetcher.Fetched():
+			d.onArchive(r)
+		default:
+			return full
+		}
+	}
+	return full
+}
+
 // handle applies one event; it says whether every file must be sent again.
 func (d *Daemon) handle(ctx context.Context, ev event) bool {
 	switch e := ev.(type) {
@@ -54,21 +72,13 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 			return !d.resyncPending() // one full refill once every watch has answered
 		}
 		return e.Snapshot && d.loaded && !d.resyncPending()
-	case vaultResult:
-		d.onVault(ctx, e)
-	case askAgain:
-		d.retry(ctx, e)
 	case secretChanged:
 		if d.mesh.WantsSecret(e.name) {
 			d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
-			d.askFresh(ctx, e.name)
+			d.asker.Fresh(e.name)
 		} else {
 			d.mesh.ForgetSecret(e.name) // held for a module between archives: ask anew when read again
 		}
-	case archiveResult:
-		d.onArchive(ctx, e)
-	case fetchAgain:
-		d.fetch(ctx, e.want, e.attempt)
 	case reconnected:
 		d.log.Info().Msg("the bus is back: reading every input again")
 		d.out.Forget()
@@ -96,11 +106,18 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		full = true
 		d.onLoaded(ctx)
 	}
+	// What no plan reads any more is asked and fetched no more.
+	d.asker.Retain(d.mesh.WantsSecret)
+	d.fetcher.Retain(func(w nodes.ArchiveWant) bool { return d.mesh.WantsArchive(w.Module, w.Digest) })
 	for _, name := range d.mesh.TakeNewSecrets() {
-		d.ask(ctx, name)
+		if d.mesh.WantsSecret(name) {
+			d.asker.Ask(name)
+		}
 	}
 	for _, w := range d.mesh.TakeNewArchives() {
-		d.fetch(ctx, w, 0)
+		if d.mesh.WantsArchive(w.Module, w.Digest) {
+			d.fetcher.Fetch(w)
+		}
 	}
 	d.syncBoundWatches(ctx)
 	start := time.Now()

@@ -91,6 +91,8 @@ func TestTheRulesThemselves(t *testing.T) {
 		{"outputs/control", "nodes", true},
 		{"outputs/control", "inputs/bus", false},
 		{"inputs/vault/devvault", "inputs/vault", true},
+		{"inputs/vault", "inputs/backoff", true},
+		{"inputs/backoff", "outputs/report", false},
 		{"cmd/internal/daemon", "inputs/bus", true},
 	} {
 		if got := allowed(c.from, c.to); got != c.ok {

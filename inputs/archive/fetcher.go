@@ -1,0 +1,106 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/backoff"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// Fetched is one fetch's outcome as a Fetcher delivers it: the archive's
+// members, or why not (Broken tells a final error from one worth waiting on).
+type Fetched struct {
+	Want    nodes.ArchiveWant
+	Members map[string][]byte
+	Err     error
+}
+
+// Broken says whether err means the archive can never be used (its digest
+// is not the plan's, a member is unsafe, a limit is broken), rather than
+// that it is not there yet or the bus did not answer.
+func Broken(err error) bool {
+	return errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrUnsafeMember) || errors.Is(err, ErrLimit)
+}
+
+// Fetcher gets templates archives from a Store in the background, delivers
+// each outcome on Fetched and, while an archive is not there yet (an error
+// not Broken), fetches it again with backoff until Retain drops it. Safe
+// for concurrent use.
+type Fetcher struct {
+	ctx     context.Context
+	store   *Store
+	backoff backoff.Doubling
+	out     chan Fetched
+
+	mu      sync.Mutex
+	pending map[*fetch]bool // under way or to be fetched again
+}
+
+// fetch is one archive wanted, from its first try until it is got, broken
+// or dropped.
+type fetch struct {
+	want    nodes.ArchiveWant
+	attempt int
+	timer   *time.Timer
+}
+
+// NewFetcher makes a Fetcher that reads s until ctx ends.
+func NewFetcher(ctx context.Context, s *Store, b backoff.Doubling) *Fetcher {
+	return &Fetcher{ctx: ctx, store: s, backoff: b, out: make(chan Fetched, 16), pending: map[*fetch]bool{}}
+}
+
+// Fetched is where every outcome goes; read it promptly.
+func (f *Fetcher) Fetched() <-chan Fetched { return f.out }
+
+// Fetch gets w's archive now, and again while it is not there.
+func (f *Fetcher) Fetch(w nodes.ArchiveWant) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fe := &fetch{want: w}
+	f.pending[fe] = true
+	go f.run(fe)
+}
+
+// Retain stops fetching every archive keep refuses (the plan moved on, the
+// module left); an outcome on its way is still delivered.
+func (f *Fetcher) Retain(keep func(nodes.ArchiveWant) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for fe := range f.pending {
+		if !keep(fe.want) {
+			if fe.timer != nil {
+				fe.timer.Stop()
+			}
+			delete(f.pending, fe)
+		}
+	}
+}
+
+// run makes one try, delivers its outcome, and schedules the next try.
+func (f *Fetcher) run(fe *fetch) {
+	members, err := f.store.Get(f.ctx, fe.want.Ref, fe.want.Digest)
+	select {
+	case f.out <- Fetched{Want: fe.want, Members: members, Err: err}:
+	case <-f.ctx.Done():
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case !f.pending[fe]:
+	case err == nil || Broken(err):
+		delete(f.pending, fe)
+	default:
+		fe.timer = time.AfterFunc(f.backoff.Next(fe.attempt), func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.pending[fe] && f.ctx.Err() == nil {
+				fe.attempt++
+				go f.run(fe)
+			}
+		})
+	}
+}

@@ -1,0 +1,197 @@
+package vault
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/backoff"
+)
+
+// Answer is one ask's outcome as an Asker delivers it.
+type Answer struct {
+	Name   string
+	Result Result
+	At     time.Time // when the ask was made
+	// Changed: the outcome is not the last one delivered for Name (or
+	// there was none), so that a log says changes only.
+	Changed bool
+}
+
+// Asker asks the vault for names and asks again on its own (SPEC §4.2):
+// an absent, unanswered or failed ask with Backoff, a refused one after
+// RefusedRetry, a sealed one never (until Fresh). Asks are numbered: an
+// answer to an ask that a newer one overtook, or to a name no longer
+// retained, is dropped. Answers go out on Answers one name at a time (a
+// name's next ask waits for its answer to be taken). Safe for concurrent use.
+type Asker struct {
+	ctx     context.Context
+	client  *Client
+	backoff backoff.Doubling
+	refused time.Duration
+	out     chan Answer
+
+	mu      sync.Mutex
+	gens    uint64
+	asks    map[string]*askState // every name asked and retained
+	pending map[string]*askState // those under way or to be asked again
+}
+
+// askState is what the Asker knows of asking for one name.
+type askState struct {
+	attempt  int
+	inflight bool        // an ask is under way or its answer not yet taken
+	again    bool        // Fresh was called while inflight
+	gen      uint64      // the ask under way or last made
+	last     Outcome     // the last answer delivered
+	answered bool        // last holds an answer
+	timer    *time.Timer // the next ask, when one is due
+}
+
+// NewAsker makes an Asker that asks through c until ctx ends.
+func NewAsker(ctx context.Context, c *Client, b backoff.Doubling, refusedRetry time.Duration) *Asker {
+	if refusedRetry <= 0 {
+		refusedRetry = RefusedRetry
+	}
+	return &Asker{ctx: ctx, client: c, backoff: b, refused: refusedRetry, out: make(chan Answer, 64),
+		asks: map[string]*askState{}, pending: map[string]*askState{}}
+}
+
+// Answers is where every answer goes; read it promptly.
+func (a *Asker) Answers() <-chan Answer { return a.out }
+
+// Ask asks the vault for name now, unless an ask of it is under way.
+func (a *Asker) Ask(name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.asks[name]
+	if st == nil {
+		st = &askState{}
+		a.asks[name] = st
+	}
+	if !st.inflight {
+		a.ask(name, st)
+	}
+}
+
+// Fresh asks again now, as for a new name (the vault said it changed); an
+// ask under way is followed by another once answered.
+func (a *Asker) Fresh(name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.asks[name]
+	switch {
+	case st == nil:
+		st = &askState{}
+		a.asks[name] = st
+	case st.inflight:
+		st.again = true
+		return
+	}
+	st.attempt = 0
+	a.ask(name, st)
+}
+
+// Retain forgets every name under way or due that keep refuses: no more
+// asks, and an answer still to come is dropped.
+func (a *Asker) Retain(keep func(name string) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name, st := range a.pending {
+		if !keep(name) {
+			if st.timer != nil {
+				st.timer.Stop()
+			}
+			delete(a.pending, name)
+			delete(a.asks, name)
+		}
+	}
+}
+
+// ask starts an ask of name numbered anew; a.mu is held.
+func (a *Asker) ask(name string, st *askState) {
+	if st.timer != nil {
+		st.timer.Stop()
+		st.timer = nil
+	}
+	a.gens++
+	st.gen, st.inflight = a.gens, true
+	a.pending[name] = st
+	go a.run(name, st, st.gen)
+}
+
+// current says whether st is still name's state and gen its latest ask;
+// a.mu is held.
+func (a *Asker) current(name string, st *askState, gen uint64) bool {
+	return a.asks[name] == st && st.gen == gen
+}
+
+// run makes ask gen, delivers its answer, then schedules the next ask.
+func (a *Asker) run(name string, st *askState, gen uint64) {
+	at := time.Now()
+	res := a.client.Ask(a.ctx, name, moduleOf(name))
+	a.mu.Lock()
+	if !a.current(name, st, gen) {
+		a.mu.Unlock()
+		return
+	}
+	changed := !st.answered || st.last != res.Outcome
+	st.last, st.answered = res.Outcome, true
+	a.mu.Unlock()
+	select {
+	case a.out <- Answer{Name: name, Result: res, At: at, Changed: changed}:
+	case <-a.ctx.Done():
+		return
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.current(name, st, gen) {
+		return // retained no more while its answer was on the way
+	}
+	st.inflight = false
+	var after time.Duration
+	switch res.Outcome {
+	case Sealed:
+		st.attempt = 0
+	case Refused:
+		after = a.refused
+	default:
+		after = a.backoff.Next(st.attempt)
+		st.attempt++
+	}
+	switch {
+	case st.again:
+		st.again, st.attempt = false, 0
+		a.ask(name, st)
+	case after > 0:
+		st.timer = time.AfterFunc(after, func() { a.retry(name, st, gen) })
+	default:
+		delete(a.pending, name)
+	}
+}
+
+// retry makes the ask scheduled after ask gen, unless another overtook it.
+func (a *Asker) retry(name string, st *askState, gen uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ctx.Err() == nil && a.current(name, st, gen) && !st.inflight {
+		a.ask(name, st)
+	}
+}
+
+// moduleOf is the module in whose name a vault name is asked: the owner of
+// an own/ or provision/ secret, the provider for a pair/.
+func moduleOf(name string) string {
+	parts := strings.Split(name, "/")
+	switch {
+	case parts[0] == "own" && len(parts) >= 2:
+		return parts[1]
+	case parts[0] == "provision" && len(parts) >= 5:
+		return parts[4]
+	case parts[0] == "pair" && len(parts) >= 2:
+		return parts[1]
+	}
+	return ""
+}

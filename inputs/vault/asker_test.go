@@ -1,0 +1,159 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+
+	"github.com/novox/mesh-provisioner/inputs/backoff"
+)
+
+// scriptedVault answers each ask for a name with the next status of its
+// script (the last one repeated), sealing "v-<name>" to the asker's key;
+// it records when each name was asked.
+type scriptedVault struct {
+	mu     sync.Mutex
+	script map[string][]string
+	asked  map[string][]time.Time
+}
+
+func (v *scriptedVault) times(name string) []time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]time.Time(nil), v.asked[name]...)
+}
+
+// startAsker runs a nats-server, the scripted vault on it and an Asker.
+func startAsker(t *testing.T, script map[string][]string, refused time.Duration) (*Asker, *scriptedVault) {
+	t.Helper()
+	o := natsserver.DefaultTestOptions
+	o.Port = -1
+	s := natsserver.RunServer(&o)
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	v := &scriptedVault{script: script, asked: map[string][]time.Time{}}
+	keys, err := NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = nc.Subscribe(Subject("ace"), func(m *nats.Msg) {
+		var q Request
+		json.Unmarshal(m.Data, &q)
+		v.mu.Lock()
+		n := len(v.asked[q.Secret])
+		v.asked[q.Secret] = append(v.asked[q.Secret], time.Now())
+		steps := v.script[q.Secret]
+		v.mu.Unlock()
+		r := Reply{Status: steps[min(n, len(steps)-1)], Reason: "scripted"}
+		if r.Status == StatusSealed {
+			r.Box = seal(t, keys, []byte("v-"+q.Secret))
+		}
+		b, _ := json.Marshal(r)
+		m.Respond(b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := &Client{NC: nc, Node: "ace", Keys: keys, Timeout: time.Second}
+	return NewAsker(ctx, c, backoff.Doubling{Min: 50 * time.Millisecond, Max: 200 * time.Millisecond}, refused), v
+}
+
+func nextAnswer(t *testing.T, a *Asker) Answer {
+	t.Helper()
+	select {
+	case an := <-a.Answers():
+		return an
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer within 5s")
+	}
+	return Answer{}
+}
+
+func TestAskerAsksAgainWithBackoffUntilSealedThenStops(t *testing.T) {
+	name := "own/app/api-key"
+	a, v := startAsker(t, map[string][]string{name: {StatusAbsent, StatusAbsent, StatusAbsent, StatusSealed}}, time.Hour)
+	a.Ask(name)
+	a.Ask(name) // under way: not asked twice
+	for i, want := range []struct {
+		o       Outcome
+		changed bool
+	}{{Absent, true}, {Absent, false}, {Absent, false}, {Sealed, true}} {
+		an := nextAnswer(t, a)
+		if an.Name != name || an.Result.Outcome != want.o || an.Changed != want.changed {
+			t.Fatalf("answer %d: %s %v changed=%v, want %v changed=%v", i, an.Name, an.Result, an.Changed, want.o, want.changed)
+		}
+		if want.o == Sealed && string(an.Result.Value) != "v-"+name {
+			t.Fatal("the sealed value did not open")
+		}
+	}
+	at := v.times(name)
+	if len(at) != 4 {
+		t.Fatalf("asked %d times, want 4", len(at))
+	}
+	for i, min := range []time.Duration{50, 100, 200} {
+		if gap := at[i+1].Sub(at[i]); gap < min*time.Millisecond {
+			t.Errorf("ask %d came %v after the one before, want at least %v", i+2, gap, min*time.Millisecond)
+		}
+	}
+	time.Sleep(400 * time.Millisecond)
+	if n := len(v.times(name)); n != 4 {
+		t.Fatalf("asked %d times after it was sealed, want 4", n)
+	}
+}
+
+func TestAskerAsksARefusedNameAgainAfterTheRefusedRetry(t *testing.T) {
+	name := "own/app/api-key"
+	a, v := startAsker(t, map[string][]string{name: {StatusRefused}}, 300*time.Millisecond)
+	a.Ask(name)
+	for i := 0; i < 2; i++ {
+		if an := nextAnswer(t, a); an.Result.Outcome != Refused || an.Result.Reason != "scripted" {
+			t.Fatalf("answer %d: %v", i, an.Result)
+		}
+	}
+	if at := v.times(name); at[1].Sub(at[0]) < 300*time.Millisecond {
+		t.Fatalf("refused asked again after %v, want the refused retry 300ms, not the backoff", at[1].Sub(at[0]))
+	}
+}
+
+func TestAskerFreshAsksASealedNameAgainAndRetainDropsAName(t *testing.T) {
+	sealed, absent := "own/app/a", "own/app/b"
+	a, v := startAsker(t, map[string][]string{sealed: {StatusSealed}, absent: {StatusAbsent}}, time.Hour)
+	a.Ask(sealed)
+	if an := nextAnswer(t, a); an.Result.Outcome != Sealed {
+		t.Fatalf("%v", an.Result)
+	}
+	a.Fresh(sealed)
+	if an := nextAnswer(t, a); an.Result.Outcome != Sealed || an.Changed {
+		t.Fatalf("after Fresh: %v changed=%v", an.Result, an.Changed)
+	}
+	if n := len(v.times(sealed)); n != 2 {
+		t.Fatalf("%s asked %d times, want 2", sealed, n)
+	}
+
+	a.Ask(absent)
+	if an := nextAnswer(t, a); an.Result.Outcome != Absent {
+		t.Fatalf("%v", an.Result)
+	}
+	a.Retain(func(name string) bool { return name != absent })
+	time.Sleep(300 * time.Millisecond)
+	if n := len(v.times(absent)); n != 1 {
+		t.Fatalf("%s asked %d times after it was dropped, want once", absent, n)
+	}
+	select {
+	case an := <-a.Answers():
+		t.Fatalf("an answer after the drop: %s %v", an.Name, an.Result)
+	default:
+	}
+}
