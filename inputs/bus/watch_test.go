@@ -283,16 +283,12 @@ func (m goneMirror) apply(u Update) {
 	for _, k := range u.Gone {
 		delete(m, k)
 	}
-	switch {
-	case u.Missing:
-	case u.Snapshot:
-		for _, e := range u.Entries {
-			m[e.Key] = string(e.Value)
-		}
-	case u.Deleted:
-		delete(m, u.Entries[0].Key)
-	default:
-		m[u.Entries[0].Key] = string(u.Entries[0].Value)
+	if !u.Snapshot && !u.Missing {
+		mirror(m).apply(u)
+		return
+	}
+	for _, e := range u.Entries {
+		m[e.Key] = string(e.Value)
 	}
 }
 
