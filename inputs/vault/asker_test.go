@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 
 	"github.com/novox/mesh-provisioner/inputs/backoff"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // scriptedVault answers each ask for a name with the next status of its
@@ -31,15 +31,7 @@ func (v *scriptedVault) times(name string) []time.Time {
 // startAsker runs a nats-server, the scripted vault on it and an Asker.
 func startAsker(t *testing.T, script map[string][]string, refused time.Duration) (*Asker, *scriptedVault) {
 	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := bustest.Connect(t, bustest.Start(t))
 	v := &scriptedVault{script: script, asked: map[string][]time.Time{}}
 	keys, err := NewKeys()
 	if err != nil {
