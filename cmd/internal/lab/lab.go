@@ -203,6 +203,10 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	fmt.Fprintln(out)
+	if err := printSweep(ctx, out, lab.nc); err != nil {
+		fmt.Fprintf(out, "(no sweep of the mesh: %v)\n", err)
+	}
 	if settleErr != nil {
 		fmt.Fprintf(out, "\n%v\n", settleErr)
 	}
@@ -263,6 +267,8 @@ The lab runs until Ctrl-C. Try, in another terminal:
   nats -s %[2]s kv put mesh-config_resolved %[3]s.claude-code.model opus-4
       (the file is filled again; here: "restart claude-code.service on %[3]s")
   go run ./cmd/mesh-provisioner-client graph explain --control %[4]s %[5]s
+  go run ./cmd/mesh-provisioner sweep --nats %[2]s --stood-after 1s
+      (the whole mesh: what holds it back and who answers it)
   nats -s %[2]s kv put mesh-config_resolved %[6]s.%[5]s.%[7]s smtp.mesh.internal
   go run ./cmd/mesh-provisioner-client graph dot --control %[8]s | dot -Tsvg > graph.svg
   nats -s %[2]s kv watch mesh-provisioner_applied

@@ -227,6 +227,10 @@ func TestOnceFillsTheExampleMesh(t *testing.T) {
 		"reload ssh.service on ace",
 		"grafana on g14: waiting",
 		"mesh-config_resolved g14.grafana.smtp-host",
+		// the sweep of the mesh, after the table (SPEC §6.2)
+		"waiting       mesh-config  config smtp-host",
+		"modules 7: 6 applied, 1 waiting, 0 failed",
+		"1 waiting, 0 stood asked (over 10m0s), 0 failed",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
