@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -31,7 +32,18 @@ type bus struct {
 // newBus starts a nats-server and creates the given buckets.
 func newBus(t *testing.T, buckets ...string) *bus {
 	t.Helper()
-	nc, js := bustest.JetStream(t, bustest.Start(t))
+	return newBusLimited(t, 0, buckets...)
+}
+
+// newBusLimited is newBus with a server whose max_payload is maxPayload
+// (0: the default).
+func newBusLimited(t *testing.T, maxPayload int32, buckets ...string) *bus {
+	t.Helper()
+	nc, js := bustest.JetStream(t, bustest.Start(t, func(o *server.Options) {
+		if maxPayload > 0 {
+			o.MaxPayload = maxPayload
+		}
+	}))
 	b := &bus{t: t, nc: nc, js: js}
 	for _, name := range buckets {
 		b.bucket(name)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -157,6 +157,7 @@ func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[s
 	}
 	op.kv = kv
 	done := p.done(bucket, module)
+	limit := p.maxPayload()
 	keys := make([]string, 0, len(want))
 	for k := range want {
 		keys = append(keys, k)
@@ -169,6 +170,10 @@ func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[s
 		}
 		s := sumOf(v)
 		if old, ok := done[k]; ok && old == s {
+			continue
+		}
+		if err := fits(v, limit, bucket+" "+k); err != nil {
+			op.errs = append(op.errs, err)
 			continue
 		}
 		f, err := p.JS.PublishAsync("$KV."+bucket+"."+k, v)
@@ -308,7 +313,9 @@ func (p *Publisher) needsWant(module string, needs []Need) map[string][]byte {
 				continue
 			}
 		}
-		b, _ := json.Marshal(n)
+		bounded := *n
+		bounded.Why = Bound(n.Why)
+		b := encode(&bounded)
 		p.needs[k] = needMemo{fields: f, bytes: sumOf(b)}
 		want[k] = b
 	}
@@ -337,6 +344,8 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 	defer p.mu.Unlock()
 	p.init()
 	want := make(map[string]map[string][]byte, len(items))
+	limit := p.maxPayload()
+	tooLarge := map[string][]error{}
 	for module, its := range items {
 		w := make(map[string][]byte, len(its))
 		for c, text := range its {
@@ -345,12 +354,22 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 				w[k] = nil
 				continue
 			}
-			b, _ := json.Marshal(Item{Collection: c, Contributor: module, Item: string(text)})
+			b := encode(Item{Collection: c, Contributor: module, Item: string(text)})
+			if err := fits(b, limit, "item of collection "+c); err != nil {
+				// Not recorded, and what was is deleted (as a failed
+				// item's is): the bus would refuse it at every try.
+				tooLarge[module] = append(tooLarge[module], err)
+				continue
+			}
 			w[k] = b
 		}
 		want[module] = w
 	}
-	return p.syncAll(ctx, nodes.CollectBucket, want)
+	errs := p.syncAll(ctx, nodes.CollectBucket, want)
+	for module, tl := range tooLarge {
+		errs[module] = errors.Join(append(tl, errs[module])...)
+	}
+	return errs
 }
 
 // DeleteStaleItems reads this node's items in the collect bucket (on
@@ -463,10 +482,16 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		if r.Files == nil {
 			r.Files = []File{}
 		}
+		r.Reason = Bound(r.Reason)
+		if r.Waiting != nil {
+			r.Waiting = slices.Clone(r.Waiting)
+			for i := range r.Waiting {
+				r.Waiting[i].Why = Bound(r.Waiting[i].Why)
+			}
+		}
 		cmp := r
 		cmp.At = ""
-		sigBytes, _ := json.Marshal(cmp)
-		sig := sumOf(sigBytes)
+		sig := sumOf(encode(cmp))
 		if old, ok := p.reports[r.Module]; ok && old == sig {
 			continue
 		}
@@ -475,7 +500,11 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 			continue
 		}
 		r.At = p.Now().UTC().Format(time.RFC3339)
-		b, _ := json.Marshal(r)
+		b, ferr := fitReport(r, p.maxPayload())
+		if ferr != nil {
+			out[i].Err = ferr
+			continue
+		}
 		key := nodes.EncodeKey(p.Node, r.Module)
 		if r.State == "removed" {
 			if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -520,6 +549,5 @@ func (p *Publisher) Changed(module, kind, key string) error {
 	if key != "" {
 		msg["key"] = key
 	}
-	b, _ := json.Marshal(msg)
-	return p.NC.Publish("prov.changed."+nodes.EncodeKey(p.Node, module), b)
+	return p.NC.Publish("prov.changed."+nodes.EncodeKey(p.Node, module), encode(msg))
 }

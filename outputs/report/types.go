@@ -25,15 +25,20 @@ type Waiting struct {
 }
 
 // Report is the value of mesh-provisioner_applied <node>.<module> and of
-// the event prov.applied.<node>.<module>.
+// the event prov.applied.<node>.<module>. A report always fits the bus's
+// max payload: when its lists do not, they are cut and FilesMore and
+// WaitingMore count what was left out (the module's explain on the control
+// socket lists every file). Reason and each why are cut to MaxText.
 type Report struct {
-	Node    string    `json:"node"`
-	Module  string    `json:"module"`
-	State   string    `json:"state"` // applied | waiting | failed | removed
-	At      string    `json:"at"`
-	Files   []File    `json:"files"`
-	Waiting []Waiting `json:"waiting,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
+	Node        string    `json:"node"`
+	Module      string    `json:"module"`
+	State       string    `json:"state"` // applied | waiting | failed | removed
+	At          string    `json:"at"`
+	Files       []File    `json:"files"`
+	FilesMore   int       `json:"files_more,omitempty"`
+	Waiting     []Waiting `json:"waiting,omitempty"`
+	WaitingMore int       `json:"waiting_more,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
 }
 
 // Item is the value of mesh-provisioner_collect <node>.<collection>.<contributor>.

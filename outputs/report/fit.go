@@ -1,0 +1,104 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"unicode/utf8"
+)
+
+// MaxText bounds a reason or a why as written to a bucket: text that came
+// from elsewhere (a node-engine's error, a provider's refusal) is cut
+// there, at a character boundary, and says so.
+const MaxText = 512
+
+// Bound is s cut to MaxText bytes, with a marker saying how long it was.
+func Bound(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	cut := MaxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (cut: %d bytes in all)", s[:cut], len(s))
+}
+
+// encode is v's JSON without HTML escaping: an item's `<`, `>` and `&`
+// stay one byte each instead of six, so what was measured is what is sent.
+func encode(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("report: encoding %T: %v", v, err)) // only strings, ints and slices of them
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// TooLargeError says a value does not fit the bus's max payload once
+// encoded: it is not written (the bus would refuse it every time).
+type TooLargeError struct {
+	What  string // "item of collection hosts", "report of module web", …
+	Size  int    // encoded, in bytes
+	Limit int64  // the connection's max payload
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes encoded, over the bus's limit of %d bytes", e.What, e.Size, e.Limit)
+}
+
+// maxPayload is the bus's limit on one message, 0 when not known (no
+// connection).
+func (p *Publisher) maxPayload() int64 {
+	if p.NC == nil {
+		return 0
+	}
+	return p.NC.MaxPayload()
+}
+
+// fits is nil when b fits limit (0: no limit known), else a TooLargeError
+// about what.
+func fits(b []byte, limit int64, what string) error {
+	if limit > 0 && int64(len(b)) > limit {
+		return &TooLargeError{What: what, Size: len(b), Limit: limit}
+	}
+	return nil
+}
+
+// fitReport is r encoded to fit limit: when r whole does not, its file
+// list (then its waiting list) is cut to the longest prefix that fits and
+// FilesMore (WaitingMore) counts what was left out. The full list is the
+// module's explain on the control socket. An error when even the lists
+// cut to nothing do not fit.
+func fitReport(r Report, limit int64) ([]byte, error) {
+	b := encode(r)
+	if limit <= 0 || int64(len(b)) <= limit {
+		return b, nil
+	}
+	files, waiting := r.Files, r.Waiting
+	// Cut the files first: the longest prefix that fits, with the count of
+	// the rest (its digits counted as if every file were left out).
+	r.FilesMore = len(files)
+	r.Files = []File{}
+	if int64(len(encode(r))) <= limit {
+		n := sort.Search(len(files)+1, func(n int) bool {
+			r.Files, r.FilesMore = files[:n], len(files)-n
+			return int64(len(encode(r))) > limit
+		}) - 1
+		r.Files, r.FilesMore = files[:n], len(files)-n
+		return encode(r), nil
+	}
+	r.WaitingMore = len(waiting)
+	r.Waiting = nil
+	if int64(len(encode(r))) <= limit {
+		n := sort.Search(len(waiting)+1, func(n int) bool {
+			r.Waiting, r.WaitingMore = waiting[:n], len(waiting)-n
+			return int64(len(encode(r))) > limit
+		}) - 1
+		r.Waiting, r.WaitingMore = waiting[:n], len(waiting)-n
+		return encode(r), nil
+	}
+	return nil, &TooLargeError{What: "report of module " + r.Module, Size: len(b), Limit: limit}
+}
