@@ -37,7 +37,10 @@ func (c *Client) socket() string {
 // StatusError is a non-2xx answer of the fill socket: Status is the HTTP
 // status (400 a request out of shape, 403 a path or unit outside the
 // allow-lists, 409 a path or key another module holds, 500 a failure) and
-// Msg the server's error text. Test with errors.As.
+// Msg the server's error text (at most 512 bytes): untrusted, it may quote
+// the content of a file it was sent, a secret's included, so a caller that
+// knows the request carried a secret repeats Socket and Status alone. Test
+// with errors.As.
 type StatusError struct {
 	Socket string
 	Status int
@@ -50,8 +53,9 @@ func (e *StatusError) Error() string {
 
 // Fill sends one module's files in one request and returns what the
 // node-engine did. A socket that does not answer gives an error saying so; a
-// non-2xx answer gives a *StatusError carrying the server's error text. File
-// content never appears in an error.
+// non-2xx answer gives a *StatusError carrying the server's error text, which
+// is the node-engine's and may quote a file (see StatusError). The client
+// puts no file content in an error itself.
 func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -119,9 +123,9 @@ func (c *Client) do(ctx context.Context, method, route string, body []byte, out 
 			msg = eb.Error
 		} else {
 			msg = strings.TrimSpace(string(raw))
-			if len(msg) > 512 {
-				msg = msg[:512] + "…"
-			}
+		}
+		if len(msg) > 512 { // the caller bounds it again at a character boundary
+			msg = msg[:512] + "…"
 		}
 		return &StatusError{Socket: sock, Status: resp.StatusCode, Msg: msg}
 	}

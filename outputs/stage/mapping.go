@@ -51,6 +51,8 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 	switch {
 	case v.State == graph.Failed:
 		r.State, r.Reason = "failed", v.Reason
+	case mo.itemFail != "":
+		r.State, r.Reason = "failed", mo.itemFail
 	case v.State == graph.Waiting:
 		r.State = "waiting"
 		r.Waiting = waitingOf(v)

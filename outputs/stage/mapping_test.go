@@ -197,7 +197,7 @@ func TestTakeFill(t *testing.T) {
 				mo.files = c.before
 			}
 			mo.failure = c.failure
-			mo.takeFill(v, sent, c.resp, c.err, key)
+			mo.takeFill(v, &fill.Request{Module: "web"}, sent, c.resp, c.err, key)
 			if !reflect.DeepEqual(mo.files, c.want) {
 				t.Errorf("files %+v\nwant  %+v", mo.files, c.want)
 			}

@@ -23,6 +23,10 @@ type Said struct {
 	State   string    // of its last report; "" before the first
 	Since   time.Time // when that state was first written
 	Failure string    // the fill socket's failure, until a fill succeeds
+	// Reason is why the stage fails a module its view says is ready: an
+	// item the bus cannot hold, else the fill socket's failure; "" when
+	// it does not.
+	Reason string
 }
 
 // Said is what the stage last said of module; false when it said nothing
@@ -32,7 +36,11 @@ func (s *Stage) Said(module string) (Said, bool) {
 	if mo == nil {
 		return Said{}, false
 	}
-	return Said{State: mo.state, Since: mo.since, Failure: mo.failure}, true
+	reason := mo.itemFail
+	if reason == "" {
+		reason = mo.failure
+	}
+	return Said{State: mo.state, Since: mo.since, Failure: mo.failure, Reason: reason}, true
 }
 
 // States counts the modules by the state of their last report

@@ -16,6 +16,7 @@ type moduleOut struct {
 	items    map[string][]byte           // collection → text last recorded
 	state    string
 	failure  string // the fill socket's failure, until a fill succeeds
+	itemFail string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
 	retry    bool   // a write or fill failed: try again at the next retry tick
 	since    time.Time
 	lastFill time.Time // when its last fill request was sent (Config.FillGap)
@@ -55,13 +56,14 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 	return false
 }
 
-// takeFill takes in the fill socket's answer to a request that carried
-// sent (path → value): the values are recorded as filled and the files'
+// takeFill takes in the fill socket's answer to req, which carried sent
+// (path → value): the values are recorded as filled and the files'
 // actions and digests as what the report says; a secret-bearing file's
-// digest is keyed with key. A failed fill is recorded as the failure.
-func (mo *moduleOut) takeFill(v *nodes.ModuleView, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte) {
+// digest is keyed with key. A failed fill is recorded as the failure
+// (fillFailure: never the node-engine's text when req carried a secret).
+func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte) {
 	if err != nil {
-		mo.failure = err.Error()
+		mo.failure = fillFailure(err, req, carriesSecret(sent))
 		mo.retry = true
 		return
 	}

@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"sync"
 	"time"
 
@@ -109,10 +110,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 			items[name] = j.mo.items
 		}
 	}
-	for module, err := range s.cfg.Pub.ItemsAll(ctx, items) {
-		s.modules[module].retry = true
-		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("items not recorded")
-	}
+	s.itemsRecorded(s.cfg.Pub.ItemsAll(ctx, items), jobs)
 	prepared := time.Since(began)
 	sem := make(chan struct{}, MaxFillsInFlight)
 	var wg sync.WaitGroup
@@ -138,7 +136,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 	reports := make([]report.Report, len(jobs))
 	for i, j := range jobs {
 		if j.req != nil {
-			j.mo.takeFill(j.v, j.sent, j.resp, j.err, s.cfg.Key)
+			j.mo.takeFill(j.v, j.req, j.sent, j.resp, j.err, s.cfg.Key)
 		}
 		reports[i] = reportOf(j.v, j.mo)
 	}
@@ -175,17 +173,39 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 	return j
 }
 
+// itemsRecorded takes in what became of the jobs' items. An item the bus
+// cannot hold fails its module (naming the collection and the limit), and
+// is not tried again until its text changes; any other failure is tried
+// again at the next retry tick.
+func (s *Stage) itemsRecorded(errs map[string]error, jobs []*outJob) {
+	for _, j := range jobs {
+		module, err := j.v.Name, errs[j.v.Name]
+		var tl *report.TooLargeError
+		switch {
+		case err == nil:
+			j.mo.itemFail = ""
+		case errors.As(err, &tl):
+			j.mo.itemFail = report.Bound(err.Error())
+		default:
+			j.mo.retry = true
+			s.cfg.Log.Warn().Err(err).Str("module", module).Msg("items not recorded")
+		}
+	}
+}
+
 // reported takes in what became of a module's report, and logs a change
-// of its state.
+// of its state. A report not written is logged and tried again at the
+// next retry tick; the state remembered stays the one the bucket holds.
 func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 	if w.Err != nil {
 		mo.retry = true
-		s.cfg.Log.Warn().Err(w.Err).Str("module", r.Module).Msg("report not written")
+		s.cfg.Log.Warn().Err(w.Err).Str("module", r.Module).Str("state", r.State).Msg("report not written")
+		return
 	}
 	if r.State == mo.state {
 		return
 	}
-	if w.Wrote || w.Err != nil {
+	if w.Wrote {
 		mo.since = time.Now()
 	}
 	ev := s.cfg.Log.Info()

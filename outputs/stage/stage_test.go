@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -29,14 +32,16 @@ func (v views) View(module string) *nodes.ModuleView { return v[module] }
 type rig struct {
 	t     *testing.T
 	root  string
+	nc    *nats.Conn
 	js    jetstream.JetStream
 	fills chan fill.Request
+	log   *bustest.Buffer // the stage's log
 	s     *Stage
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T, tweak ...func(*server.Options)) *rig {
 	t.Helper()
-	nc, js := bustest.JetStream(t, bustest.Start(t))
+	nc, js := bustest.JetStream(t, bustest.Start(t, tweak...))
 	for _, b := range []string{"mesh-provisioner_needs", "mesh-provisioner_applied", "mesh-provisioner_collect"} {
 		if _, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: b}); err != nil {
 			t.Fatal(err)
@@ -47,7 +52,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	r := &rig{t: t, root: filepath.Join(dir, "root"), js: js, fills: make(chan fill.Request, 16)}
+	r := &rig{t: t, root: filepath.Join(dir, "root"), nc: nc, js: js, fills: make(chan fill.Request, 16), log: &bustest.Buffer{}}
 	os.MkdirAll(r.root, 0o755)
 	sock := filepath.Join(dir, "fill.sock")
 	fs := &fill.Server{Root: r.root, Command: []string{"true"}, OnRequest: func(req fill.Request) { r.fills <- req }}
@@ -57,7 +62,7 @@ func newRig(t *testing.T) *rig {
 	bustest.Eventually(t, 5*time.Second, func() error { _, err := os.Stat(sock); return err })
 	r.s, err = New(Config{Node: "n1", Key: []byte("k"),
 		Fill: &fill.Client{Socket: sock, Timeout: 5 * time.Second},
-		Pub:  &report.Publisher{NC: nc, JS: js, Node: "n1"}})
+		Pub:  &report.Publisher{NC: nc, JS: js, Node: "n1"}, Log: zerolog.New(r.log)})
 	if err != nil {
 		t.Fatal(err)
 	}

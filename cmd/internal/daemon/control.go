@@ -211,12 +211,13 @@ func (d *Daemon) answers() control.Answers {
 }
 
 // moduleState is what the module's report says (or will say at the end
-// of the batch): the view's state, or failed when the fill socket failed.
+// of the batch): the view's state, or failed when the fill socket failed
+// or an item could not be recorded.
 func (d *Daemon) moduleState(v *nodes.ModuleView) control.ModuleState {
 	s := control.ModuleState{State: control.StateWord(v.State), Reason: v.Reason, Since: v.Since}
 	said, ok := d.out.Said(v.Name)
-	if ok && v.State == graph.Ready && said.Failure != "" {
-		s.State, s.Reason, s.Fill = "failed", said.Failure, said.Failure
+	if ok && v.State == graph.Ready && said.Reason != "" {
+		s.State, s.Reason, s.Fill = "failed", said.Reason, said.Failure
 	}
 	if ok && said.State == s.State && !said.Since.IsZero() {
 		s.Since = said.Since

@@ -1,0 +1,48 @@
+package stage
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// fillFailure is what the stage says of a failed fill: in the report, the
+// log, the status and explain. The node-engine's error text is untrusted
+// (it may quote a line of a file it was sent): for a request carrying a
+// secret-bearing file it is withheld, and only the status and the
+// request's paths it names are said (paths are the plan's, never a
+// secret); otherwise it is said, cut to report.MaxText.
+func fillFailure(err error, req *fill.Request, secret bool) string {
+	var se *fill.StatusError
+	if !secret || !errors.As(err, &se) {
+		return report.Bound(err.Error())
+	}
+	var named []string
+	for _, f := range req.Files {
+		if strings.Contains(se.Msg, f.Path) {
+			named = append(named, f.Path)
+		}
+	}
+	msg := "fill socket " + se.Socket + ": " + strconv.Itoa(se.Status) + " " + http.StatusText(se.Status) +
+		": the node-engine's error text is withheld, as the request carried a secret (see the node-engine's log)"
+	if len(named) > 0 {
+		msg += "; it names " + strings.Join(named, ", ")
+	}
+	return report.Bound(msg)
+}
+
+// carriesSecret says whether any file of the request holds a secret or a
+// consumers list.
+func carriesSecret(sent map[string]*nodes.FileValue) bool {
+	for _, v := range sent {
+		if v.Secret {
+			return true
+		}
+	}
+	return false
+}
