@@ -78,27 +78,28 @@ func fitReport(r Report, limit int64) ([]byte, error) {
 		return b, nil
 	}
 	files, waiting := r.Files, r.Waiting
-	// Cut the files first: the longest prefix that fits, with the count of
-	// the rest (its digits counted as if every file were left out).
-	r.FilesMore = len(files)
-	r.Files = []File{}
-	if int64(len(encode(r))) <= limit {
-		n := sort.Search(len(files)+1, func(n int) bool {
-			r.Files, r.FilesMore = files[:n], len(files)-n
-			return int64(len(encode(r))) > limit
-		}) - 1
-		r.Files, r.FilesMore = files[:n], len(files)-n
+	if cut(&r, files, limit, func(r *Report, kept []File, more int) { r.Files, r.FilesMore = kept, more }) {
 		return encode(r), nil
 	}
-	r.WaitingMore = len(waiting)
-	r.Waiting = nil
-	if int64(len(encode(r))) <= limit {
-		n := sort.Search(len(waiting)+1, func(n int) bool {
-			r.Waiting, r.WaitingMore = waiting[:n], len(waiting)-n
-			return int64(len(encode(r))) > limit
-		}) - 1
-		r.Waiting, r.WaitingMore = waiting[:n], len(waiting)-n
+	if cut(&r, waiting, limit, func(r *Report, kept []Waiting, more int) { r.Waiting, r.WaitingMore = kept, more }) {
 		return encode(r), nil
 	}
 	return nil, &TooLargeError{What: "report of module " + r.Module, Size: len(b), Limit: limit}
+}
+
+// cut sets on r (through set) the longest prefix of list with which r
+// encodes within limit, and the count of the rest; false, with the list
+// set empty, when even an empty one does not fit. The count's digits are
+// measured with the prefix they go with.
+func cut[T any](r *Report, list []T, limit int64, set func(r *Report, kept []T, more int)) bool {
+	set(r, list[:0], len(list))
+	if int64(len(encode(*r))) > limit {
+		return false
+	}
+	n := sort.Search(len(list)+1, func(n int) bool {
+		set(r, list[:n], len(list)-n)
+		return int64(len(encode(*r))) > limit
+	}) - 1
+	set(r, list[:n], len(list)-n)
+	return true
 }
