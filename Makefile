@@ -40,7 +40,7 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 fuzz:
-	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzDecodeToken$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./nodes/spec -run '^$$' -fuzz '^FuzzDecodeToken$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseTemplate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseAssignment$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./inputs/archive -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime $(FUZZTIME)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // waitingNeed is the one value the example mesh leaves unset on purpose, so
@@ -168,7 +169,7 @@ func resolve(m *Mesh, as map[string]*nodes.Assignment, a *nodes.Assignment, ph n
 	p := &a.Provisioning
 	switch {
 	case ph.Kind == "config":
-		if _, ok := m.Config[nodes.EncodeKey(a.Node, a.Module, ph.Name)]; !ok {
+		if _, ok := m.Config[spec.EncodeKey(a.Node, a.Module, ph.Name)]; !ok {
 			return "not in config.json"
 		}
 	case nodes.IsPlacementKind(ph.Kind):
@@ -228,9 +229,9 @@ func resolve(m *Mesh, as map[string]*nodes.Assignment, a *nodes.Assignment, ph n
 		if !ok {
 			return "no provisions entry"
 		}
-		bkey := nodes.EncodeKey(a.Node, a.Module, x)
+		bkey := spec.EncodeKey(a.Node, a.Module, x)
 		if l != "" {
-			bkey = nodes.EncodeKey(a.Node, a.Module, x, l)
+			bkey = spec.EncodeKey(a.Node, a.Module, x, l)
 		}
 		raw, ok := m.Bound[pr.Provider+"_bound"][bkey]
 		if !ok {
@@ -277,7 +278,7 @@ func TestExampleItemsCollected(t *testing.T) {
 func TestExampleDataFiles(t *testing.T) {
 	m := loadExample(t)
 	for k := range m.Config {
-		if _, err := nodes.DecodeKey(k, 3); err != nil {
+		if _, err := spec.DecodeKey(k, 3); err != nil {
 			t.Errorf("config.json: key %q: %v", k, err)
 		}
 	}
@@ -286,7 +287,7 @@ func TestExampleDataFiles(t *testing.T) {
 			t.Errorf("bound.json: %q is not a <provider>_bound bucket", bucket)
 		}
 		for k := range entries {
-			if _, err := nodes.DecodeKey(k, 3); err != nil {
+			if _, err := spec.DecodeKey(k, 3); err != nil {
 				t.Errorf("bound.json: %s key %q: %v", bucket, k, err)
 			}
 		}

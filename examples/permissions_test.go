@@ -18,7 +18,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 const (
@@ -82,7 +82,7 @@ func loadBus(t *testing.T) *meshBus {
 		t.Fatalf("mesh-controller: opening %s: %v", artifacts, err)
 	}
 	for key := range m.Assignments {
-		toks, err := nodes.DecodeKey(key, 2)
+		toks, err := spec.DecodeKey(key, 2)
 		if err != nil {
 			t.Fatalf("assignment %s: %v", key, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // module is one of this node's modules and the nodes made for it.
@@ -113,7 +114,7 @@ func (m *Mesh) bindingsOf(pk string) []Binding {
 				continue
 			}
 			out = append(out, Binding{Consumer: a.Node, Module: a.Module, Local: p.Local,
-				Credential: PairSecretName(p.Provider, p.Provision, a.Node, a.Module, p.Local)})
+				Credential: spec.PairSecretName(p.Provider, p.Provision, a.Node, a.Module, p.Local)})
 		}
 	}
 	return out
@@ -126,7 +127,7 @@ func (m *Mesh) consumersNode(provider, provision string) *graph.Node {
 	if n := m.existing(KindConsumers, pk); n != nil {
 		return n
 	}
-	b := m.leaf(KindBindings, pk, &Origin{Bucket: AssignmentsBucket}, func(*graph.Node) {})
+	b := m.leaf(KindBindings, pk, &Origin{Bucket: spec.AssignmentsBucket}, func(*graph.Node) {})
 	n, _ := m.g.Derived(graph.Key{Kind: KindConsumers, Name: pk}, computeConsumers, b)
 	m.g.MarkTolerant(n)
 	m.g.MarkSecret(n)

@@ -3,6 +3,8 @@ package nodes
 import (
 	"fmt"
 	"testing"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // A collection with 1,000 contributors and 5 collectors: one item changes.
@@ -15,7 +17,7 @@ func BenchmarkOneItemChangeInACollectionOf1000(b *testing.B) {
 	ops := 0
 	for b.Loop() {
 		ops++
-		m.Put(ConfigBucket, "ace.contrib-0500.v", []byte(fmt.Sprint(ops)))
+		m.Put(spec.ConfigBucket, "ace.contrib-0500.v", []byte(fmt.Sprint(ops)))
 		m.Stabilize()
 	}
 	n := float64(ops)
@@ -33,10 +35,10 @@ func BenchmarkOneItemAddedToACollectionOf1000(b *testing.B) {
 	for b.Loop() {
 		ops++
 		if ops%2 == 1 {
-			m.Put(AssignmentsBucket, "ace.newcomer", planJSON("ace", "newcomer", Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
+			m.Put(spec.AssignmentsBucket, "ace.newcomer", planJSON("ace", "newcomer", Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
 			m.SetArchive("newcomer", digestA, map[string][]byte{"i": []byte("alias newcomer=true\n")})
 		} else {
-			m.Delete(AssignmentsBucket, "ace.newcomer")
+			m.Delete(spec.AssignmentsBucket, "ace.newcomer")
 		}
 		m.Stabilize()
 	}
@@ -50,13 +52,13 @@ func collectionOf1000(b *testing.B) *Mesh {
 	registryAll(m)
 	for i := 0; i < 1000; i++ {
 		mod := fmt.Sprintf("contrib-%04d", i)
-		m.Put(AssignmentsBucket, "ace."+mod, planJSON("ace", mod, Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
+		m.Put(spec.AssignmentsBucket, "ace."+mod, planJSON("ace", mod, Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
 		m.SetArchive(mod, digestA, map[string][]byte{"i": []byte("export " + mod + "=${config:v}\nalias " + mod + "='run " + mod + "'\n")})
-		m.Put(ConfigBucket, "ace."+mod+".v", []byte("0"))
+		m.Put(spec.ConfigBucket, "ace."+mod+".v", []byte("0"))
 	}
 	for i := 0; i < 5; i++ {
 		mod := fmt.Sprint("collector-", i)
-		m.Put(AssignmentsBucket, "ace."+mod, collectorPlan("ace", mod, "shell:zsh:normal"))
+		m.Put(spec.AssignmentsBucket, "ace."+mod, collectorPlan("ace", mod, "shell:zsh:normal"))
 		m.SetArchive(mod, digestA, map[string][]byte{"t": []byte("# zshrc of " + mod + "\n${shell:zsh:normal}")})
 	}
 	m.Stabilize()

@@ -3,6 +3,8 @@ package nodes
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // This file is the mesh's one door for what the bus says: Put, Delete and
@@ -33,20 +35,20 @@ type Change struct {
 // other bucket).
 func (m *Mesh) Put(bucket, key string, value []byte) Change {
 	switch bucket {
-	case AssignmentsBucket:
-		toks, err := DecodeKey(key, 2)
+	case spec.AssignmentsBucket:
+		toks, err := spec.DecodeKey(key, 2)
 		if err != nil {
 			return Change{OutOfShape: err}
 		}
 		return Change{Refused: m.putAssignment(key, toks[0], toks[1], value)}
-	case RegistryBucket:
-		kind, err := DecodeToken(key)
+	case spec.RegistryBucket:
+		kind, err := spec.DecodeToken(key)
 		if err != nil {
 			return Change{OutOfShape: err}
 		}
 		m.putRegistry(kind, value)
-	case ConfigBucket:
-		toks, err := DecodeKey(key, 3)
+	case spec.ConfigBucket:
+		toks, err := spec.DecodeKey(key, 3)
 		switch {
 		case err != nil:
 			return Change{OutOfShape: err}
@@ -59,7 +61,7 @@ func (m *Mesh) Put(bucket, key string, value []byte) Change {
 			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
 		}
 	default:
-		toks, err := DecodeKey(key, -1)
+		toks, err := spec.DecodeKey(key, -1)
 		if err == nil && (len(toks) < 3 || len(toks) > 4) {
 			err = fmt.Errorf("key %q has %d tokens, want 3 or 4 (node.module.provision[.local])", key, len(toks))
 		}
@@ -76,8 +78,8 @@ func (m *Mesh) Put(bucket, key string, value []byte) Change {
 // shape was reported when it was put.
 func (m *Mesh) Delete(bucket, key string) Change {
 	switch bucket {
-	case AssignmentsBucket:
-		toks, err := DecodeKey(key, 2)
+	case spec.AssignmentsBucket:
+		toks, err := spec.DecodeKey(key, 2)
 		if err != nil {
 			return Change{OutOfShape: err}
 		}
@@ -86,12 +88,12 @@ func (m *Mesh) Delete(bucket, key string) Change {
 			m.removeModule(mod)
 			return Change{Removed: toks[1]}
 		}
-	case RegistryBucket:
-		if kind, err := DecodeToken(key); err == nil {
+	case spec.RegistryBucket:
+		if kind, err := spec.DecodeToken(key); err == nil {
 			m.deleteRegistry(kind)
 		}
-	case ConfigBucket:
-		toks, err := DecodeKey(key, 3)
+	case spec.ConfigBucket:
+		toks, err := spec.DecodeKey(key, 3)
 		if err != nil || toks[0] != m.node {
 			return Change{}
 		}
@@ -110,10 +112,10 @@ func (m *Mesh) Delete(bucket, key string) Change {
 // nothing (no assignment is no module).
 func (m *Mesh) BucketMissing(bucket string, missing bool) {
 	switch bucket {
-	case AssignmentsBucket:
-	case RegistryBucket:
+	case spec.AssignmentsBucket:
+	case spec.RegistryBucket:
 		m.registryBucketMissing(missing)
-	case ConfigBucket:
+	case spec.ConfigBucket:
 		m.configBucketMissing(missing)
 	default:
 		m.boundBucketMissing(bucket, missing)

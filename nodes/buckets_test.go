@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // webMesh is node ace with module web, whose one file reads ${config:model}.
@@ -12,7 +13,7 @@ func webMesh(t *testing.T) *Mesh {
 	t.Helper()
 	m := NewMesh("ace")
 	registryAll(m)
-	if c := m.Put(AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{}) {
+	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{}) {
 		t.Fatalf("putting a good plan: %+v", c)
 	}
 	m.SetArchive("web", digestA, map[string][]byte{"t": []byte("model=${config:model}\n")})
@@ -22,23 +23,23 @@ func webMesh(t *testing.T) *Mesh {
 func TestPutOfAConfigValueSaysWhichModuleAndKeyMoved(t *testing.T) {
 	m := webMesh(t)
 	want := Change{ConfigModule: "web", ConfigKey: "model"}
-	if c := m.Put(ConfigBucket, "ace.web.model", []byte("opus")); c != want {
+	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus")); c != want {
 		t.Fatalf("first value: %+v, want %+v", c, want)
 	}
-	if c := m.Put(ConfigBucket, "ace.web.model", []byte("opus")); c != (Change{}) {
+	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus")); c != (Change{}) {
 		t.Fatalf("the same value again: %+v, want nothing", c)
 	}
-	if c := m.Put(ConfigBucket, "ace.web.model", []byte("haiku")); c != want {
+	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("haiku")); c != want {
 		t.Fatalf("a new value: %+v, want %+v", c, want)
 	}
 	m.Stabilize()
 	if f := file(m, "web", "/etc/web"); f.Value == nil || string(f.Value.Content) != "model=haiku\n" {
 		t.Fatalf("file = %+v", f)
 	}
-	if c := m.Put(ConfigBucket, "ace.other.model", []byte("x")); c != (Change{}) {
+	if c := m.Put(spec.ConfigBucket, "ace.other.model", []byte("x")); c != (Change{}) {
 		t.Fatalf("a value of a module not here: %+v, want nothing", c)
 	}
-	if c := m.Delete(ConfigBucket, "ace.web.model"); c != want {
+	if c := m.Delete(spec.ConfigBucket, "ace.web.model"); c != want {
 		t.Fatalf("delete: %+v, want %+v", c, want)
 	}
 	m.Stabilize()
@@ -50,10 +51,10 @@ func TestPutOfAConfigValueSaysWhichModuleAndKeyMoved(t *testing.T) {
 func TestPutRefusesKeysOutOfShapeAndAnotherNodesConfig(t *testing.T) {
 	m := webMesh(t)
 	for _, c := range []struct{ bucket, key string }{
-		{AssignmentsBucket, "ace.web.extra"},
-		{AssignmentsBucket, "ace.w=zz"},
-		{RegistryBucket, "con fig"},
-		{ConfigBucket, "ace.web"},
+		{spec.AssignmentsBucket, "ace.web.extra"},
+		{spec.AssignmentsBucket, "ace.w=zz"},
+		{spec.RegistryBucket, "con fig"},
+		{spec.ConfigBucket, "ace.web"},
 		{"gitea_bound", "ace.web"},
 		{"gitea_bound", "ace.web.a.b.c"},
 	} {
@@ -64,61 +65,61 @@ func TestPutRefusesKeysOutOfShapeAndAnotherNodesConfig(t *testing.T) {
 	if got := m.Modules(); len(got) != 1 {
 		t.Errorf("modules %v after keys out of shape", got)
 	}
-	if ch := m.Put(ConfigBucket, "zed.web.model", []byte("x")); !ch.Foreign || ch.OutOfShape != nil {
+	if ch := m.Put(spec.ConfigBucket, "zed.web.model", []byte("x")); !ch.Foreign || ch.OutOfShape != nil {
 		t.Errorf("another node's config: %+v, want foreign", ch)
 	}
 	if _, ok := m.ConfigValue("web", "model"); ok {
 		t.Error("another node's config value was recorded")
 	}
-	if ch := m.Delete(AssignmentsBucket, "ace"); ch.OutOfShape == nil {
+	if ch := m.Delete(spec.AssignmentsBucket, "ace"); ch.OutOfShape == nil {
 		t.Errorf("deleting an assignment key out of shape: %+v", ch)
 	}
-	if ch := m.Put(AssignmentsBucket, "ace.bad", []byte(`{"provisioning":{"files":"nope"}}`)); ch.Refused == nil || ch.OutOfShape != nil {
+	if ch := m.Put(spec.AssignmentsBucket, "ace.bad", []byte(`{"provisioning":{"files":"nope"}}`)); ch.Refused == nil || ch.OutOfShape != nil {
 		t.Errorf("a broken plan: %+v, want refused", ch)
 	}
 }
 
 func TestDeleteOfAnAssignmentSaysWhichModuleWasRemoved(t *testing.T) {
 	m := webMesh(t)
-	m.Put(AssignmentsBucket, "zed.web", planJSON("zed", "web", Plan{}))
-	if c := m.Delete(AssignmentsBucket, "zed.web"); c != (Change{}) {
+	m.Put(spec.AssignmentsBucket, "zed.web", planJSON("zed", "web", Plan{}))
+	if c := m.Delete(spec.AssignmentsBucket, "zed.web"); c != (Change{}) {
 		t.Fatalf("another node's module: %+v, want nothing", c)
 	}
-	if c := m.Delete(AssignmentsBucket, "ace.web"); c != (Change{Removed: "web"}) {
+	if c := m.Delete(spec.AssignmentsBucket, "ace.web"); c != (Change{Removed: "web"}) {
 		t.Fatalf("this node's: %+v, want web removed", c)
 	}
 	if m.HasModule("web") {
 		t.Fatal("web still here")
 	}
-	if c := m.Delete(AssignmentsBucket, "ace.web"); c != (Change{}) {
+	if c := m.Delete(spec.AssignmentsBucket, "ace.web"); c != (Change{}) {
 		t.Fatalf("deleted twice: %+v, want nothing", c)
 	}
 }
 
 func TestBucketMissingMakesItsLeavesSaySo(t *testing.T) {
 	m := webMesh(t)
-	m.BucketMissing(ConfigBucket, true)
+	m.BucketMissing(spec.ConfigBucket, true)
 	m.Stabilize()
-	if v := m.View("web"); !strings.Contains(v.Reason, "bucket "+ConfigBucket+" does not exist yet") {
+	if v := m.View("web"); !strings.Contains(v.Reason, "bucket "+spec.ConfigBucket+" does not exist yet") {
 		t.Fatalf("config missing: %v %q", v.State, v.Reason)
 	}
-	m.BucketMissing(ConfigBucket, false)
-	m.Put(ConfigBucket, "ace.web.model", []byte("opus"))
+	m.BucketMissing(spec.ConfigBucket, false)
+	m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus"))
 	m.Stabilize()
 	if v := m.View("web"); v.State != graph.Ready {
 		t.Fatalf("config back: %v %q", v.State, v.Reason)
 	}
 
-	m.Put(AssignmentsBucket, "ace.app", planJSON("ace", "app", Plan{Files: []FileSpec{{Path: "/etc/app", Template: "t"}},
+	m.Put(spec.AssignmentsBucket, "ace.app", planJSON("ace", "app", Plan{Files: []FileSpec{{Path: "/etc/app", Template: "t"}},
 		Provisions: []ProvisionSpec{{Provider: "gitea", Provision: "repo"}}}))
 	m.SetArchive("app", digestA, map[string][]byte{"t": []byte("${bound:repo:url}")})
-	m.BucketMissing(RegistryBucket, true)
+	m.BucketMissing(spec.RegistryBucket, true)
 	m.BucketMissing("gitea_bound", true)
 	m.Stabilize()
 	if v := m.View("app"); !strings.Contains(v.Reason, "does not exist yet") {
 		t.Fatalf("registry and bound bucket missing: %v %q", v.State, v.Reason)
 	}
-	m.BucketMissing(RegistryBucket, false)
+	m.BucketMissing(spec.RegistryBucket, false)
 	m.Stabilize()
 	if v := m.View("app"); !strings.Contains(v.Reason, "bucket gitea_bound does not exist yet") {
 		t.Fatalf("bound bucket missing: %v %q", v.State, v.Reason)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // The compute functions of the provisioner's nodes. Each reads its inputs by
@@ -60,8 +61,8 @@ func collectedText(comment string) graph.Compute {
 				size++
 			}
 		}
-		if size > MaxRenderedBytes {
-			return nil, fmt.Errorf("the text of collection %s (%d items) is %d bytes, over the limit of %d bytes (%w)", in.Key(1).Name, len(items), size, MaxRenderedBytes, ErrLimit)
+		if size > spec.MaxRenderedBytes {
+			return nil, fmt.Errorf("the text of collection %s (%d items) is %d bytes, over the limit of %d bytes (%w)", in.Key(1).Name, len(items), size, spec.MaxRenderedBytes, ErrLimit)
 		}
 		b := make([]byte, 0, size)
 		for _, it := range items {
@@ -229,8 +230,8 @@ func renderItem(counts *RenderCounts, module string, t *Template, skip int) grap
 		if err != nil {
 			return nil, err
 		}
-		if len(text) > MaxItemBytes {
-			return nil, fmt.Errorf("item %s is %d bytes, over the limit of %d bytes (%w)", t.Name, len(text), MaxItemBytes, ErrLimit)
+		if len(text) > spec.MaxItemBytes {
+			return nil, fmt.Errorf("item %s is %d bytes, over the limit of %d bytes (%w)", t.Name, len(text), spec.MaxItemBytes, ErrLimit)
 		}
 		return text, nil
 	}

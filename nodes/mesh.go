@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Mesh is the provisioner's graph for one node: every assignment, config
@@ -110,8 +111,8 @@ func OriginOf(n *graph.Node) *Origin {
 		return &Origin{Module: o.name, Placeholder: n.Key().Name[len(o.name)+1:]}
 	}
 	if k := n.Key(); k.Kind == KindConfig {
-		o := &Origin{Bucket: ConfigBucket, Key: k.Name}
-		if toks, err := DecodeKey(k.Name, 3); err == nil {
+		o := &Origin{Bucket: spec.ConfigBucket, Key: k.Name}
+		if toks, err := spec.DecodeKey(k.Name, 3); err == nil {
 			o.Module = toks[1]
 		}
 		return o

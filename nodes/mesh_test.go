@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 const digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -21,7 +22,7 @@ func planJSON(node, mod string, p Plan) []byte {
 
 func registryAll(m *Mesh) {
 	for k := range FilledKinds {
-		m.Put(RegistryBucket, k, []byte(`{"kind":"`+k+`"}`))
+		m.Put(spec.RegistryBucket, k, []byte(`{"kind":"`+k+`"}`))
 	}
 }
 
@@ -37,7 +38,7 @@ func file(m *Mesh, mod, path string) FileView {
 func TestAPlanWithItsValuesRendersItsFiles(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	if err := m.Put(AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{
+	if err := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{
 		Files:     []FileSpec{{Path: "/etc/web.conf", Template: "web.conf"}, {Path: "/etc/other", Template: "other"}},
 		Placement: map[string]map[string]string{"port": {"http": "8080"}},
 	})).Refused; err != nil {
@@ -55,7 +56,7 @@ func TestAPlanWithItsValuesRendersItsFiles(t *testing.T) {
 	if v.State != graph.Waiting || !strings.Contains(v.Reason, "mesh-config_resolved ace.web.model: not written yet") {
 		t.Fatalf("state %v reason %q", v.State, v.Reason)
 	}
-	m.Put(ConfigBucket, "ace.web.model", []byte("${secret:x}"))
+	m.Put(spec.ConfigBucket, "ace.web.model", []byte("${secret:x}"))
 	if got := m.Stabilize(); len(got) != 1 || got[0] != "web" {
 		t.Fatalf("touched %v", got)
 	}
@@ -74,9 +75,9 @@ func TestAPlanWithItsValuesRendersItsFiles(t *testing.T) {
 func TestABrokenPlanFailsThatModuleAlone(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	m.Put(AssignmentsBucket, "ace.good", planJSON("ace", "good", Plan{Files: []FileSpec{{Path: "/etc/good", Template: "g"}}}))
+	m.Put(spec.AssignmentsBucket, "ace.good", planJSON("ace", "good", Plan{Files: []FileSpec{{Path: "/etc/good", Template: "g"}}}))
 	m.SetArchive("good", digestA, map[string][]byte{"g": []byte("fine\n")})
-	err := m.Put(AssignmentsBucket, "ace.bad", []byte(`{"node":"ace","module":"bad","provisioning":{"files":"nope"}}`)).Refused
+	err := m.Put(spec.AssignmentsBucket, "ace.bad", []byte(`{"node":"ace","module":"bad","provisioning":{"files":"nope"}}`)).Refused
 	if err == nil {
 		t.Fatal("no error for a broken plan")
 	}
@@ -99,10 +100,10 @@ func collectorPlan(node, mod, coll string) []byte {
 func TestCollectedTextIsOrderedByContributorWithCommentLines(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	m.Put(AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "shell:zsh:normal"))
+	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "shell:zsh:normal"))
 	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${shell:zsh:normal}")})
 	for _, c := range []string{"b-mod", "a-mod", "c-mod"} {
-		m.Put(AssignmentsBucket, "ace."+c, planJSON("ace", c, Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
+		m.Put(spec.AssignmentsBucket, "ace."+c, planJSON("ace", c, Plan{Items: []ItemSpec{{Collection: "shell:zsh:normal", Template: "i"}}}))
 		m.SetArchive(c, digestA, map[string][]byte{"i": []byte("alias " + c)})
 	}
 	m.Stabilize()
@@ -111,7 +112,7 @@ func TestCollectedTextIsOrderedByContributorWithCommentLines(t *testing.T) {
 	if got != want {
 		t.Fatalf("got %q want %q", got, want)
 	}
-	m.Delete(AssignmentsBucket, "ace.b-mod")
+	m.Delete(spec.AssignmentsBucket, "ace.b-mod")
 	if touched := m.Stabilize(); strings.Join(touched, ",") != "zsh" {
 		t.Fatalf("touched %v", touched)
 	}
@@ -123,19 +124,19 @@ func TestCollectedTextIsOrderedByContributorWithCommentLines(t *testing.T) {
 func TestACycleOfCollectionsFailsEveryModuleOnItWithTheCycleNamed(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	m.Put(AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{
 		Items: []ItemSpec{{Collection: "c2", Template: "i"}}, Collections: []CollectionSpec{{Name: "c1", Comment: "#"}}}))
 	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("${collected:c1}")})
 	// b's item is first in c3, then moved to c1: the cycle is closed where
 	// c1 takes the item in.
-	m.Put(AssignmentsBucket, "ace.b", planJSON("ace", "b", Plan{
+	m.Put(spec.AssignmentsBucket, "ace.b", planJSON("ace", "b", Plan{
 		Items: []ItemSpec{{Collection: "c3", Template: "i"}}, Collections: []CollectionSpec{{Name: "c2", Comment: "#"}}}))
 	m.SetArchive("b", digestA, map[string][]byte{"i": []byte("${collected:c2}")})
 	m.Stabilize()
 	if v := m.View("b"); v.State != graph.Ready {
 		t.Fatalf("b before the cycle: %v %q", v.State, v.Reason)
 	}
-	m.Put(AssignmentsBucket, "ace.b", planJSON("ace", "b", Plan{
+	m.Put(spec.AssignmentsBucket, "ace.b", planJSON("ace", "b", Plan{
 		Items: []ItemSpec{{Collection: "c1", Template: "i"}}, Collections: []CollectionSpec{{Name: "c2", Comment: "#"}}}))
 	m.Stabilize()
 	want := "collection cycle: c1 → item a/c2 → c2 → item b/c1 → c1"
@@ -148,10 +149,10 @@ func TestACycleOfCollectionsFailsEveryModuleOnItWithTheCycleNamed(t *testing.T) 
 	// z contributes to c1 too, and a collects c1 in a file; then a's item
 	// stops naming c1 and the cycle is broken: c1 takes b's item back (last
 	// in the engine's inputs) and must still list b before z.
-	m.Put(AssignmentsBucket, "ace.z", planJSON("ace", "z", Plan{Items: []ItemSpec{{Collection: "c1", Template: "i"}}}))
+	m.Put(spec.AssignmentsBucket, "ace.z", planJSON("ace", "z", Plan{Items: []ItemSpec{{Collection: "c1", Template: "i"}}}))
 	m.SetArchive("z", digestA, map[string][]byte{"i": []byte("z-item")})
 	const digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-	m.Put(AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Templates: TemplatesRef{Ref: "file:///t/a.tar", Digest: digestB},
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Templates: TemplatesRef{Ref: "file:///t/a.tar", Digest: digestB},
 		Files: []FileSpec{{Path: "/etc/a", Template: "f"}},
 		Items: []ItemSpec{{Collection: "c2", Template: "i"}}, Collections: []CollectionSpec{{Name: "c1", Comment: "#"}}}))
 	m.SetArchive("a", digestB, map[string][]byte{"i": []byte("a-item"), "f": []byte("${collected:c1}")})
@@ -183,19 +184,19 @@ func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
 		return planJSON("ace", "b", Plan{Templates: TemplatesRef{Ref: "file:///t/b.tar", Digest: digest},
 			Items: []ItemSpec{{Collection: "c1", Template: "i"}}, Collections: []CollectionSpec{{Name: "c2", Comment: "//"}}})
 	}
-	m.Put(ConfigBucket, "ace.a.v", []byte("V"))
-	m.Put(AssignmentsBucket, "ace.a", planA(digestA))
+	m.Put(spec.ConfigBucket, "ace.a.v", []byte("V"))
+	m.Put(spec.AssignmentsBucket, "ace.a", planA(digestA))
 	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("a-item"), "f": []byte("${collected:c1}")})
-	m.Put(AssignmentsBucket, "ace.b", planB(digestA))
+	m.Put(spec.AssignmentsBucket, "ace.b", planB(digestA))
 	m.SetArchive("b", digestA, map[string][]byte{"i": []byte("${collected:c2}")})
-	m.Put(AssignmentsBucket, "ace.z", planJSON("ace", "z", Plan{Items: []ItemSpec{{Collection: "c1", Template: "i"}}}))
+	m.Put(spec.AssignmentsBucket, "ace.z", planJSON("ace", "z", Plan{Items: []ItemSpec{{Collection: "c1", Template: "i"}}}))
 	m.SetArchive("z", digestA, map[string][]byte{"i": []byte("z-item")})
 	m.Stabilize()
 	if got := string(file(m, "a", "/etc/a").Value.Content); got != "# b\n// a\na-item\n# z\nz-item\n" {
 		t.Fatalf("before the cycle: %q", got)
 	}
 	// a's item now names c1, which holds b's item, which names c2, which holds a's item.
-	m.Put(AssignmentsBucket, "ace.a", planA(digestB))
+	m.Put(spec.AssignmentsBucket, "ace.a", planA(digestB))
 	m.SetArchive("a", digestB, map[string][]byte{"i": []byte("${collected:c1}|${config:v}"), "f": []byte("${collected:c1}")})
 	m.Stabilize()
 	for _, mod := range []string{"a", "b"} {
@@ -207,7 +208,7 @@ func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
 		t.Fatalf("z, not on the cycle: %v %q", v.State, v.Reason)
 	}
 	// b's item no longer names c2: the cycle is broken.
-	m.Put(AssignmentsBucket, "ace.b", planB(digestB))
+	m.Put(spec.AssignmentsBucket, "ace.b", planB(digestB))
 	m.SetArchive("b", digestB, map[string][]byte{"i": []byte("b-item")})
 	m.Stabilize()
 	for _, mod := range []string{"a", "b", "z"} {
@@ -227,13 +228,13 @@ func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
 func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFails(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	m.Put(AssignmentsBucket, "ace.s", planJSON("ace", "s", Plan{Secrets: []SecretSpec{{Name: "k"}},
+	m.Put(spec.AssignmentsBucket, "ace.s", planJSON("ace", "s", Plan{Secrets: []SecretSpec{{Name: "k"}},
 		Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
 	m.SetArchive("s", digestA, map[string][]byte{"i": []byte("x\ntoken=${secret:k}\n")})
-	m.Put(AssignmentsBucket, "ace.p", planJSON("ace", "p", Plan{Provides: []string{"read"},
+	m.Put(spec.AssignmentsBucket, "ace.p", planJSON("ace", "p", Plan{Provides: []string{"read"},
 		Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
 	m.SetArchive("p", digestA, map[string][]byte{"i": []byte("${consumers:read}")})
-	m.Put(AssignmentsBucket, "ace.u", planJSON("ace", "u", Plan{Files: []FileSpec{{Path: "/etc/u", Template: "f"}},
+	m.Put(spec.AssignmentsBucket, "ace.u", planJSON("ace", "u", Plan{Files: []FileSpec{{Path: "/etc/u", Template: "f"}},
 		Collections: []CollectionSpec{{Name: "c", Comment: "#"}}}))
 	m.SetArchive("u", digestA, map[string][]byte{"f": []byte("${collected:c}\n${shell:zsh:normal}")})
 	m.Stabilize()
@@ -254,9 +255,9 @@ func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFai
 func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	m.Put(AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
+	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
 	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
-	m.Put(AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
 	m.Stabilize()
 	v := m.View("a")
 	if len(v.Items) != 1 || v.Items[0].State != graph.Waiting || !strings.Contains(v.Items[0].Why, "not fetched yet") {
@@ -275,15 +276,15 @@ func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing
 func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	m.Put(AssignmentsBucket, "ace.gitea", planJSON("ace", "gitea", Plan{
+	m.Put(spec.AssignmentsBucket, "ace.gitea", planJSON("ace", "gitea", Plan{
 		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []string{"gitea-read"}}))
 	m.SetArchive("gitea", digestA, map[string][]byte{"c": []byte("${consumers:gitea-read}")})
 	consumer := func(node string) []byte {
 		return planJSON(node, "cc", Plan{Provisions: []ProvisionSpec{{Provision: "gitea-read", Provider: "gitea"}}})
 	}
-	m.Put(AssignmentsBucket, "g14.cc", consumer("g14"))
-	m.Put(AssignmentsBucket, "ace.cc", consumer("ace"))
-	m.Put(AssignmentsBucket, "zed.cc", consumer("zed"))
+	m.Put(spec.AssignmentsBucket, "g14.cc", consumer("g14"))
+	m.Put(spec.AssignmentsBucket, "ace.cc", consumer("ace"))
+	m.Put(spec.AssignmentsBucket, "zed.cc", consumer("zed"))
 	wanted := m.TakeNewSecrets()
 	if len(wanted) != 3 {
 		t.Fatalf("wanted %v", wanted)
@@ -297,11 +298,11 @@ func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 	if err := json.Unmarshal(f.Value.Content, &list); err != nil || len(list) != 2 || list[0]["consumer"] != "ace" || list[1]["value"] != "s-g14" || f.Value.Spec.Mode != "0600" {
 		t.Fatalf("consumers %s %v mode %s", f.Value.Content, err, f.Value.Spec.Mode)
 	}
-	m.Put(AssignmentsBucket, "h.cc", consumer("h"))
+	m.Put(spec.AssignmentsBucket, "h.cc", consumer("h"))
 	if w := m.TakeNewSecrets(); len(w) != 1 || w[0] != "pair/gitea/gitea-read/h/cc" {
 		t.Fatalf("one binding asks %v", w)
 	}
-	m.Delete(AssignmentsBucket, "g14.cc")
+	m.Delete(spec.AssignmentsBucket, "g14.cc")
 	m.Stabilize()
 	if m.WantsSecret("pair/gitea/gitea-read/g14/cc") {
 		t.Fatal("an unbound consumer's credential is still held")
@@ -321,16 +322,16 @@ func TestOneItemChangeRendersOnlyItsCollectors(t *testing.T) {
 			Items:       []ItemSpec{{Collection: coll, Template: "i"}},
 			Collections: []CollectionSpec{{Name: fmt.Sprint("c", (i+1)%20), Comment: "#"}},
 		}
-		m.Put(AssignmentsBucket, "ace."+mod, planJSON("ace", mod, p))
+		m.Put(spec.AssignmentsBucket, "ace."+mod, planJSON("ace", mod, p))
 		m.SetArchive(mod, digestA, map[string][]byte{
 			"f": []byte(fmt.Sprintf("${collected:c%d}", (i+1)%20)),
 			"i": []byte("item ${config:v}"),
 		})
-		m.Put(ConfigBucket, "ace."+mod+".v", []byte("1"))
+		m.Put(spec.ConfigBucket, "ace."+mod+".v", []byte("1"))
 	}
 	m.Stabilize()
 	files, items := m.Renders().Files.Load(), m.Renders().Items.Load()
-	m.Put(ConfigBucket, "ace.m5.v", []byte("2")) // m5's item is in c5, collected by m4, m24, …
+	m.Put(spec.ConfigBucket, "ace.m5.v", []byte("2")) // m5's item is in c5, collected by m4, m24, …
 	touched := m.Stabilize()
 	want := []string{"m5"}
 	for i := 0; i < 200; i++ {
@@ -351,7 +352,7 @@ func TestOneItemChangeRendersOnlyItsCollectors(t *testing.T) {
 	}
 	// The same value again renders nothing.
 	files = m.Renders().Files.Load()
-	m.Put(ConfigBucket, "ace.m5.v", []byte("2"))
+	m.Put(spec.ConfigBucket, "ace.m5.v", []byte("2"))
 	if touched := m.Stabilize(); len(touched) != 0 || m.Renders().Files.Load() != files {
 		t.Fatalf("an unchanged value touched %v", touched)
 	}
@@ -382,15 +383,15 @@ func TestACollectionOrdersItsItemsWhateverTheOrderOfItsInputs(t *testing.T) {
 func TestAKindWaitsWhileTheRegistrySaysItLivesElsewhere(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
-	m.Put(RegistryBucket, "config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"other-config","key":"<node>.<module>.<key>"}`))
-	m.Put(AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}}))
+	m.Put(spec.RegistryBucket, "config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"other-config","key":"<node>.<module>.<key>"}`))
+	m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}}))
 	m.SetArchive("web", digestA, map[string][]byte{"t": []byte("${config:model}")})
-	m.Put(ConfigBucket, "ace.web.model", []byte("opus"))
+	m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus"))
 	m.Stabilize()
 	if v := m.View("web"); v.State != graph.Waiting || !strings.Contains(v.Reason, "lives in bucket other-config; this client reads it from mesh-config_resolved") {
 		t.Fatalf("%v %q", v.State, v.Reason)
 	}
-	m.Put(RegistryBucket, "config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"mesh-config_resolved","key":"<node>.<module>.<key>"}`))
+	m.Put(spec.RegistryBucket, "config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"mesh-config_resolved","key":"<node>.<module>.<key>"}`))
 	m.Stabilize()
 	if v := m.View("web"); v.State != graph.Ready {
 		t.Fatalf("%v %q", v.State, v.Reason)
@@ -404,7 +405,7 @@ func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
 	p := Plan{Files: []FileSpec{{Path: "/etc/k", Template: "t"}}, Secrets: []SecretSpec{{Name: "key"}}}
-	m.Put(AssignmentsBucket, "ace.app", planJSON("ace", "app", p))
+	m.Put(spec.AssignmentsBucket, "ace.app", planJSON("ace", "app", p))
 	m.SetArchive("app", digestA, map[string][]byte{"t": []byte("k=${secret:key}")})
 	if got := m.TakeNewSecrets(); len(got) != 1 || got[0] != "own/app/key" {
 		t.Fatalf("asked %v", got)
@@ -413,7 +414,7 @@ func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
 	m.Stabilize()
 	digestB := "sha256:" + strings.Repeat("b", 64)
 	p.Templates = TemplatesRef{Ref: "file:///t/app-2.tar", Digest: digestB}
-	m.Put(AssignmentsBucket, "ace.app", planJSON("ace", "app", p))
+	m.Put(spec.AssignmentsBucket, "ace.app", planJSON("ace", "app", p))
 	m.Stabilize() // the new archive is not here yet: the file waits on it alone
 	m.SetArchive("app", digestB, map[string][]byte{"t": []byte("key=${secret:key}")})
 	m.Stabilize()
@@ -423,7 +424,7 @@ func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
 	if f := file(m, "app", "/etc/k"); f.Value == nil || string(f.Value.Content) != "key=s1" {
 		t.Fatalf("file %+v", f)
 	}
-	m.Delete(AssignmentsBucket, "ace.app")
+	m.Delete(spec.AssignmentsBucket, "ace.app")
 	if _, held := m.secrets["own/app/key"]; held {
 		t.Fatal("a removed module's secret is still held")
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -107,7 +109,7 @@ func TestParseAssignmentDefaults(t *testing.T) {
 func TestParseAssignmentEncodedKey(t *testing.T) {
 	m := example(t)
 	m["node"], m["module"] = "g14.lan", "shell:zsh"
-	if _, err := ParseAssignment(EncodeKey("g14.lan", "shell:zsh"), marshal(t, m)); err != nil {
+	if _, err := ParseAssignment(spec.EncodeKey("g14.lan", "shell:zsh"), marshal(t, m)); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"ace", "ace.claude-code.x", "ace.=41", "ace.claude code", ""} {
@@ -340,7 +342,7 @@ func FuzzParseAssignment(f *testing.F) {
 			}
 			return
 		}
-		toks, err := DecodeKey(key, 2)
+		toks, err := spec.DecodeKey(key, 2)
 		if err != nil || a.Node != toks[0] || a.Module != toks[1] {
 			t.Fatalf("accepted %q for key %q", a.Node+"."+a.Module, key)
 		}

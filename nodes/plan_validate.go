@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // MaxPlanEntries bounds each list of a plan (files, secrets, provisions,
@@ -51,7 +53,7 @@ func (e *PlanError) Unwrap() error { return e.Err }
 // not. On success an empty form is set to "owned" and an empty
 // on_change.action to "none"; an empty mode stays "" (see DefaultMode).
 func ParseAssignment(key string, data []byte) (*Assignment, error) {
-	toks, err := DecodeKey(key, 2)
+	toks, err := spec.DecodeKey(key, 2)
 	if err != nil {
 		return nil, &PlanError{Key: key, Msg: "key out of shape", Err: err}
 	}
@@ -303,7 +305,7 @@ func checkAbsPath(p string) string {
 		return fmt.Sprintf("%q is not absolute", p)
 	case strings.IndexByte(p, 0) >= 0:
 		return fmt.Sprintf("%q holds a NUL byte", p)
-	case hasDotDot(p):
+	case spec.HasDotDot(p):
 		return fmt.Sprintf("%q holds \"..\"", p)
 	case path.Clean(p) != p:
 		return fmt.Sprintf("%q is not clean (want %q)", p, path.Clean(p))
@@ -313,15 +315,6 @@ func checkAbsPath(p string) string {
 	return ""
 }
 
-func hasDotDot(p string) bool {
-	for _, el := range strings.Split(p, "/") {
-		if el == ".." {
-			return true
-		}
-	}
-	return false
-}
-
 // checkTemplateName refuses a template name no archive member can have.
 func checkTemplateName(n string) string {
 	switch {
@@ -329,7 +322,7 @@ func checkTemplateName(n string) string {
 		return "name is empty"
 	case strings.HasPrefix(n, "/"):
 		return fmt.Sprintf("%q is absolute (want a member name of the archive)", n)
-	case hasDotDot(n):
+	case spec.HasDotDot(n):
 		return fmt.Sprintf("%q holds \"..\"", n)
 	case strings.IndexByte(n, 0) >= 0:
 		return fmt.Sprintf("%q holds a NUL byte", n)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Source says where a node's value is read from: in words for people, and
@@ -32,7 +33,7 @@ func (o *Origin) Source(k graph.Key) Source {
 	case KindConfig, KindBound, KindPlan:
 		return Source{Where: o.Bucket + " " + o.Key, Bucket: o.Bucket, Key: o.Key}
 	case KindRegistry:
-		return Source{Where: RegistryBucket + " " + name, Bucket: RegistryBucket, Key: name}
+		return Source{Where: spec.RegistryBucket + " " + name, Bucket: spec.RegistryBucket, Key: name}
 	case KindPlacement:
 		field := name
 		if i := strings.Index(name, "/"); i >= 0 {
@@ -44,9 +45,9 @@ func (o *Origin) Source(k graph.Key) Source {
 	case KindVault:
 		return Source{Where: "vault " + name, Vault: name}
 	case KindBindings:
-		return Source{Where: AssignmentsBucket + " (the consumers bound to " + name + ")", Bucket: AssignmentsBucket}
+		return Source{Where: spec.AssignmentsBucket + " (the consumers bound to " + name + ")", Bucket: spec.AssignmentsBucket}
 	case KindCollection:
-		return Source{Where: "collection " + name, Collection: name, Bucket: CollectBucket}
+		return Source{Where: "collection " + name, Collection: name, Bucket: spec.CollectBucket}
 	case KindItem:
 		return Source{Where: "item " + o.Collection + " of contributor " + o.Module, Collection: o.Collection, Contributor: o.Module}
 	case KindConsumers:

@@ -2,9 +2,9 @@ package nodes
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // This file holds what the sources said: each setter records it and sets the
@@ -41,7 +41,7 @@ func (m *Mesh) configBucketMissing(missing bool) {
 }
 
 func (m *Mesh) configLeaf(module, key string) *graph.Node {
-	bk := EncodeKey(m.node, module, key)
+	bk := spec.EncodeKey(m.node, module, key)
 	return m.leaf(KindConfig, bk, nil, func(n *graph.Node) { // OriginOf reads its key
 		m.initConfig(n, bk)
 	})
@@ -52,15 +52,15 @@ func (m *Mesh) initConfig(n *graph.Node, bk string) {
 	case ok:
 		m.g.Set(n, v)
 	case m.configMissing:
-		m.g.SetWaiting(n, "bucket "+ConfigBucket+" does not exist yet")
+		m.g.SetWaiting(n, "bucket "+spec.ConfigBucket+" does not exist yet")
 	default:
-		m.g.SetWaiting(n, ConfigBucket+" "+bk+": not written yet")
+		m.g.SetWaiting(n, spec.ConfigBucket+" "+bk+": not written yet")
 	}
 }
 
 // ConfigValue is this node's mesh-config_resolved value for module's key.
 func (m *Mesh) ConfigValue(module, key string) ([]byte, bool) {
-	v, ok := m.config[EncodeKey(m.node, module, key)]
+	v, ok := m.config[spec.EncodeKey(m.node, module, key)]
 	return v, ok
 }
 
@@ -94,7 +94,7 @@ func (m *Mesh) registryBucketMissing(missing bool) {
 }
 
 func (m *Mesh) registryLeaf(kind string) *graph.Node {
-	return m.leaf(KindRegistry, kind, &Origin{Bucket: RegistryBucket, Key: kind}, func(n *graph.Node) {
+	return m.leaf(KindRegistry, kind, &Origin{Bucket: spec.RegistryBucket, Key: kind}, func(n *graph.Node) {
 		m.initRegistry(n, kind)
 	})
 }
@@ -108,9 +108,9 @@ func (m *Mesh) initRegistry(n *graph.Node, kind string) {
 		}
 		m.g.Set(n, string(e))
 	case m.registryMissing:
-		m.g.SetWaiting(n, "bucket "+RegistryBucket+" does not exist yet")
+		m.g.SetWaiting(n, "bucket "+spec.RegistryBucket+" does not exist yet")
 	default:
-		m.g.SetWaiting(n, "the registry ("+RegistryBucket+") does not name kind "+kind)
+		m.g.SetWaiting(n, "the registry ("+spec.RegistryBucket+") does not name kind "+kind)
 	}
 }
 
@@ -270,12 +270,13 @@ func (m *Mesh) ForgetSecret(name string) {
 // credential belongs to ("" for a consumer's pair/ credential, which is
 // not held once no consumers list reads it).
 func (m *Mesh) heldFor(name string) string {
-	parts := strings.Split(name, "/")
+	v, err := spec.ParseVaultName(name)
 	switch {
-	case parts[0] == "own" && len(parts) >= 3:
-		return parts[1]
-	case parts[0] == "provision" && len(parts) == 5 && parts[3] == m.node:
-		return parts[4]
+	case err != nil:
+	case v.Class == spec.VaultOwn:
+		return v.Module
+	case v.Class == spec.VaultProvision && v.Node == m.node:
+		return v.Module
 	}
 	return ""
 }
@@ -324,18 +325,18 @@ func sortedKeys(set map[string]bool) []string {
 // whereRead is where this client reads each kind's values: the registry
 // must say the same (SPEC §6.1), or the kind waits until it does.
 var whereRead = map[string]struct{ bucket, verb string }{
-	"config":       {bucket: ConfigBucket},
-	"collected":    {bucket: CollectBucket},
-	"shell":        {bucket: CollectBucket},
-	"environment":  {bucket: CollectBucket},
-	"contribution": {bucket: CollectBucket},
-	"dir":          {bucket: AssignmentsBucket},
-	"port":         {bucket: AssignmentsBucket},
-	"access":       {bucket: AssignmentsBucket},
-	"seat":         {bucket: AssignmentsBucket},
-	"machine":      {bucket: AssignmentsBucket},
+	"config":       {bucket: spec.ConfigBucket},
+	"collected":    {bucket: spec.CollectBucket},
+	"shell":        {bucket: spec.CollectBucket},
+	"environment":  {bucket: spec.CollectBucket},
+	"contribution": {bucket: spec.CollectBucket},
+	"dir":          {bucket: spec.AssignmentsBucket},
+	"port":         {bucket: spec.AssignmentsBucket},
+	"access":       {bucket: spec.AssignmentsBucket},
+	"seat":         {bucket: spec.AssignmentsBucket},
+	"machine":      {bucket: spec.AssignmentsBucket},
 	"secret":       {verb: "mesh-vault.get"},
-	"consumers":    {bucket: AssignmentsBucket, verb: "mesh-vault.get"},
+	"consumers":    {bucket: spec.AssignmentsBucket, verb: "mesh-vault.get"},
 	"bound":        {bucket: "<provider>_bound"},
 }
 

@@ -6,15 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-)
 
-// Limits of SPEC §4.1. Each is refused with an error that names it.
-const (
-	MaxArchiveBytes   = 64 << 20  // a templates archive, in bytes
-	MaxArchiveMembers = 10000     // members of a templates archive
-	MaxRenderedBytes  = 16 << 20  // one rendered file, in bytes
-	MaxItemBytes      = 512 << 10 // one rendered collection item, in bytes
-	MaxPlaceholders   = 4096      // placeholder occurrences in one template
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // ErrLimit is matched (errors.Is) by every error that refuses something for
@@ -194,8 +187,8 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 			return nil, fail(j, false, "placeholder %q has an empty name", "${"+string(body)+"}")
 		}
 		count++
-		if count > MaxPlaceholders {
-			return nil, fail(j, true, "more than %d placeholders in one template (MaxPlaceholders)", MaxPlaceholders)
+		if count > spec.MaxPlaceholders {
+			return nil, fail(j, true, "more than %d placeholders in one template (MaxPlaceholders)", spec.MaxPlaceholders)
 		}
 		if len(lit) > 0 {
 			t.parts = append(t.parts, part{lit: lit})
@@ -327,9 +320,9 @@ func (t *Template) render(vals [][]byte) ([]byte, error) {
 			size += len(vals[pt.idx])
 		}
 	}
-	if size > MaxRenderedBytes {
+	if size > spec.MaxRenderedBytes {
 		return nil, &TemplateError{File: t.Name, limit: true,
-			Msg: fmt.Sprintf("rendered text is over the limit of %d bytes (16 MiB, MaxRenderedBytes)", MaxRenderedBytes)}
+			Msg: fmt.Sprintf("rendered text is over the limit of %d bytes (16 MiB, MaxRenderedBytes)", spec.MaxRenderedBytes)}
 	}
 	out := make([]byte, 0, size)
 	for _, pt := range t.parts {

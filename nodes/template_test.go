@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func ph(kind, name string) Placeholder { return Placeholder{Kind: kind, Name: name} }
@@ -180,9 +182,9 @@ func TestTemplatePos(t *testing.T) {
 }
 
 func TestMaxPlaceholders(t *testing.T) {
-	at := []byte(strings.Repeat("${config:a}", MaxPlaceholders))
+	at := []byte(strings.Repeat("${config:a}", spec.MaxPlaceholders))
 	if _, err := ParseTemplate("t", at); err != nil {
-		t.Fatalf("%d placeholders refused: %v", MaxPlaceholders, err)
+		t.Fatalf("%d placeholders refused: %v", spec.MaxPlaceholders, err)
 	}
 	over := append(append([]byte{}, at...), "\n${config:b}"...)
 	_, err := ParseTemplate("many.conf", over)
@@ -200,10 +202,10 @@ func TestMaxRenderedBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fits := bytes.Repeat([]byte{'v'}, MaxRenderedBytes-2)
+	fits := bytes.Repeat([]byte{'v'}, spec.MaxRenderedBytes-2)
 	out, err := tpl.Render(func(Placeholder) []byte { return fits })
-	if err != nil || len(out) != MaxRenderedBytes {
-		t.Fatalf("rendering exactly %d bytes: len %d, %v", MaxRenderedBytes, len(out), err)
+	if err != nil || len(out) != spec.MaxRenderedBytes {
+		t.Fatalf("rendering exactly %d bytes: len %d, %v", spec.MaxRenderedBytes, len(out), err)
 	}
 	_, err = tpl.Render(func(Placeholder) []byte { return append(fits, 'w') })
 	if err == nil {
@@ -219,11 +221,11 @@ func TestLimitConstants(t *testing.T) {
 		name      string
 		got, want int
 	}{
-		{"MaxArchiveBytes", MaxArchiveBytes, 64 * 1024 * 1024},
-		{"MaxArchiveMembers", MaxArchiveMembers, 10000},
-		{"MaxRenderedBytes", MaxRenderedBytes, 16 * 1024 * 1024},
-		{"MaxItemBytes", MaxItemBytes, 512 * 1024},
-		{"MaxPlaceholders", MaxPlaceholders, 4096},
+		{"MaxArchiveBytes", spec.MaxArchiveBytes, 64 * 1024 * 1024},
+		{"MaxArchiveMembers", spec.MaxArchiveMembers, 10000},
+		{"MaxRenderedBytes", spec.MaxRenderedBytes, 16 * 1024 * 1024},
+		{"MaxItemBytes", spec.MaxItemBytes, 512 * 1024},
+		{"MaxPlaceholders", spec.MaxPlaceholders, 4096},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // rebuild makes (or remakes) a module's part of the graph from its plan and
@@ -19,7 +20,7 @@ func (m *Mesh) rebuild(mod *module) {
 	mod.needs, mod.needOrder = map[Placeholder]*graph.Node{}, nil
 	mod.files, mod.items = nil, nil
 
-	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
+	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
 	mod.owned[mod.plan] = true
 	var reasons []string
 	var archive *graph.Node
@@ -313,7 +314,7 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 	case ph.Kind == "bound":
 		x, l, k, _ := ParseBoundName(ph.Name)
 		pr, _ := p.ProvisionFor(x, l)
-		src = m.boundLeaf(mod.name, BoundBucket(pr.Provider), BoundKey(m.node, mod.name, x, l))
+		src = m.boundLeaf(mod.name, spec.BoundBucket(pr.Provider), spec.BoundKey(m.node, mod.name, x, l))
 		compute = boundValue(k)
 	case ph.Kind == "consumers":
 		src = m.consumersNode(mod.name, ph.Name)
@@ -337,20 +338,20 @@ func (m *Mesh) secretVaultName(mod *module, name string) string {
 	p := &mod.asg.Provisioning
 	for _, s := range p.Secrets {
 		if s.Name == name {
-			return OwnSecretName(mod.name, name)
+			return spec.OwnSecretName(mod.name, name)
 		}
 	}
 	for _, pr := range p.Provisions {
 		if pr.Name == name {
-			return ProvisionSecretName(pr.Provider, pr.Provision, m.node, mod.name)
+			return spec.ProvisionSecretName(pr.Provider, pr.Provision, m.node, mod.name)
 		}
 	}
-	return OwnSecretName(mod.name, name)
+	return spec.OwnSecretName(mod.name, name)
 }
 
 func (m *Mesh) placementLeaf(mod *module, ph Placeholder) *graph.Node {
 	n := m.leaf(KindPlacement, mod.name+"/"+ph.Kind+"."+ph.Name,
-		&Origin{Module: mod.name, Bucket: AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
+		&Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
 	mod.owned[n] = true
 	if v, ok := mod.asg.Provisioning.Placement[ph.Kind][ph.Name]; ok {
 		m.g.Set(n, []byte(v))
@@ -381,7 +382,7 @@ func (m *Mesh) collectionNode(c string) *graph.Node {
 	}
 	n, _ := m.g.Derived(graph.Key{Kind: KindCollection, Name: c}, computeCollection)
 	m.g.MarkTolerant(n)
-	n.Meta = &Origin{Collection: c, Bucket: CollectBucket}
+	n.Meta = &Origin{Collection: c, Bucket: spec.CollectBucket}
 	m.refreshCollection(c)
 	return n
 }

@@ -22,6 +22,7 @@ import (
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
@@ -53,11 +54,11 @@ func newWorld(t *testing.T) *world {
 	if err := srv.EnsureBuckets(ctx, js, 1); err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := js.KeyValue(ctx, srv.RegistryBucket)
+	reg, _ := js.KeyValue(ctx, spec.RegistryBucket)
 	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range []string{nodes.AssignmentsBucket, nodes.ConfigBucket} {
+	for _, b := range []string{spec.AssignmentsBucket, spec.ConfigBucket} {
 		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b}); err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +115,7 @@ func (w *world) assign(module, path, template string) {
 	p := nodes.Plan{Files: []nodes.FileSpec{{Path: path, Template: "t"}}}
 	p.Templates.Ref, p.Templates.Digest = "file://"+arch, "sha256:"+hex.EncodeToString(sum[:])
 	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: module, Provisioning: p})
-	w.put(nodes.AssignmentsBucket, nodes.EncodeKey("ace", module), string(b))
+	w.put(spec.AssignmentsBucket, spec.EncodeKey("ace", module), string(b))
 }
 
 // runCLI runs the command as a user would and returns what it printed.

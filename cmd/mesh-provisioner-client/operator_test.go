@@ -11,13 +11,13 @@ import (
 	gdot "gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/simple"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 func TestStatusPrintsOneAlignedLinePerModuleAndJSONForMachines(t *testing.T) {
 	w := newWorld(t)
-	w.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	w.put(spec.ConfigBucket, "ace.web.model", "opus")
 	w.assign("web", "/etc/web/a.conf", "model = ${config:model}\n")
 	w.assign("long-module-name", "/etc/l/a.conf", "flavour = ${config:flavour}\n")
 	w.until("1 applied, 1 waiting", "status", "--control", w.sock)
@@ -47,7 +47,7 @@ func TestStatusPrintsOneAlignedLinePerModuleAndJSONForMachines(t *testing.T) {
 
 func TestGraphExplainPrintsTheChainToTheRootAndJSONThatParsesBack(t *testing.T) {
 	w := newWorld(t)
-	w.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	w.put(spec.ConfigBucket, "ace.web.model", "opus")
 	w.assign("web", "/etc/web/a.conf", "model = ${config:model}\nflavour = ${config:flavour}\n")
 	root := "mesh-config_resolved ace.web.flavour: not written yet (watched since "
 	out := w.until(root, "graph", "explain", "--control", w.sock, "web")
@@ -69,7 +69,7 @@ func TestGraphExplainPrintsTheChainToTheRootAndJSONThatParsesBack(t *testing.T) 
 	var found bool
 	for _, s := range e.Outputs[0].Chain {
 		if s.Placeholder == "${config:flavour}" && len(s.Inputs) == 1 && s.Inputs[0].Root &&
-			s.Inputs[0].Bucket == nodes.ConfigBucket && s.Inputs[0].Key == "ace.web.flavour" {
+			s.Inputs[0].Bucket == spec.ConfigBucket && s.Inputs[0].Key == "ace.web.flavour" {
 			found = true
 		}
 	}
@@ -77,7 +77,7 @@ func TestGraphExplainPrintsTheChainToTheRootAndJSONThatParsesBack(t *testing.T) 
 		t.Fatalf("the root is not named in %s", js)
 	}
 
-	w.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	w.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	out = w.until("web on ace: applied since ", "graph", "explain", "--control", w.sock, "web")
 	mustContain(t, "explain", out, "/etc/web/a.conf  met")
 }
@@ -137,7 +137,7 @@ func TestTheCommandsSayPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {
 
 func TestGraphDotPrintsDOTThatParsesBackForOneModuleOrAll(t *testing.T) {
 	w := newWorld(t)
-	w.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	w.put(spec.ConfigBucket, "ace.web.model", "opus")
 	w.assign("web", "/etc/web/a.conf", "model = ${config:model}\n")
 	w.assign("db", "/etc/db/a.conf", "port = ${config:port}\n")
 	w.until("2 modules on node ace: 1 applied, 1 waiting.", "status", "--control", w.sock)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // mesh starts a bus and the server's verb over a mesh where gitea serves
@@ -29,15 +29,15 @@ func mesh(t *testing.T) string {
 	if err := server.EnsureBuckets(ctx, js, 1); err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := js.KeyValue(ctx, server.RegistryBucket)
+	reg, _ := js.KeyValue(ctx, spec.RegistryBucket)
 	if _, _, err := server.PublishRegistry(ctx, reg, server.Registry()); err != nil {
 		t.Fatal(err)
 	}
-	as, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: nodes.AssignmentsBucket})
+	as, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
-	needs, _ := js.KeyValue(ctx, server.NeedsBucket)
+	needs, _ := js.KeyValue(ctx, spec.NeedsBucket)
 	put := func(kv jetstream.KeyValue, key, v string) {
 		if _, err := kv.Put(ctx, key, []byte(v)); err != nil {
 			t.Fatal(err)
@@ -45,7 +45,7 @@ func mesh(t *testing.T) string {
 	}
 	need := func(node, module, kind, name, state, why string) {
 		b, _ := json.Marshal(map[string]string{"node": node, "module": module, "kind": kind, "name": name, "state": state, "why": why})
-		put(needs, nodes.EncodeKey(node, module, kind, name), string(b))
+		put(needs, spec.EncodeKey(node, module, kind, name), string(b))
 	}
 	plan := `{"provisioning":{"provisions":[{"provision":"gitea-read","provider":"gitea","credential":"token"}]}}`
 	for _, n := range []string{"ace", "g14", "novox", "h", "w"} {
@@ -56,7 +56,7 @@ func mesh(t *testing.T) string {
 	}
 	need("novox", "claude-code", "config", "model", "waiting", "evil \x1b[2J\x07 \u009b why")
 	need("h", "claude-code", "config", "model", "met", "")
-	applied, _ := js.KeyValue(ctx, server.AppliedBucket)
+	applied, _ := js.KeyValue(ctx, spec.AppliedBucket)
 	put(applied, "ace.claude-code", `{"state":"failed"}`)
 	need("w", "claude-code", "config", "model", "waiting", "not yet")
 	stop, err := server.ServeQuery(context.Background(), nc, js, zerolog.Nop())

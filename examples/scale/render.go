@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Renderer renders a node's files from the mesh's current values the way
@@ -38,15 +39,15 @@ func (m *Mesh) Renderer(n int) *Renderer {
 	for i := 0; i < m.Config.Modules; i++ {
 		name := ModuleName(n, i)
 		var e nodes.BoundEntry
-		_ = json.Unmarshal(m.Bound[nodes.BoundBucket(m.Provider(n*m.Config.Modules+i))][nodes.BoundKey(r.node, name, Provision, "")], &e)
+		_ = json.Unmarshal(m.Bound[spec.BoundBucket(m.Provider(n*m.Config.Modules+i))][spec.BoundKey(r.node, name, Provision, "")], &e)
 		r.bound[name] = []byte(e.Values[BoundKey])
 		list := byProvider[name]
 		sort.Slice(list, func(a, b int) bool {
-			return nodes.EncodeKey(list[a].Node, list[a].Module) < nodes.EncodeKey(list[b].Node, list[b].Module)
+			return spec.EncodeKey(list[a].Node, list[a].Module) < spec.EncodeKey(list[b].Node, list[b].Module)
 		})
 		out := make([]entry, 0, len(list))
 		for _, a := range list {
-			cred := nodes.PairSecretName(name, Provision, a.Node, a.Module, "")
+			cred := spec.PairSecretName(name, Provision, a.Node, a.Module, "")
 			out = append(out, entry{Consumer: a.Node, Module: a.Module, Credential: cred, Value: string(m.Secrets[cred])})
 		}
 		r.cons[name], _ = json.MarshalIndent(out, "", "  ")
@@ -62,7 +63,7 @@ func (r *Renderer) collections() (map[string][]byte, error) {
 	for i := 0; i < m.Config.Modules; i++ { // ModuleName sorts as i does
 		name := ModuleName(r.n, i)
 		item, err := m.groups[i/m.Config.Contributors].item.Render(func(p nodes.Placeholder) []byte {
-			return m.ConfigValues[nodes.EncodeKey(r.node, name, p.Name)]
+			return m.ConfigValues[spec.EncodeKey(r.node, name, p.Name)]
 		})
 		if err != nil {
 			return nil, err
@@ -111,9 +112,9 @@ func (r *Renderer) render(colls map[string][]byte, i, f int) ([]byte, error) {
 	return m.groups[i/m.Config.Contributors].tmpls[f].Render(func(p nodes.Placeholder) []byte {
 		switch p.Kind {
 		case "config":
-			return m.ConfigValues[nodes.EncodeKey(r.node, name, p.Name)]
+			return m.ConfigValues[spec.EncodeKey(r.node, name, p.Name)]
 		case "secret":
-			return m.Secrets[nodes.OwnSecretName(name, p.Name)]
+			return m.Secrets[spec.OwnSecretName(name, p.Name)]
 		case "bound":
 			return r.bound[name]
 		case "collected":

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Config sizes a synthetic mesh.
@@ -101,8 +102,8 @@ func Generate(cfg Config) (*Mesh, error) {
 		return nil, fmt.Errorf("scale: nodes, modules, files and placeholders must be at least 1 (got %d, %d, %d, %d)",
 			cfg.Nodes, cfg.Modules, cfg.Files, cfg.Placeholders)
 	}
-	if cfg.Files >= nodes.MaxArchiveMembers {
-		return nil, fmt.Errorf("scale: %d files per module is over the archive limit of %d members", cfg.Files, nodes.MaxArchiveMembers)
+	if cfg.Files >= spec.MaxArchiveMembers {
+		return nil, fmt.Errorf("scale: %d files per module is over the archive limit of %d members", cfg.Files, spec.MaxArchiveMembers)
 	}
 	if cfg.Contributors <= 0 {
 		cfg.Contributors = defaultC
@@ -137,18 +138,18 @@ func Generate(cfg Config) (*Mesh, error) {
 			a := nodes.Assignment{Node: node, Module: name, Provisioning: m.plan(name, i, gi, gr, digests[gr.archive])}
 			m.Assignments = append(m.Assignments, a)
 			for key := range gr.deps {
-				m.ConfigValues[nodes.EncodeKey(node, name, key)] = []byte(ConfigValue(name, key, 0))
+				m.ConfigValues[spec.EncodeKey(node, name, key)] = []byte(ConfigValue(name, key, 0))
 			}
-			m.ConfigValues[nodes.EncodeKey(node, name, ItemKey)] = []byte(ConfigValue(name, ItemKey, 0))
-			m.Secrets[nodes.OwnSecretName(name, SecretName)] = []byte("secret of " + name)
+			m.ConfigValues[spec.EncodeKey(node, name, ItemKey)] = []byte(ConfigValue(name, ItemKey, 0))
+			m.Secrets[spec.OwnSecretName(name, SecretName)] = []byte("secret of " + name)
 			prov := m.Provider(gi)
-			m.Secrets[nodes.PairSecretName(prov, Provision, node, name, "")] = []byte("pair of " + name)
-			bucket := nodes.BoundBucket(prov)
+			m.Secrets[spec.PairSecretName(prov, Provision, node, name, "")] = []byte("pair of " + name)
+			bucket := spec.BoundBucket(prov)
 			if m.Bound[bucket] == nil {
 				m.Bound[bucket] = map[string][]byte{}
 			}
 			e, _ := json.Marshal(nodes.BoundEntry{State: "bound", Values: map[string]string{BoundKey: "https://" + prov + ".mesh/" + name}})
-			m.Bound[bucket][nodes.BoundKey(node, name, Provision, "")] = e
+			m.Bound[bucket][spec.BoundKey(node, name, Provision, "")] = e
 		}
 	}
 	return m, nil

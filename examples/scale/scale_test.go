@@ -8,6 +8,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func small(t *testing.T) *Mesh {
@@ -39,7 +40,7 @@ func TestEveryAssignmentParsesAndItsArchiveMatches(t *testing.T) {
 	}
 	for _, a := range m.Assignments {
 		b, _ := json.Marshal(a)
-		if _, err := nodes.ParseAssignment(nodes.EncodeKey(a.Node, a.Module), b); err != nil {
+		if _, err := nodes.ParseAssignment(spec.EncodeKey(a.Node, a.Module), b); err != nil {
 			t.Fatalf("%s: %v", a.Module, err)
 		}
 		name := archiveName(t, m, a.Provisioning.Templates.Ref)
@@ -102,8 +103,8 @@ func TestDependentsAreExactlyTheFilesThatChange(t *testing.T) {
 		if c.key != ItemKey && len(m.Dependents(0, c.i, c.key)) == 0 {
 			t.Fatalf("key %s is named by no file", c.key)
 		}
-		k := nodes.EncodeKey(NodeName(0), ModuleName(0, c.i), c.key)
-		g.Put(nodes.ConfigBucket, k, []byte(ConfigValue(ModuleName(0, c.i), c.key, v+1)))
+		k := spec.EncodeKey(NodeName(0), ModuleName(0, c.i), c.key)
+		g.Put(spec.ConfigBucket, k, []byte(ConfigValue(ModuleName(0, c.i), c.key, v+1)))
 		g.Stabilize()
 		after := contents(g, m)
 		var changed []string
@@ -124,10 +125,10 @@ func load(t *testing.T, m *Mesh, n int) *nodes.Mesh {
 	t.Helper()
 	g := nodes.NewMesh(NodeName(n))
 	for _, k := range []string{"config", "dir", "port", "access", "seat", "machine", "secret", "bound", "collected", "consumers"} {
-		g.Put(nodes.RegistryBucket, k, []byte(`{"kind":"`+k+`"}`))
+		g.Put(spec.RegistryBucket, k, []byte(`{"kind":"`+k+`"}`))
 	}
 	for k, v := range m.ConfigValues {
-		g.Put(nodes.ConfigBucket, k, v)
+		g.Put(spec.ConfigBucket, k, v)
 	}
 	for b, keys := range m.Bound {
 		for k, v := range keys {
@@ -136,7 +137,7 @@ func load(t *testing.T, m *Mesh, n int) *nodes.Mesh {
 	}
 	for _, a := range m.Assignments {
 		b, _ := json.Marshal(a)
-		if err := g.Put(nodes.AssignmentsBucket, nodes.EncodeKey(a.Node, a.Module), b).Refused; err != nil {
+		if err := g.Put(spec.AssignmentsBucket, spec.EncodeKey(a.Node, a.Module), b).Refused; err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,14 +3,13 @@ package archive
 import (
 	"errors"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Limits of SPEC §4.1.
-// TODO(lead): swap for the exported limits of package nodes once they land.
 const (
-	maxArchiveBytes   = nodes.MaxArchiveBytes   // a templates archive, and its tar uncompressed
-	maxArchiveMembers = nodes.MaxArchiveMembers // members of a templates archive
+	maxArchiveBytes   = spec.MaxArchiveBytes   // a templates archive, and its tar uncompressed
+	maxArchiveMembers = spec.MaxArchiveMembers // members of a templates archive
 )
 
 // Sentinels every error of Get wraps one of (where it applies); test them

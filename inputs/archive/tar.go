@@ -9,6 +9,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // limits bounds what readArchive accepts.
@@ -131,21 +133,12 @@ func memberName(raw string) (string, error) {
 		return "", fmt.Errorf("%w %q: empty name", ErrUnsafeMember, raw)
 	case strings.HasPrefix(name, "/"):
 		return "", fmt.Errorf("%w %q: absolute name", ErrUnsafeMember, raw)
-	case hasDotDot(name):
+	case spec.HasDotDot(name):
 		return "", fmt.Errorf("%w %q: name holds \"..\"", ErrUnsafeMember, raw)
 	case path.Clean(name) != name:
 		return "", fmt.Errorf("%w %q: name is not clean (it reads %q)", ErrUnsafeMember, raw, path.Clean(name))
 	}
 	return name, nil
-}
-
-func hasDotDot(name string) bool {
-	for _, el := range strings.Split(name, "/") {
-		if el == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 func typeName(t byte) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // scriptedVault answers each ask for a name with the next status of its
@@ -37,7 +38,7 @@ func startAsker(t *testing.T, script map[string][]string, refused time.Duration)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = nc.Subscribe(Subject("ace"), func(m *nats.Msg) {
+	_, err = nc.Subscribe(spec.VaultGetSubject("ace"), func(m *nats.Msg) {
 		var q Request
 		json.Unmarshal(m.Data, &q)
 		v.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // WatchChanged calls fn with the vault name of every secret the vault says
@@ -13,9 +15,9 @@ import (
 // names no secret is ignored. fn runs on the subscription's goroutine.
 func WatchChanged(nc *nats.Conn, fn func(secret string)) (*nats.Subscription, error) {
 	if nc == nil || fn == nil {
-		return nil, errors.New("watching " + SubjectChanged + ": no connection or no callback")
+		return nil, errors.New("watching " + spec.VaultChangedSubject + ": no connection or no callback")
 	}
-	sub, err := nc.Subscribe(SubjectChanged, func(m *nats.Msg) {
+	sub, err := nc.Subscribe(spec.VaultChangedSubject, func(m *nats.Msg) {
 		var p struct {
 			Secret string `json:"secret"`
 		}
@@ -25,7 +27,7 @@ func WatchChanged(nc *nats.Conn, fn func(secret string)) (*nats.Subscription, er
 		fn(p.Secret)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("subscribing %s: %w", SubjectChanged, err)
+		return nil, fmt.Errorf("subscribing %s: %w", spec.VaultChangedSubject, err)
 	}
 	return sub, nil
 }

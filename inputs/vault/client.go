@@ -10,15 +10,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// Subjects and timings of the protocol (SPEC §2.3, §4.2).
+// Timings of the protocol (SPEC §4.2); its subjects are in package spec.
 const (
-	// SubjectGetPrefix is followed by the asking node's encoded name.
-	SubjectGetPrefix = "mesh-vault.get.provisioner."
-	// SubjectChanged carries {"secret": "<vault name>"}, never a value.
-	SubjectChanged = "mesh-vault.secret-changed"
 	// DefaultTimeout is how long an ask waits for a reply.
 	DefaultTimeout = 5 * time.Second
 	// RefusedRetry is how long after a refusal a secret is asked again.
@@ -31,12 +27,6 @@ const (
 	StatusAbsent  = "absent"
 	StatusRefused = "refused"
 )
-
-// Subject is the request subject for node: mesh-vault.get.provisioner.<node>,
-// the node encoded as one key token (SPEC §2.1).
-func Subject(node string) string {
-	return SubjectGetPrefix + nodes.EncodeToken(node)
-}
 
 // Request is the vault request's JSON.
 type Request struct {
@@ -149,7 +139,7 @@ func (c *Client) ask(ctx context.Context, secret, module string) Result {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	subject := Subject(c.Node)
+	subject := spec.VaultGetSubject(c.Node)
 	body, err := json.Marshal(Request{Secret: secret, Node: c.Node, Module: module, PublicKey: c.Keys.PublicBase64()})
 	if err != nil {
 		return Result{Outcome: Error, Reason: fmt.Sprintf("encoding the vault request for %s: %v", secret, err)}

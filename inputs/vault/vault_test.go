@@ -13,22 +13,6 @@ import (
 	"golang.org/x/crypto/nacl/box"
 )
 
-func TestNames(t *testing.T) {
-	cases := []struct{ got, want string }{
-		{OwnName("claude-code", "api-key"), "own/claude-code/api-key"},
-		{ProvisionName("gitea", "gitea-read", "ace", "claude-code"), "provision/gitea/gitea-read/ace/claude-code"},
-		{PairName("gitea", "gitea-read", "g14", "claude-code", ""), "pair/gitea/gitea-read/g14/claude-code"},
-		{PairName("gitea", "gitea-read", "g14", "claude-code", "second"), "pair/gitea/gitea-read/g14/claude-code/second"},
-		{Subject("ace"), "mesh-vault.get.provisioner.ace"},
-		{Subject("a.b"), "mesh-vault.get.provisioner.a=2Eb"},
-	}
-	for _, c := range cases {
-		if c.got != c.want {
-			t.Errorf("got %q, want %q", c.got, c.want)
-		}
-	}
-}
-
 func seal(t *testing.T, k *Keys, value []byte) string {
 	t.Helper()
 	pub, err := base64.StdEncoding.DecodeString(k.PublicBase64())

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Publisher writes one node's needs, reports and items. Safe for
@@ -248,7 +248,7 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 		sums[m] = s
 		want[m] = p.needsWant(m, n)
 	}
-	errs := p.syncAll(ctx, nodes.NeedsBucket, want)
+	errs := p.syncAll(ctx, spec.NeedsBucket, want)
 	for m, s := range sums {
 		if errs[m] == nil {
 			p.needsSynced[m] = s
@@ -302,10 +302,10 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 // is not encoded again: its want is nil (keep what is written).
 func (p *Publisher) needsWant(module string, needs []Need) map[string][]byte {
 	want := make(map[string][]byte, len(needs))
-	done := p.written[nodes.NeedsBucket][module]
+	done := p.written[spec.NeedsBucket][module]
 	for i := range needs {
 		n := &needs[i]
-		k := nodes.EncodeKey(p.Node, module, n.Kind, n.Name)
+		k := spec.EncodeKey(p.Node, module, n.Kind, n.Name)
 		f := needSum(n)
 		if m, ok := p.needs[k]; ok && m.fields == f {
 			if s, ok := done[k]; ok && s == m.bytes {
@@ -319,7 +319,7 @@ func (p *Publisher) needsWant(module string, needs []Need) map[string][]byte {
 		p.needs[k] = needMemo{fields: f, bytes: sumOf(b)}
 		want[k] = b
 	}
-	for k := range p.written[nodes.NeedsBucket][module] {
+	for k := range p.written[spec.NeedsBucket][module] {
 		if _, ok := want[k]; !ok {
 			delete(p.needs, k)
 		}
@@ -349,7 +349,7 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 	for module, its := range items {
 		w := make(map[string][]byte, len(its))
 		for c, text := range its {
-			k := nodes.EncodeKey(p.Node, c, module)
+			k := spec.EncodeKey(p.Node, c, module)
 			if text == nil {
 				w[k] = nil
 				continue
@@ -365,7 +365,7 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 		}
 		want[module] = w
 	}
-	errs := p.syncAll(ctx, nodes.CollectBucket, want)
+	errs := p.syncAll(ctx, spec.CollectBucket, want)
 	for module, tl := range tooLarge {
 		errs[module] = errors.Join(append(tl, errs[module])...)
 	}
@@ -382,17 +382,17 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	kv, err := p.kv(ctx, nodes.CollectBucket)
+	kv, err := p.kv(ctx, spec.CollectBucket)
 	if err != nil {
 		return 0, err
 	}
-	lister, err := kv.ListKeysFiltered(ctx, nodes.EncodeToken(p.Node)+".>")
+	lister, err := kv.ListKeysFiltered(ctx, spec.EncodeToken(p.Node)+".>")
 	if err != nil {
-		return 0, fmt.Errorf("%s: listing this node's items: %w", nodes.CollectBucket, err)
+		return 0, fmt.Errorf("%s: listing this node's items: %w", spec.CollectBucket, err)
 	}
 	var stale, kept []string
 	for k := range lister.Keys() {
-		toks, err := nodes.DecodeKey(k, 3)
+		toks, err := spec.DecodeKey(k, 3)
 		switch {
 		case err != nil:
 			// out of shape: not ours to judge (the server's query says it)
@@ -403,8 +403,8 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 		}
 	}
 	for _, k := range kept {
-		toks, _ := nodes.DecodeKey(k, 3)
-		done := p.done(nodes.CollectBucket, toks[2])
+		toks, _ := spec.DecodeKey(k, 3)
+		done := p.done(spec.CollectBucket, toks[2])
 		if _, ok := done[k]; ok {
 			continue
 		}
@@ -413,17 +413,17 @@ func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor 
 			continue
 		}
 		if err != nil {
-			return 0, fmt.Errorf("%s %s: %w", nodes.CollectBucket, k, err)
+			return 0, fmt.Errorf("%s %s: %w", spec.CollectBucket, k, err)
 		}
 		done[k] = sumOf(e.Value())
 	}
 	n := 0
 	for _, k := range stale {
 		if err := kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return n, fmt.Errorf("%s %s: delete: %w", nodes.CollectBucket, k, err)
+			return n, fmt.Errorf("%s %s: delete: %w", spec.CollectBucket, k, err)
 		}
-		toks, _ := nodes.DecodeKey(k, 3)
-		delete(p.done(nodes.CollectBucket, toks[2]), k)
+		toks, _ := spec.DecodeKey(k, 3)
+		delete(p.done(spec.CollectBucket, toks[2]), k)
 		n++
 	}
 	return n, nil
@@ -452,7 +452,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 	defer p.mu.Unlock()
 	p.init()
 	out := make([]Written, len(rs))
-	kv, err := p.kv(ctx, nodes.AppliedBucket)
+	kv, err := p.kv(ctx, spec.AppliedBucket)
 	type pending struct {
 		i      int
 		key    string
@@ -468,11 +468,11 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		for _, pp := range inFlight {
 			select {
 			case <-pp.ack.Ok():
-				out[pp.i] = p.reported(pp.module, pp.key, pp.b, &pp.sig)
+				out[pp.i] = p.reported(pp.module, pp.b, &pp.sig)
 			case err := <-pp.ack.Err():
-				out[pp.i].Err = fmt.Errorf("%s %s: %w", nodes.AppliedBucket, pp.key, err)
+				out[pp.i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, pp.key, err)
 			case <-wctx.Done():
-				out[pp.i].Err = fmt.Errorf("%s %s: %w", nodes.AppliedBucket, pp.key, wctx.Err())
+				out[pp.i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, pp.key, wctx.Err())
 			}
 		}
 		inFlight = inFlight[:0]
@@ -505,18 +505,18 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 			out[i].Err = ferr
 			continue
 		}
-		key := nodes.EncodeKey(p.Node, r.Module)
+		key := spec.EncodeKey(p.Node, r.Module)
 		if r.State == "removed" {
 			if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 				out[i].Err = err
 				continue
 			}
-			out[i] = p.reported(r.Module, key, b, nil)
+			out[i] = p.reported(r.Module, b, nil)
 			continue
 		}
-		ack, err := p.JS.PublishAsync("$KV."+nodes.AppliedBucket+"."+key, b)
+		ack, err := p.JS.PublishAsync("$KV."+spec.AppliedBucket+"."+key, b)
 		if err != nil {
-			out[i].Err = fmt.Errorf("%s %s: %w", nodes.AppliedBucket, key, err)
+			out[i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, key, err)
 			continue
 		}
 		inFlight = append(inFlight, pending{i: i, key: key, b: b, sig: sig, ack: ack, module: r.Module})
@@ -530,8 +530,8 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 
 // reported publishes a report that is in the bucket (or deleted from it,
 // sig nil) and remembers it.
-func (p *Publisher) reported(module, key string, b []byte, sig *sum) Written {
-	if err := p.NC.Publish("prov.applied."+key, b); err != nil {
+func (p *Publisher) reported(module string, b []byte, sig *sum) Written {
+	if err := p.NC.Publish(spec.AppliedSubject(p.Node, module), b); err != nil {
 		return Written{Err: err}
 	}
 	if sig == nil {
@@ -549,5 +549,5 @@ func (p *Publisher) Changed(module, kind, key string) error {
 	if key != "" {
 		msg["key"] = key
 	}
-	return p.NC.Publish("prov.changed."+nodes.EncodeKey(p.Node, module), encode(msg))
+	return p.NC.Publish(spec.ChangedSubject(p.Node, module), encode(msg))
 }

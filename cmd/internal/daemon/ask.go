@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 type askRequest struct {
@@ -25,7 +26,7 @@ type askReply struct {
 // mesh-config_resolved holds it, only for a module assigned to this node
 // and a key resolved for it. Nothing else is answered, a secret never.
 func (d *Daemon) serveAsk(ctx context.Context) (func(), error) {
-	sub, err := d.nc.Subscribe("prov.ask."+nodes.EncodeToken(d.cfg.Node), func(msg *nats.Msg) {
+	sub, err := d.nc.Subscribe(spec.AskSubject(d.cfg.Node), func(msg *nats.Msg) {
 		reply := d.answer(ctx, msg.Data)
 		b, _ := json.Marshal(reply)
 		_ = msg.Respond(b)

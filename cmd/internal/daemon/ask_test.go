@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func askFor(t *testing.T, m *mesh, node, body string) map[string]string {
@@ -23,9 +23,9 @@ func askFor(t *testing.T, m *mesh, node, body string) map[string]string {
 
 func TestProvAskAnswersOnlyAnAssignedModulesConfigValue(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
-	m.put(nodes.ConfigBucket, "ace.ghost.model", "boo")
+	m.put(spec.ConfigBucket, "ace.web.model", "opus")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.put(spec.ConfigBucket, "ace.ghost.model", "boo")
 	m.assign("ace", "web", webPlan(), webTemplates)
 	m.client("ace")
 	m.waitState("ace", "web", "applied")
@@ -55,7 +55,7 @@ func TestAConfigPutPublishesOneChangedEventNamingTheKeyAndNoValue(t *testing.T) 
 		t.Fatalf("start event %v %v", first, err)
 	}
 	m.waitState("ace", "web", "applied")
-	m.put(nodes.ConfigBucket, "ace.web.model", "haiku-secret-looking-value")
+	m.put(spec.ConfigBucket, "ace.web.model", "haiku-secret-looking-value")
 	msg, err := sub.NextMsg(5 * time.Second)
 	if err != nil || string(msg.Data) != `{"key":"model","kind":"config"}` {
 		t.Fatalf("change event %v %v", msg, err)

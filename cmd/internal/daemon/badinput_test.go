@@ -19,6 +19,7 @@ import (
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Bad input refused (docs/RELIABILITY.md): each bad assignment, template,
@@ -106,7 +107,7 @@ func TestBadInputFailsItsModuleAloneWithAClearReason(t *testing.T) {
 
 	want := map[string]string{} // module → what its reason must say
 	raw := func(module, body string, says string) {
-		m.put(nodes.AssignmentsBucket, "ace."+module, body)
+		m.put(spec.AssignmentsBucket, "ace."+module, body)
 		want[module] = says
 	}
 	// The assignment itself.
@@ -126,9 +127,9 @@ func TestBadInputFailsItsModuleAloneWithAClearReason(t *testing.T) {
 
 	// Templates and what they render.
 	m.assign("ace", "placeholders", plan1("/etc/placeholders/f"),
-		map[string]string{"t": strings.Repeat("${port:http}", nodes.MaxPlaceholders+1)})
+		map[string]string{"t": strings.Repeat("${port:http}", spec.MaxPlaceholders+1)})
 	want["placeholders"] = "more than 4096 placeholders"
-	m.put(nodes.ConfigBucket, "ace.huge.big", strings.Repeat("b", 6000))
+	m.put(spec.ConfigBucket, "ace.huge.big", strings.Repeat("b", 6000))
 	m.assign("ace", "huge", plan1("/etc/huge/f"), map[string]string{"t": strings.Repeat("${config:big}", 3000)})
 	want["huge"] = "over the limit of 16777216 bytes"
 
@@ -166,7 +167,7 @@ func TestBadInputFailsItsModuleAloneWithAClearReason(t *testing.T) {
 		}
 	}
 	// The daemon goes on: web follows its values.
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
 	m.waitState("ace", "web", "applied")
 }
@@ -189,18 +190,18 @@ func TestKeysOutOfShapeAreIgnoredLoggedAndListedByTheServer(t *testing.T) {
 
 	asg := `{"node":"ace","module":"web","provisioning":{}}`
 	bad := map[string][]string{ // bucket → keys out of shape
-		nodes.AssignmentsBucket: {"ace.we=ZZ", "ace.=41b", "ace", "ace.web.extra"},
-		nodes.ConfigBucket:      {"ace.web=ZZ.model", "ace.web.=6Dodel", "ace.web", "ace.web.model.extra"},
-		nodes.RegistryBucket:    {"con=ZZ", "=63onfig", "con.fig"},
-		"gitea_bound":           {"ace.c=ZZ.gitea-read", "ace.cc", "ace.cc.gitea-read.l.extra"},
+		spec.AssignmentsBucket: {"ace.we=ZZ", "ace.=41b", "ace", "ace.web.extra"},
+		spec.ConfigBucket:      {"ace.web=ZZ.model", "ace.web.=6Dodel", "ace.web", "ace.web.model.extra"},
+		spec.RegistryBucket:    {"con=ZZ", "=63onfig", "con.fig"},
+		"gitea_bound":          {"ace.c=ZZ.gitea-read", "ace.cc", "ace.cc.gitea-read.l.extra"},
 	}
 	for b, keys := range bad {
 		for _, k := range keys {
 			v := "x"
 			switch b {
-			case nodes.AssignmentsBucket:
+			case spec.AssignmentsBucket:
 				v = asg
-			case nodes.RegistryBucket:
+			case spec.RegistryBucket:
 				v = `{"kind":"config","owner":"mesh-config","bucket":"mesh-config_resolved","key":"<node>.<module>.<key>"}`
 			case "gitea_bound":
 				v = `{"state":"bound","values":{"as":"evil"}}`
@@ -226,7 +227,7 @@ func TestKeysOutOfShapeAreIgnoredLoggedAndListedByTheServer(t *testing.T) {
 		}
 		return nil
 	})
-	applied, _ := m.kv(nodes.AppliedBucket).ListKeys(t.Context())
+	applied, _ := m.kv(spec.AppliedBucket).ListKeys(t.Context())
 	for k := range applied.Keys() {
 		if k != "ace.web" && k != "ace.cc" {
 			t.Errorf("a report for %q, from a key out of shape", k)
@@ -236,12 +237,12 @@ func TestKeysOutOfShapeAreIgnoredLoggedAndListedByTheServer(t *testing.T) {
 	// The server's verb lists every key out of shape in the buckets it
 	// serves, with why, and still lists the good ones.
 	for what, keys := range map[string][]string{
-		"registry": bad[nodes.RegistryBucket],
+		"registry": bad[spec.RegistryBucket],
 		"needs":    {"zed.m=ZZ.config.k", "zed.m.config", "zed.m.config.k.extra"},
 		"applied":  {"zed.=6D", "zed", "zed.m.extra"},
 		"collect":  {"zed.c=ZZ.m", "zed.c", "zed.c.m.extra"},
 	} {
-		bucket := map[string]string{"needs": nodes.NeedsBucket, "applied": nodes.AppliedBucket, "collect": nodes.CollectBucket}[what]
+		bucket := map[string]string{"needs": spec.NeedsBucket, "applied": spec.AppliedBucket, "collect": spec.CollectBucket}[what]
 		for _, k := range keys {
 			if bucket != "" {
 				m.put(bucket, k, `{}`)
@@ -280,7 +281,7 @@ func (m *mesh) query(what string) string {
 		m.t.Fatal(err)
 	}
 	defer stop()
-	msg, err := m.nc.Request(srv.QuerySubject, []byte(`{"what":"`+what+`"}`), 10*time.Second)
+	msg, err := m.nc.Request(spec.QuerySubject, []byte(`{"what":"`+what+`"}`), 10*time.Second)
 	if err != nil {
 		m.t.Fatal(err)
 	}

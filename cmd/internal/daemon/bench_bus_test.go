@@ -23,6 +23,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
 	"github.com/novox/mesh-provisioner/outputs/report"
@@ -84,12 +85,12 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 	if err := srv.EnsureBuckets(ctx, h.js, 1); err != nil {
 		b.Fatal(err)
 	}
-	reg, _ := h.js.KeyValue(ctx, srv.RegistryBucket)
+	reg, _ := h.js.KeyValue(ctx, spec.RegistryBucket)
 	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
 		b.Fatal(err)
 	}
-	h.bucket(nodes.AssignmentsBucket)
-	h.bucket(nodes.ConfigBucket)
+	h.bucket(spec.AssignmentsBucket)
+	h.bucket(spec.ConfigBucket)
 	h.root = filltest.Dir(b, fillRoot, "bench-root") // see filltest.Dir for why
 	sockDir, err := os.MkdirTemp("", "bench")        // a short path: unix socket names are limited
 	if err != nil {
@@ -121,8 +122,8 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 		var r report.Report
 		if json.Unmarshal(m.Data, &r) == nil {
 			h.mu.Lock()
-			h.reports[nodes.EncodeKey(r.Node, r.Module)] = r
-			h.events[nodes.EncodeKey(r.Node, r.Module)]++
+			h.reports[spec.EncodeKey(r.Node, r.Module)] = r
+			h.events[spec.EncodeKey(r.Node, r.Module)]++
 			h.mu.Unlock()
 		}
 	})
@@ -182,12 +183,12 @@ func (h *benchBus) load(m *scale.Mesh) {
 	for bucket, kvs := range m.Bound {
 		h.putAll(bucket, kvs)
 	}
-	h.putAll(nodes.ConfigBucket, m.ConfigValues)
+	h.putAll(spec.ConfigBucket, m.ConfigValues)
 	asg := map[string][]byte{}
 	for _, a := range m.Assignments {
-		asg[nodes.EncodeKey(a.Node, a.Module)], _ = json.Marshal(a)
+		asg[spec.EncodeKey(a.Node, a.Module)], _ = json.Marshal(a)
 	}
-	h.putAll(nodes.AssignmentsBucket, asg)
+	h.putAll(spec.AssignmentsBucket, asg)
 }
 
 func (h *benchBus) putAll(bucket string, kvs map[string][]byte) {
@@ -308,7 +309,7 @@ func (h *benchBus) settle(quiet time.Duration) (int, time.Time) {
 func appliedKeys(m *scale.Mesh, node int) []string {
 	out := make([]string, 0, m.Config.Modules)
 	for i := 0; i < m.Config.Modules; i++ {
-		out = append(out, nodes.EncodeKey(scale.NodeName(node), scale.ModuleName(node, i)))
+		out = append(out, spec.EncodeKey(scale.NodeName(node), scale.ModuleName(node, i)))
 	}
 	return out
 }

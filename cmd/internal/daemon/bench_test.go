@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/examples/scale"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
 	"github.com/novox/mesh-provisioner/outputs/report"
@@ -38,10 +38,10 @@ type change struct {
 func putChange(h *benchBus, m *scale.Mesh, n int, c change) []byte {
 	h.b.Helper()
 	mod := scale.ModuleName(n, c.i)
-	k := nodes.EncodeKey(scale.NodeName(n), mod, c.key)
+	k := spec.EncodeKey(scale.NodeName(n), mod, c.key)
 	v := []byte(scale.ConfigValue(mod, c.key, c.v))
 	m.ConfigValues[k] = v
-	if _, err := h.js.Publish(context.Background(), "$KV."+nodes.ConfigBucket+"."+k, v); err != nil {
+	if _, err := h.js.Publish(context.Background(), "$KV."+spec.ConfigBucket+"."+k, v); err != nil {
 		h.b.Fatal(err)
 	}
 	return v
@@ -70,7 +70,7 @@ func latencies(h *benchBus, m *scale.Mesh, changes []change) []time.Duration {
 // reported applied.
 func latency(h *benchBus, m *scale.Mesh, c change) time.Duration {
 	h.b.Helper()
-	key := nodes.EncodeKey(scale.NodeName(0), scale.ModuleName(0, c.i))
+	key := spec.EncodeKey(scale.NodeName(0), scale.ModuleName(0, c.i))
 	events := h.appliedEvents(key)
 	start := time.Now()
 	v := putChange(h, m, 0, c)
@@ -327,10 +327,10 @@ func benchBurst(b *testing.B, h *benchBus, m *scale.Mesh, d *Daemon) {
 	var last []byte
 	for _, ch := range changes { // published without waiting for each ack: a burst
 		mod := scale.ModuleName(0, ch.i)
-		k := nodes.EncodeKey(scale.NodeName(0), mod, ch.key)
+		k := spec.EncodeKey(scale.NodeName(0), mod, ch.key)
 		last = []byte(scale.ConfigValue(mod, ch.key, ch.v))
 		m.ConfigValues[k] = last
-		if _, err := h.js.PublishAsync("$KV."+nodes.ConfigBucket+"."+k, last); err != nil {
+		if _, err := h.js.PublishAsync("$KV."+spec.ConfigBucket+"."+k, last); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -394,13 +394,13 @@ func BenchmarkHundredClients(b *testing.B) {
 	for v := 1; v <= b.N; v++ {
 		for n := 0; n < nodesN; n++ {
 			mod := scale.ModuleName(n, 0)
-			m.ConfigValues[nodes.EncodeKey(scale.NodeName(n), mod, key)] = []byte(scale.ConfigValue(mod, key, v))
+			m.ConfigValues[spec.EncodeKey(scale.NodeName(n), mod, key)] = []byte(scale.ConfigValue(mod, key, v))
 			content, err := m.Renderer(n).Render(0, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
 			sum := sha256.Sum256(content)
-			k := nodes.EncodeKey(scale.NodeName(n), mod)
+			k := spec.EncodeKey(scale.NodeName(n), mod)
 			want[k] = "sha256:" + hex.EncodeToString(sum[:])
 			if v == 1 {
 				keys = append(keys, k)
@@ -412,7 +412,7 @@ func BenchmarkHundredClients(b *testing.B) {
 			putChange(h, m, n, change{i: 0, key: key, v: v})
 		}
 		h.waitReports(time.Minute, keys, func(r report.Report) bool {
-			k := nodes.EncodeKey(r.Node, r.Module)
+			k := spec.EncodeKey(r.Node, r.Module)
 			ok := r.State == "applied" && len(r.Files) > 0 && r.Files[0].Digest == want[k]
 			if _, seen := at[k]; ok && !seen {
 				at[k] = time.Since(start)

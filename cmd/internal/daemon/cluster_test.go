@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // clusterMesh is a mesh on a three-server JetStream cluster on loopback
@@ -88,16 +88,16 @@ func newClusterMesh(t *testing.T) *clusterMesh {
 	// The cluster is ready once it has a meta leader: buckets can be made.
 	ctx := context.Background()
 	m.checkFor(30*time.Second, func() error {
-		_, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: nodes.AssignmentsBucket, Replicas: 3})
+		_, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket, Replicas: 3})
 		return err
 	})
-	if _, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: nodes.ConfigBucket, Replicas: 3}); err != nil {
+	if _, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.ConfigBucket, Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.EnsureBuckets(ctx, m.js, 3); err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := m.js.KeyValue(ctx, srv.RegistryBucket)
+	reg, _ := m.js.KeyValue(ctx, spec.RegistryBucket)
 	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +155,8 @@ func (cm *clusterMesh) connectedTo(d *Daemon) int {
 // nothing breaks, and the module never reports failed.
 func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 	cm := newClusterMesh(t)
-	cm.putEventually(nodes.ConfigBucket, "ace.web.model", "opus")
-	cm.putEventually(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	cm.putEventually(spec.ConfigBucket, "ace.web.model", "opus")
+	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "vanilla")
 	cm.assign("ace", "web", webPlan(), webTemplates)
 	states := cm.statesOf("ace", "web")
 	d := cm.client("ace", func(c *Config) { c.Bus.URL = cm.urls })
@@ -167,7 +167,7 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 	cm.servers[k].Shutdown()
 	cm.servers[k].WaitForShutdown()
 	start := time.Now()
-	cm.putEventually(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "mint")
 	cm.checkFor(45*time.Second, func() error {
 		got, _, err := cm.file("/etc/web/c.conf")
 		if err != nil || got != "flavour = mint\n" {
@@ -182,7 +182,7 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 
 	o := cm.opts[k]
 	cm.servers[k] = restart(t, &o)
-	cm.putEventually(nodes.ConfigBucket, "ace.web.model", "sonnet")
+	cm.putEventually(spec.ConfigBucket, "ace.web.model", "sonnet")
 	cm.checkFor(45*time.Second, func() error {
 		got, _, err := cm.file("/etc/web/a.conf")
 		if err != nil || got != "model = sonnet\nport = 8080\n" {

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
 const zshColl = "shell:zsh:normal"
 
 // zshKey is the collect bucket's key of node's item of module in zsh:normal.
-func zshKey(node, module string) string { return nodes.EncodeKey(node, zshColl, module) }
+func zshKey(node, module string) string { return spec.EncodeKey(node, zshColl, module) }
 
 func itemJSON(collection, contributor, text string) string {
 	b, _ := json.Marshal(report.Item{Collection: collection, Contributor: contributor, Item: text})
@@ -67,15 +68,15 @@ func (m *mesh) waitValue(bucket, key, want string) {
 
 func TestThreeContributorsAndACollectorMakeTheCollectedFileAndOnlyItMoves(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.beta.editor", "vim")
-	m.put(nodes.ConfigBucket, "ace.gamma.flag", "on")
+	m.put(spec.ConfigBucket, "ace.beta.editor", "vim")
+	m.put(spec.ConfigBucket, "ace.gamma.flag", "on")
 	m.contribute("ace", "gamma", "setopt ${config:flag}\n")
 	m.contribute("ace", "alpha", "alias ll='ls -l'") // no trailing newline: one is added
 	m.assign("ace", "beta", nodes.Plan{
 		Files: []nodes.FileSpec{{Path: "/etc/beta.conf", Template: "conf"}},
 		Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
 	}, map[string]string{"item": "export EDITOR=${config:editor}\n\n", "conf": "level=${config:level}\n"})
-	m.put(nodes.ConfigBucket, "ace.beta.level", "1")
+	m.put(spec.ConfigBucket, "ace.beta.level", "1")
 	m.collector("ace", "zsh")
 	m.client("ace")
 
@@ -85,29 +86,29 @@ func TestThreeContributorsAndACollectorMakeTheCollectedFileAndOnlyItMoves(t *tes
 		"## gamma\nsetopt on\n"
 	m.waitFile("/etc/zsh/zshrc", want)
 	m.waitState("ace", "zsh", "applied")
-	m.waitValue(nodes.CollectBucket, "ace.shell=3Azsh=3Anormal.beta", itemJSON(zshColl, "beta", "export EDITOR=vim\n\n"))
-	m.waitValue(nodes.CollectBucket, zshKey("ace", "alpha"), itemJSON(zshColl, "alpha", "alias ll='ls -l'"))
-	m.waitValue(nodes.CollectBucket, zshKey("ace", "gamma"), itemJSON(zshColl, "gamma", "setopt on\n"))
+	m.waitValue(spec.CollectBucket, "ace.shell=3Azsh=3Anormal.beta", itemJSON(zshColl, "beta", "export EDITOR=vim\n\n"))
+	m.waitValue(spec.CollectBucket, zshKey("ace", "alpha"), itemJSON(zshColl, "alpha", "alias ll='ls -l'"))
+	m.waitValue(spec.CollectBucket, zshKey("ace", "gamma"), itemJSON(zshColl, "gamma", "setopt on\n"))
 
 	// beta's other file moves, its item does not: the item is not recorded
 	// again and the collector is not filled again.
-	rev := m.revision(nodes.CollectBucket, zshKey("ace", "beta"))
+	rev := m.revision(spec.CollectBucket, zshKey("ace", "beta"))
 	from := m.fills.count()
-	m.put(nodes.ConfigBucket, "ace.beta.level", "2")
+	m.put(spec.ConfigBucket, "ace.beta.level", "2")
 	m.waitFile("/etc/beta.conf", "level=2\n")
 	time.Sleep(300 * time.Millisecond)
 	if got := m.fills.since(from); strings.Join(got, ",") != "/etc/beta.conf" {
 		t.Fatalf("sent %v, want only /etc/beta.conf", got)
 	}
-	if r := m.revision(nodes.CollectBucket, zshKey("ace", "beta")); r != rev {
+	if r := m.revision(spec.CollectBucket, zshKey("ace", "beta")); r != rev {
 		t.Fatalf("an unchanged item was recorded again: revision %d → %d", rev, r)
 	}
 
 	// beta's item changes: recorded again, the collector filled again.
-	m.put(nodes.ConfigBucket, "ace.beta.editor", "nvim")
+	m.put(spec.ConfigBucket, "ace.beta.editor", "nvim")
 	want = strings.Replace(want, "EDITOR=vim", "EDITOR=nvim", 1)
 	m.waitFile("/etc/zsh/zshrc", want)
-	m.waitValue(nodes.CollectBucket, zshKey("ace", "beta"), itemJSON(zshColl, "beta", "export EDITOR=nvim\n\n"))
+	m.waitValue(spec.CollectBucket, zshKey("ace", "beta"), itemJSON(zshColl, "beta", "export EDITOR=nvim\n\n"))
 
 	// A fourth contributor appears: only the collector's file is sent.
 	time.Sleep(200 * time.Millisecond)
@@ -122,21 +123,21 @@ func TestThreeContributorsAndACollectorMakeTheCollectedFileAndOnlyItMoves(t *tes
 
 	// A contributor taken off the node: its item is deleted from the bucket
 	// and the collector filled again without it.
-	m.del(nodes.AssignmentsBucket, "ace.alpha")
-	m.waitGone(nodes.CollectBucket, zshKey("ace", "alpha"))
+	m.del(spec.AssignmentsBucket, "ace.alpha")
+	m.waitGone(spec.CollectBucket, zshKey("ace", "alpha"))
 	want = strings.Replace(want, "## alpha\nalias ll='ls -l'\n", "", 1)
 	m.waitFile("/etc/zsh/zshrc", want)
 
 	// An item taken out of a plan that stays: deleted, and filled again.
 	m.assign("ace", "gamma", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/gamma", Template: "f"}}},
 		map[string]string{"f": "gamma\n"})
-	m.waitGone(nodes.CollectBucket, zshKey("ace", "gamma"))
+	m.waitGone(spec.CollectBucket, zshKey("ace", "gamma"))
 	want = strings.Replace(want, "## gamma\nsetopt on\n", "", 1)
 	m.waitFile("/etc/zsh/zshrc", want)
 
 	// The last ones go: the collection is the empty text.
-	m.del(nodes.AssignmentsBucket, "ace.beta")
-	m.del(nodes.AssignmentsBucket, "ace.delta")
+	m.del(spec.AssignmentsBucket, "ace.beta")
+	m.del(spec.AssignmentsBucket, "ace.delta")
 	m.waitFile("/etc/zsh/zshrc", "# managed by mesh\n")
 }
 
@@ -148,21 +149,21 @@ func TestOnStartItemsOfModulesNoLongerHereAreDeletedAndTheOthersNotRewritten(t *
 	// of a module gone meanwhile, one alpha no longer contributes, and
 	// another node's.
 	live := itemJSON(zshColl, "alpha", "alias a=b\n")
-	m.put(nodes.CollectBucket, zshKey("ace", "alpha"), live)
-	m.put(nodes.CollectBucket, zshKey("ace", "gone"), itemJSON(zshColl, "gone", "stale\n"))
-	m.put(nodes.CollectBucket, nodes.EncodeKey("ace", "env", "alpha"), itemJSON("env", "alpha", "stale\n"))
-	m.put(nodes.CollectBucket, zshKey("g14", "gone"), itemJSON(zshColl, "gone", "not ours\n"))
-	rev := m.revision(nodes.CollectBucket, zshKey("ace", "alpha"))
+	m.put(spec.CollectBucket, zshKey("ace", "alpha"), live)
+	m.put(spec.CollectBucket, zshKey("ace", "gone"), itemJSON(zshColl, "gone", "stale\n"))
+	m.put(spec.CollectBucket, spec.EncodeKey("ace", "env", "alpha"), itemJSON("env", "alpha", "stale\n"))
+	m.put(spec.CollectBucket, zshKey("g14", "gone"), itemJSON(zshColl, "gone", "not ours\n"))
+	rev := m.revision(spec.CollectBucket, zshKey("ace", "alpha"))
 
 	m.client("ace")
 	m.waitFile("/etc/zsh/zshrc", "# managed by mesh\n## alpha\nalias a=b\n")
-	m.waitGone(nodes.CollectBucket, zshKey("ace", "gone"))
-	m.waitGone(nodes.CollectBucket, nodes.EncodeKey("ace", "env", "alpha"))
+	m.waitGone(spec.CollectBucket, zshKey("ace", "gone"))
+	m.waitGone(spec.CollectBucket, spec.EncodeKey("ace", "env", "alpha"))
 	m.waitState("ace", "alpha", "applied")
-	if _, ok := m.get(nodes.CollectBucket, zshKey("g14", "gone")); !ok {
+	if _, ok := m.get(spec.CollectBucket, zshKey("g14", "gone")); !ok {
 		t.Fatal("another node's item was deleted")
 	}
-	if r := m.revision(nodes.CollectBucket, zshKey("ace", "alpha")); r != rev {
+	if r := m.revision(spec.CollectBucket, zshKey("ace", "alpha")); r != rev {
 		t.Fatalf("an item unchanged since the last run was written again: revision %d → %d", rev, r)
 	}
 	if !contains(m.logs.String(), "deleted items of modules no longer on this node") {
@@ -205,9 +206,9 @@ func TestItemsAndCollectorsThatBreakTheRulesFailWithAReasonAPersonCanActOn(t *te
 		}
 	}
 	m.waitState("ace", "fine", "applied")
-	m.waitValue(nodes.CollectBucket, zshKey("ace", "fine"), itemJSON(zshColl, "fine", "ok\n"))
-	for _, k := range []string{zshKey("ace", "leaky"), zshKey("ace", "gitea"), nodes.EncodeKey("ace", "c1", "b"), nodes.EncodeKey("ace", "c2", "a")} {
-		if v, ok := m.get(nodes.CollectBucket, k); ok {
+	m.waitValue(spec.CollectBucket, zshKey("ace", "fine"), itemJSON(zshColl, "fine", "ok\n"))
+	for _, k := range []string{zshKey("ace", "leaky"), zshKey("ace", "gitea"), spec.EncodeKey("ace", "c1", "b"), spec.EncodeKey("ace", "c2", "a")} {
+		if v, ok := m.get(spec.CollectBucket, k); ok {
 			t.Errorf("a failed item was recorded: %s = %s", k, v)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // giteaPlan is a provider of gitea-read with a consumers file and a plain one.
@@ -40,7 +41,7 @@ func consumerPlan(locals ...string) nodes.Plan {
 }
 
 func pair(node, module, local string) string {
-	return nodes.PairSecretName("gitea", "gitea-read", node, module, local)
+	return spec.PairSecretName("gitea", "gitea-read", node, module, local)
 }
 
 type consumerEntry struct {
@@ -151,7 +152,7 @@ func TestConsumersListBindingsInKeyThenProvisionsOrderAndFollowBindUnbind(t *tes
 
 	// Unbound: gone from the list, nothing asked.
 	before, from = askTotals(v), m.fills.count()
-	m.del(nodes.AssignmentsBucket, "g14.bot")
+	m.del(spec.AssignmentsBucket, "g14.bot")
 	m.waitConsumers("/etc/gitea/consumers.json", pair("ace", "ci", ""), pair("g14", "claude-code", ""))
 	time.Sleep(200 * time.Millisecond)
 	if after := askTotals(v); fmt.Sprint(after) != fmt.Sprint(before) {

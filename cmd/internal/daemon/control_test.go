@@ -25,6 +25,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
@@ -130,10 +131,10 @@ func oneFile(module, tmpl string) (nodes.Plan, map[string]string) {
 func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 	m := newMesh(t)
 	m.bucket("gitea_bound")
-	m.del(nodes.RegistryBucket, "machine")
+	m.del(spec.RegistryBucket, "machine")
 
 	p, tm := oneFile("cfg", "flavour = ${config:flavour}\nmodel = ${config:model}\n")
-	m.put(nodes.ConfigBucket, "ace.cfg.model", "opus")
+	m.put(spec.ConfigBucket, "ace.cfg.model", "opus")
 	m.assign("ace", "cfg", p, tm)
 	p, tm = oneFile("place", "port = ${port:http}\n")
 	p.Placement = map[string]map[string]string{"port": {"admin": "9000"}}
@@ -171,13 +172,13 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 		why, text           []string
 	}
 	cases := []want{
-		{"cfg", "waiting", "config", func(s control.Step) bool { return s.Bucket == nodes.ConfigBucket && s.Key == "ace.cfg.flavour" },
+		{"cfg", "waiting", "config", func(s control.Step) bool { return s.Bucket == spec.ConfigBucket && s.Key == "ace.cfg.flavour" },
 			[]string{"mesh-config_resolved ace.cfg.flavour: not written yet"},
 			[]string{"${config:flavour}", "mesh-config_resolved ace.cfg.flavour: not written yet (watched since ", "${config:model}"}},
-		{"place", "waiting", "placement", func(s control.Step) bool { return s.Bucket == nodes.AssignmentsBucket && s.Key == "ace.place" },
+		{"place", "waiting", "placement", func(s control.Step) bool { return s.Bucket == spec.AssignmentsBucket && s.Key == "ace.place" },
 			[]string{"placement.port.http is not in the plan of place"},
 			[]string{"${port:http}", "mesh-controller_assignments ace.place: placement.port.http is not in the plan of place"}},
-		{"reg", "waiting", "registry", func(s control.Step) bool { return s.Bucket == nodes.RegistryBucket && s.Key == "machine" },
+		{"reg", "waiting", "registry", func(s control.Step) bool { return s.Bucket == spec.RegistryBucket && s.Key == "machine" },
 			[]string{"does not name kind machine"},
 			[]string{"${machine:name}", "the registry (mesh-provisioner_registry) does not name kind machine (watched since "}},
 		{"entry", "waiting", "bound", func(s control.Step) bool { return s.Bucket == "gitea_bound" && s.Key == "ace.entry.gitea-read" },
@@ -285,7 +286,7 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 	}
 	t.Cleanup(v.Stop)
 	v.Set(t.Context(), "own/sec/tok", []byte(value))
-	m.put(nodes.ConfigBucket, "ace.sec.model", "opus")
+	m.put(spec.ConfigBucket, "ace.sec.model", "opus")
 	m.assign("ace", "sec", nodes.Plan{
 		Files:   []nodes.FileSpec{{Path: "/etc/sec/a.conf", Template: "a"}},
 		Secrets: []nodes.SecretSpec{{Name: "tok", Path: "/etc/sec/tok"}},
@@ -462,12 +463,12 @@ func TestMetricsMoveWithAChangeAndHealthzFollowsTheBus(t *testing.T) {
 		t.Fatalf("after the first fill: modules applied %v, fills %v", metric(before, "provisioner_modules", "state", "applied"),
 			metric(before, "provisioner_fills_total", "outcome", "ok"))
 	}
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
 	// The registry's entry for config changes, every value stays: the
 	// placeholders are recomputed and cut off.
-	entry, _ := m.get(nodes.RegistryBucket, "config")
-	m.put(nodes.RegistryBucket, "config", strings.Replace(entry, "{", "{ ", 1))
+	entry, _ := m.get(spec.RegistryBucket, "config")
+	m.put(spec.RegistryBucket, "config", strings.Replace(entry, "{", "{ ", 1))
 	var after map[string]*dto.MetricFamily
 	moved := []string{"provisioner_stabilizations_total", "provisioner_nodes_recomputed_total", "provisioner_nodes_changed_total",
 		"provisioner_cutoffs_total", "provisioner_fill_seconds", "provisioner_stabilize_seconds"}

@@ -15,6 +15,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 	"github.com/novox/mesh-provisioner/outputs/stage"
 )
@@ -122,10 +123,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		defer stop()
 	}
-	enc := nodes.EncodeToken(d.cfg.Node)
-	d.watch(ctx, nodes.AssignmentsBucket, ">")
-	d.watch(ctx, nodes.RegistryBucket, ">")
-	d.watch(ctx, nodes.ConfigBucket, enc+".>")
+	enc := spec.EncodeToken(d.cfg.Node)
+	d.watch(ctx, spec.AssignmentsBucket, ">")
+	d.watch(ctx, spec.RegistryBucket, ">")
+	d.watch(ctx, spec.ConfigBucket, enc+".>")
 	return d.loop(ctx)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func webPlan() nodes.Plan {
@@ -33,8 +34,8 @@ var webTemplates = map[string]string{
 // both its config values written.
 func (m *mesh) webModule() {
 	m.t.Helper()
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.put(spec.ConfigBucket, "ace.web.model", "opus")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "vanilla")
 	m.assign("ace", "web", webPlan(), webTemplates)
 }
 
@@ -52,7 +53,7 @@ func TestAPlanAndItsValuesBecomeFilesAndAnAppliedReport(t *testing.T) {
 	if len(files) != 3 || !strings.HasPrefix(files[0].(map[string]any)["digest"].(string), "sha256:") {
 		t.Fatalf("report files %v", files)
 	}
-	need, ok := m.get(nodes.NeedsBucket, "ace.web.config.model")
+	need, ok := m.get(spec.NeedsBucket, "ace.web.config.model")
 	if !ok || !contains(need, `"state":"met"`) {
 		t.Fatalf("need %q", need)
 	}
@@ -64,7 +65,7 @@ func TestOneConfigChangeSendsExactlyTheFileThatNamesIt(t *testing.T) {
 	m.client("ace")
 	m.waitState("ace", "web", "applied")
 	from := m.fills.count()
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
 	time.Sleep(200 * time.Millisecond)
 	if got := m.fills.since(from); len(got) != 1 || got[0] != "/etc/web/c.conf" {
@@ -82,12 +83,12 @@ func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
 	m.waitState("ace", "web", "applied")
 	revisions := func() map[string]uint64 {
 		out := map[string]uint64{}
-		keys, err := m.kv(nodes.NeedsBucket).ListKeys(context.Background())
+		keys, err := m.kv(spec.NeedsBucket).ListKeys(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for k := range keys.Keys() {
-			e, err := m.kv(nodes.NeedsBucket).Get(context.Background(), k)
+			e, err := m.kv(spec.NeedsBucket).Get(context.Background(), k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,16 +101,16 @@ func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
 		t.Fatalf("needs %v", before)
 	}
 	for _, v := range []string{"mint", "lemon", "vanilla"} {
-		m.put(nodes.ConfigBucket, "ace.web.flavour", v)
+		m.put(spec.ConfigBucket, "ace.web.flavour", v)
 		m.waitFile("/etc/web/c.conf", "flavour = "+v+"\n")
 	}
 	time.Sleep(300 * time.Millisecond)
 	if after := revisions(); !maps.Equal(after, before) {
 		t.Fatalf("needs put again by changes that moved none: %v, then %v", before, after)
 	}
-	m.del(nodes.ConfigBucket, "ace.web.flavour")
+	m.del(spec.ConfigBucket, "ace.web.flavour")
 	m.checkFor(10*time.Second, func() error {
-		if need, _ := m.get(nodes.NeedsBucket, "ace.web.config.flavour"); !contains(need, `"state":"waiting"`) {
+		if need, _ := m.get(spec.NeedsBucket, "ace.web.config.flavour"); !contains(need, `"state":"waiting"`) {
 			return fmt.Errorf("need %s", need)
 		}
 		return nil
@@ -118,7 +119,7 @@ func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
 
 func TestAModuleMissingAConfigKeyWritesNothingAndSaysWhatItWaitsFor(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.web.model", "opus")
+	m.put(spec.ConfigBucket, "ace.web.model", "opus")
 	m.assign("ace", "web", webPlan(), webTemplates)
 	m.client("ace")
 	var b []byte
@@ -136,7 +137,7 @@ func TestAModuleMissingAConfigKeyWritesNothingAndSaysWhatItWaitsFor(t *testing.T
 	if _, _, err := m.file("/etc/web/a.conf"); err == nil {
 		t.Fatal("a file of a waiting module was written")
 	}
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "vanilla")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "vanilla")
 	m.waitState("ace", "web", "applied")
 	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 }
@@ -144,12 +145,12 @@ func TestAModuleMissingAConfigKeyWritesNothingAndSaysWhatItWaitsFor(t *testing.T
 func TestABrokenPlanFailsItsModuleAndAnotherIsAppliedNormally(t *testing.T) {
 	m := newMesh(t)
 	m.webModule()
-	m.put(nodes.AssignmentsBucket, "ace.broken", `{"node":"ace","module":"broken","provisioning":{"files":42}}`)
+	m.put(spec.AssignmentsBucket, "ace.broken", `{"node":"ace","module":"broken","provisioning":{"files":42}}`)
 	p := nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/x", Template: "x"}}}
 	ref, _ := m.archive("mismatch", map[string]string{"x": "x"})
 	p.Templates.Ref, p.Templates.Digest = ref, "sha256:"+strings.Repeat("0", 64)
 	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: "mismatch", Provisioning: p})
-	m.put(nodes.AssignmentsBucket, "ace.mismatch", string(b))
+	m.put(spec.AssignmentsBucket, "ace.mismatch", string(b))
 	m.assign("ace", "slip", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/slip", Template: "x"}}}, map[string]string{"x": "x", "../evil": "boom"})
 	m.client("ace")
 	m.waitState("ace", "web", "applied")
@@ -167,7 +168,7 @@ func TestAModuleTakenOffTheNodeLeavesNoNeedsAndSaysRemoved(t *testing.T) {
 	m.client("ace")
 	m.waitState("ace", "web", "applied")
 	events, _ := m.nc.SubscribeSync("prov.applied.ace.web")
-	m.del(nodes.AssignmentsBucket, "ace.web")
+	m.del(spec.AssignmentsBucket, "ace.web")
 	msg, err := events.NextMsg(5 * time.Second)
 	if err != nil || !contains(string(msg.Data), `"state":"removed"`) {
 		t.Fatalf("event %v %v", msg, err)
@@ -176,7 +177,7 @@ func TestAModuleTakenOffTheNodeLeavesNoNeedsAndSaysRemoved(t *testing.T) {
 		if _, ok := m.report("ace", "web"); ok {
 			return fmt.Errorf("applied key still there")
 		}
-		if _, ok := m.get(nodes.NeedsBucket, "ace.web.config.model"); ok {
+		if _, ok := m.get(spec.NeedsBucket, "ace.web.config.model"); ok {
 			return fmt.Errorf("need still there")
 		}
 		return nil
@@ -190,7 +191,7 @@ func TestAnOwnedFileEditedOnDiskIsPutBackAtTheRefill(t *testing.T) {
 	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
 	m.waitState("ace", "web", "applied")
 	rev := func() uint64 {
-		e, _ := m.kv(nodes.AppliedBucket).Get(t.Context(), "ace.web")
+		e, _ := m.kv(spec.AppliedBucket).Get(t.Context(), "ace.web")
 		return e.Revision()
 	}
 	r0 := rev()

@@ -22,6 +22,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
@@ -154,8 +155,8 @@ func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *tes
 	side.Port = -1
 	m.s = restart(t, &side)
 	m.connect()
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
-	m.put(nodes.ConfigBucket, "ace.web.model", "sonnet")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
+	m.put(spec.ConfigBucket, "ace.web.model", "sonnet")
 	m.s.Shutdown()
 	m.s.WaitForShutdown()
 	time.Sleep(outage(30*time.Second, 300*time.Millisecond)) // the client keeps trying its own port meanwhile
@@ -247,7 +248,7 @@ func TestAFillSocketDownFailsWithItsReasonAndIsFilledWhenBack(t *testing.T) {
 	m.waitState("ace", "web", "applied")
 
 	f.stop()
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	r := m.waitState("ace", "web", "failed")
 	if why := fmt.Sprint(r["reason"]); !contains(why, "fill socket") || !contains(why, f.sock) || !contains(why, "not answering") {
 		t.Fatalf("reason %q does not say the fill socket does not answer", why)
@@ -270,7 +271,7 @@ func TestAFlappingValueCoalescesIntoFewFillsAndRestarts(t *testing.T) {
 	const puts = 1000
 	m := newMesh(t)
 	f := m.faultFill(0)
-	m.put(nodes.ConfigBucket, "ace.flap.v", "0")
+	m.put(spec.ConfigBucket, "ace.flap.v", "0")
 	m.assign("ace", "flap", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/flap/app.conf", Template: "t",
 		OnChange: nodes.OnChange{Action: "restart", Unit: "flap.service"}}}},
 		map[string]string{"t": "v = ${config:v}\n"})
@@ -281,7 +282,7 @@ func TestAFlappingValueCoalescesIntoFewFillsAndRestarts(t *testing.T) {
 
 	// Published without waiting for each ack, so the 1,000 changes fit in
 	// about a second even under -race.
-	subject := "$KV." + nodes.ConfigBucket + ".ace.flap.v"
+	subject := "$KV." + spec.ConfigBucket + ".ace.flap.v"
 	start := time.Now()
 	for i := 1; i <= puts; i++ {
 		if _, err := m.js.PublishAsync(subject, []byte(fmt.Sprint(i))); err != nil {
@@ -362,7 +363,7 @@ func TestAClientKilledMidFillConvergesAndNoHalfFileIsSeen(t *testing.T) {
 			OnChange: nodes.OnChange{Action: "restart", Unit: "big.service"}})
 		templates[name] = tmpl
 	}
-	m.put(nodes.ConfigBucket, "ace.big.v", value(0))
+	m.put(spec.ConfigBucket, "ace.big.v", value(0))
 	m.assign("ace", "big", p, templates)
 	// Each fill restarts big.service, which takes 100 ms: a kill soon
 	// after a fill request arrived lands while it is under way.
@@ -427,7 +428,7 @@ func TestAClientKilledMidFillConvergesAndNoHalfFileIsSeen(t *testing.T) {
 				return
 			case <-time.After(30 * time.Millisecond):
 			}
-			if _, err := m.js.Publish(t.Context(), "$KV."+nodes.ConfigBucket+".ace.big.v", []byte(value(i))); err == nil {
+			if _, err := m.js.Publish(t.Context(), "$KV."+spec.ConfigBucket+".ace.big.v", []byte(value(i))); err == nil {
 				last = i
 			}
 		}

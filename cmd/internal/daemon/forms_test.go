@@ -10,6 +10,7 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/test"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func TestASeedFileIsKeptAndManagedFormsMergeIntoWhatIsThere(t *testing.T) {
@@ -25,7 +26,7 @@ func TestASeedFileIsKeptAndManagedFormsMergeIntoWhatIsThere(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m.put(nodes.ConfigBucket, "ace.app.port", "8080")
+	m.put(spec.ConfigBucket, "ace.app.port", "8080")
 	m.assign("ace", "app", nodes.Plan{Files: []nodes.FileSpec{
 		{Path: "/etc/app/seed.conf", Template: "seed", Form: "seed"},
 		{Path: "/etc/app/keys.conf", Template: "keys", Form: "managed-keys"},
@@ -57,7 +58,7 @@ func TestTheClientRefillsFromCurrentValuesAfterTheServerRestarts(t *testing.T) {
 	o := m.opts
 	m.s = restart(t, &o)
 	m.connect()
-	m.put(nodes.ConfigBucket, "ace.web.flavour", "mint")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	m.checkFor(30*time.Second, func() error {
 		got, _, err := m.file("/etc/web/c.conf")
 		if err != nil || got != "flavour = mint\n" {

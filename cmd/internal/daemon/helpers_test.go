@@ -27,6 +27,7 @@ import (
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
@@ -101,11 +102,11 @@ func newMesh(t testing.TB) *mesh {
 	if err := srv.EnsureBuckets(ctx, m.js, 1); err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := m.js.KeyValue(ctx, srv.RegistryBucket)
+	reg, _ := m.js.KeyValue(ctx, spec.RegistryBucket)
 	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range []string{nodes.AssignmentsBucket, nodes.ConfigBucket} {
+	for _, b := range []string{spec.AssignmentsBucket, spec.ConfigBucket} {
 		m.bucket(b)
 	}
 	dir, err := os.MkdirTemp("", "prov")
@@ -214,7 +215,7 @@ func (m *mesh) assign(node, module string, p nodes.Plan, templates map[string]st
 		p.Templates.Ref, p.Templates.Digest = m.archive(node+"-"+module, templates)
 	}
 	b, _ := json.Marshal(nodes.Assignment{Node: node, Module: module, Provisioning: p})
-	m.put(nodes.AssignmentsBucket, nodes.EncodeKey(node, module), string(b))
+	m.put(spec.AssignmentsBucket, spec.EncodeKey(node, module), string(b))
 }
 
 type clientOpt func(*Config)
@@ -282,7 +283,7 @@ func (m *mesh) waitFile(path, want string) {
 
 // report reads node.module's report from the applied bucket.
 func (m *mesh) report(node, module string) (map[string]any, bool) {
-	v, ok := m.get(nodes.AppliedBucket, nodes.EncodeKey(node, module))
+	v, ok := m.get(spec.AppliedBucket, spec.EncodeKey(node, module))
 	if !ok {
 		return nil, false
 	}

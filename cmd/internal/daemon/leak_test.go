@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
@@ -107,7 +108,7 @@ func TestNoSecretValueLeavesTheFilledFiles(t *testing.T) {
 	}
 	m.nc.Flush()
 
-	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
 	m.assign("ace", "app", appPlan(), appTemplates)
 	m.assign("ace", "gitea", giteaPlan(), giteaTemplates)
 	m.assign("g14", "claude-code", consumerPlan(), nil)
@@ -180,7 +181,7 @@ func TestNoSecretValueLeavesTheFilledFiles(t *testing.T) {
 	for where, want := range map[string]string{
 		"log": ownApp, "bus": "prov.applied.ace.app", "control /v1/graph.dot": "vault:" + ownApp,
 		"control /v1/explain?module=denied": "denied by policy", "control /metrics": "provisioner_vault_asks_total",
-		"bucket " + nodes.AppliedBucket: "hmac-sha256:",
+		"bucket " + spec.AppliedBucket: "hmac-sha256:",
 	} {
 		if !strings.Contains(hay[where], want) {
 			t.Errorf("%s does not hold %q: the search would see nothing", where, want)

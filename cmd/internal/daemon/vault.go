@@ -1,9 +1,8 @@
 package daemon
 
 import (
-	"strings"
-
 	"github.com/novox/mesh-provisioner/inputs/vault"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // onVault hands the vault's answer for a name to the mesh and logs what
@@ -14,7 +13,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 	}
 	d.metrics.vaultAsks.WithLabelValues(a.Result.Outcome.String()).Inc()
 	at := a.At.Format("15:04:05")
-	pair := strings.HasPrefix(a.Name, "pair/")
+	pair := spec.IsPairName(a.Name)
 	r := a.Result
 	switch r.Outcome {
 	case vault.Sealed:

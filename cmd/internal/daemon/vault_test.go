@@ -15,6 +15,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // devVault starts a dev vault on the test's connection; it reads the
@@ -114,7 +115,7 @@ func reportDigests(r map[string]any) map[string]string {
 func appMesh(t *testing.T, secrets ...string) (*mesh, *devvault.Vault) {
 	t.Helper()
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.app.model", "opus")
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
 	m.assign("ace", "app", appPlan(), appTemplates)
 	v := m.devVault()
 	values := map[string]string{ownApp: "k-123", provApp: "t-456"}
@@ -159,7 +160,7 @@ func TestOwnAndProvisionedSecretsFillTheirFilesAskedOnce(t *testing.T) {
 		}
 	}
 	// A change elsewhere re-renders, but asks the vault for nothing more.
-	m.put(nodes.ConfigBucket, "ace.app.model", "sonnet")
+	m.put(spec.ConfigBucket, "ace.app.model", "sonnet")
 	m.waitFile("/etc/app/plain.conf", "model = sonnet\n")
 	time.Sleep(200 * time.Millisecond)
 	for _, name := range []string{ownApp, provApp} {
@@ -226,7 +227,7 @@ func TestAnAbsentSecretWaitsByNameAndIsAppliedOnceSet(t *testing.T) {
 	if _, _, err := m.file("/etc/app/plain.conf"); err == nil {
 		t.Fatal("a file of a waiting module was written")
 	}
-	need, _ := m.get(nodes.NeedsBucket, "ace.app.secret.api-key")
+	need, _ := m.get(spec.NeedsBucket, "ace.app.secret.api-key")
 	if !contains(need, `"state":"waiting"`) {
 		t.Fatalf("need %s", need)
 	}
@@ -318,7 +319,7 @@ func TestARefusedSecretFailsWithTheVaultsReasonAndIsAskedAgainLater(t *testing.T
 
 func TestAConfigValueHoldingASecretPlaceholderIsWrittenLiterally(t *testing.T) {
 	m := newMesh(t)
-	m.put(nodes.ConfigBucket, "ace.lit.motto", "say ${secret:x} and $${y}")
+	m.put(spec.ConfigBucket, "ace.lit.motto", "say ${secret:x} and $${y}")
 	m.assign("ace", "lit", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/lit.conf", Template: "t"}}},
 		map[string]string{"t": "motto = ${config:motto}\n"})
 	v := m.devVault()
@@ -336,7 +337,7 @@ func TestAConfigValueHoldingASecretPlaceholderIsWrittenLiterally(t *testing.T) {
 	if asks := v.Asks(); len(asks) != 0 {
 		t.Fatalf("the vault was asked %v", asks)
 	}
-	if _, ok := m.get(nodes.NeedsBucket, "ace.lit.secret.x"); ok {
+	if _, ok := m.get(spec.NeedsBucket, "ace.lit.secret.x"); ok {
 		t.Fatal("a need was recorded for a placeholder inside a value")
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // watchState is one bucket watched.
@@ -45,7 +46,7 @@ func (d *Daemon) syncBoundWatches(ctx context.Context) {
 	want := map[string]bool{}
 	for _, b := range d.mesh.BoundBuckets() {
 		want[b] = true
-		d.watch(ctx, b, nodes.EncodeToken(d.cfg.Node)+".>")
+		d.watch(ctx, b, spec.EncodeToken(d.cfg.Node)+".>")
 	}
 	for b, ws := range d.watches {
 		if isBase(b) || want[b] {
@@ -58,7 +59,7 @@ func (d *Daemon) syncBoundWatches(ctx context.Context) {
 }
 
 func isBase(bucket string) bool {
-	return bucket == nodes.AssignmentsBucket || bucket == nodes.RegistryBucket || bucket == nodes.ConfigBucket
+	return bucket == spec.AssignmentsBucket || bucket == spec.RegistryBucket || bucket == spec.ConfigBucket
 }
 
 // apply hands one watch update to the mesh, key by key, and acts on what

@@ -20,7 +20,7 @@ import (
 	"github.com/novox/mesh-provisioner/examples"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer v.Stop()
 
 	// Watch the reports before any client starts.
-	applied, err := bus.WaitBucket(setupCtx, lab.js, nodes.AppliedBucket, 100*time.Millisecond)
+	applied, err := bus.WaitBucket(setupCtx, lab.js, spec.AppliedBucket, 100*time.Millisecond)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stopWatch()
 	w, err := applied.WatchAll(watchCtx)
 	if err != nil {
-		return fmt.Errorf("watching %s: %w", nodes.AppliedBucket, err)
+		return fmt.Errorf("watching %s: %w", spec.AppliedBucket, err)
 	}
 	defer func() { _ = w.Stop() }()
 
@@ -225,7 +225,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return nil
 		case e, ok := <-w.Updates():
 			if !ok {
-				return fmt.Errorf("the watch of %s ended", nodes.AppliedBucket)
+				return fmt.Errorf("the watch of %s ended", spec.AppliedBucket)
 			}
 			if e == nil {
 				continue

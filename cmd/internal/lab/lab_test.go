@@ -21,7 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
@@ -76,23 +76,23 @@ func appliedReports(t *testing.T, url string) map[string]report.Report {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := js.KeyValue(ctx, nodes.AppliedBucket)
+	kv, err := js.KeyValue(ctx, spec.AppliedBucket)
 	if err != nil {
-		t.Fatalf("opening %s: %v", nodes.AppliedBucket, err)
+		t.Fatalf("opening %s: %v", spec.AppliedBucket, err)
 	}
 	keys, err := kv.Keys(ctx)
 	if err != nil {
-		t.Fatalf("listing %s: %v", nodes.AppliedBucket, err)
+		t.Fatalf("listing %s: %v", spec.AppliedBucket, err)
 	}
 	out := map[string]report.Report{}
 	for _, k := range keys {
 		e, err := kv.Get(ctx, k)
 		if err != nil {
-			t.Fatalf("getting %s of %s: %v", k, nodes.AppliedBucket, err)
+			t.Fatalf("getting %s of %s: %v", k, spec.AppliedBucket, err)
 		}
 		var r report.Report
 		if err := json.Unmarshal(e.Value(), &r); err != nil {
-			t.Fatalf("%s of %s: %v", k, nodes.AppliedBucket, err)
+			t.Fatalf("%s of %s: %v", k, spec.AppliedBucket, err)
 		}
 		out[k] = r
 	}
@@ -277,7 +277,7 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(ctx, nodes.ConfigBucket)
+	kv, err := js.KeyValue(ctx, spec.ConfigBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestUnsettledSaysWhatIsOff(t *testing.T) {
 	settled := func() *reports {
 		r := newReports(wantKeys, start)
 		for _, k := range wantKeys {
-			toks, _ := nodes.DecodeKey(k, 2)
+			toks, _ := spec.DecodeKey(k, 2)
 			r.byKey[k] = report.Report{Node: toks[0], Module: toks[1], State: "applied", At: now}
 		}
 		r.byKey["g14.grafana"] = report.Report{Node: "g14", Module: "grafana", State: "waiting", At: now,

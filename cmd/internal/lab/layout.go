@@ -13,6 +13,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/examples"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // maxSocketPath keeps unix socket paths under the kernel's limit (108
@@ -125,7 +126,7 @@ func show(p string) string {
 func nodesOf(m *examples.Mesh) ([]string, error) {
 	set := map[string]bool{}
 	for key := range m.Assignments {
-		toks, err := nodes.DecodeKey(key, 2)
+		toks, err := spec.DecodeKey(key, 2)
 		if err != nil {
 			return nil, fmt.Errorf("example assignment %s: %w", key, err)
 		}

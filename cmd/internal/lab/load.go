@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/examples"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Artifacts is the JetStream object store holding the templates archives.
@@ -29,7 +29,7 @@ func boundBuckets(m *examples.Mesh) []string {
 // <provider>_bound, and the mesh-artifacts object store. The server makes
 // its own four.
 func makeBuckets(ctx context.Context, lab *conn, m *examples.Mesh) error {
-	for _, b := range append([]string{nodes.AssignmentsBucket, nodes.ConfigBucket}, boundBuckets(m)...) {
+	for _, b := range append([]string{spec.AssignmentsBucket, spec.ConfigBucket}, boundBuckets(m)...) {
 		if _, err := lab.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b}); err != nil {
 			return fmt.Errorf("creating bucket %s: %w", b, err)
 		}
@@ -54,13 +54,13 @@ func load(ctx context.Context, s *server.Server, m *examples.Mesh, left func(nam
 	if err != nil {
 		return fmt.Errorf("mesh-controller: opening object store %s: %w", Artifacts, err)
 	}
-	assignments, err := ctl.js.KeyValue(ctx, nodes.AssignmentsBucket)
+	assignments, err := ctl.js.KeyValue(ctx, spec.AssignmentsBucket)
 	if err != nil {
-		return fmt.Errorf("mesh-controller: opening bucket %s: %w", nodes.AssignmentsBucket, err)
+		return fmt.Errorf("mesh-controller: opening bucket %s: %w", spec.AssignmentsBucket, err)
 	}
 	digests := map[string]string{}
 	for _, key := range slices.Sorted(maps.Keys(m.Assignments)) {
-		toks, err := nodes.DecodeKey(key, 2)
+		toks, err := spec.DecodeKey(key, 2)
 		if err != nil {
 			return fmt.Errorf("example assignment %s: %w", key, err)
 		}
@@ -93,13 +93,13 @@ func load(ctx context.Context, s *server.Server, m *examples.Mesh, left func(nam
 		return err
 	}
 	defer cfg.close()
-	resolved, err := cfg.js.KeyValue(ctx, nodes.ConfigBucket)
+	resolved, err := cfg.js.KeyValue(ctx, spec.ConfigBucket)
 	if err != nil {
-		return fmt.Errorf("mesh-config: opening bucket %s: %w", nodes.ConfigBucket, err)
+		return fmt.Errorf("mesh-config: opening bucket %s: %w", spec.ConfigBucket, err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Config)) {
 		if _, err := resolved.PutString(ctx, k, m.Config[k]); err != nil {
-			return fmt.Errorf("mesh-config: putting %s of %s: %w", k, nodes.ConfigBucket, err)
+			return fmt.Errorf("mesh-config: putting %s of %s: %w", k, spec.ConfigBucket, err)
 		}
 	}
 
@@ -113,7 +113,7 @@ func load(ctx context.Context, s *server.Server, m *examples.Mesh, left func(nam
 
 // loadBound writes a <provider>_bound bucket as the provider's user.
 func loadBound(ctx context.Context, s *server.Server, bucket string, entries map[string]json.RawMessage) error {
-	provider := bucket[:len(bucket)-len("_bound")]
+	provider, _ := spec.BoundProvider(bucket)
 	c, err := connect(s, provider)
 	if err != nil {
 		return fmt.Errorf("%w (examples/nats/server.conf needs a user per provider: see examples/README.md)", err)

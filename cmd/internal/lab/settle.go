@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
@@ -59,7 +59,7 @@ func (r *reports) apply(e jetstream.KeyValueEntry) (*report.Report, error) {
 	}
 	var rep report.Report
 	if err := json.Unmarshal(e.Value(), &rep); err != nil {
-		return nil, fmt.Errorf("report %s of %s is not a report: %w", e.Key(), nodes.AppliedBucket, err)
+		return nil, fmt.Errorf("report %s of %s is not a report: %w", e.Key(), spec.AppliedBucket, err)
 	}
 	r.byKey[e.Key()] = rep
 	return &rep, nil
@@ -74,7 +74,7 @@ func (r *reports) unsettled() error {
 		switch {
 		case !ok || !r.current(rep):
 			errs = append(errs, fmt.Errorf("%s: no report yet", key))
-		case key == nodes.EncodeKey(WaitingNode, WaitingModule):
+		case key == spec.EncodeKey(WaitingNode, WaitingModule):
 			if rep.State != "waiting" {
 				errs = append(errs, fmt.Errorf("%s is %s, want waiting (on config %s)%s", key, rep.State, WaitingConfig, because(rep)))
 			}
@@ -112,7 +112,7 @@ func (r *reports) settle(ctx context.Context, updates <-chan jetstream.KeyValueE
 			return ctx.Err()
 		case e, ok := <-updates:
 			if !ok {
-				return fmt.Errorf("the watch of %s ended", nodes.AppliedBucket)
+				return fmt.Errorf("the watch of %s ended", spec.AppliedBucket)
 			}
 			if e == nil {
 				continue // the initial values are in

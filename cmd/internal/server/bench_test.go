@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // BenchmarkSweep100kNeeds sweeps a mesh of 100 nodes × 100 modules × 10
@@ -34,7 +35,7 @@ func BenchmarkSweep100kNeeds(b *testing.B) {
 	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: assignmentsBucket}); err != nil {
 		b.Fatal(err)
 	}
-	kv, _ := js.KeyValue(ctx, RegistryBucket)
+	kv, _ := js.KeyValue(ctx, spec.RegistryBucket)
 	if _, _, err := PublishRegistry(ctx, kv, Registry()); err != nil {
 		b.Fatal(err)
 	}
@@ -60,17 +61,17 @@ func BenchmarkSweep100kNeeds(b *testing.B) {
 		for m := range modulesN {
 			mod := fmt.Sprintf("module-%03d", m)
 			put(assignmentsBucket, node+"."+mod, fmt.Sprintf(plan, node, mod))
-			put(AppliedBucket, node+"."+mod, fmt.Sprintf(`{"node":%q,"module":%q,"state":"waiting","at":"2026-12-01T00:00:00Z"}`, node, mod))
+			put(spec.AppliedBucket, node+"."+mod, fmt.Sprintf(`{"node":%q,"module":%q,"state":"waiting","at":"2026-12-01T00:00:00Z"}`, node, mod))
 			for k := range 8 {
-				put(NeedsBucket, fmt.Sprintf("%s.%s.config.key-%d", node, mod, k), needJSON(node, mod, "config", fmt.Sprintf("key-%d", k), "met", ""))
+				put(spec.NeedsBucket, fmt.Sprintf("%s.%s.config.key-%d", node, mod, k), needJSON(node, mod, "config", fmt.Sprintf("key-%d", k), "met", ""))
 			}
-			put(NeedsBucket, node+"."+mod+".bound.gitea-read=3Aurl", needJSON(node, mod, "bound", "gitea-read:url", "waiting",
+			put(spec.NeedsBucket, node+"."+mod+".bound.gitea-read=3Aurl", needJSON(node, mod, "bound", "gitea-read:url", "waiting",
 				"gitea_bound "+node+"."+mod+".gitea-read not written yet"))
 			state := "met"
 			if m%10 == 0 {
 				state = "failed"
 			}
-			put(NeedsBucket, node+"."+mod+".secret.api-key", needJSON(node, mod, "secret", "api-key", state, "mesh-vault refused own/api-key"))
+			put(spec.NeedsBucket, node+"."+mod+".secret.api-key", needJSON(node, mod, "secret", "api-key", state, "mesh-vault refused own/api-key"))
 		}
 	}
 	select {

@@ -6,20 +6,14 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// The provisioner's own buckets (SPEC §2.2). The server creates them; the
-// client only waits for them.
-const (
-	RegistryBucket = "mesh-provisioner_registry"
-	NeedsBucket    = "mesh-provisioner_needs"
-	AppliedBucket  = "mesh-provisioner_applied"
-	CollectBucket  = "mesh-provisioner_collect"
-)
-
-// Buckets lists the provisioner's own buckets in the order EnsureBuckets
-// creates them.
-var Buckets = []string{RegistryBucket, NeedsBucket, AppliedBucket, CollectBucket}
+// Buckets lists the provisioner's own buckets (SPEC §2.2) in the order
+// EnsureBuckets creates them. The server creates them; the client only
+// waits for them.
+var Buckets = []string{spec.RegistryBucket, spec.NeedsBucket, spec.AppliedBucket, spec.CollectBucket}
 
 // EnsureBuckets creates each of the provisioner's buckets that does not
 // exist yet, with History 1 and the given replicas (at least 1). A bucket
@@ -55,13 +49,13 @@ func EnsureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) er
 
 func description(bucket string) string {
 	switch bucket {
-	case RegistryBucket:
+	case spec.RegistryBucket:
 		return "which domain answers which kind (key = kind)"
-	case NeedsBucket:
+	case spec.NeedsBucket:
 		return "each client's needs (key = node.module.kind.name)"
-	case AppliedBucket:
+	case spec.AppliedBucket:
 		return "each module's last report (key = node.module)"
-	case CollectBucket:
+	case spec.CollectBucket:
 		return "collection items (key = node.collection.contributor)"
 	}
 	return bucket

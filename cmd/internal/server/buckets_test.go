@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func TestEnsureBucketsCreatesAbsentAndLeavesExisting(t *testing.T) {
@@ -15,7 +16,7 @@ func TestEnsureBucketsCreatesAbsentAndLeavesExisting(t *testing.T) {
 
 	// An operator made the needs bucket already, their own way.
 	mine, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: NeedsBucket, History: 5, Description: "made by hand", MaxValueSize: 4096,
+		Bucket: spec.NeedsBucket, History: 5, Description: "made by hand", MaxValueSize: 4096,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +28,7 @@ func TestEnsureBucketsCreatesAbsentAndLeavesExisting(t *testing.T) {
 			t.Fatalf("EnsureBuckets: %v", err)
 		}
 	}
-	for _, name := range []string{RegistryBucket, AppliedBucket, CollectBucket} {
+	for _, name := range []string{spec.RegistryBucket, spec.AppliedBucket, spec.CollectBucket} {
 		st, err := bucket(t, js, name).Status(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +37,7 @@ func TestEnsureBucketsCreatesAbsentAndLeavesExisting(t *testing.T) {
 			t.Errorf("%s: history %d, want 1", name, st.History())
 		}
 	}
-	kv := bucket(t, js, NeedsBucket)
+	kv := bucket(t, js, spec.NeedsBucket)
 	st, err := kv.Status(ctx)
 	if err != nil {
 		t.Fatal(err)

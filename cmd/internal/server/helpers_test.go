@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -62,7 +64,7 @@ type queryReply struct {
 // askRaw sends body once and decodes the reply.
 func askRaw(t *testing.T, nc *nats.Conn, body []byte) (queryReply, []byte) {
 	t.Helper()
-	m, err := nc.Request(QuerySubject, body, 10*time.Second)
+	m, err := nc.Request(spec.QuerySubject, body, 10*time.Second)
 	if err != nil {
 		t.Fatalf("request %s: %v", body, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // scrape reads addr's /metrics.
@@ -73,7 +74,7 @@ func TestServeMetricsFromTheSweep(t *testing.T) {
 	s := bustest.Start(t)
 	nc, js := bustest.JetStream(t, s)
 	plantFleet(t, js, 0)
-	reg := bucket(t, js, RegistryBucket)
+	reg := bucket(t, js, spec.RegistryBucket)
 	put(t, reg, "retired", `{"kind":"retired"}`)                      // Run deletes it
 	put(t, reg, "config", `{"kind":"config","owner":"someone-else"}`) // and puts it back
 
@@ -96,10 +97,10 @@ func TestServeMetricsFromTheSweep(t *testing.T) {
 		if _, err := reg.Get(context.Background(), "retired"); err == nil {
 			return fmt.Errorf("registry not published yet")
 		}
-		_, err := nc.Request(QuerySubject, []byte(`{"what":"sweep"}`), 5*time.Second)
+		_, err := nc.Request(spec.QuerySubject, []byte(`{"what":"sweep"}`), 5*time.Second)
 		return err
 	})
-	if _, err := nc.Request(QuerySubject, []byte(`{"what":"nope"}`), 5*time.Second); err != nil {
+	if _, err := nc.Request(spec.QuerySubject, []byte(`{"what":"nope"}`), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 
@@ -132,7 +133,7 @@ func TestServeMetricsFromTheSweep(t *testing.T) {
 	}
 
 	// Within 15 s a scrape is answered from the same sweep.
-	putNeed(t, bucket(t, js, NeedsBucket), "ace", "zsh", "config", "new", "failed", "refused")
+	putNeed(t, bucket(t, js, spec.NeedsBucket), "ace", "zsh", "config", "new", "failed", "refused")
 	again, _ := scrape(t, addr)
 	if got := value(t, again, "mesh_provisioner_needs", "verdict", "failed", "kind", "bound", "owner", "gitea"); got != 2 {
 		t.Errorf("second scrape: %v", got)
@@ -156,7 +157,7 @@ func TestSweepCacheSweepsAgainAfterItsAge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	putNeed(t, bucket(t, js, NeedsBucket), "ace", "m", "config", "k", "failed", "x")
+	putNeed(t, bucket(t, js, spec.NeedsBucket), "ace", "m", "config", "k", "failed", "x")
 	now = now.Add(metricsEvery - time.Second)
 	if r, _ := c.get(testCtx(t), p, metricsEvery); r != first {
 		t.Errorf("swept again within %s", metricsEvery)

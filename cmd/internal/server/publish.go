@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // PublishRegistry makes the registry bucket hold exactly entries: each
@@ -20,7 +20,7 @@ import (
 func PublishRegistry(ctx context.Context, kv jetstream.KeyValue, entries []Entry) (written, deleted int, err error) {
 	want := make(map[string]bool, len(entries))
 	for _, e := range entries {
-		key := nodes.EncodeToken(e.Kind)
+		key := spec.EncodeToken(e.Kind)
 		want[key] = true
 		b := EntryJSON(e)
 		cur, err := kv.Get(ctx, key)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // specExamples are SPEC §6.1's examples, as written there.
@@ -70,7 +71,7 @@ func TestPublishRegistryWritesOnlyWhatDiffers(t *testing.T) {
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
 	ensure(t, js)
-	kv := bucket(t, js, RegistryBucket)
+	kv := bucket(t, js, spec.RegistryBucket)
 	ctx := testCtx(t)
 	put(t, kv, "retired-kind", `{"kind":"retired-kind"}`)
 
@@ -109,7 +110,7 @@ func TestRunRegistryPutsBackAndDeletesEachInterval(t *testing.T) {
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
 	ensure(t, js)
-	kv := bucket(t, js, RegistryBucket)
+	kv := bucket(t, js, spec.RegistryBucket)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { RunRegistry(ctx, kv, 200*time.Millisecond, quietLog()); close(done) }()

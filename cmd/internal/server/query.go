@@ -15,11 +15,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
-
-// QuerySubject is the server's read-only verb (SPEC §6.2).
-const QuerySubject = "mesh-provisioner.provisioning"
 
 // queryQueue is the queue group of the verb: with several servers on one
 // bus, each request is answered once.
@@ -35,10 +32,10 @@ type shape struct {
 }
 
 var shapes = map[string]shape{
-	"registry": {RegistryBucket, []string{"kind"}},
-	"needs":    {NeedsBucket, []string{"node", "module", "kind", "name"}},
-	"applied":  {AppliedBucket, []string{"node", "module"}},
-	"collect":  {CollectBucket, []string{"node", "collection", "contributor"}},
+	"registry": {spec.RegistryBucket, []string{"kind"}},
+	"needs":    {spec.NeedsBucket, []string{"node", "module", "kind", "name"}},
+	"applied":  {spec.AppliedBucket, []string{"node", "module"}},
+	"collect":  {spec.CollectBucket, []string{"node", "collection", "contributor"}},
 }
 
 // Request is the verb's request. Every field is optional; What defaults to
@@ -129,7 +126,7 @@ func serveQueryWith(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 		slots   = make(chan struct{}, maxConcurrentQueries)
 	)
 	hctx := context.WithoutCancel(ctx)
-	sub, err := nc.QueueSubscribe(QuerySubject, queryQueue, func(m *nats.Msg) {
+	sub, err := nc.QueueSubscribe(spec.QuerySubject, queryQueue, func(m *nats.Msg) {
 		if m.Reply == "" {
 			return // nobody to answer
 		}
@@ -149,12 +146,12 @@ func serveQueryWith(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 			reply, what, ok := v.answer(rctx, m.Data, maxPayload(nc))
 			stats.request(what, ok)
 			if err := m.Respond(reply); err != nil {
-				log.Warn().Err(err).Str("subject", QuerySubject).Int("bytes", len(reply)).Msg("query reply not sent")
+				log.Warn().Err(err).Str("subject", spec.QuerySubject).Int("bytes", len(reply)).Msg("query reply not sent")
 			}
 		}()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("subscribing to %s: %w", QuerySubject, err)
+		return nil, fmt.Errorf("subscribing to %s: %w", spec.QuerySubject, err)
 	}
 	var once sync.Once
 	stop = func() {
@@ -304,7 +301,7 @@ func narrowing(req Request) (map[int]string, error) {
 		if pos < 0 {
 			return nil, fmt.Errorf("%s does not narrow %s (its keys are %s)", name, req.What, strings.Join(sh.tokens, "."))
 		}
-		narrow[pos] = nodes.EncodeToken(v)
+		narrow[pos] = spec.EncodeToken(v)
 	}
 	return narrow, nil
 }
@@ -350,7 +347,7 @@ func decodeShape(toks, names []string) (decoded []string, why string) {
 	}
 	decoded = make([]string, len(toks))
 	for i, t := range toks {
-		v, err := nodes.DecodeToken(t)
+		v, err := spec.DecodeToken(t)
 		if err != nil {
 			return nil, fmt.Sprintf("%s: %v", names[i], err)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func serveQuery(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
@@ -32,12 +32,12 @@ func serveQuery(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 func seed(t *testing.T, js jetstream.JetStream) {
 	t.Helper()
 	ctx := testCtx(t)
-	if _, _, err := PublishRegistry(ctx, bucket(t, js, RegistryBucket), Registry()); err != nil {
+	if _, _, err := PublishRegistry(ctx, bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
 		t.Fatal(err)
 	}
-	put(t, bucket(t, js, RegistryBucket), "a.b", `{"kind":"a.b"}`) // two tokens: out of shape
+	put(t, bucket(t, js, spec.RegistryBucket), "a.b", `{"kind":"a.b"}`) // two tokens: out of shape
 
-	needs := bucket(t, js, NeedsBucket)
+	needs := bucket(t, js, spec.NeedsBucket)
 	for _, n := range [][4]string{
 		{"ace", "claude-code", "config", "model"},
 		{"ace", "claude-code", "bound", "gitea-read:as"},
@@ -45,21 +45,21 @@ func seed(t *testing.T, js jetstream.JetStream) {
 		{"g14", "claude-code", "config", "model"},
 	} {
 		v, _ := json.Marshal(map[string]string{"node": n[0], "module": n[1], "kind": n[2], "name": n[3], "state": "met"})
-		put(t, needs, nodes.EncodeKey(n[:]...), string(v))
+		put(t, needs, spec.EncodeKey(n[:]...), string(v))
 	}
 	put(t, needs, "ace.m=ZZ.config.k", `{}`)          // bad escape
 	put(t, needs, "ace.claude-code.config", `{}`)     // too few tokens
 	put(t, needs, "=41ce.claude-code.config.k", `{}`) // escapes a plain byte
 
-	applied := bucket(t, js, AppliedBucket)
+	applied := bucket(t, js, spec.AppliedBucket)
 	put(t, applied, "ace.claude-code", `{"node":"ace","module":"claude-code","state":"waiting"}`)
 	put(t, applied, "ace.zsh", `{"node":"ace","module":"zsh","state":"applied"}`)
 	put(t, applied, "g14.claude-code", `not json at all`)
 	put(t, applied, "=41ce.m", `{}`)
 	put(t, applied, "ace.claude-code.extra", `{}`)
 
-	collect := bucket(t, js, CollectBucket)
-	coll := nodes.EncodeToken("shell:zsh:normal")
+	collect := bucket(t, js, spec.CollectBucket)
+	coll := spec.EncodeToken("shell:zsh:normal")
 	put(t, collect, "ace."+coll+".zsh", `{"collection":"shell:zsh:normal","contributor":"zsh","item":"alias ll='ls -l'\n"}`)
 	put(t, collect, "ace."+coll+".git", `{"collection":"shell:zsh:normal","contributor":"git","item":"alias g=git\n"}`)
 	put(t, collect, "ace.environment=3Apath.zsh", `{"collection":"environment:path","contributor":"zsh","item":"PATH=x\n"}`)
@@ -73,7 +73,7 @@ func TestQueryEachWhatAndNarrowing(t *testing.T) {
 	ensure(t, js)
 	seed(t, js)
 	serveQuery(t, nc, js)
-	coll := nodes.EncodeToken("shell:zsh:normal")
+	coll := spec.EncodeToken("shell:zsh:normal")
 
 	cases := []struct {
 		req          map[string]any
@@ -246,9 +246,9 @@ func TestQueryAnswersTenThousandKeysWhole(t *testing.T) {
 		wg.Go(func() {
 			for i := w; i < n; i += 4 {
 				node := fmt.Sprintf("node-%02d", i%50)
-				key := nodes.EncodeKey(node, fmt.Sprintf("module-%03d", i%200), "config", fmt.Sprintf("key:%05d", i))
+				key := spec.EncodeKey(node, fmt.Sprintf("module-%03d", i%200), "config", fmt.Sprintf("key:%05d", i))
 				v := fmt.Sprintf(`{"node":%q,"module":"m","kind":"config","name":"key:%05d","state":"waiting","why":"mesh-config_resolved has no such key yet"}`, node, i)
-				if _, err := js.PublishAsync("$KV."+NeedsBucket+"."+key, []byte(v)); err != nil {
+				if _, err := js.PublishAsync("$KV."+spec.NeedsBucket+"."+key, []byte(v)); err != nil {
 					errs <- err
 					return
 				}
@@ -278,7 +278,7 @@ func TestQueryAnswersTenThousandKeysWhole(t *testing.T) {
 	var keys []string
 	pages, oos := 0, 0
 	for page := 0; page == 0 || page < pages; page++ {
-		m, err := nc.Request(QuerySubject, fmt.Appendf(nil, `{"what":"needs","page":%d}`, page), 10*time.Second)
+		m, err := nc.Request(spec.QuerySubject, fmt.Appendf(nil, `{"what":"needs","page":%d}`, page), 10*time.Second)
 		if err != nil {
 			t.Fatalf("page %d: %v", page, err)
 		}
@@ -318,7 +318,7 @@ func TestQueryPagesLargeValues(t *testing.T) {
 	nc, js := bustest.JetStream(t, s)
 	ensure(t, js)
 	serveQuery(t, nc, js)
-	applied := bucket(t, js, AppliedBucket)
+	applied := bucket(t, js, spec.AppliedBucket)
 	big := `"` + strings.Repeat("x", 100*1024) + `"`
 	for i := range 5 {
 		put(t, applied, fmt.Sprintf("ace.m%d", i), big) // 2 fit in a page, not 3

@@ -2,6 +2,8 @@ package server
 
 import (
 	"sort"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Entry is one registry entry (SPEC §6.1): which domain answers a kind and
@@ -41,7 +43,7 @@ func table() []Entry {
 		{Kind: "bound", Owner: "<provider>", Bucket: "<provider>_bound", Key: "<node>.<module>.<provision>[.<local>]"},
 	}
 	for _, k := range collectionKinds {
-		t = append(t, Entry{Kind: k, Owner: "mesh-provisioner", Bucket: CollectBucket, Key: "<node>.<collection>.<contributor>"})
+		t = append(t, Entry{Kind: k, Owner: "mesh-provisioner", Bucket: spec.CollectBucket, Key: "<node>.<collection>.<contributor>"})
 	}
 	for _, k := range placementKinds {
 		t = append(t, Entry{Kind: k, Owner: "mesh-controller", Bucket: assignmentsBucket, Key: assignmentKey,

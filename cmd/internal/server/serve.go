@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // metricsMux serves reg at /metrics.
@@ -108,13 +110,13 @@ func Run(ctx context.Context, cfg Config) error {
 		shutdown()
 		return nil // ctx ended before the buckets were there: a clean stop
 	}
-	kv, err := js.KeyValue(ctx, RegistryBucket)
+	kv, err := js.KeyValue(ctx, spec.RegistryBucket)
 	if err != nil {
 		shutdown()
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("opening bucket %s: %w", RegistryBucket, err)
+		return fmt.Errorf("opening bucket %s: %w", spec.RegistryBucket, err)
 	}
 
 	// The registry writer and /metrics run until ctx ends, or until the
@@ -149,7 +151,7 @@ func Run(ctx context.Context, cfg Config) error {
 		shutdown()
 		return err
 	}
-	log.Info().Str("subject", QuerySubject).Dur("registry_every", cfg.RegistryEvery).Msg("provisioner server serving")
+	log.Info().Str("subject", spec.QuerySubject).Dur("registry_every", cfg.RegistryEvery).Msg("provisioner server serving")
 	<-ctx.Done()
 	stop()
 	wg.Wait()

@@ -11,6 +11,7 @@ import (
 	natsd "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func freePort(t *testing.T) int {
@@ -43,7 +44,7 @@ func TestRunWaitsForTheBusServesAndStops(t *testing.T) {
 				return fmt.Errorf("bucket %s: %w", b, err)
 			}
 		}
-		got, err := bucket(t, js, RegistryBucket).Get(context.Background(), "dir")
+		got, err := bucket(t, js, spec.RegistryBucket).Get(context.Background(), "dir")
 		if err != nil {
 			return fmt.Errorf("registry kind dir: %w", err)
 		}
@@ -53,7 +54,7 @@ func TestRunWaitsForTheBusServesAndStops(t *testing.T) {
 		return nil
 	})
 	bustest.Eventually(t, 5*time.Second, func() error {
-		m, err := nc.Request(QuerySubject, []byte(`{"what":"registry"}`), time.Second)
+		m, err := nc.Request(spec.QuerySubject, []byte(`{"what":"registry"}`), time.Second)
 		if err != nil {
 			return err
 		}
@@ -72,7 +73,7 @@ func TestRunWaitsForTheBusServesAndStops(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Run did not stop")
 	}
-	if _, err := nc.Request(QuerySubject, nil, 300*time.Millisecond); err == nil {
+	if _, err := nc.Request(spec.QuerySubject, nil, 300*time.Millisecond); err == nil {
 		t.Errorf("the verb is still answered after Run stopped")
 	}
 }

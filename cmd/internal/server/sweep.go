@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // SweepParams narrow and tune one sweep: Node and Module (either, both or
@@ -62,11 +64,11 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 		what   string // the verb's name of the bucket, for narrowing; "" reads it whole
 		read   func([]jetstream.KeyValueEntry)
 	}{
-		{RegistryBucket, "", each(s.registryEntry)},
+		{spec.RegistryBucket, "", each(s.registryEntry)},
 		{assignmentsBucket, "", each(s.assignment)},
-		{NeedsBucket, "needs", s.needs},
-		{AppliedBucket, "applied", each(s.report)},
-		{CollectBucket, "collect", each(s.item)},
+		{spec.NeedsBucket, "needs", s.needs},
+		{spec.AppliedBucket, "applied", each(s.report)},
+		{spec.CollectBucket, "collect", each(s.item)},
 	}
 	// The buckets are read at once, then judged in order: the registry
 	// and the plans first, for the owners and orphans.
@@ -249,17 +251,17 @@ func (s *sweeper) needs(es []jetstream.KeyValueEntry) {
 func (s *sweeper) need(e jetstream.KeyValueEntry, v needValue) {
 	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["needs"].tokens)
 	if why != "" {
-		s.outOfShape(NeedsBucket, e.Key(), why)
+		s.outOfShape(spec.NeedsBucket, e.Key(), why)
 		s.res.needs[needLabels{verdict: "out_of_shape"}]++
 		return
 	}
 	node, module, kind, name := d[0], d[1], d[2], d[3]
 	if o := s.orphan(node, module); o != "" {
-		s.addOrphan(NeedsBucket, e.Key(), o)
+		s.addOrphan(spec.NeedsBucket, e.Key(), o)
 		return
 	}
 	if v.err != nil {
-		s.outOfShape(NeedsBucket, e.Key(), "value does not parse: "+v.err.Error())
+		s.outOfShape(spec.NeedsBucket, e.Key(), "value does not parse: "+v.err.Error())
 		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
 		return
 	}
@@ -280,7 +282,7 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, v needValue) {
 		verdict = VerdictMet
 		s.res.reply.Summary.Needs.Met++
 	default:
-		s.outOfShape(NeedsBucket, e.Key(), fmt.Sprintf("state %q is not met, waiting or failed", v.State))
+		s.outOfShape(spec.NeedsBucket, e.Key(), fmt.Sprintf("state %q is not met, waiting or failed", v.State))
 		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
 		return
 	}
@@ -348,18 +350,18 @@ func (s *sweeper) provider(name, why, node, module string) string {
 func (s *sweeper) report(e jetstream.KeyValueEntry) {
 	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["applied"].tokens)
 	if why != "" {
-		s.outOfShape(AppliedBucket, e.Key(), why)
+		s.outOfShape(spec.AppliedBucket, e.Key(), why)
 		return
 	}
 	if o := s.orphan(d[0], d[1]); o != "" {
-		s.addOrphan(AppliedBucket, e.Key(), o)
+		s.addOrphan(spec.AppliedBucket, e.Key(), o)
 		return
 	}
 	var v struct {
 		State string `json:"state"`
 	}
 	if err := json.Unmarshal(e.Value(), &v); err != nil {
-		s.outOfShape(AppliedBucket, e.Key(), "value does not parse: "+err.Error())
+		s.outOfShape(spec.AppliedBucket, e.Key(), "value does not parse: "+err.Error())
 		return
 	}
 	sum := &s.res.reply.Summary
@@ -373,7 +375,7 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 	case "removed":
 		sum.Removed++
 	default:
-		s.outOfShape(AppliedBucket, e.Key(), fmt.Sprintf("state %q is not applied, waiting, failed or removed", v.State))
+		s.outOfShape(spec.AppliedBucket, e.Key(), fmt.Sprintf("state %q is not applied, waiting, failed or removed", v.State))
 		return
 	}
 	sum.Modules++
@@ -383,16 +385,16 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 func (s *sweeper) item(e jetstream.KeyValueEntry) {
 	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["collect"].tokens)
 	if why != "" {
-		s.outOfShape(CollectBucket, e.Key(), why)
+		s.outOfShape(spec.CollectBucket, e.Key(), why)
 		return
 	}
 	if o := s.orphan(d[0], d[2]); o != "" { // the contributor is the module
-		s.addOrphan(CollectBucket, e.Key(), o)
+		s.addOrphan(spec.CollectBucket, e.Key(), o)
 		return
 	}
 	var v map[string]json.RawMessage
 	if err := json.Unmarshal(e.Value(), &v); err != nil {
-		s.outOfShape(CollectBucket, e.Key(), "value does not parse: "+err.Error())
+		s.outOfShape(spec.CollectBucket, e.Key(), "value does not parse: "+err.Error())
 	}
 }
 
@@ -434,7 +436,7 @@ func (s *sweeper) finish() {
 		}
 		return a.Why < b.Why
 	})
-	order := map[string]int{NeedsBucket: 0, AppliedBucket: 1, CollectBucket: 2}
+	order := map[string]int{spec.NeedsBucket: 0, spec.AppliedBucket: 1, spec.CollectBucket: 2}
 	sort.Slice(r.Orphans, func(i, j int) bool {
 		a, b := r.Orphans[i], r.Orphans[j]
 		if a.Bucket != b.Bucket {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // AskSweep asks the verb for a sweep narrowed to node and module (either
@@ -31,9 +33,9 @@ func askSweepOnce(ctx context.Context, nc *nats.Conn, req Request) (SweepReply, 
 	for page := 0; ; page++ {
 		req.Page = page
 		body, _ := json.Marshal(req)
-		m, err := nc.RequestWithContext(ctx, QuerySubject, body)
+		m, err := nc.RequestWithContext(ctx, spec.QuerySubject, body)
 		if err != nil {
-			return SweepReply{}, fmt.Errorf("asking %s for a sweep: %w", QuerySubject, err)
+			return SweepReply{}, fmt.Errorf("asking %s for a sweep: %w", spec.QuerySubject, err)
 		}
 		var r SweepReply
 		if err := json.Unmarshal(m.Data, &r); err != nil {

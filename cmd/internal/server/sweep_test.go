@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func needJSON(node, module, kind, name, state, why string) string {
@@ -21,7 +21,7 @@ func needJSON(node, module, kind, name, state, why string) string {
 
 func putNeed(t *testing.T, kv jetstream.KeyValue, node, module, kind, name, state, why string) {
 	t.Helper()
-	put(t, kv, nodes.EncodeKey(node, module, kind, name), needJSON(node, module, kind, name, state, why))
+	put(t, kv, spec.EncodeKey(node, module, kind, name), needJSON(node, module, kind, name, state, why))
 }
 
 // assignmentsKV makes the controller's bucket, as the lab does.
@@ -40,7 +40,7 @@ func assignmentsKV(t *testing.T, js jetstream.JetStream) jetstream.KeyValue {
 func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.Time {
 	t.Helper()
 	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, RegistryBucket), Registry()); err != nil {
+	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
 		t.Fatal(err)
 	}
 	as := assignmentsKV(t, js)
@@ -51,7 +51,7 @@ func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.
 	put(t, as, "ace.zsh", `{"provisioning":{}}`)
 	put(t, as, "ace.noplan", `{"node":"ace","module":"noplan"}`)
 
-	needs := bucket(t, js, NeedsBucket)
+	needs := bucket(t, js, spec.NeedsBucket)
 	// Old: these have waited since before the pause.
 	putNeed(t, needs, "ace", "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
 	putNeed(t, needs, "g14", "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
@@ -69,7 +69,7 @@ func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.
 	putNeed(t, needs, "old", "gone", "config", "k", "waiting", "")
 	putNeed(t, needs, "ace", "noplan", "config", "k", "waiting", "")
 
-	applied := bucket(t, js, AppliedBucket)
+	applied := bucket(t, js, spec.AppliedBucket)
 	put(t, applied, "ace.claude-code", `{"state":"failed"}`)
 	put(t, applied, "g14.claude-code", `{"state":"failed"}`)
 	put(t, applied, "novox.gitea", `{"state":"waiting"}`)
@@ -77,7 +77,7 @@ func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.
 	put(t, applied, "ace.zsh.extra", `{}`)
 	put(t, applied, "old.gone", `{"state":"applied"}`)
 
-	collect := bucket(t, js, CollectBucket)
+	collect := bucket(t, js, spec.CollectBucket)
 	put(t, collect, "ace.shell=3Azsh.zsh", `{"item":"x"}`)
 	put(t, collect, "ace.shell=3Azsh.claude-code", `nope`)
 	put(t, collect, "old.shell=3Azsh.gone", `{"item":"y"}`)
@@ -223,7 +223,7 @@ func TestSweepVerbNarrowsAndJoinsPages(t *testing.T) {
 func TestSweepSaysWhichBucketIsMissing(t *testing.T) {
 	s := bustest.Start(t)
 	nc, js := bustest.JetStream(t, s)
-	needs, err := js.CreateKeyValue(testCtx(t), jetstream.KeyValueConfig{Bucket: NeedsBucket})
+	needs, err := js.CreateKeyValue(testCtx(t), jetstream.KeyValueConfig{Bucket: spec.NeedsBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestSweepSaysWhichBucketIsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a sweep with buckets missing failed: %v", err)
 	}
-	want := []string{RegistryBucket, assignmentsBucket, AppliedBucket, CollectBucket}
+	want := []string{spec.RegistryBucket, assignmentsBucket, spec.AppliedBucket, spec.CollectBucket}
 	if fmtKeys(r.MissingBuckets) != fmtKeys(want) {
 		t.Errorf("missing_buckets %v, want %v", r.MissingBuckets, want)
 	}
@@ -260,9 +260,9 @@ func TestSweepPagesLargeAnswers(t *testing.T) {
 	for i := range 2000 {
 		m := fmt.Sprintf("module-%04d", i)
 		must(t, ajs, "$KV."+assignmentsBucket+".ace."+m, `{"provisioning":{}}`)
-		must(t, ajs, "$KV."+NeedsBucket+".ace."+m+".config.shared", needJSON("ace", m, "config", "shared", "failed", "refused"))
+		must(t, ajs, "$KV."+spec.NeedsBucket+".ace."+m+".config.shared", needJSON("ace", m, "config", "shared", "failed", "refused"))
 		if i < 300 {
-			must(t, ajs, "$KV."+NeedsBucket+".ace."+m+".config.own", needJSON("ace", m, "config", "own", "failed", "refused "+m))
+			must(t, ajs, "$KV."+spec.NeedsBucket+".ace."+m+".config.own", needJSON("ace", m, "config", "own", "failed", "refused "+m))
 		}
 	}
 	select {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func expect(t *testing.T, r vault.Result, want vault.Outcome, reasonHas string) {
@@ -30,7 +31,7 @@ func expect(t *testing.T, r vault.Result, want vault.Outcome, reasonHas string) 
 
 func TestSealedRoundTrip(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"})
-	name := vault.OwnName("claude-code", "api-key")
+	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("sk-round-trip"))
 	c := e.client(t, "ace", zerolog.Nop())
 
@@ -57,7 +58,7 @@ func TestSealedRoundTrip(t *testing.T) {
 
 func TestNodeNameEncodedInSubject(t *testing.T) {
 	e := newEnv(t, true, [2]string{"rack.1", "claude-code"})
-	name := vault.OwnName("claude-code", "api-key")
+	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("v"))
 	r := e.client(t, "rack.1", zerolog.Nop()).Ask(e.ctx, name, "claude-code")
 	expect(t, r, vault.Sealed, "")
@@ -68,7 +69,7 @@ func TestNodeNameEncodedInSubject(t *testing.T) {
 
 func TestAbsent(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"})
-	name := vault.OwnName("claude-code", "not-there")
+	name := spec.OwnSecretName("claude-code", "not-there")
 	r := e.client(t, "ace", zerolog.Nop()).Ask(e.ctx, name, "claude-code")
 	expect(t, r, vault.Absent, name)
 	e.vault.Set(e.ctx, name, []byte("now-there"))
@@ -79,8 +80,8 @@ func TestAbsent(t *testing.T) {
 func TestRefusedUnassignedModule(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"}, [2]string{"g14", "other"})
 	c := e.client(t, "ace", zerolog.Nop())
-	own := vault.OwnName("other", "api-key")
-	prov := vault.ProvisionName("gitea", "gitea-read", "ace", "other")
+	own := spec.OwnSecretName("other", "api-key")
+	prov := spec.ProvisionSecretName("gitea", "gitea-read", "ace", "other")
 	for _, name := range []string{own, prov} {
 		e.vault.Set(e.ctx, name, []byte("not-for-ace"))
 		expect(t, c.Ask(e.ctx, name, "other"), vault.Refused, "not assigned to node \"ace\"")
@@ -98,7 +99,7 @@ func TestRefusedUnassignedModule(t *testing.T) {
 
 func TestRefusedProvisionForAnotherNode(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"}, [2]string{"g14", "claude-code"})
-	name := vault.ProvisionName("gitea", "gitea-read", "g14", "claude-code")
+	name := spec.ProvisionSecretName("gitea", "gitea-read", "g14", "claude-code")
 	e.vault.Set(e.ctx, name, []byte("g14-token"))
 	expect(t, e.client(t, "ace", zerolog.Nop()).Ask(e.ctx, name, "claude-code"), vault.Refused, `for node "g14", asked by node "ace"`)
 	expect(t, e.client(t, "g14", zerolog.Nop()).Ask(e.ctx, name, "claude-code"), vault.Sealed, "")
@@ -106,8 +107,8 @@ func TestRefusedProvisionForAnotherNode(t *testing.T) {
 
 func TestPairOnlyForTheProvidersNode(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"}, [2]string{"g14", "claude-code"}, [2]string{"forge", "gitea"})
-	plain := vault.PairName("gitea", "gitea-read", "g14", "claude-code", "")
-	local := vault.PairName("gitea", "gitea-read", "g14", "claude-code", "second")
+	plain := spec.PairSecretName("gitea", "gitea-read", "g14", "claude-code", "")
+	local := spec.PairSecretName("gitea", "gitea-read", "g14", "claude-code", "second")
 	e.vault.Set(e.ctx, plain, []byte("pair-1"))
 	e.vault.Set(e.ctx, local, []byte("pair-2"))
 
@@ -138,11 +139,11 @@ func TestRefusedOutOfShapeName(t *testing.T) {
 
 func TestRefusedNodeMismatch(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"}, [2]string{"g14", "claude-code"})
-	name := vault.OwnName("claude-code", "api-key")
+	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("v"))
 	keys, _ := vault.NewKeys()
 	body, _ := json.Marshal(vault.Request{Secret: name, Node: "g14", Module: "claude-code", PublicKey: keys.PublicBase64()})
-	msg, err := connect(t, e.srv).Request(vault.Subject("ace"), body, 2*time.Second)
+	msg, err := connect(t, e.srv).Request(spec.VaultGetSubject("ace"), body, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +158,14 @@ func TestRefusedNodeMismatch(t *testing.T) {
 
 func TestRefusedWithoutAssignmentsBucket(t *testing.T) {
 	e := newEnv(t, false)
-	name := vault.OwnName("claude-code", "api-key")
+	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("v"))
 	expect(t, e.client(t, "ace", zerolog.Nop()).Ask(e.ctx, name, "claude-code"), vault.Refused, "bucket mesh-controller_assignments does not exist")
 }
 
 func TestForcedRefusal(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"})
-	name := vault.OwnName("claude-code", "api-key")
+	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("v"))
 	e.vault.Refuse(name, "sealed off by the operator")
 	c := e.client(t, "ace", zerolog.Nop())
@@ -175,7 +176,7 @@ func TestForcedRefusal(t *testing.T) {
 
 func TestSilent(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"})
-	name := vault.OwnName("claude-code", "api-key")
+	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("v"))
 	c := e.client(t, "ace", zerolog.Nop())
 	c.Timeout = 200 * time.Millisecond
@@ -198,7 +199,7 @@ func TestSilentWithoutVault(t *testing.T) {
 	e.vault.Stop()
 	c := e.client(t, "ace", zerolog.Nop())
 	start := time.Now()
-	expect(t, c.Ask(e.ctx, vault.OwnName("claude-code", "api-key"), "claude-code"), vault.Silent, "no vault answers mesh-vault.get.provisioner.ace")
+	expect(t, c.Ask(e.ctx, spec.OwnSecretName("claude-code", "api-key"), "claude-code"), vault.Silent, "no vault answers mesh-vault.get.provisioner.ace")
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("no-responders ask took %s", d)
 	}
@@ -211,7 +212,7 @@ func TestQueueGroupAnswersOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(second.Stop)
-	name := vault.OwnName("claude-code", "x")
+	name := spec.OwnSecretName("claude-code", "x")
 	c := e.client(t, "ace", zerolog.Nop())
 	for i := 0; i < 10; i++ {
 		c.Ask(e.ctx, name, "claude-code")
@@ -236,7 +237,7 @@ func TestSecretChanged(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	raw := make(chan *nats.Msg, 10)
-	rawSub, err := watcher.ChanSubscribe(vault.SubjectChanged, raw)
+	rawSub, err := watcher.ChanSubscribe(spec.VaultChangedSubject, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestSecretChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	name := vault.OwnName("claude-code", "api-key")
+	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("changed-value-31"))
 	e.vault.Delete(name)
 	checkFor(t, 2*time.Second, "two secret-changed events", func() bool {
@@ -296,8 +297,8 @@ func TestNothingLeaks(t *testing.T) {
 	clientLog := &logBuffer{}
 	c := e.client(t, "ace", zerolog.New(clientLog).Level(zerolog.DebugLevel))
 	forge := e.client(t, "forge", zerolog.New(clientLog).Level(zerolog.DebugLevel))
-	own := vault.OwnName("claude-code", "api-key")
-	pair := vault.PairName("gitea", "gitea-read", "ace", "claude-code", "")
+	own := spec.OwnSecretName("claude-code", "api-key")
+	pair := spec.PairSecretName("gitea", "gitea-read", "ace", "claude-code", "")
 	e.vault.Set(e.ctx, own, []byte(planted))
 	e.vault.Set(e.ctx, pair, []byte(planted))
 	results := []vault.Result{c.Ask(e.ctx, own, "claude-code"), forge.Ask(e.ctx, pair, "gitea")}

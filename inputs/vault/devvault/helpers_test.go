@@ -18,7 +18,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
-	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // logBuffer is a bytes.Buffer safe for the subscription goroutines.
@@ -84,9 +84,9 @@ func newEnv(t *testing.T, withBucket bool, assignments ...[2]string) *env {
 	}
 	e.js = js
 	if withBucket {
-		kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: devvault.AssignmentsBucket})
+		kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket})
 		if err != nil {
-			t.Fatalf("creating %s: %v", devvault.AssignmentsBucket, err)
+			t.Fatalf("creating %s: %v", spec.AssignmentsBucket, err)
 		}
 		e.bucket = kv
 		for _, a := range assignments {
@@ -103,7 +103,7 @@ func newEnv(t *testing.T, withBucket bool, assignments ...[2]string) *env {
 
 func (e *env) assign(t *testing.T, node, module string) {
 	t.Helper()
-	if _, err := e.bucket.Put(e.ctx, nodes.EncodeKey(node, module),
+	if _, err := e.bucket.Put(e.ctx, spec.EncodeKey(node, module),
 		[]byte(`{"node":"`+node+`","module":"`+module+`","provisioning":{}}`)); err != nil {
 		t.Fatalf("assigning %s to %s: %v", module, node, err)
 	}

@@ -14,16 +14,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"golang.org/x/crypto/nacl/box"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // The wire, written here on its own (not shared with package vault) so the
-// tests of the pair check the protocol rather than a common struct.
+// tests of the pair check the protocol rather than a common struct; the
+// subjects are the SPEC's (package spec).
 const (
-	subjectGetPrefix = "mesh-vault.get.provisioner."
-	subjectGetAll    = "mesh-vault.get.>"
-	subjectChanged   = "mesh-vault.secret-changed"
-	queueGroup       = "mesh-vault"
-	checkTimeout     = 2 * time.Second
+	subjectGetAll = spec.VaultVerb + ".>"
+	queueGroup    = "mesh-vault"
+	checkTimeout  = 2 * time.Second
 )
 
 type request struct {
@@ -106,12 +107,12 @@ func (v *Vault) announce(ctx context.Context, nc *nats.Conn, name string) {
 		return
 	}
 	payload, _ := json.Marshal(map[string]string{"secret": name})
-	err := nc.Publish(subjectChanged, payload)
+	err := nc.Publish(spec.VaultChangedSubject, payload)
 	if err == nil {
 		err = nc.FlushWithContext(ctx)
 	}
 	if err != nil {
-		v.log.Warn().Str("secret", name).Err(err).Msg("publishing " + subjectChanged)
+		v.log.Warn().Str("secret", name).Err(err).Msg("publishing " + spec.VaultChangedSubject)
 	}
 }
 
@@ -248,7 +249,7 @@ func (v *Vault) answer(subject string, req request, js jetstream.JetStream) (rep
 	refused := func(format string, a ...any) (reply, error) {
 		return reply{Status: "refused", Reason: fmt.Sprintf(format, a...)}, nil
 	}
-	node, err := askingNode(subject)
+	node, err := spec.VaultGetNode(subject)
 	if err != nil {
 		return refused("%v", err)
 	}

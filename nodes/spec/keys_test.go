@@ -1,4 +1,4 @@
-package nodes
+package spec
 
 import (
 	"regexp"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
-
-	"github.com/novox/mesh-provisioner/graph"
 )
 
 var tokenShape = regexp.MustCompile(`^[-/_=a-zA-Z0-9]+$`)
@@ -152,25 +150,4 @@ func FuzzDecodeToken(f *testing.F) {
 			t.Fatalf("DecodeToken accepted %q, not a key token", tok)
 		}
 	})
-}
-
-func TestIsNeedKey(t *testing.T) {
-	phs := []Placeholder{{"config", "a"}, {"config", "a:b"}, {"bound", "x/l:k"}, {"con", "fig:a"}, {"config", "ab"}}
-	mods := []string{"m", "m/", "mo"}
-	for _, m := range mods {
-		for _, ph := range phs {
-			k := needKey(m, ph)
-			for _, m2 := range mods {
-				for _, ph2 := range phs {
-					want := k == needKey(m2, ph2)
-					if got := isNeedKey(k, m2, ph2); got != want {
-						t.Errorf("isNeedKey(%v, %q, %v) = %v, want %v", k, m2, ph2, got, want)
-					}
-				}
-			}
-			if isNeedKey(graph.Key{Kind: KindItem, Name: k.Name}, m, ph) {
-				t.Errorf("isNeedKey took kind %s", KindItem)
-			}
-		}
-	}
 }

@@ -1,0 +1,74 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNames(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{OwnSecretName("claude-code", "api-key"), "own/claude-code/api-key"},
+		{ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code"), "provision/gitea/gitea-read/ace/claude-code"},
+		{PairSecretName("gitea", "gitea-read", "g14", "claude-code", ""), "pair/gitea/gitea-read/g14/claude-code"},
+		{PairSecretName("gitea", "gitea-read", "g14", "claude-code", "second"), "pair/gitea/gitea-read/g14/claude-code/second"},
+		{VaultGetSubject("ace"), "mesh-vault.get.provisioner.ace"},
+		{VaultGetSubject("a.b"), "mesh-vault.get.provisioner.a=2Eb"},
+		{AppliedSubject("ace", "claude.code"), "prov.applied.ace.claude=2Ecode"},
+		{ChangedSubject("a.b", "web"), "prov.changed.a=2Eb.web"},
+		{AskSubject("rack.1"), "prov.ask.rack=2E1"},
+		{BoundBucket("gitea"), "gitea_bound"},
+		{BoundKey("ace", "web", "svc", ""), "ace.web.svc"},
+		{BoundKey("ace", "web", "svc", "l.2"), "ace.web.svc.l=2E2"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestNamesInverses(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want VaultName
+	}{
+		{OwnSecretName("web", "a/b"), VaultName{Class: VaultOwn, Module: "web", Name: "a/b"}},
+		{ProvisionSecretName("gitea", "read", "ace", "web"), VaultName{Class: VaultProvision, Provider: "gitea", Provision: "read", Node: "ace", Module: "web"}},
+		{PairSecretName("gitea", "read", "g14", "web", ""), VaultName{Class: VaultPair, Provider: "gitea", Provision: "read", Node: "g14", Module: "web"}},
+		{PairSecretName("gitea", "read", "g14", "web", "l"), VaultName{Class: VaultPair, Provider: "gitea", Provision: "read", Node: "g14", Module: "web", Local: "l"}},
+	} {
+		got, err := ParseVaultName(c.name)
+		if err != nil || got != c.want {
+			t.Errorf("ParseVaultName(%q) = %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+		if IsPairName(c.name) != (c.want.Class == VaultPair) {
+			t.Errorf("IsPairName(%q) = %v", c.name, !(c.want.Class == VaultPair))
+		}
+	}
+	for _, c := range []struct{ name, why string }{
+		{"own/web", "is not own/<module>/<name>"},
+		{"provision/g/r/ace/web/x", "is not provision/"},
+		{"pair/g/r/ace", "is not pair/"},
+		{"other/x/y", "is not own/, provision/ or pair/"},
+	} {
+		if _, err := ParseVaultName(c.name); err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("ParseVaultName(%q) error = %v, want one saying %q", c.name, err, c.why)
+		}
+	}
+	for _, node := range []string{"ace", "rack.1", "grüße"} {
+		if got, err := VaultGetNode(VaultGetSubject(node)); err != nil || got != node {
+			t.Errorf("VaultGetNode(VaultGetSubject(%q)) = %q, %v", node, got, err)
+		}
+	}
+	for _, s := range []string{"mesh-vault.get.provisioner.", "mesh-vault.get.provisioner.a.b", "mesh-vault.get.other.a", "mesh-vault.get.provisioner.=2"} {
+		if _, err := VaultGetNode(s); err == nil {
+			t.Errorf("VaultGetNode(%q) took it", s)
+		}
+	}
+	if p, ok := BoundProvider(BoundBucket("gitea")); !ok || p != "gitea" {
+		t.Errorf("BoundProvider(BoundBucket(gitea)) = %q, %v", p, ok)
+	}
+	if _, ok := BoundProvider("mesh-provisioner_collect"); ok {
+		t.Errorf("BoundProvider took a bucket that is not a provider's")
+	}
+}
