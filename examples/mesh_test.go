@@ -172,8 +172,8 @@ func resolve(m *Mesh, as map[string]*nodes.Assignment, a *nodes.Assignment, ph n
 		if _, ok := m.Config[spec.EncodeKey(a.Node, a.Module, ph.Name)]; !ok {
 			return "not in config.json"
 		}
-	case nodes.IsPlacementKind(ph.Kind):
-		if _, ok := p.Placement[ph.Kind][ph.Name]; !ok {
+	case spec.IsPlacementKind(ph.Kind):
+		if _, ok := p.Placement[string(ph.Kind)][ph.Name]; !ok {
 			return "not in the plan's placement"
 		}
 	case ph.Kind == "secret":
@@ -194,7 +194,7 @@ func resolve(m *Mesh, as map[string]*nodes.Assignment, a *nodes.Assignment, ph n
 		if _, ok := m.Secrets[vaultName]; !ok {
 			return vaultName + " not in secrets.json"
 		}
-	case nodes.IsCollectionKind(ph.Kind):
+	case spec.IsCollectionKind(ph.Kind):
 		if _, ok := p.Collects(nodes.CollectionName(ph)); !ok {
 			return "the module's collections[] does not list it"
 		}

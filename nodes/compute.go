@@ -178,7 +178,7 @@ func isNeedKey(k graph.Key, module string, ph Placeholder) bool {
 	}
 	i := len(module)
 	j := i + 3 + len(ph.Kind)
-	return n[:i] == module && n[i:i+3] == "/${" && n[i+3:j] == ph.Kind &&
+	return n[:i] == module && n[i:i+3] == "/${" && n[i+3:j] == string(ph.Kind) &&
 		n[j] == ':' && n[j+1:len(n)-1] == ph.Name && n[len(n)-1] == '}'
 }
 

@@ -21,8 +21,8 @@ func planJSON(node, mod string, p Plan) []byte {
 }
 
 func registryAll(m *Mesh) {
-	for k := range FilledKinds {
-		m.Put(spec.RegistryBucket, k, []byte(`{"kind":"`+k+`"}`))
+	for _, r := range spec.Kinds() {
+		m.Put(spec.RegistryBucket, string(r.Kind), []byte(`{"kind":"`+string(r.Kind)+`"}`))
 	}
 }
 

@@ -141,7 +141,7 @@ func validatePlan(p *Plan) string {
 	}
 	for _, kind := range slices.Sorted(maps.Keys(p.Placement)) {
 		names := p.Placement[kind]
-		if !IsPlacementKind(kind) {
+		if !spec.IsPlacementKind(spec.Kind(kind)) {
 			return fmt.Sprintf("placement kind %q is not dir, port, access, seat or machine", kind)
 		}
 		if len(names) > MaxPlanEntries {

@@ -322,24 +322,6 @@ func sortedKeys(set map[string]bool) []string {
 	return out
 }
 
-// whereRead is where this client reads each kind's values: the registry
-// must say the same (SPEC §6.1), or the kind waits until it does.
-var whereRead = map[string]struct{ bucket, verb string }{
-	"config":       {bucket: spec.ConfigBucket},
-	"collected":    {bucket: spec.CollectBucket},
-	"shell":        {bucket: spec.CollectBucket},
-	"environment":  {bucket: spec.CollectBucket},
-	"contribution": {bucket: spec.CollectBucket},
-	"dir":          {bucket: spec.AssignmentsBucket},
-	"port":         {bucket: spec.AssignmentsBucket},
-	"access":       {bucket: spec.AssignmentsBucket},
-	"seat":         {bucket: spec.AssignmentsBucket},
-	"machine":      {bucket: spec.AssignmentsBucket},
-	"secret":       {verb: "mesh-vault.get"},
-	"consumers":    {bucket: spec.AssignmentsBucket, verb: "mesh-vault.get"},
-	"bound":        {bucket: "<provider>_bound"},
-}
-
 // registryMismatch says why a registry entry cannot be followed: it does
 // not parse, or it names a bucket or verb other than the one this client
 // reads the kind from. An entry that leaves a field out is not judged on it.
@@ -351,15 +333,16 @@ func registryMismatch(kind string, entry []byte) string {
 	if err := json.Unmarshal(entry, &e); err != nil {
 		return "the registry's entry for kind " + kind + " does not parse: " + err.Error()
 	}
-	want, ok := whereRead[kind]
+	// Where this client reads each kind is its row of the table (SPEC §6.1).
+	want, ok := spec.Lookup(spec.Kind(kind))
 	if !ok {
 		return ""
 	}
-	if e.Bucket != "" && want.bucket != "" && e.Bucket != want.bucket {
-		return "the registry says kind " + kind + " lives in bucket " + e.Bucket + "; this client reads it from " + want.bucket
+	if e.Bucket != "" && want.Bucket != "" && e.Bucket != want.Bucket {
+		return "the registry says kind " + kind + " lives in bucket " + e.Bucket + "; this client reads it from " + want.Bucket
 	}
-	if e.Verb != "" && want.verb != "" && e.Verb != want.verb {
-		return "the registry says kind " + kind + " is asked on " + e.Verb + "; this client asks " + want.verb
+	if e.Verb != "" && want.Verb != "" && e.Verb != want.Verb {
+		return "the registry says kind " + kind + " is asked on " + e.Verb + "; this client asks " + want.Verb
 	}
 	return ""
 }

@@ -14,50 +14,15 @@ import (
 // being over one of the limits above.
 var ErrLimit = errors.New("over a limit")
 
-// FilledKinds is the set of placeholder kinds this client fills (SPEC §4.1).
-var FilledKinds = map[string]bool{
-	"config":       true,
-	"dir":          true,
-	"port":         true,
-	"access":       true,
-	"seat":         true,
-	"machine":      true,
-	"secret":       true,
-	"collected":    true,
-	"shell":        true,
-	"environment":  true,
-	"contribution": true,
-	"consumers":    true,
-	"bound":        true,
-}
-
-// IsPlacementKind says whether kind is answered by the plan's placement.
-func IsPlacementKind(kind string) bool {
-	switch kind {
-	case "dir", "port", "access", "seat", "machine":
-		return true
-	}
-	return false
-}
-
-// IsCollectionKind says whether kind names a collection's text.
-func IsCollectionKind(kind string) bool {
-	switch kind {
-	case "collected", "shell", "environment", "contribution":
-		return true
-	}
-	return false
-}
-
 // CollectionName is the collection a collection placeholder names:
 // ${collected:C} names C, ${shell:zsh:normal} names "shell:zsh:normal".
 // It is "" for a placeholder of any other kind.
 func CollectionName(p Placeholder) string {
 	switch {
-	case p.Kind == "collected":
+	case p.Kind == spec.Collected:
 		return p.Name
-	case IsCollectionKind(p.Kind):
-		return p.Kind + ":" + p.Name
+	case spec.IsCollectionKind(p.Kind):
+		return string(p.Kind) + ":" + p.Name
 	}
 	return ""
 }
@@ -89,11 +54,12 @@ func ParseBoundName(name string) (provision, local, key string, err error) {
 
 // Placeholder is one ${kind:name} a template names; it is a need.
 type Placeholder struct {
-	Kind, Name string
+	Kind spec.Kind
+	Name string
 }
 
 // String gives the placeholder as a template writes it.
-func (p Placeholder) String() string { return "${" + p.Kind + ":" + p.Name + "}" }
+func (p Placeholder) String() string { return "${" + string(p.Kind) + ":" + p.Name + "}" }
 
 // TemplateError says what is wrong with a template and where. Line and Col
 // are 1-based (Col counts characters); both are 0 when the error concerns
@@ -196,7 +162,7 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 			lit = nil
 		}
 		line, col := cur.at(j)
-		p := Placeholder{Kind: kind, Name: pname}
+		p := Placeholder{Kind: spec.Kind(kind), Name: pname}
 		idx, ok := seen[p]
 		if !ok {
 			idx = int32(len(t.phs))
@@ -291,7 +257,7 @@ func (t *Template) ErrorAt(p Placeholder, msg string) *TemplateError {
 // at the first such placeholder.
 func CheckKinds(t *Template) error {
 	for _, pt := range t.parts {
-		if pt.isPh && !FilledKinds[pt.ph.Kind] {
+		if pt.isPh && !spec.IsFilled(pt.ph.Kind) {
 			return &TemplateError{File: t.Name, Line: pt.line, Col: pt.col,
 				Msg: fmt.Sprintf("placeholder %s: kind %q is not one this client fills", pt.ph, pt.ph.Kind)}
 		}

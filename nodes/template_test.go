@@ -10,12 +10,12 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-func ph(kind, name string) Placeholder { return Placeholder{Kind: kind, Name: name} }
+func ph(kind spec.Kind, name string) Placeholder { return Placeholder{Kind: kind, Name: name} }
 
 // render renders t with each placeholder as "<kind|name>".
 func render(t *testing.T, tpl *Template) string {
 	t.Helper()
-	out, err := tpl.Render(func(p Placeholder) []byte { return []byte("<" + p.Kind + "|" + p.Name + ">") })
+	out, err := tpl.Render(func(p Placeholder) []byte { return []byte("<" + string(p.Kind) + "|" + p.Name + ">") })
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -123,8 +123,8 @@ func TestCheckKinds(t *testing.T) {
 	if err := CheckKinds(ok); err != nil {
 		t.Fatalf("CheckKinds on every filled kind: %v", err)
 	}
-	if len(ok.Placeholders()) != len(FilledKinds) {
-		t.Fatalf("test names %d kinds, FilledKinds has %d", len(ok.Placeholders()), len(FilledKinds))
+	if len(ok.Placeholders()) != len(spec.Kinds()) {
+		t.Fatalf("test names %d kinds, spec.Kinds has %d", len(ok.Placeholders()), len(spec.Kinds()))
 	}
 	bad, err := ParseTemplate("app.conf", []byte("${config:a}\n\t${env:HOME} ${nope:x}"))
 	if err != nil {
@@ -252,18 +252,9 @@ func TestPlaceholderHelpers(t *testing.T) {
 		if got := CollectionName(c.p); got != c.coll {
 			t.Errorf("CollectionName(%v) = %q, want %q", c.p, got, c.coll)
 		}
-		if IsCollectionKind(c.p.Kind) != (c.coll != "") {
-			t.Errorf("IsCollectionKind(%q) = %v", c.p.Kind, IsCollectionKind(c.p.Kind))
+		if spec.IsCollectionKind(c.p.Kind) != (c.coll != "") {
+			t.Errorf("IsCollectionKind(%q) = %v", c.p.Kind, spec.IsCollectionKind(c.p.Kind))
 		}
-	}
-	for k := range FilledKinds {
-		want := k == "dir" || k == "port" || k == "access" || k == "seat" || k == "machine"
-		if IsPlacementKind(k) != want {
-			t.Errorf("IsPlacementKind(%q) = %v", k, !want)
-		}
-	}
-	if IsPlacementKind("placement") || IsCollectionKind("consumers") {
-		t.Error("a kind outside its group was taken in")
 	}
 }
 

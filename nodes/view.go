@@ -117,7 +117,7 @@ func (m *Mesh) View(module string) *ModuleView {
 	}
 	v.Needs = make([]NeedView, 0, len(mod.needOrder))
 	for _, pn := range mod.needOrder {
-		nv := NeedView{Kind: pn.ph.Kind, Name: pn.ph.Name, State: pn.n.State()}
+		nv := NeedView{Kind: string(pn.ph.Kind), Name: pn.ph.Name, State: pn.n.State()}
 		if pn.n.State() != graph.Ready {
 			nv.Why = m.RootReason(pn.n)
 		}

@@ -165,20 +165,20 @@ func (m *Mesh) checkPlaceholders(mod *module, tmpls map[string]*Template) []stri
 		for _, ph := range t.Placeholders() {
 			msg := ""
 			switch {
-			case item && (ph.Kind == "secret" || ph.Kind == "consumers"):
+			case item && spec.IsSecretKind(ph.Kind):
 				msg = "an item names " + ph.String() + ": an item is kept in a bucket, and no secret is"
-			case ph.Kind == "secret" && !contains(p.SecretNames(), ph.Name):
+			case ph.Kind == spec.Secret && !contains(p.SecretNames(), ph.Name):
 				msg = ph.String() + " names no secret of the plan (secrets[] or a named provisions[] entry)"
-			case ph.Kind == "consumers" && !p.ProvidesProvision(ph.Name):
+			case ph.Kind == spec.Consumers && !p.ProvidesProvision(ph.Name):
 				msg = ph.String() + ": this module does not provide " + ph.Name
-			case ph.Kind == "bound":
+			case ph.Kind == spec.Bound:
 				x, l, _, err := ParseBoundName(ph.Name)
 				if err != nil {
 					msg = ph.String() + ": " + err.Error()
 				} else if _, ok := p.ProvisionFor(x, l); !ok {
 					msg = ph.String() + " names provision " + x + " which provisions[] does not list"
 				}
-			case IsCollectionKind(ph.Kind):
+			case spec.IsCollectionKind(ph.Kind):
 				if _, ok := p.Collects(CollectionName(ph)); !ok {
 					msg = ph.String() + " names collection " + CollectionName(ph) + " which collections[] does not list"
 				}
@@ -250,7 +250,7 @@ func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Tem
 		mod.owned[n] = true
 	}
 	secretFile := func(name, path, owner, group, mode string) {
-		need := m.needNode(mod, Placeholder{Kind: "secret", Name: name})
+		need := m.needNode(mod, Placeholder{Kind: spec.Secret, Name: name})
 		spec := FileSpec{Path: path, Owner: owner, Group: group, Form: "owned",
 			Mode: DefaultMode("owned", true, mode), OnChange: OnChange{Action: "none"}}
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + path}, secretContent(mod.name, spec),
@@ -288,7 +288,7 @@ func (m *Mesh) needsOf(mod *module, t *Template) ([]*graph.Node, bool) {
 	secret := false
 	for i, ph := range phs {
 		out[i] = m.needNode(mod, ph)
-		if ph.Kind == "secret" || ph.Kind == "consumers" {
+		if spec.IsSecretKind(ph.Kind) {
 			secret = true
 		}
 	}
@@ -304,29 +304,30 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 	p := &mod.asg.Provisioning
 	var src *graph.Node
 	compute := computeNeed
-	switch {
-	case ph.Kind == "config":
+	row, _ := spec.Lookup(ph.Kind)
+	switch row.Source {
+	case spec.FromConfig:
 		src = m.configLeaf(mod.name, ph.Name)
-	case IsPlacementKind(ph.Kind):
+	case spec.FromPlacement:
 		src = m.placementLeaf(mod, ph)
-	case ph.Kind == "secret":
+	case spec.FromVault:
 		src = m.vaultLeaf(m.secretVaultName(mod, ph.Name))
-	case ph.Kind == "bound":
+	case spec.FromBound:
 		x, l, k, _ := ParseBoundName(ph.Name)
 		pr, _ := p.ProvisionFor(x, l)
 		src = m.boundLeaf(mod.name, spec.BoundBucket(pr.Provider), spec.BoundKey(m.node, mod.name, x, l))
 		compute = boundValue(k)
-	case ph.Kind == "consumers":
+	case spec.FromConsumers:
 		src = m.consumersNode(mod.name, ph.Name)
-	case IsCollectionKind(ph.Kind):
+	case spec.FromCollection:
 		c := CollectionName(ph)
 		cs, _ := p.Collects(c)
 		src = m.collectionNode(c)
 		compute = collectedText(cs.Comment)
 	}
 	n := m.derived(needKey(mod.name, ph), compute,
-		[]*graph.Node{m.registryLeaf(ph.Kind), src}, mod) // OriginOf builds its Origin
-	if ph.Kind == "secret" || ph.Kind == "consumers" {
+		[]*graph.Node{m.registryLeaf(string(ph.Kind)), src}, mod) // OriginOf builds its Origin
+	if row.Secret {
 		m.g.MarkSecret(n)
 	}
 	mod.needs[ph], mod.needOrder = n, nil
@@ -350,13 +351,13 @@ func (m *Mesh) secretVaultName(mod *module, name string) string {
 }
 
 func (m *Mesh) placementLeaf(mod *module, ph Placeholder) *graph.Node {
-	n := m.leaf(KindPlacement, mod.name+"/"+ph.Kind+"."+ph.Name,
+	n := m.leaf(KindPlacement, mod.name+"/"+string(ph.Kind)+"."+ph.Name,
 		&Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
 	mod.owned[n] = true
-	if v, ok := mod.asg.Provisioning.Placement[ph.Kind][ph.Name]; ok {
+	if v, ok := mod.asg.Provisioning.Placement[string(ph.Kind)][ph.Name]; ok {
 		m.g.Set(n, []byte(v))
 	} else {
-		m.g.SetWaiting(n, "placement."+ph.Kind+"."+ph.Name+" is not in the plan of "+mod.name+" (the controller may add it)")
+		m.g.SetWaiting(n, "placement."+string(ph.Kind)+"."+ph.Name+" is not in the plan of "+mod.name+" (the controller may add it)")
 	}
 	return n
 }

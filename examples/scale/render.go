@@ -111,19 +111,19 @@ func (r *Renderer) render(colls map[string][]byte, i, f int) ([]byte, error) {
 	pl := m.Assignments[r.n*m.Config.Modules+i].Provisioning.Placement
 	return m.groups[i/m.Config.Contributors].tmpls[f].Render(func(p nodes.Placeholder) []byte {
 		switch p.Kind {
-		case "config":
+		case spec.Config:
 			return m.ConfigValues[spec.EncodeKey(r.node, name, p.Name)]
-		case "secret":
+		case spec.Secret:
 			return m.Secrets[spec.OwnSecretName(name, p.Name)]
-		case "bound":
+		case spec.Bound:
 			return r.bound[name]
-		case "collected":
+		case spec.Collected:
 			return colls[p.Name]
-		case "consumers":
+		case spec.Consumers:
 			return r.cons[name]
 		}
-		if nodes.IsPlacementKind(p.Kind) {
-			return []byte(pl[p.Kind][p.Name])
+		if spec.IsPlacementKind(p.Kind) {
+			return []byte(pl[string(p.Kind)][p.Name])
 		}
 		panic(fmt.Sprintf("scale: kind %s not generated", p.Kind))
 	})

@@ -32,7 +32,9 @@ var mix = [20]string{
 	"secret", "bound", "collected", "consumers",
 }
 
-var placementKinds = []string{"dir", "port", "access", "seat", "machine"}
+// placementKinds are the kinds the plan's placement answers, in the order
+// of the table of kinds.
+var placementKinds = spec.KindsFrom(spec.FromPlacement)
 
 // The names every generated plan uses.
 const (
@@ -172,9 +174,9 @@ func (m *Mesh) plan(name string, i, gi int, gr *group, digest string) nodes.Plan
 		Collections: []nodes.CollectionSpec{{Name: m.Collection(i), Comment: Comment}},
 	}
 	for _, k := range placementKinds {
-		p.Placement[k] = map[string]string{}
+		p.Placement[string(k)] = map[string]string{}
 		for j := 0; j < placeNames; j++ {
-			p.Placement[k][fmt.Sprintf("a%d", j)] = fmt.Sprintf("%s-%s-a%d", k, name, j)
+			p.Placement[string(k)][fmt.Sprintf("a%d", j)] = fmt.Sprintf("%s-%s-a%d", k, name, j)
 		}
 	}
 	for f := 0; f < cfg.Files; f++ {

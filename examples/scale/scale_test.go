@@ -124,8 +124,8 @@ func TestDependentsAreExactlyTheFilesThatChange(t *testing.T) {
 func load(t *testing.T, m *Mesh, n int) *nodes.Mesh {
 	t.Helper()
 	g := nodes.NewMesh(NodeName(n))
-	for _, k := range []string{"config", "dir", "port", "access", "seat", "machine", "secret", "bound", "collected", "consumers"} {
-		g.Put(spec.RegistryBucket, k, []byte(`{"kind":"`+k+`"}`))
+	for _, r := range spec.Kinds() {
+		g.Put(spec.RegistryBucket, string(r.Kind), []byte(`{"kind":"`+string(r.Kind)+`"}`))
 	}
 	for k, v := range m.ConfigValues {
 		g.Put(spec.ConfigBucket, k, v)

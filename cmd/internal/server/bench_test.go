@@ -32,7 +32,7 @@ func BenchmarkSweep100kNeeds(b *testing.B) {
 	if err := EnsureBuckets(ctx, js, 1); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: assignmentsBucket}); err != nil {
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket}); err != nil {
 		b.Fatal(err)
 	}
 	kv, _ := js.KeyValue(ctx, spec.RegistryBucket)
@@ -60,7 +60,7 @@ func BenchmarkSweep100kNeeds(b *testing.B) {
 		node := fmt.Sprintf("node-%03d", n)
 		for m := range modulesN {
 			mod := fmt.Sprintf("module-%03d", m)
-			put(assignmentsBucket, node+"."+mod, fmt.Sprintf(plan, node, mod))
+			put(spec.AssignmentsBucket, node+"."+mod, fmt.Sprintf(plan, node, mod))
 			put(spec.AppliedBucket, node+"."+mod, fmt.Sprintf(`{"node":%q,"module":%q,"state":"waiting","at":"2026-12-01T00:00:00Z"}`, node, mod))
 			for k := range 8 {
 				put(spec.NeedsBucket, fmt.Sprintf("%s.%s.config.key-%d", node, mod, k), needJSON(node, mod, "config", fmt.Sprintf("key-%d", k), "met", ""))

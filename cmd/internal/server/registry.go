@@ -19,35 +19,13 @@ type Entry struct {
 	Field  string `json:"field,omitempty"`
 }
 
-// The owners and buckets the registry names.
-const (
-	assignmentsBucket = "mesh-controller_assignments"
-	assignmentKey     = "<node>.<module>"
-	vaultVerb         = "mesh-vault.get"
-)
-
-// collectionKinds are the kinds answered by a collection, like collected:
-// ${shell:zsh:normal} is the collection shell:zsh:normal.
-var collectionKinds = []string{"collected", "shell", "environment", "contribution"}
-
-// placementKinds are the kinds answered by the module's own plan, at
-// provisioning.placement.<kind>.
-var placementKinds = []string{"dir", "port", "access", "seat", "machine"}
-
-// table builds the registry: the one place where kinds are bound to domains.
+// table builds the registry from the table of kinds (package spec), which
+// binds each kind to its domain.
 func table() []Entry {
-	t := []Entry{
-		{Kind: "config", Owner: "mesh-config", Bucket: "mesh-config_resolved", Key: "<node>.<module>.<key>"},
-		{Kind: "secret", Owner: "mesh-vault", Verb: vaultVerb},
-		{Kind: "consumers", Owner: "mesh-vault", Verb: vaultVerb, Bucket: assignmentsBucket, Key: assignmentKey},
-		{Kind: "bound", Owner: "<provider>", Bucket: "<provider>_bound", Key: "<node>.<module>.<provision>[.<local>]"},
-	}
-	for _, k := range collectionKinds {
-		t = append(t, Entry{Kind: k, Owner: "mesh-provisioner", Bucket: spec.CollectBucket, Key: "<node>.<collection>.<contributor>"})
-	}
-	for _, k := range placementKinds {
-		t = append(t, Entry{Kind: k, Owner: "mesh-controller", Bucket: assignmentsBucket, Key: assignmentKey,
-			Field: "provisioning.placement." + k})
+	rows := spec.Kinds()
+	t := make([]Entry, len(rows))
+	for i, r := range rows {
+		t[i] = Entry{Kind: string(r.Kind), Owner: r.Owner, Verb: r.Verb, Bucket: r.Bucket, Key: r.Key, Field: r.Field}
 	}
 	return t
 }

@@ -65,7 +65,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 		read   func([]jetstream.KeyValueEntry)
 	}{
 		{spec.RegistryBucket, "", each(s.registryEntry)},
-		{assignmentsBucket, "", each(s.assignment)},
+		{spec.AssignmentsBucket, "", each(s.assignment)},
 		{spec.NeedsBucket, "needs", s.needs},
 		{spec.AppliedBucket, "applied", each(s.report)},
 		{spec.CollectBucket, "collect", each(s.item)},
@@ -87,7 +87,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 			s.res.reply.MissingBuckets = append(s.res.reply.MissingBuckets, st.bucket)
 			continue
 		}
-		if st.bucket == assignmentsBucket {
+		if st.bucket == spec.AssignmentsBucket {
 			s.assignments = true
 		}
 		sel := make([]jetstream.KeyValueEntry, 0, len(r.entries))

@@ -27,7 +27,7 @@ func putNeed(t *testing.T, kv jetstream.KeyValue, node, module, kind, name, stat
 // assignmentsKV makes the controller's bucket, as the lab does.
 func assignmentsKV(t *testing.T, js jetstream.JetStream) jetstream.KeyValue {
 	t.Helper()
-	kv, err := js.CreateKeyValue(testCtx(t), jetstream.KeyValueConfig{Bucket: assignmentsBucket})
+	kv, err := js.CreateKeyValue(testCtx(t), jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestSweepSaysWhichBucketIsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a sweep with buckets missing failed: %v", err)
 	}
-	want := []string{spec.RegistryBucket, assignmentsBucket, spec.AppliedBucket, spec.CollectBucket}
+	want := []string{spec.RegistryBucket, spec.AssignmentsBucket, spec.AppliedBucket, spec.CollectBucket}
 	if fmtKeys(r.MissingBuckets) != fmtKeys(want) {
 		t.Errorf("missing_buckets %v, want %v", r.MissingBuckets, want)
 	}
@@ -259,7 +259,7 @@ func TestSweepPagesLargeAnswers(t *testing.T) {
 	}
 	for i := range 2000 {
 		m := fmt.Sprintf("module-%04d", i)
-		must(t, ajs, "$KV."+assignmentsBucket+".ace."+m, `{"provisioning":{}}`)
+		must(t, ajs, "$KV."+spec.AssignmentsBucket+".ace."+m, `{"provisioning":{}}`)
 		must(t, ajs, "$KV."+spec.NeedsBucket+".ace."+m+".config.shared", needJSON("ace", m, "config", "shared", "failed", "refused"))
 		if i < 300 {
 			must(t, ajs, "$KV."+spec.NeedsBucket+".ace."+m+".config.own", needJSON("ace", m, "config", "own", "failed", "refused "+m))
