@@ -1,16 +1,6 @@
 package archive
 
-import (
-	"errors"
-
-	"github.com/novox/mesh-provisioner/nodes/spec"
-)
-
-// Limits of SPEC §4.1.
-const (
-	maxArchiveBytes   = spec.MaxArchiveBytes   // a templates archive, and its tar uncompressed
-	maxArchiveMembers = spec.MaxArchiveMembers // members of a templates archive
-)
+import "errors"
 
 // Sentinels every error of Get wraps one of (where it applies); test them
 // with errors.Is.

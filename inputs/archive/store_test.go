@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func sampleMembers() []member {
@@ -204,7 +206,7 @@ func TestArchiveOverLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sparse: costs no disk and is refused before it is read.
-	if err := f.Truncate(maxArchiveBytes + 1); err != nil {
+	if err := f.Truncate(spec.MaxArchiveBytes + 1); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

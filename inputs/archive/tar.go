@@ -19,7 +19,7 @@ type limits struct {
 	members int   // tar entries, directories included
 }
 
-var defaultLimits = limits{bytes: maxArchiveBytes, members: maxArchiveMembers}
+var defaultLimits = limits{bytes: spec.MaxArchiveBytes, members: spec.MaxArchiveMembers}
 
 // errStreamTooBig is what countingReader returns past its limit.
 var errStreamTooBig = errors.New("uncompressed stream over the limit")

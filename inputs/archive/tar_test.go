@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func TestUnsafeMembers(t *testing.T) {
@@ -46,17 +48,17 @@ func TestMemberCountLimit(t *testing.T) {
 		}
 		return makeTar(t, false, ms...)
 	}
-	at := build(maxArchiveMembers)
+	at := build(spec.MaxArchiveMembers)
 	ref, _ := writeArchive(t, "at.tar", at)
 	got, err := (&Store{}).Get(context.Background(), ref, digestOf(at))
 	if err != nil {
-		t.Fatalf("%d members: %v", maxArchiveMembers, err)
+		t.Fatalf("%d members: %v", spec.MaxArchiveMembers, err)
 	}
-	if len(got) != maxArchiveMembers {
-		t.Fatalf("got %d members, want %d", len(got), maxArchiveMembers)
+	if len(got) != spec.MaxArchiveMembers {
+		t.Fatalf("got %d members, want %d", len(got), spec.MaxArchiveMembers)
 	}
 
-	over := build(maxArchiveMembers + 1)
+	over := build(spec.MaxArchiveMembers + 1)
 	ref, _ = writeArchive(t, "over.tar", over)
 	_, err = (&Store{}).Get(context.Background(), ref, digestOf(over))
 	wantErr(t, err, ErrLimit, ref, "more than 10000 members")

@@ -42,7 +42,7 @@ func (d *Daemon) answer(ctx context.Context, data []byte) askReply {
 	if err := json.Unmarshal(data, &q); err != nil {
 		return askReply{Error: "request is not {module, kind, key}: " + err.Error()}
 	}
-	if q.Kind != "config" {
+	if q.Kind != string(spec.Config) {
 		return askReply{Error: "kind " + q.Kind + " is not answered here: only config values are (a secret never)"}
 	}
 	if q.Module == "" || q.Key == "" {
