@@ -2,8 +2,10 @@ package nodes
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -41,6 +43,14 @@ func (m *Mesh) putAssignment(key, node, name string, data []byte) error {
 	asg, perr := ParseAssignment(key, data)
 	m.index(key, asg)
 	mod := m.mods[name]
+	if errors.Is(perr, ErrNoPlan) {
+		// Not the provisioner's (SPEC §3 r2): not a module; one that was
+		// goes as if its key were deleted.
+		if mod != nil {
+			m.removeModule(mod)
+		}
+		return perr
+	}
 	if mod == nil {
 		mod = &module{name: name, key: key, owned: map[*graph.Node]bool{}, needs: map[Placeholder]*graph.Node{}}
 		m.mods[name] = mod
@@ -163,6 +173,25 @@ func parseBindings(node, module string, data []byte) (*Assignment, error) {
 	}
 	if err := json.Unmarshal(data, &a); err != nil {
 		return nil, fmt.Errorf("module %q on node %q: plan does not parse: %w", module, node, err)
+	}
+	bad := checkKeyNames(node, module)
+	for i, p := range a.Provisioning.Provisions {
+		if bad != "" {
+			break
+		}
+		for _, x := range [][2]string{{"provider", p.Provider}, {"provision", p.Provision}} {
+			if msg := spec.CheckNameLen(x[0], x[1]); msg != "" || strings.Contains(x[1], "/") {
+				bad = fmt.Sprintf("provisions[%d]: %s %.40q does not fit a vault name", i, x[0], x[1])
+			}
+		}
+		if msg := checkVaultName(p.Local); p.Local != "" && msg != "" {
+			bad = fmt.Sprintf("provisions[%d]: local %s", i, msg)
+		}
+	}
+	if bad != "" {
+		// Its own node refuses it too; no consumer is bound by a name the
+		// vault cannot read one way only.
+		return nil, fmt.Errorf("module %q on node %q: %s", module, node, bad)
 	}
 	return &Assignment{Node: node, Module: module, Provisioning: Plan{Provisions: a.Provisioning.Provisions}}, nil
 }

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -23,6 +24,9 @@ type Change struct {
 	// Refused: the assignment's plan does not parse or breaks a rule; a
 	// module of this node's fails with it.
 	Refused error
+	// NoPlan: the assignment carries no "provisioning": not the
+	// provisioner's, nothing to fill or report (a debug log line).
+	NoPlan bool
 	// ConfigModule and ConfigKey: this node's module ConfigModule has a
 	// config value (key ConfigKey) written anew, changed or deleted.
 	ConfigModule, ConfigKey string
@@ -40,7 +44,16 @@ func (m *Mesh) Put(bucket, key string, value []byte) Change {
 		if err != nil {
 			return Change{OutOfShape: err}
 		}
-		return Change{Refused: m.putAssignment(key, toks[0], toks[1], value)}
+		had := toks[0] == m.node && m.mods[toks[1]] != nil
+		err = m.putAssignment(key, toks[0], toks[1], value)
+		if errors.Is(err, ErrNoPlan) {
+			c := Change{NoPlan: true}
+			if had {
+				c.Removed = toks[1]
+			}
+			return c
+		}
+		return Change{Refused: err}
 	case spec.RegistryBucket:
 		kind, err := spec.DecodeToken(key)
 		if err != nil {

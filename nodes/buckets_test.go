@@ -111,7 +111,7 @@ func TestBucketMissingMakesItsLeavesSaySo(t *testing.T) {
 	}
 
 	m.Put(spec.AssignmentsBucket, "ace.app", planJSON("ace", "app", Plan{Files: []FileSpec{{Path: "/etc/app", Template: "t"}},
-		Provisions: []ProvisionSpec{{Provider: "gitea", Provision: "repo"}}}))
+		Provisions: []ProvisionSpec{{Provider: "gitea", Provision: "repo", Credential: "token"}}}))
 	m.SetArchive("app", digestA, map[string][]byte{"t": []byte("${bound:repo:url}")})
 	m.BucketMissing(spec.RegistryBucket, true)
 	m.BucketMissing("gitea_bound", true)

@@ -280,7 +280,7 @@ func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []string{"gitea-read"}}))
 	m.SetArchive("gitea", digestA, map[string][]byte{"c": []byte("${consumers:gitea-read}")})
 	consumer := func(node string) []byte {
-		return planJSON(node, "cc", Plan{Provisions: []ProvisionSpec{{Provision: "gitea-read", Provider: "gitea"}}})
+		return planJSON(node, "cc", Plan{Provisions: []ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}}})
 	}
 	m.Put(spec.AssignmentsBucket, "g14.cc", consumer("g14"))
 	m.Put(spec.AssignmentsBucket, "ace.cc", consumer("ace"))

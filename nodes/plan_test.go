@@ -121,6 +121,47 @@ func TestParseAssignmentEncodedKey(t *testing.T) {
 	}
 }
 
+// A module or node name holding '/' or being "." or ".." would make vault
+// names ambiguous (own/a/b/k: module a's b/k or module a/b's k?), and one
+// over MaxNameBytes would make keys longer than the bus takes (issue 19.12
+// and 19.1): the module fails, naming the field.
+func TestParseAssignmentKeyNames(t *testing.T) {
+	long := strings.Repeat("m", 256)
+	for _, c := range []struct{ node, module, want string }{
+		{"ace", "a/b", `module name "a/b" holds "/"`},
+		{"ace", "..", `module name ".." is ".."`},
+		{"ace", ".", `module name "." is "."`},
+		{"a/ce", "web", `node name "a/ce" holds "/"`},
+		{"ace", long, "module name is 256 bytes encoded, over the limit of 255 (MaxNameBytes)"},
+		{"ace", strings.Repeat("é", 43), "module name is 258 bytes encoded"},
+	} {
+		m := example(t)
+		m["node"], m["module"] = c.node, c.module
+		_, err := ParseAssignment(spec.EncodeKey(c.node, c.module), marshal(t, m))
+		var pe *PlanError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s.%s: error %v, want a PlanError saying %q", c.node, c.module, err, c.want)
+		}
+	}
+}
+
+// An assignment without "provisioning" is not the provisioner's (SPEC §3
+// r2); node and module, when absent, are the key's.
+func TestParseAssignmentWithoutPlanOrNames(t *testing.T) {
+	for _, data := range []string{`{"node":"ace","module":"web"}`, `{}`, `{"provisioning":null,"other":1}`} {
+		if a, err := ParseAssignment("ace.web", []byte(data)); !errors.Is(err, ErrNoPlan) || a != nil {
+			t.Errorf("%s: got %v, %v; want ErrNoPlan", data, a, err)
+		}
+	}
+	m := example(t)
+	delete(m, "node")
+	delete(m, "module")
+	a, err := ParseAssignment("ace.claude-code", marshal(t, m))
+	if err != nil || a.Node != "ace" || a.Module != "claude-code" {
+		t.Fatalf("without node and module: %+v, %v", a, err)
+	}
+}
+
 func TestParseAssignmentRules(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -129,7 +170,6 @@ func TestParseAssignmentRules(t *testing.T) {
 	}{
 		{"node differs", func(m map[string]any) { m["node"] = "g14" }, `node "g14" in the JSON is not the key's node "ace"`},
 		{"module differs", func(m map[string]any) { m["module"] = "other" }, `module "other" in the JSON is not the key's module "claude-code"`},
-		{"module missing", func(m map[string]any) { delete(m, "module") }, `module "" in the JSON`},
 		{"ref scheme", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "https://x/y.tar" }, "templates.ref"},
 		{"ref obj without name", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "obj://mesh-artifacts/" }, "obj://<bucket>/<name>"},
 		{"ref obj bad bucket", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "obj://a.b/x" }, "obj://<bucket>/<name>"},
@@ -186,8 +226,19 @@ func TestParseAssignmentRules(t *testing.T) {
 		{"provider empty", func(m map[string]any) { delete(entry(m, "provisions", 0), "provider") }, `provisions[0] (gitea-read): provider ""`},
 		{"provider bad", func(m map[string]any) { entry(m, "provisions", 0)["provider"] = "gi.tea" }, `provider "gi.tea"`},
 		{"local with colon", func(m map[string]any) { entry(m, "provisions", 0)["local"] = "a:b" }, `local "a:b"`},
+		{"provision without credential", func(m map[string]any) { delete(entry(m, "provisions", 0), "credential") }, `provisions[0] (gitea-read): no credential`},
+		{"local with slash", func(m map[string]any) { entry(m, "provisions", 0)["local"] = "a/b" }, `provisions[0] (gitea-read): local "a/b" holds "/"`},
+		{"local dotdot", func(m map[string]any) { entry(m, "provisions", 0)["local"] = ".." }, `provisions[0] (gitea-read): local ".." is ".."`},
+		{"secret name with slash", func(m map[string]any) { entry(m, "secrets", 0)["name"] = "b/k" }, `secrets[0]: name "b/k" holds "/"`},
+		{"secret name dot", func(m map[string]any) { entry(m, "secrets", 0)["name"] = "." }, `secrets[0]: name "." is "."`},
+		{"secret name long", func(m map[string]any) { entry(m, "secrets", 0)["name"] = strings.Repeat("k", 256) }, "is 256 bytes encoded, over the limit of 255 (MaxNameBytes)"},
+		{"collection long", func(m map[string]any) {
+			plan(m)["collections"] = []any{map[string]any{"name": strings.Repeat(".", 86)}}
+		}, "collections[0]: collection name is 258 bytes encoded, over the limit of 255 (MaxNameBytes)"},
+		{"item collection long", func(m map[string]any) { entry(m, "items", 0)["collection"] = strings.Repeat("c", 300) }, "items[0]: collection is 300 bytes encoded, over the limit of 255"},
+		{"provision long", func(m map[string]any) { entry(m, "provisions", 0)["provision"] = strings.Repeat("p", 256) }, "provisions[0]: provision is 256 bytes encoded, over the limit of 255"},
 		{"provision twice", func(m map[string]any) {
-			plan(m)["provisions"] = append(list(m, "provisions"), map[string]any{"provision": "gitea-read", "provider": "gitea2"})
+			plan(m)["provisions"] = append(list(m, "provisions"), map[string]any{"provision": "gitea-read", "provider": "gitea2", "credential": "token"})
 		}, `provisions[1] (gitea-read): provision "gitea-read" local "" is also required by provisions[0]`},
 		{"provision path without name", func(m map[string]any) {
 			delete(entry(m, "provisions", 0), "name")
@@ -278,7 +329,7 @@ func TestParseAssignmentLimits(t *testing.T) {
 				case "secrets":
 					many[i] = map[string]any{"name": "s" + n}
 				case "provisions":
-					many[i] = map[string]any{"provision": "p" + n, "provider": "gitea"}
+					many[i] = map[string]any{"provision": "p" + n, "provider": "gitea", "credential": "token"}
 				case "items":
 					many[i] = map[string]any{"collection": "c" + n, "template": "t"}
 				}
@@ -335,6 +386,9 @@ func FuzzParseAssignment(f *testing.F) {
 	f.Add("a.b", []byte(`{"node":"a","module":"b","provisioning":null}`))
 	f.Fuzz(func(t *testing.T, key string, data []byte) {
 		a, err := ParseAssignment(key, data)
+		if errors.Is(err, ErrNoPlan) {
+			return
+		}
 		if err != nil {
 			var pe *PlanError
 			if !errors.As(err, &pe) {

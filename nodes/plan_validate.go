@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -23,6 +24,11 @@ const (
 	FormManagedKeys  = "managed-keys"
 	FormManagedBlock = "managed-block"
 )
+
+// ErrNoPlan is ParseAssignment's answer to an assignment whose value
+// carries no "provisioning": not the provisioner's, so not a module (no
+// report, no needs, no event).
+var ErrNoPlan = errors.New(`the assignment carries no "provisioning": not the provisioner's`)
 
 // PlanError is an assignment refused: its JSON does not parse, or its plan
 // breaks a rule of SPEC §3. It fails that module alone.
@@ -50,7 +56,8 @@ func (e *PlanError) Unwrap() error { return e.Err }
 // ParseAssignment parses the value of mesh-controller_assignments at key
 // (<node>.<module>, tokens encoded as SPEC §2.1) and checks its plan against
 // SPEC §3. Unknown JSON fields are allowed; a field of the wrong type is
-// not. On success an empty form is set to "owned" and an empty
+// not. An assignment without "provisioning" is not the provisioner's
+// (SPEC §3 r2): it returns ErrNoPlan. "node" and "module", when absent, are the key's. On success an empty form is set to "owned" and an empty
 // on_change.action to "none"; an empty mode stays "" (see DefaultMode).
 func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	toks, err := spec.DecodeKey(key, 2)
@@ -61,12 +68,28 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	perr := func(msg string, args ...any) error {
 		return &PlanError{Key: key, Node: node, Module: module, Msg: fmt.Sprintf(msg, args...)}
 	}
+	if msg := checkKeyNames(node, module); msg != "" {
+		return nil, perr("%s", msg)
+	}
 	var a Assignment
 	if err := json.Unmarshal(data, &a); err != nil {
 		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
 	}
+	var probe struct {
+		Provisioning json.RawMessage `json:"provisioning"`
+	}
+	_ = json.Unmarshal(data, &probe) // it parsed as an Assignment just now
+	if len(probe.Provisioning) == 0 || string(probe.Provisioning) == "null" {
+		return nil, ErrNoPlan
+	}
+	if a.Node == "" {
+		a.Node = node
+	}
 	if a.Node != node {
 		return nil, perr("node %q in the JSON is not the key's node %q", a.Node, node)
+	}
+	if a.Module == "" {
+		a.Module = module
 	}
 	if a.Module != module {
 		return nil, perr("module %q in the JSON is not the key's module %q", a.Module, module)
@@ -159,6 +182,9 @@ func validatePlan(p *Plan) string {
 		if msg := checkPlaceholderName(s.Name); msg != "" {
 			return fmt.Sprintf("%s: name %q %s", who, s.Name, msg)
 		}
+		if msg := checkVaultName(s.Name); msg != "" {
+			return fmt.Sprintf("%s: name %s", who, msg)
+		}
 		who = fmt.Sprintf("secrets[%d] (%s)", i, s.Name)
 		if other, ok := secretNames[s.Name]; ok {
 			return fmt.Sprintf("%s: secret name %q is also used by %s", who, s.Name, other)
@@ -184,13 +210,25 @@ func validatePlan(p *Plan) string {
 		if msg := checkProvisionName(pr.Provision); msg != "" {
 			return fmt.Sprintf("%s: provision %q %s", who, pr.Provision, msg)
 		}
+		if msg := spec.CheckNameLen("provision", pr.Provision); msg != "" {
+			return fmt.Sprintf("%s: %s", who, msg)
+		}
 		who = fmt.Sprintf("provisions[%d] (%s)", i, pr.Provision)
 		if !validBucketPart(pr.Provider) {
 			return fmt.Sprintf("%s: provider %q is not a module name [-_a-zA-Z0-9]+ (it names the bucket <provider>_bound)", who, pr.Provider)
 		}
+		if msg := spec.CheckNameLen("provider", pr.Provider); msg != "" {
+			return fmt.Sprintf("%s: %s", who, msg)
+		}
+		if pr.Credential == "" {
+			return fmt.Sprintf("%s: no credential (the offer's credential form, required: SPEC §3)", who)
+		}
 		if pr.Local != "" {
 			if msg := checkPlaceholderName(pr.Local); msg != "" || strings.Contains(pr.Local, ":") {
 				return fmt.Sprintf("%s: local %q may not be named by ${bound:%s/<local>:<key>} (no ':', '}' or control bytes)", who, pr.Local, pr.Provision)
+			}
+			if msg := checkVaultName(pr.Local); msg != "" {
+				return fmt.Sprintf("%s: local %s", who, msg)
 			}
 		}
 		b := binding{pr.Provision, pr.Local}
@@ -209,6 +247,9 @@ func validatePlan(p *Plan) string {
 		}
 		if msg := checkPlaceholderName(pr.Name); msg != "" {
 			return fmt.Sprintf("%s: name %q %s", who, pr.Name, msg)
+		}
+		if msg := spec.CheckNameLen("name", pr.Name); msg != "" {
+			return fmt.Sprintf("%s: %s", who, msg)
 		}
 		if other, ok := secretNames[pr.Name]; ok {
 			return fmt.Sprintf("%s: secret name %q is also used by %s", who, pr.Name, other)
@@ -239,6 +280,9 @@ func validatePlan(p *Plan) string {
 		if msg := checkPlaceholderName(it.Collection); msg != "" {
 			return fmt.Sprintf("%s: collection %q %s", who, it.Collection, msg)
 		}
+		if msg := spec.CheckNameLen("collection", it.Collection); msg != "" {
+			return fmt.Sprintf("%s: %s", who, msg)
+		}
 		who = fmt.Sprintf("items[%d] (%s)", i, it.Collection)
 		if msg := checkTemplateName(it.Template); msg != "" {
 			return who + ": template " + msg
@@ -253,10 +297,40 @@ func validatePlan(p *Plan) string {
 		if msg := checkPlaceholderName(c.Name); msg != "" {
 			return fmt.Sprintf("collections[%d]: name %q %s", i, c.Name, msg)
 		}
+		if msg := spec.CheckNameLen("collection name", c.Name); msg != "" {
+			return fmt.Sprintf("collections[%d]: %s", i, msg)
+		}
 		if j, ok := colls[c.Name]; ok {
 			return fmt.Sprintf("collections[%d]: collection %q is also listed in collections[%d]", i, c.Name, j)
 		}
 		colls[c.Name] = i
+	}
+	return ""
+}
+
+// checkKeyNames refuses a node or module name (the assignment key's
+// tokens) that a vault name or a key could not hold: see checkVaultName.
+func checkKeyNames(node, module string) string {
+	for _, x := range [][2]string{{"node", node}, {"module", module}} {
+		if msg := spec.CheckVaultPart(x[1]); msg != "" {
+			return fmt.Sprintf("%s name %.40q %s", x[0], x[1], msg)
+		}
+		if msg := spec.CheckNameLen(x[0]+" name", x[1]); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// checkVaultName refuses a name that stands as one part of a vault name
+// (a secret's name, a provisions entry's local) and holds '/', is "." or
+// "..", or is over MaxNameBytes; it quotes the name only when short.
+func checkVaultName(n string) string {
+	if msg := spec.CheckNameLen(fmt.Sprintf("%.40q", n), n); msg != "" {
+		return msg
+	}
+	if msg := spec.CheckVaultPart(n); msg != "" {
+		return fmt.Sprintf("%q %s", n, msg)
 	}
 	return ""
 }

@@ -239,6 +239,25 @@ func (m *Mesh) setSecret(name string, s secretSource) {
 // WantsSecret says whether some file still needs the vault name.
 func (m *Mesh) WantsSecret(name string) bool { return m.existing(KindVault, name) != nil }
 
+// CredentialOf is the credential form a request for the vault name carries
+// (SPEC §4.2 r2): a provisions entry's credential for a provision/ name of
+// one of this node's modules, "" for every other name.
+func (m *Mesh) CredentialOf(name string) string {
+	v, err := spec.ParseVaultName(name)
+	if err != nil || v.Class != spec.VaultProvision || v.Node != m.node {
+		return ""
+	}
+	mod := m.mods[v.Module]
+	if mod == nil || mod.asg == nil {
+		return ""
+	}
+	pr, ok := mod.asg.Provisioning.ProvisionFor(v.Provision, v.Local)
+	if !ok || pr.Provider != v.Provider {
+		return ""
+	}
+	return pr.Credential
+}
+
 // TakeNewSecrets returns the vault names wanted since the last call.
 func (m *Mesh) TakeNewSecrets() []string {
 	out := m.newSecrets

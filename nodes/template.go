@@ -152,6 +152,9 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 		if pname == "" {
 			return nil, fail(j, false, "placeholder %q has an empty name", "${"+string(body)+"}")
 		}
+		if msg := placeholderTooLong(kind, pname); msg != "" {
+			return nil, fail(j, true, "%s", msg)
+		}
 		count++
 		if count > spec.MaxPlaceholders {
 			return nil, fail(j, true, "more than %d placeholders in one template (MaxPlaceholders)", spec.MaxPlaceholders)
@@ -187,6 +190,24 @@ func addLit(lit, s []byte) []byte {
 		return s[:len(s):len(s)]
 	}
 	return append(lit, s...)
+}
+
+// placeholderTooLong says why ${kind:name} is over MaxNameBytes ("" when
+// it is not): its kind or name (a key token of its need), or the
+// collection it names (a key token of the collect bucket). It quotes the
+// name's first bytes only.
+func placeholderTooLong(kind, name string) string {
+	what := fmt.Sprintf("placeholder ${%s:%.40q…}", kind, name)
+	if len(kind) > spec.MaxNameBytes {
+		return spec.CheckNameLen(fmt.Sprintf("placeholder kind %.40q…", kind), kind)
+	}
+	if msg := spec.CheckNameLen(what+": its name", name); msg != "" {
+		return msg
+	}
+	if c := CollectionName(Placeholder{Kind: spec.Kind(kind), Name: name}); c != "" {
+		return spec.CheckNameLen(what+": its collection", c)
+	}
+	return ""
 }
 
 func validKind(k string) bool {

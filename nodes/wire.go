@@ -344,7 +344,7 @@ func (m *Mesh) secretVaultName(mod *module, name string) string {
 	}
 	for _, pr := range p.Provisions {
 		if pr.Name == name {
-			return spec.ProvisionSecretName(pr.Provider, pr.Provision, m.node, mod.name)
+			return spec.ProvisionSecretName(pr.Provider, pr.Provision, m.node, mod.name, pr.Local)
 		}
 	}
 	return spec.OwnSecretName(mod.name, name)

@@ -40,13 +40,14 @@ type Asker struct {
 
 // askState is what the Asker knows of asking for one name.
 type askState struct {
-	attempt  int
-	inflight bool        // an ask is under way or its answer not yet taken
-	again    bool        // Fresh was called while inflight
-	gen      uint64      // the ask under way or last made
-	last     Outcome     // the last answer delivered
-	answered bool        // last holds an answer
-	timer    *time.Timer // the next ask, when one is due
+	attempt    int
+	credential string      // the credential form its requests carry
+	inflight   bool        // an ask is under way or its answer not yet taken
+	again      bool        // Fresh was called while inflight
+	gen        uint64      // the ask under way or last made
+	last       Outcome     // the last answer delivered
+	answered   bool        // last holds an answer
+	timer      *time.Timer // the next ask, when one is due
 }
 
 // NewAsker makes an Asker that asks through c until ctx ends.
@@ -62,7 +63,9 @@ func NewAsker(ctx context.Context, c *Client, b backoff.Doubling, refusedRetry t
 func (a *Asker) Answers() <-chan Answer { return a.out }
 
 // Ask asks the vault for name now, unless an ask of it is under way.
-func (a *Asker) Ask(name string) {
+// credential is the form a provisions entry's request carries ("" for
+// other names); every later ask of name (again, Fresh) carries it too.
+func (a *Asker) Ask(name, credential string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := a.asks[name]
@@ -70,6 +73,7 @@ func (a *Asker) Ask(name string) {
 		st = &askState{}
 		a.asks[name] = st
 	}
+	st.credential = credential
 	if !st.inflight {
 		a.ask(name, st)
 	}
@@ -130,7 +134,10 @@ func (a *Asker) current(name string, st *askState, gen uint64) bool {
 // run makes ask gen, delivers its answer, then schedules the next ask.
 func (a *Asker) run(name string, st *askState, gen uint64) {
 	at := time.Now()
-	res := a.client.Ask(a.ctx, name, moduleOf(name))
+	a.mu.Lock()
+	credential := st.credential
+	a.mu.Unlock()
+	res := a.client.AskCredential(a.ctx, name, moduleOf(name), credential)
 	a.mu.Lock()
 	if !a.current(name, st, gen) {
 		a.mu.Unlock()

@@ -77,8 +77,8 @@ func nextAnswer(t *testing.T, a *Asker) Answer {
 func TestAskerAsksAgainWithBackoffUntilSealedThenStops(t *testing.T) {
 	name := "own/app/api-key"
 	a, v := startAsker(t, map[string][]string{name: {StatusAbsent, StatusAbsent, StatusAbsent, StatusSealed}}, time.Hour)
-	a.Ask(name)
-	a.Ask(name) // under way: not asked twice
+	a.Ask(name, "")
+	a.Ask(name, "") // under way: not asked twice
 	for i, want := range []struct {
 		o       Outcome
 		changed bool
@@ -109,7 +109,7 @@ func TestAskerAsksAgainWithBackoffUntilSealedThenStops(t *testing.T) {
 func TestAskerAsksARefusedNameAgainAfterTheRefusedRetry(t *testing.T) {
 	name := "own/app/api-key"
 	a, v := startAsker(t, map[string][]string{name: {StatusRefused}}, 300*time.Millisecond)
-	a.Ask(name)
+	a.Ask(name, "")
 	for i := 0; i < 2; i++ {
 		if an := nextAnswer(t, a); an.Result.Outcome != Refused || an.Result.Reason != "scripted" {
 			t.Fatalf("answer %d: %v", i, an.Result)
@@ -123,7 +123,7 @@ func TestAskerAsksARefusedNameAgainAfterTheRefusedRetry(t *testing.T) {
 func TestAskerFreshAsksASealedNameAgainAndRetainDropsAName(t *testing.T) {
 	sealed, absent := "own/app/a", "own/app/b"
 	a, v := startAsker(t, map[string][]string{sealed: {StatusSealed}, absent: {StatusAbsent}}, time.Hour)
-	a.Ask(sealed)
+	a.Ask(sealed, "")
 	if an := nextAnswer(t, a); an.Result.Outcome != Sealed {
 		t.Fatalf("%v", an.Result)
 	}
@@ -135,7 +135,7 @@ func TestAskerFreshAsksASealedNameAgainAndRetainDropsAName(t *testing.T) {
 		t.Fatalf("%s asked %d times, want 2", sealed, n)
 	}
 
-	a.Ask(absent)
+	a.Ask(absent, "")
 	if an := nextAnswer(t, a); an.Result.Outcome != Absent {
 		t.Fatalf("%v", an.Result)
 	}

@@ -34,6 +34,9 @@ type Request struct {
 	Node      string `json:"node"`
 	Module    string `json:"module"`
 	PublicKey string `json:"public_key"`
+	// Credential is the offer's credential form, sent for a provisions
+	// entry's credential (provision/…) only (SPEC §4.2 r2).
+	Credential string `json:"credential,omitempty"`
 }
 
 // Reply is the vault reply's JSON. Box is sealed to the request's key.
@@ -125,13 +128,19 @@ type Client struct {
 // waits for the reply. It never returns a Go error: every way an ask can
 // end is an Outcome.
 func (c *Client) Ask(ctx context.Context, secret, module string) Result {
-	r := c.ask(ctx, secret, module)
+	return c.AskCredential(ctx, secret, module, "")
+}
+
+// AskCredential is Ask with the credential form a provisions entry's
+// request carries ("" for every other request: left out of the JSON).
+func (c *Client) AskCredential(ctx context.Context, secret, module, credential string) Result {
+	r := c.ask(ctx, secret, module, credential)
 	c.Log.Debug().Str("secret", secret).Str("module", module).
 		Str("outcome", r.Outcome.String()).Str("reason", r.Reason).Msg("vault ask")
 	return r
 }
 
-func (c *Client) ask(ctx context.Context, secret, module string) Result {
+func (c *Client) ask(ctx context.Context, secret, module, credential string) Result {
 	if c.NC == nil || c.Keys == nil || c.Keys.public == nil {
 		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s: client has no connection or no keys", secret)}
 	}
@@ -140,7 +149,7 @@ func (c *Client) ask(ctx context.Context, secret, module string) Result {
 		timeout = DefaultTimeout
 	}
 	subject := spec.VaultGetSubject(c.Node)
-	body, err := json.Marshal(Request{Secret: secret, Node: c.Node, Module: module, PublicKey: c.Keys.PublicBase64()})
+	body, err := json.Marshal(Request{Secret: secret, Node: c.Node, Module: module, PublicKey: c.Keys.PublicBase64(), Credential: credential})
 	if err != nil {
 		return Result{Outcome: Error, Reason: fmt.Sprintf("encoding the vault request for %s: %v", secret, err)}
 	}

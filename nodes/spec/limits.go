@@ -1,5 +1,7 @@
 package spec
 
+import "fmt"
+
 // Limits of SPEC §4.1. Each is refused with an error that names it.
 const (
 	MaxArchiveBytes   = 64 << 20  // a templates archive, in bytes
@@ -8,3 +10,38 @@ const (
 	MaxItemBytes      = 512 << 10 // one rendered collection item, in bytes
 	MaxPlaceholders   = 4096      // placeholder occurrences in one template
 )
+
+// MaxNameBytes bounds every name that stands as one token of a key or a
+// subject (a node, module, collection, secret, provider, provision or
+// local name, a placeholder's name), counted encoded (SPEC §2.1). So no
+// key or subject the client builds exceeds MaxControlLine, whatever a plan
+// or template says (TestLongestKeyFitsTheBus).
+const MaxNameBytes = 255
+
+// MaxControlLine is NATS's default max_control_line: the longest protocol
+// line (PUB <subject> <reply> <size>) a server takes before it closes the
+// connection.
+const MaxControlLine = 4096
+
+// CheckNameLen says why name, as what, is too long ("" when it is not):
+// over MaxNameBytes once encoded as a key token.
+func CheckNameLen(what, name string) string {
+	n := EncodedLen(name)
+	if n <= MaxNameBytes {
+		return ""
+	}
+	return fmt.Sprintf("%s is %d bytes encoded, over the limit of %d (MaxNameBytes)", what, n, MaxNameBytes)
+}
+
+// EncodedLen is len(EncodeToken(s)) without building it.
+func EncodedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if plainByte(s[i]) {
+			n++
+		} else {
+			n += 3
+		}
+	}
+	return n
+}

@@ -8,7 +8,8 @@ import (
 func TestNames(t *testing.T) {
 	cases := []struct{ got, want string }{
 		{OwnSecretName("claude-code", "api-key"), "own/claude-code/api-key"},
-		{ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code"), "provision/gitea/gitea-read/ace/claude-code"},
+		{ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code", ""), "provision/gitea/gitea-read/ace/claude-code"},
+		{ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code", "second"), "provision/gitea/gitea-read/ace/claude-code/second"},
 		{PairSecretName("gitea", "gitea-read", "g14", "claude-code", ""), "pair/gitea/gitea-read/g14/claude-code"},
 		{PairSecretName("gitea", "gitea-read", "g14", "claude-code", "second"), "pair/gitea/gitea-read/g14/claude-code/second"},
 		{VaultGetSubject("ace"), "mesh-vault.get.provisioner.ace"},
@@ -32,8 +33,9 @@ func TestNamesInverses(t *testing.T) {
 		name string
 		want VaultName
 	}{
-		{OwnSecretName("web", "a/b"), VaultName{Class: VaultOwn, Module: "web", Name: "a/b"}},
-		{ProvisionSecretName("gitea", "read", "ace", "web"), VaultName{Class: VaultProvision, Provider: "gitea", Provision: "read", Node: "ace", Module: "web"}},
+		{OwnSecretName("web", "ab"), VaultName{Class: VaultOwn, Module: "web", Name: "ab"}},
+		{ProvisionSecretName("gitea", "read", "ace", "web", ""), VaultName{Class: VaultProvision, Provider: "gitea", Provision: "read", Node: "ace", Module: "web"}},
+		{ProvisionSecretName("gitea", "read", "ace", "web", "l"), VaultName{Class: VaultProvision, Provider: "gitea", Provision: "read", Node: "ace", Module: "web", Local: "l"}},
 		{PairSecretName("gitea", "read", "g14", "web", ""), VaultName{Class: VaultPair, Provider: "gitea", Provision: "read", Node: "g14", Module: "web"}},
 		{PairSecretName("gitea", "read", "g14", "web", "l"), VaultName{Class: VaultPair, Provider: "gitea", Provision: "read", Node: "g14", Module: "web", Local: "l"}},
 	} {
@@ -47,7 +49,8 @@ func TestNamesInverses(t *testing.T) {
 	}
 	for _, c := range []struct{ name, why string }{
 		{"own/web", "is not own/<module>/<name>"},
-		{"provision/g/r/ace/web/x", "is not provision/"},
+		{"provision/g/r/ace/web/x/y", "is not provision/"},
+		{"own/a/b/k", "is not own/<module>/<name>"},
 		{"pair/g/r/ace", "is not pair/"},
 		{"other/x/y", "is not own/, provision/ or pair/"},
 	} {

@@ -83,8 +83,8 @@ func TestABindingWithALocalIsReadAtItsOwnKey(t *testing.T) {
 	m.put("gitea_bound", "ace.cc.gitea-read.mirror", `{"state":"bound","values":{"as":"second"}}`)
 	m.assign("ace", "cc", nodes.Plan{
 		Files: []nodes.FileSpec{{Path: "/etc/cc/two", Template: "t"}},
-		Provisions: []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea"},
-			{Provision: "gitea-read", Provider: "gitea", Local: "mirror"}},
+		Provisions: []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"},
+			{Provision: "gitea-read", Provider: "gitea", Credential: "token", Local: "mirror"}},
 	}, map[string]string{"t": "${bound:gitea-read:as} ${bound:gitea-read/mirror:as}\n"})
 	m.client("ace")
 	m.waitFile("/etc/cc/two", "main second\n")

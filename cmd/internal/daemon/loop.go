@@ -111,7 +111,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	d.fetcher.Retain(func(w nodes.ArchiveWant) bool { return d.mesh.WantsArchive(w.Module, w.Digest) })
 	for _, name := range d.mesh.TakeNewSecrets() {
 		if d.mesh.WantsSecret(name) {
-			d.asker.Ask(name)
+			d.asker.Ask(name, d.mesh.CredentialOf(name))
 		}
 	}
 	for _, w := range d.mesh.TakeNewArchives() {

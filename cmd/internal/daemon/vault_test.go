@@ -74,7 +74,7 @@ func appPlan() nodes.Plan {
 			{Path: "/etc/app/plain.conf", Template: "plain"},
 		},
 		Secrets: []nodes.SecretSpec{{Name: "api-key", Path: "/etc/app/api-key"}},
-		Provisions: []nodes.ProvisionSpec{{Name: "forge-token", Provision: "gitea-read", Provider: "gitea",
+		Provisions: []nodes.ProvisionSpec{{Name: "forge-token", Provision: "gitea-read", Provider: "gitea", Credential: "token",
 			Path: "/etc/app/forge-token", Mode: "0400"}},
 	}
 }

@@ -100,6 +100,8 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 		d.outOfShape(bucket, key, c.OutOfShape)
 	case c.Refused != nil:
 		d.log.Warn().Str("bucket", bucket).Str("key", key).Err(c.Refused).Msg("assignment refused")
+	case c.NoPlan:
+		d.log.Debug().Str("bucket", bucket).Str("key", key).Msg(`assignment without "provisioning": not the provisioner's, ignored`)
 	}
 	if c.ConfigModule != "" && d.loaded {
 		d.changed(c.ConfigModule, c.ConfigKey)

@@ -81,7 +81,7 @@ func TestRefusedUnassignedModule(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"}, [2]string{"g14", "other"})
 	c := e.client(t, "ace", zerolog.Nop())
 	own := spec.OwnSecretName("other", "api-key")
-	prov := spec.ProvisionSecretName("gitea", "gitea-read", "ace", "other")
+	prov := spec.ProvisionSecretName("gitea", "gitea-read", "ace", "other", "")
 	for _, name := range []string{own, prov} {
 		e.vault.Set(e.ctx, name, []byte("not-for-ace"))
 		expect(t, c.Ask(e.ctx, name, "other"), vault.Refused, "not assigned to node \"ace\"")
@@ -89,7 +89,7 @@ func TestRefusedUnassignedModule(t *testing.T) {
 	// Assigning the module to ace opens both.
 	e.assign(t, "ace", "other")
 	expect(t, c.Ask(e.ctx, own, "other"), vault.Sealed, "")
-	expect(t, c.Ask(e.ctx, prov, "other"), vault.Sealed, "")
+	expect(t, c.AskCredential(e.ctx, prov, "other", "token"), vault.Sealed, "")
 	// Taking it off closes them again.
 	if err := e.bucket.Delete(e.ctx, "ace.other"); err != nil {
 		t.Fatal(err)
@@ -99,10 +99,32 @@ func TestRefusedUnassignedModule(t *testing.T) {
 
 func TestRefusedProvisionForAnotherNode(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"}, [2]string{"g14", "claude-code"})
-	name := spec.ProvisionSecretName("gitea", "gitea-read", "g14", "claude-code")
+	name := spec.ProvisionSecretName("gitea", "gitea-read", "g14", "claude-code", "")
 	e.vault.Set(e.ctx, name, []byte("g14-token"))
 	expect(t, e.client(t, "ace", zerolog.Nop()).Ask(e.ctx, name, "claude-code"), vault.Refused, `for node "g14", asked by node "ace"`)
-	expect(t, e.client(t, "g14", zerolog.Nop()).Ask(e.ctx, name, "claude-code"), vault.Sealed, "")
+	expect(t, e.client(t, "g14", zerolog.Nop()).AskCredential(e.ctx, name, "claude-code", "token"), vault.Sealed, "")
+}
+
+// The vault checks the credential form it is sent (SPEC §4.2 r2): a
+// provision/ request must carry one, the one issued when it holds one; no
+// other request carries one.
+func TestCredentialFormChecked(t *testing.T) {
+	e := newEnv(t, true, [2]string{"ace", "claude-code"})
+	c := e.client(t, "ace", zerolog.Nop())
+	prov := spec.ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code", "second")
+	own := spec.OwnSecretName("claude-code", "api-key")
+	e.vault.Set(e.ctx, prov, []byte("tok"))
+	e.vault.Set(e.ctx, own, []byte("key"))
+	expect(t, c.Ask(e.ctx, prov, "claude-code"), vault.Refused, "carries no credential form")
+	expect(t, c.AskCredential(e.ctx, prov, "claude-code", "ssh-key"), vault.Sealed, "")
+	e.vault.SetForm(prov, "token")
+	expect(t, c.AskCredential(e.ctx, prov, "claude-code", "ssh-key"), vault.Refused, `issued as credential form "token", asked as "ssh-key"`)
+	expect(t, c.AskCredential(e.ctx, prov, "claude-code", "token"), vault.Sealed, "")
+	expect(t, c.AskCredential(e.ctx, own, "claude-code", "token"), vault.Refused, "only a provisions entry's")
+	expect(t, c.Ask(e.ctx, own, "claude-code"), vault.Sealed, "")
+	if asks := e.vault.Asks(); asks[len(asks)-1].Credential != "" || asks[len(asks)-2].Credential != "token" {
+		t.Errorf("asks recorded credentials %+v", asks[len(asks)-2:])
+	}
 }
 
 func TestPairOnlyForTheProvidersNode(t *testing.T) {

@@ -15,15 +15,18 @@ import (
 // A non-nil error means the assignments could not be read just now: the
 // ask is left unanswered so the client asks again.
 //
-// Names are split on '/': own/<module>/<name> (the name may hold '/'),
-// provision/<provider>/<provision>/<node>/<module> and
-// pair/<provider>/<provision>/<node>/<module>[/<local>] exactly, so a node,
-// module, provider or provision name holding '/' is refused as out of shape.
+// Names are split on '/': own/<module>/<name>,
+// provision/<provider>/<provision>/<node>/<module>[/<local>] and
+// pair/<provider>/<provision>/<node>/<module>[/<local>] exactly, so a part
+// holding '/' is refused as out of shape, and so is a part "." or "..".
 func rights(ctx context.Context, js jetstream.JetStream, node, name string) (string, error) {
 	parts := strings.Split(name, "/")
 	for _, p := range parts {
 		if p == "" {
 			return fmt.Sprintf("vault name %q has an empty part", name), nil
+		}
+		if p == "." || p == ".." {
+			return fmt.Sprintf("vault name %q has a part %q", name, p), nil
 		}
 	}
 	v, err := spec.ParseVaultName(name)

@@ -28,10 +28,11 @@ const (
 )
 
 type request struct {
-	Secret    string `json:"secret"`
-	Node      string `json:"node"`
-	Module    string `json:"module"`
-	PublicKey string `json:"public_key"`
+	Secret     string `json:"secret"`
+	Node       string `json:"node"`
+	Module     string `json:"module"`
+	PublicKey  string `json:"public_key"`
+	Credential string `json:"credential,omitempty"`
 }
 
 type reply struct {
@@ -47,8 +48,10 @@ type Ask struct {
 	Secret  string
 	Node    string // the node the request names
 	Module  string
-	Outcome string // sealed, absent, refused or silent (not answered)
-	Reason  string
+	// Credential is the credential form the request carried ("" for none).
+	Credential string
+	Outcome    string // sealed, absent, refused or silent (not answered)
+	Reason     string
 }
 
 // Vault is the in-memory dev vault.
@@ -58,6 +61,7 @@ type Vault struct {
 	mu       sync.Mutex
 	values   map[string][]byte
 	refusals map[string]string
+	forms    map[string]string // credential form held for a provision/ name
 	silent   bool
 	asks     []Ask
 	counts   map[string]int
@@ -72,6 +76,7 @@ func New(log zerolog.Logger) *Vault {
 		log:      log.With().Str("component", "devvault").Logger(),
 		values:   map[string][]byte{},
 		refusals: map[string]string{},
+		forms:    map[string]string{},
 		counts:   map[string]int{},
 	}
 }
@@ -114,6 +119,26 @@ func (v *Vault) announce(ctx context.Context, nc *nats.Conn, name string) {
 	if err != nil {
 		v.log.Warn().Str("secret", name).Err(err).Msg("publishing " + spec.VaultChangedSubject)
 	}
+}
+
+// SetForm records the credential form the provider issued the provision/
+// name for: an ask of it carrying another form is refused ("" forgets it).
+//
+// The dev vault checks the form it is sent (SPEC §4.2 r2) so the lab and
+// tests catch a client that leaves it out or sends the wrong one: a
+// provision/ request without a credential form is refused; one whose form
+// differs from the one SetForm recorded for that name is refused (with no
+// form recorded, any non-empty form is taken); any other request (own/,
+// pair/) that carries a form is refused, since only a provisions entry's
+// request carries one.
+func (v *Vault) SetForm(name, form string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if form == "" {
+		delete(v.forms, name)
+		return
+	}
+	v.forms[name] = form
 }
 
 // Refuse makes every ask for name refused with reason, whatever the rights
@@ -201,7 +226,7 @@ func (v *Vault) handle(m *nats.Msg) {
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		ask.Outcome, ask.Reason = "refused", "request is not the vault request JSON"
 	} else {
-		ask.Secret, ask.Node, ask.Module = req.Secret, req.Node, req.Module
+		ask.Secret, ask.Node, ask.Module, ask.Credential = req.Secret, req.Node, req.Module, req.Credential
 	}
 	v.mu.Lock()
 	silent, js := v.silent, v.js
@@ -266,6 +291,7 @@ func (v *Vault) answer(subject string, req request, js jetstream.JetStream) (rep
 
 	v.mu.Lock()
 	forced, isForced := v.refusals[req.Secret]
+	form, hasForm := v.forms[req.Secret]
 	v.mu.Unlock()
 	if isForced {
 		return refused("%s", forced)
@@ -281,6 +307,15 @@ func (v *Vault) answer(subject string, req request, js jetstream.JetStream) (rep
 	}
 	if why != "" {
 		return refused("%s", why)
+	}
+	switch {
+	case !spec.IsProvisionName(req.Secret) && req.Credential != "":
+		return refused("request for %s carries a credential form %q; only a provisions entry's (provision/…) does", req.Secret, req.Credential)
+	case !spec.IsProvisionName(req.Secret):
+	case req.Credential == "":
+		return refused("request for %s carries no credential form", req.Secret)
+	case hasForm && req.Credential != form:
+		return refused("%s is issued as credential form %q, asked as %q", req.Secret, form, req.Credential)
 	}
 
 	v.mu.Lock()
