@@ -39,6 +39,12 @@ type Options struct {
 	// OnDisconnect is called when the connection drops (err nil on a
 	// deliberate close).
 	OnDisconnect func(error)
+	// OnClosed is called once the connection is closed for good: by Close
+	// or Drain, or by nats.go giving up on it (e.g. after the server said
+	// "maximum control line exceeded"); err is the last error, nil when
+	// there was none. A daemon that did not close it should stop: nothing
+	// reconnects a closed connection.
+	OnClosed func(err error)
 }
 
 // Connect opens a connection that never gives up: it reconnects forever with
@@ -85,6 +91,9 @@ func Connect(o Options) (*nats.Conn, error) {
 				ev = log.Warn().Err(err)
 			}
 			ev.Msg("connection to the bus closed")
+			if o.OnClosed != nil {
+				o.OnClosed(nc.LastError())
+			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			ev := log.Error()

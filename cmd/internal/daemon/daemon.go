@@ -32,6 +32,9 @@ type Daemon struct {
 	out     *stage.Stage     // fills, needs, items and reports
 
 	events chan event
+	// closed gets the last error once the connection is closed for good:
+	// Run then returns, unless it is stopping (it closed it itself).
+	closed chan error
 
 	// Owned by the loop goroutine.
 	mesh      *nodes.Mesh
@@ -51,6 +54,14 @@ func New(cfg Config) (*Daemon, error) {
 	if cfg.Node == "" {
 		return nil, fmt.Errorf("no --node given")
 	}
+	// The node is a token of every key and subject it writes and a part of
+	// vault names: bounded and '/'-free as every other name (nodes/spec).
+	if msg := spec.CheckNameLen("--node", cfg.Node); msg != "" {
+		return nil, fmt.Errorf("%s", msg)
+	}
+	if msg := spec.CheckVaultPart(cfg.Node); msg != "" {
+		return nil, fmt.Errorf("--node %q %s", cfg.Node, msg)
+	}
 	if cfg.Control != "" {
 		if err := control.CheckSocketPath(cfg.Control); err != nil {
 			return nil, err
@@ -58,8 +69,8 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d := &Daemon{
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
-		events: make(chan event, 1024),
-		mesh:   nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
+		events: make(chan event, 1024), closed: make(chan error, 1),
+		mesh: nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Graph().Counters()
@@ -87,6 +98,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.send(ctx, reconnected{})
 	}
 	o.OnDisconnect = func(error) { d.connected.Store(false) }
+	o.OnClosed = func(err error) {
+		d.connected.Store(false)
+		select {
+		case d.closed <- err:
+		default:
+		}
+	}
 	nc, err := bus.Connect(o)
 	if err != nil {
 		return err

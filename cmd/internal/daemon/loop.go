@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
@@ -23,6 +24,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case err := <-d.closed:
+			return busClosed(ctx, err)
 		case ev := <-d.events:
 			full = d.handle(ctx, ev)
 			full = d.drain(ctx) || full
@@ -42,6 +45,21 @@ func (d *Daemon) loop(ctx context.Context) error {
 		d.afterBatch(ctx, full, retrying)
 		d.runCalls()
 	}
+}
+
+// busClosed is what Run returns when the connection closed for good: nil
+// when the daemon is stopping, else an error, so the process exits non-zero
+// and its supervisor starts it again (nothing reconnects a closed
+// connection; sitting idle would leave the node cut off for ever).
+func busClosed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	reason := "closed with no error"
+	if err != nil {
+		reason = err.Error()
+	}
+	return fmt.Errorf("bus connection closed: %s", reason)
 }
 
 // drain takes in what else is waiting, up to maxBatch in all; it says
