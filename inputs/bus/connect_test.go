@@ -176,3 +176,26 @@ func TestRedactURLHidesThePassword(t *testing.T) {
 		t.Fatalf("redactURL = %q", got)
 	}
 }
+
+// A publish line over the server's max_control_line makes the server
+// answer "maximum control line exceeded" and nats.go close the connection
+// for good: OnClosed says so, with the error (issue 19.1).
+func TestOnClosedSaysWhyTheConnectionClosedForGood(t *testing.T) {
+	s := runServer(t, t.TempDir(), -1)
+	closed := make(chan error, 1)
+	var logs logBuffer
+	nc := connect(t, Options{URL: s.ClientURL(), Log: zerolog.New(&logs), OnClosed: func(err error) { closed <- err }})
+	_ = nc.Publish(strings.Repeat("s", 5000), []byte("x"))
+	_ = nc.Flush()
+	select {
+	case err := <-closed:
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "maximum control line exceeded") {
+			t.Fatalf("OnClosed(%v), want the server's maximum control line exceeded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("OnClosed not called; connection status %v, last error %v", nc.Status(), nc.LastError())
+	}
+	if !nc.IsClosed() {
+		t.Fatalf("status %v after OnClosed", nc.Status())
+	}
+}

@@ -75,3 +75,48 @@ func TestNamesInverses(t *testing.T) {
 		t.Errorf("BoundProvider took a bucket that is not a provider's")
 	}
 }
+
+// The longest key and subject the client can build from names bounded by
+// MaxNameBytes fit NATS's max control line, with the longest reply subject
+// (an inbox under _INBOX.provisioner.<node>) and the sizes of an HPUB line.
+func TestLongestKeyFitsTheBus(t *testing.T) {
+	name := strings.Repeat("n", MaxNameBytes)
+	longestKind := ""
+	for _, r := range Kinds() {
+		if len(r.Kind) > len(longestKind) {
+			longestKind = string(r.Kind)
+		}
+	}
+	keys := map[string]string{
+		"need":    EncodeKey(name, name, longestKind, name),
+		"bound":   BoundKey(name, name, name, name),
+		"collect": EncodeKey(name, name, name),
+		"config":  EncodeKey(name, name, name),
+		"applied": EncodeKey(name, name),
+	}
+	longestBucket := BoundBucket(name)
+	for _, b := range []string{AssignmentsBucket, RegistryBucket, ConfigBucket, NeedsBucket, AppliedBucket, CollectBucket} {
+		if len(b) > len(longestBucket) {
+			longestBucket = b
+		}
+	}
+	reply := "_INBOX.provisioner." + name + "." + strings.Repeat("x", 22) + "." + strings.Repeat("y", 22)
+	for what, key := range keys {
+		subject := "$KV." + longestBucket + "." + key
+		line := "HPUB " + subject + " " + reply + " 4294967295 4294967295\r\n"
+		if len(line) > MaxControlLine {
+			t.Errorf("%s: a put of the longest key is a %d-byte line, over %d", what, len(line), MaxControlLine)
+		}
+	}
+	for _, s := range []string{AppliedSubject(name, name), ChangedSubject(name, name), VaultGetSubject(name), AskSubject(name)} {
+		if line := "HPUB " + s + " " + reply + " 4294967295 4294967295\r\n"; len(line) > MaxControlLine {
+			t.Errorf("subject %.40s…: a %d-byte line, over %d", s, len(line), MaxControlLine)
+		}
+	}
+	if msg := CheckNameLen("name", name); msg != "" {
+		t.Errorf("a name of MaxNameBytes refused: %s", msg)
+	}
+	if msg := CheckNameLen("name", name[1:]+"."); !strings.Contains(msg, "is 257 bytes encoded, over the limit of 255 (MaxNameBytes)") {
+		t.Errorf("a name of 257 bytes encoded: %q", msg)
+	}
+}
