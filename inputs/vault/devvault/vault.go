@@ -131,26 +131,22 @@ func (v *Vault) announce(ctx context.Context, nc *nats.Conn, name string) {
 // form recorded, any non-empty form is taken); any other request (own/,
 // pair/) that carries a form is refused, since only a provisions entry's
 // request carries one.
-func (v *Vault) SetForm(name, form string) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if form == "" {
-		delete(v.forms, name)
-		return
-	}
-	v.forms[name] = form
-}
+func (v *Vault) SetForm(name, form string) { v.setOrForget(v.forms, name, form) }
 
 // Refuse makes every ask for name refused with reason, whatever the rights
 // (reason "" lifts it).
-func (v *Vault) Refuse(name, reason string) {
+func (v *Vault) Refuse(name, reason string) { v.setOrForget(v.refusals, name, reason) }
+
+// setOrForget sets m[name] = value under the lock, or deletes it when
+// value is "".
+func (v *Vault) setOrForget(m map[string]string, name, value string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if reason == "" {
-		delete(v.refusals, name)
+	if value == "" {
+		delete(m, name)
 		return
 	}
-	v.refusals[name] = reason
+	m[name] = value
 }
 
 // SetSilent makes the vault receive asks without answering them (true) or
