@@ -64,6 +64,11 @@ func mesh(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	// The verb's subscription reaches the server before any sweep is
+	// asked on another connection (else: "no responders").
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	return s.ClientURL()
 }
 
