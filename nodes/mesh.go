@@ -36,6 +36,7 @@ type Mesh struct {
 	parsed    map[string]map[string]parsedTemplate // archive digest → member → parsed template
 	boundUse  map[string]int                       // provider bucket → bound leaves reading it
 	renders   RenderCounts
+	claims    claims // what each module writes, for the clash check
 
 	newSecrets  []string
 	newArchives []ArchiveWant

@@ -37,6 +37,7 @@ func (m *Mesh) rebuild(mod *module) {
 	if mod.asg != nil && len(reasons) == 0 && (archive == nil || tmpls != nil) {
 		reasons = m.checkPlaceholders(mod, tmpls)
 	}
+	reasons = append(reasons, m.claim(mod)...)
 	if len(reasons) > 0 {
 		m.g.SetFailed(mod.plan, strings.Join(reasons, "; "))
 	} else {
@@ -428,6 +429,7 @@ func (m *Mesh) refreshCollection(c string) {
 // removeModule takes a module off this node.
 func (m *Mesh) removeModule(mod *module) {
 	delete(m.mods, mod.name)
+	defer m.unclaim(mod.name)
 	defer func() { // its secrets held without a leaf; those with one go in collect
 		for name := range m.secrets {
 			if m.heldFor(name) == mod.name && m.existing(KindVault, name) == nil {

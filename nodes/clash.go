@@ -1,0 +1,151 @@
+package nodes
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// claims is what each of this node's modules says it writes, for the
+// clash check of SPEC §4.3 (r2): a path written owned or seed is one
+// module's; managed-block and managed-keys paths may be shared (a key
+// claimed twice is left to the node-engine's 409: which keys a
+// managed-keys file sets is known only once it is rendered). Of two
+// modules that clash, the one taken second fails naming the first, before
+// any fill.
+type claims struct {
+	started bool                         // the first stabilisation is done: order is by arrival, not name
+	seq     int                          // modules taken since then
+	order   map[string]int               // module → when it was taken (0: at start, a tie)
+	paths   map[string]map[string]string // module → path → form
+	reasons map[string]string            // module → its clashes, as last built into its plan
+	busy    bool                         // rebuilding the modules a change touched
+}
+
+// claimed is one module's claim on a path.
+type claimed struct{ module, form string }
+
+// claim records what mod's plan writes and returns its clashes with the
+// modules taken before it.
+func (m *Mesh) claim(mod *module) []string {
+	c := &m.claims
+	if c.order == nil {
+		c.order, c.paths, c.reasons = map[string]int{}, map[string]map[string]string{}, map[string]string{}
+	}
+	if _, ok := c.order[mod.name]; !ok {
+		if c.started {
+			c.seq++
+		}
+		c.order[mod.name] = c.seq
+	}
+	old := c.paths[mod.name]
+	now := map[string]string{}
+	if mod.asg != nil {
+		p := &mod.asg.Provisioning
+		for _, f := range p.Files {
+			now[f.Path] = cmp.Or(f.Form, FormOwned)
+		}
+		for _, s := range p.Secrets {
+			if s.Path != "" {
+				now[s.Path] = FormOwned
+			}
+		}
+		for _, pr := range p.Provisions {
+			if pr.Name != "" && pr.Path != "" {
+				now[pr.Path] = FormOwned
+			}
+		}
+	}
+	c.paths[mod.name] = now
+	reasons := m.clashesOf(mod.name)
+	c.reasons[mod.name] = strings.Join(reasons, "; ")
+	if !c.busy {
+		m.reclaim(mod.name, old, now)
+	}
+	return reasons
+}
+
+// unclaim forgets a module taken off the node, and rebuilds the modules
+// it clashed with.
+func (m *Mesh) unclaim(name string) {
+	c := &m.claims
+	old := c.paths[name]
+	delete(c.paths, name)
+	delete(c.order, name)
+	delete(c.reasons, name)
+	m.reclaim(name, old, nil)
+}
+
+// reclaim rebuilds the other modules on the paths name held or holds whose
+// clashes changed.
+func (m *Mesh) reclaim(name string, old, now map[string]string) {
+	c := &m.claims
+	c.busy = true
+	defer func() { c.busy = false }()
+	for _, other := range slices.Sorted(func(yield func(string) bool) {
+		for o, ps := range c.paths {
+			if o != name && (sharesPath(ps, old) || sharesPath(ps, now)) && !yield(o) {
+				return
+			}
+		}
+	}) {
+		if strings.Join(m.clashesOf(other), "; ") != c.reasons[other] {
+			if mod := m.mods[other]; mod != nil {
+				m.rebuild(mod)
+			}
+		}
+	}
+}
+
+func sharesPath(a, b map[string]string) bool {
+	for p := range a {
+		if _, ok := b[p]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// clashesOf says, path by path, which module taken before name writes a
+// path name writes in a way the two cannot share.
+func (m *Mesh) clashesOf(name string) []string {
+	c := &m.claims
+	mine := c.paths[name]
+	var out []string
+	for _, p := range slices.Sorted(func(yield func(string) bool) {
+		for p := range mine {
+			if !yield(p) {
+				return
+			}
+		}
+	}) {
+		var first []claimed
+		for o, ps := range c.paths {
+			if f, ok := ps[p]; ok && o != name && m.before(o, name) && !shareable(f, mine[p]) {
+				first = append(first, claimed{o, f})
+			}
+		}
+		if len(first) == 0 {
+			continue
+		}
+		slices.SortFunc(first, func(a, b claimed) int { return m.compareOrder(a.module, b.module) })
+		e := first[0]
+		out = append(out, "path "+p+" is written "+mine[p]+" by module "+name+" and "+e.form+" by module "+e.module+
+			" (taken first): a path written owned or seed is one module's")
+	}
+	return out
+}
+
+// shareable says whether two modules may write one path in these forms.
+func shareable(a, b string) bool {
+	return (a == FormManagedBlock || a == FormManagedKeys) && (b == FormManagedBlock || b == FormManagedKeys)
+}
+
+// before says whether module a was taken before b: by arrival, and by
+// byte order of name among those taken at start (before the first
+// stabilisation, so in one load, whatever order the bucket gave them in).
+func (m *Mesh) before(a, b string) bool { return m.compareOrder(a, b) < 0 }
+
+func (m *Mesh) compareOrder(a, b string) int {
+	return cmp.Or(cmp.Compare(m.claims.order[a], m.claims.order[b]), strings.Compare(a, b))
+}
