@@ -12,6 +12,7 @@ import (
 // Stabilize recomputes what the last changes made dirty and returns this
 // node's modules whose files, items, needs or state may have moved, sorted.
 func (m *Mesh) Stabilize() []string {
+	m.claims.started = true // modules taken from now on are ordered by arrival (clash.go)
 	touched := map[string]bool{}
 	seen := map[*graph.Node]bool{}
 	for _, n := range m.g.Stabilize() {
@@ -52,6 +53,7 @@ func (m *Mesh) touchHeldUp(n *graph.Node, touched map[string]bool, seen map[*gra
 // ModuleView is what the outputs need of a module after a stabilisation.
 type ModuleView struct {
 	Name   string
+	Plan   string // what the plan is (it changes with the plan); "" when it does not parse
 	State  graph.State
 	Reason string // failed: the reasons of the root causes
 	Since  time.Time
@@ -90,7 +92,7 @@ func (m *Mesh) View(module string) *ModuleView {
 	if mod == nil {
 		return nil
 	}
-	v := &ModuleView{Name: module, State: mod.node.State(), Since: mod.node.Since()}
+	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since()}
 	if v.State != graph.Ready {
 		v.Reason = m.RootReason(mod.node)
 	}

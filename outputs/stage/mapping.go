@@ -11,18 +11,22 @@ import (
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
-// fillRequest holds the module's changed files (all of them with all),
-// once every file of it is ready; nil when there is nothing to send.
+// fillRequest holds the module's changed files, once every file of it is
+// ready; nil when there is nothing to send. With all, or when the plan
+// changed since the module's last whole request was answered, it holds
+// every file and says whole (SPEC §4.3 (r2)): the node-engine then removes
+// what the module no longer names, even when that leaves no file at all.
 func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]*nodes.FileValue) {
-	req := &fill.Request{Module: v.Name}
 	for _, f := range v.Files {
 		if f.State != graph.Ready {
 			return nil, nil // nothing of a module is written until every file is there
 		}
 	}
+	whole := all || v.Plan != mo.declared
+	req := &fill.Request{Module: v.Name, Whole: whole}
 	sent := map[string]*nodes.FileValue{}
 	for _, f := range v.Files {
-		if !all && mo.filled[f.Path] == f.Value {
+		if !whole && mo.filled[f.Path] == f.Value {
 			continue
 		}
 		sent[f.Path] = f.Value
@@ -31,7 +35,9 @@ func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, m
 			Owner: s.Owner, Group: s.Group, Mode: s.Mode,
 			OnChange: fill.OnChange{Action: s.OnChange.Action, Unit: s.OnChange.Unit}})
 	}
-	if len(req.Files) == 0 {
+	if len(req.Files) == 0 && !(whole && v.State == graph.Ready && mo.declared != "" && mo.declared != v.Plan) {
+		// No file: only a ready plan that dropped every file the module
+		// declared in this run says so; a module of items alone sends nothing.
 		return nil, nil
 	}
 	return req, sent
@@ -66,7 +72,7 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 			r.Files = append(r.Files, rf)
 		}
 	}
-	return r
+	return appendRemoved(r, v, mo)
 }
 
 // waitingOf is what a waiting module waits for: its needs not met, or the

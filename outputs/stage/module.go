@@ -17,6 +17,7 @@ type moduleOut struct {
 	state    string
 	failure  string // the fill socket's failure, until a fill succeeds
 	itemFail string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
+	declared string // the plan (ModuleView.Plan) of the last whole request answered; "" before one
 	retry    bool   // a write or fill failed: try again at the next retry tick
 	since    time.Time
 	lastFill time.Time // when its last fill request was sent (Config.FillGap)
@@ -61,6 +62,9 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 // actions and digests as what the report says; a secret-bearing file's
 // digest is keyed with key. A failed fill is recorded as the failure
 // (fillFailure: never the node-engine's text when req carried a secret).
+// A whole request answered is the module's declaration: what it did not
+// name is no longer filled (a file it removed is reported once, then
+// dropped).
 func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte) {
 	if err != nil {
 		mo.failure = fillFailure(err, req, carriesSecret(sent))
@@ -68,6 +72,12 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		return
 	}
 	mo.failure = ""
+	if req.Whole {
+		// The node-engine now holds what this request named and nothing
+		// else of the module: files no longer named are forgotten.
+		mo.declared = v.Plan
+		clear(mo.filled)
+	}
 	secret := map[string][]byte{}
 	for _, f := range v.Files {
 		if f.Value.Secret {
@@ -86,5 +96,10 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			continue // a refill that changed nothing says nothing new
 		}
 		mo.files[r.Path] = report.File{Path: r.Path, Action: r.Action, Digest: r.Digest}
+	}
+	for p, f := range mo.files {
+		if _, named := sent[p]; req.Whole && !named && f.Action != fill.ActionRemoved {
+			delete(mo.files, p) // no longer the module's: a seed or managed-keys file is left as it is
+		}
 	}
 }

@@ -48,6 +48,7 @@ type Stage struct {
 	held           map[string]time.Time     // module → when its held changes go out (Config.FillGap)
 	holdTimer      *time.Timer              // wakes the loop for the earliest of held
 	holdAt         time.Time                // when holdTimer fires; zero: not armed
+	removing       map[string]bool          // modules whose removal the node-engine has not answered yet
 }
 
 // New makes a stage.
@@ -62,7 +63,7 @@ func New(cfg Config) (*Stage, error) {
 		cfg.Busy = func() bool { return false }
 	}
 	return &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]report.Need{},
-		held: map[string]time.Time{}}, nil
+		held: map[string]time.Time{}, removing: map[string]bool{}}, nil
 }
 
 // outJob is one module's output after a stabilisation: its view, and the
@@ -139,6 +140,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 			j.mo.takeFill(j.v, j.req, j.sent, j.resp, j.err, s.cfg.Key)
 		}
 		reports[i] = reportOf(j.v, j.mo)
+		j.mo.dropRemoved()
 	}
 	for i, w := range s.cfg.Pub.Reports(ctx, reports) {
 		s.reported(jobs[i].mo, reports[i], w)
@@ -163,6 +165,7 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 		s.modules[v.Name] = mo
 	}
 	mo.retry = false
+	delete(s.removing, v.Name) // back on the node: its whole request declares it anew
 	if len(s.pendingNeeds) == 0 {
 		s.needsSince = time.Now()
 	}
@@ -250,8 +253,9 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 
 // Removed says a module was taken off this node: its needs and items go,
 // a removed report is published and its applied key deleted. The
-// node-engine removes the files.
+// node-engine removes the files: it is told with Remove.
 func (s *Stage) Removed(ctx context.Context, name string) {
+	s.Remove(ctx, name)
 	delete(s.pendingNeeds, name)
 	pub, log := s.cfg.Pub, s.cfg.Log
 	if err := pub.Needs(ctx, name, nil); err != nil {

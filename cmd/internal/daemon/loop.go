@@ -145,6 +145,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		touched = d.mesh.Modules()
 	} else if retrying {
 		d.out.CleanStaleItems(ctx, d.mesh.HasModule)
+		d.out.RetryRemovals(ctx)
 		touched = d.out.Retrying()
 	}
 	// A retry sends only what was not filled yet (a fill that failed left

@@ -1,0 +1,73 @@
+package stage
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// Remove tells the node-engine that module left this node, so it removes
+// every file of it (DELETE /v1/modules/<module>, SPEC §4.3 and §4.7 (r2)).
+// One not answered is tried again by RetryRemovals until it is; a module
+// sent again before then (back on the node) is not removed. Removed calls
+// it; so may the clean-up of modules found gone after the first load.
+func (s *Stage) Remove(ctx context.Context, module string) {
+	files, err := s.cfg.Fill.Delete(context.WithoutCancel(ctx), module)
+	if err != nil {
+		s.removing[module] = true
+		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("the node-engine did not remove the module's files: trying again at the next tick")
+		return
+	}
+	delete(s.removing, module)
+	s.cfg.Log.Info().Str("module", module).Int("files", len(files)).Msg("the node-engine removed the module's files")
+}
+
+// RetryRemovals tries again each removal the node-engine has not answered
+// (the retry tick calls it).
+func (s *Stage) RetryRemovals(ctx context.Context) {
+	for _, module := range slices.Sorted(maps.Keys(s.removing)) {
+		s.Remove(ctx, module)
+	}
+}
+
+// Removing lists the modules whose removal the node-engine has not
+// answered yet, sorted.
+func (s *Stage) Removing() []string { return slices.Sorted(maps.Keys(s.removing)) }
+
+// appendRemoved adds to r the files the node-engine removed that the view
+// no longer names (a whole request's "removed" answers), by path.
+func appendRemoved(r report.Report, v *nodes.ModuleView, mo *moduleOut) report.Report {
+	var gone []report.File
+	for p, f := range mo.files {
+		if f.Action == fill.ActionRemoved && !named(v, p) {
+			gone = append(gone, f)
+		}
+	}
+	slices.SortFunc(gone, func(a, b report.File) int { return cmp.Compare(a.Path, b.Path) })
+	r.Files = append(r.Files, gone...)
+	return r
+}
+
+func named(v *nodes.ModuleView, path string) bool {
+	for _, f := range v.Files {
+		if f.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// dropRemoved forgets the files reported removed: the report that said so
+// was made, and later ones do not list them.
+func (mo *moduleOut) dropRemoved() {
+	for p, f := range mo.files {
+		if f.Action == fill.ActionRemoved {
+			delete(mo.files, p)
+		}
+	}
+}
