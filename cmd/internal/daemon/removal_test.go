@@ -1,0 +1,327 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+)
+
+// Removal and ownership at the fill socket (SPEC §4.3, §4.7 (r2)), end to
+// end: the real daemon, the real mesh-fill keeping its state in a state
+// directory, and an embedded nats-server.
+
+// stateFill is a mesh-fill of the test's own, on its own socket and with
+// its own --state-dir, that can be stopped and started again; each
+// program restart or reload is a line in restarts.
+type stateFill struct {
+	m        *mesh
+	sock     string
+	state    string
+	restarts string
+	allow    []string
+	cancel   func()
+	done     chan struct{}
+}
+
+func (m *mesh) stateFill(allow ...string) *stateFill {
+	m.t.Helper()
+	dir := filepath.Dir(m.sock)
+	f := &stateFill{m: m, sock: filepath.Join(dir, "state-fill.sock"), state: m.t.TempDir(),
+		restarts: filepath.Join(dir, "state-restarts.log"), allow: allow}
+	m.t.Cleanup(f.stop)
+	f.start()
+	return f
+}
+
+func (f *stateFill) start() {
+	f.m.t.Helper()
+	fs := &fill.Server{Root: f.m.root, OnRequest: f.m.fills.add, StateDir: f.state, Allow: f.allow,
+		Command: []string{"sh", "-c", fmt.Sprintf(`echo "$0 $1" >> %s`, f.restarts)}}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel, f.done = cancel, make(chan struct{})
+	go func() { defer close(f.done); fs.Serve(ctx, f.sock) }()
+	f.m.checkFor(5*time.Second, func() error { _, err := os.Stat(f.sock); return err })
+}
+
+// stop shuts mesh-fill down (its socket removed) and waits.
+func (f *stateFill) stop() {
+	if f.cancel == nil {
+		return
+	}
+	f.cancel()
+	<-f.done
+	f.cancel = nil
+}
+
+func (f *stateFill) programRestarts() string {
+	b, _ := os.ReadFile(f.restarts)
+	return string(b)
+}
+
+func (f *stateFill) socket(c *Config) { c.FillSocket = f.sock }
+
+func refillEvery(d time.Duration) clientOpt { return func(c *Config) { c.Refill = d } }
+
+// requests lists the fill requests of module since request from.
+func (f *fillLog) requests(module string, from int) []fill.Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fill.Request
+	for _, r := range f.reqs[min(from, len(f.reqs)):] {
+		if r.Module == module {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (m *mesh) waitNoFile(path string) {
+	m.t.Helper()
+	m.checkFor(10*time.Second, func() error {
+		if _, err := os.Stat(filepath.Join(m.root, path)); !os.IsNotExist(err) {
+			return fmt.Errorf("%s still there (%v)", path, err)
+		}
+		return nil
+	})
+}
+
+func (m *mesh) waitContains(path, want string, has bool) {
+	m.t.Helper()
+	m.checkFor(10*time.Second, func() error {
+		got, _, err := m.file(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(got, want) != has {
+			return fmt.Errorf("%s is %q: holding %q should be %v", path, got, want, has)
+		}
+		return nil
+	})
+}
+
+// reportFiles is the files of a report, path → action.
+func reportFiles(r map[string]any) map[string]string {
+	out := map[string]string{}
+	fs, _ := r["files"].([]any)
+	for _, f := range fs {
+		f := f.(map[string]any)
+		out[f["path"].(string)], _ = f["action"].(string)
+	}
+	return out
+}
+
+func owned(path, tmpl, unit string) nodes.FileSpec {
+	fs := nodes.FileSpec{Path: path, Template: tmpl, Form: "owned"}
+	if unit != "" {
+		fs.OnChange = nodes.OnChange{Action: "restart", Unit: unit}
+	}
+	return fs
+}
+
+func TestARemovedModuleLosesItsOwnedFilesAndBlockAndKeepsItsSeed(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{
+		owned("/etc/web.conf", "conf", ""),
+		{Path: "/etc/shared.conf", Template: "block", Form: "managed-block"},
+		{Path: "/etc/web.seed", Template: "seed", Form: "seed"},
+	}}, map[string]string{"conf": "port=1\n", "block": "web-block\n", "seed": "seeded\n"})
+	m.assign("ace", "api", nodes.Plan{Files: []nodes.FileSpec{
+		{Path: "/etc/shared.conf", Template: "block", Form: "managed-block"},
+	}}, map[string]string{"block": "api-block\n"})
+	m.client("ace", f.socket)
+	m.waitState("ace", "web", "applied")
+	m.waitState("ace", "api", "applied")
+	m.waitContains("/etc/shared.conf", "web-block", true)
+	m.waitContains("/etc/shared.conf", "api-block", true)
+
+	m.del(spec.AssignmentsBucket, "ace.web")
+	m.waitNoFile("/etc/web.conf")
+	m.waitContains("/etc/shared.conf", "web-block", false)
+	m.waitContains("/etc/shared.conf", "api-block", true)
+	m.waitFile("/etc/web.seed", "seeded\n")
+	m.waitState("ace", "api", "applied")
+}
+
+func TestAFileDroppedFromThePlanIsRemovedByTheWholeRequestTheChangeSends(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	tmpl := map[string]string{"a": "a=${config:model}\n", "b": "b\n"}
+	m.put(spec.ConfigBucket, "ace.web.model", "one")
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/a", "a", ""), owned("/etc/b", "b", "")}}, tmpl)
+	m.client("ace", f.socket)
+	m.waitFile("/etc/b", "b\n")
+	m.waitState("ace", "web", "applied")
+
+	from := m.fills.count()
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/a", "a", "")}}, tmpl)
+	m.waitNoFile("/etc/b")
+	m.checkFor(10*time.Second, func() error {
+		r, _ := m.report("ace", "web")
+		if got := reportFiles(r); got["/etc/b"] != "removed" || got["/etc/a"] == "" {
+			return fmt.Errorf("report files %v", got)
+		}
+		return nil
+	})
+	reqs := m.fills.requests("web", from)
+	if len(reqs) == 0 || !reqs[0].Whole || len(reqs[0].Files) != 1 {
+		t.Fatalf("the plan change sent %+v, want one whole request naming /etc/a", reqs)
+	}
+
+	// A change of one file's value sends that file alone, not whole; the
+	// report no longer lists the file removed.
+	from = m.fills.count()
+	m.put(spec.ConfigBucket, "ace.web.model", "two")
+	m.waitFile("/etc/a", "a=two\n")
+	m.checkFor(10*time.Second, func() error {
+		r, _ := m.report("ace", "web")
+		if got := reportFiles(r); len(got) != 1 || got["/etc/a"] != "written" {
+			return fmt.Errorf("report files %v", got)
+		}
+		return nil
+	})
+	for _, r := range m.fills.requests("web", from) {
+		if r.Whole {
+			t.Fatalf("a change of one value sent a whole request: %+v", r)
+		}
+	}
+}
+
+func TestARemovalAfterMeshFillRestartsStillRemoves(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/web.conf", "conf", "")}},
+		map[string]string{"conf": "port=1\n"})
+	m.client("ace", f.socket)
+	m.waitFile("/etc/web.conf", "port=1\n")
+	m.waitState("ace", "web", "applied")
+	f.stop()
+	f.start() // the same --state-dir: what it wrote for web is remembered
+
+	m.del(spec.AssignmentsBucket, "ace.web")
+	m.waitNoFile("/etc/web.conf")
+}
+
+func TestARemovalNotAnsweredIsTriedAgainAtTheTick(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/web.conf", "conf", "")}},
+		map[string]string{"conf": "port=1\n"})
+	m.client("ace", f.socket)
+	m.waitFile("/etc/web.conf", "port=1\n")
+	m.waitState("ace", "web", "applied")
+	f.stop()
+
+	m.del(spec.AssignmentsBucket, "ace.web")
+	m.waitGone(spec.AppliedBucket, "ace.web") // the removed report is out
+	m.checkFor(10*time.Second, func() error {
+		if n := strings.Count(m.logs.String(), "did not remove the module's files"); n < 2 {
+			return fmt.Errorf("the removal was tried %d times", n)
+		}
+		return nil
+	})
+	if _, _, err := m.file("/etc/web.conf"); err != nil {
+		t.Fatalf("the file went while mesh-fill was down: %v", err)
+	}
+	f.start()
+	m.waitNoFile("/etc/web.conf")
+	from := strings.Count(m.logs.String(), "did not remove the module's files")
+	time.Sleep(500 * time.Millisecond) // five retry ticks
+	if n := strings.Count(m.logs.String(), "did not remove the module's files"); n != from {
+		t.Fatalf("the removal was still tried after it was answered: %d then %d", from, n)
+	}
+}
+
+func TestTwoModulesOnOnePathFailTheSecondNamingBoth(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/x.conf", "conf", "web.service")}},
+		map[string]string{"conf": "web\n"})
+	m.client("ace", f.socket, refillEvery(200*time.Millisecond))
+	m.waitFile("/etc/x.conf", "web\n")
+	m.waitState("ace", "web", "applied")
+	restarts := f.programRestarts()
+
+	// api is taken second although its name sorts first: it fails, naming both.
+	m.assign("ace", "api", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/x.conf", "conf", "api.service")}},
+		map[string]string{"conf": "api\n"})
+	r := m.waitState("ace", "api", "failed")
+	why, _ := r["reason"].(string)
+	for _, w := range []string{"/etc/x.conf", "module api", "module web"} {
+		if !strings.Contains(why, w) {
+			t.Fatalf("reason %q does not name %q", why, w)
+		}
+	}
+	time.Sleep(time.Second) // five refills
+	m.waitFile("/etc/x.conf", "web\n")
+	m.waitState("ace", "web", "applied")
+	if got := f.programRestarts(); got != restarts {
+		t.Fatalf("programs run %q, then %q", restarts, got)
+	}
+	for _, rq := range m.fills.requests("api", 0) {
+		t.Fatalf("api was sent to the node-engine: %+v", rq)
+	}
+}
+
+func TestAKeyClaimedTwiceIsTheNodeEnginesConflictAndFailsTheSecondAlone(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	keys := func(tmpl, unit string) nodes.FileSpec {
+		return nodes.FileSpec{Path: "/etc/env", Template: tmpl, Form: "managed-keys",
+			OnChange: nodes.OnChange{Action: "restart", Unit: unit}}
+	}
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{keys("env", "web.service")}},
+		map[string]string{"env": "PORT=1\n"})
+	m.client("ace", f.socket, refillEvery(200*time.Millisecond))
+	m.waitState("ace", "web", "applied")
+	m.waitContains("/etc/env", "PORT=1", true)
+	restarts := f.programRestarts()
+
+	m.assign("ace", "api", nodes.Plan{Files: []nodes.FileSpec{keys("env", "api.service")}},
+		map[string]string{"env": "PORT=2\n"})
+	r := m.waitState("ace", "api", "failed")
+	why, _ := r["reason"].(string)
+	for _, w := range []string{"409", "PORT", `"api"`, `"web"`} {
+		if !strings.Contains(why, w) {
+			t.Fatalf("reason %q does not name %s", why, w)
+		}
+	}
+	time.Sleep(time.Second) // five refills
+	m.waitContains("/etc/env", "PORT=1", true)
+	m.waitState("ace", "web", "applied")
+	if got := f.programRestarts(); got != restarts {
+		t.Fatalf("programs run %q, then %q", restarts, got)
+	}
+}
+
+func TestAPathOutsideTheAllowListFailsTheModuleNamingIt(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill("/etc/ok/**")
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/bad.conf", "conf", "")}},
+		map[string]string{"conf": "x\n"})
+	m.assign("ace", "api", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/ok/api.conf", "conf", "")}},
+		map[string]string{"conf": "y\n"})
+	m.client("ace", f.socket)
+	r := m.waitState("ace", "web", "failed")
+	why, _ := r["reason"].(string)
+	if !strings.Contains(why, "403") || !strings.Contains(why, "/etc/bad.conf") {
+		t.Fatalf("reason %q", why)
+	}
+	m.waitState("ace", "api", "applied")
+	if _, _, err := m.file("/etc/bad.conf"); !os.IsNotExist(err) {
+		t.Fatalf("/etc/bad.conf was written: %v", err)
+	}
+	b, _ := json.Marshal(r)
+	if strings.Contains(string(b), `"files":[{`) {
+		t.Fatalf("a refused module reports files: %s", b)
+	}
+}
