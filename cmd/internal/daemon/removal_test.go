@@ -246,7 +246,8 @@ func TestTwoModulesOnOnePathFailTheSecondNamingBoth(t *testing.T) {
 	f := m.stateFill()
 	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/x.conf", "conf", "web.service")}},
 		map[string]string{"conf": "web\n"})
-	m.client("ace", f.socket, refillEvery(200*time.Millisecond))
+	sock := ctlSock(t)
+	m.client("ace", f.socket, refillEvery(200*time.Millisecond), withControl(sock))
 	m.waitFile("/etc/x.conf", "web\n")
 	m.waitState("ace", "web", "applied")
 	restarts := f.programRestarts()
@@ -260,6 +261,9 @@ func TestTwoModulesOnOnePathFailTheSecondNamingBoth(t *testing.T) {
 		if !strings.Contains(why, w) {
 			t.Fatalf("reason %q does not name %q", why, w)
 		}
+	}
+	if _, text := explainOf(t, sock, "api"); !strings.Contains(text, "module web (taken first)") {
+		t.Fatalf("explain api does not name web:\n%s", text)
 	}
 	time.Sleep(time.Second) // five refills
 	m.waitFile("/etc/x.conf", "web\n")
