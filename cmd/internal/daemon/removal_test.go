@@ -196,7 +196,10 @@ func TestAFileDroppedFromThePlanIsRemovedByTheWholeRequestTheChangeSends(t *test
 	}
 }
 
-func TestARemovalAfterMeshFillRestartsStillRemoves(t *testing.T) {
+// filledWeb is a client whose module web has /etc/web.conf filled by
+// mesh-fill f.
+func filledWeb(t *testing.T) (*mesh, *stateFill) {
+	t.Helper()
 	m := newMesh(t)
 	f := m.stateFill()
 	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/web.conf", "conf", "")}},
@@ -204,6 +207,11 @@ func TestARemovalAfterMeshFillRestartsStillRemoves(t *testing.T) {
 	m.client("ace", f.socket)
 	m.waitFile("/etc/web.conf", "port=1\n")
 	m.waitState("ace", "web", "applied")
+	return m, f
+}
+
+func TestARemovalAfterMeshFillRestartsStillRemoves(t *testing.T) {
+	m, f := filledWeb(t)
 	f.stop()
 	f.start() // the same --state-dir: what it wrote for web is remembered
 
@@ -212,13 +220,7 @@ func TestARemovalAfterMeshFillRestartsStillRemoves(t *testing.T) {
 }
 
 func TestARemovalNotAnsweredIsTriedAgainAtTheTick(t *testing.T) {
-	m := newMesh(t)
-	f := m.stateFill()
-	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/web.conf", "conf", "")}},
-		map[string]string{"conf": "port=1\n"})
-	m.client("ace", f.socket)
-	m.waitFile("/etc/web.conf", "port=1\n")
-	m.waitState("ace", "web", "applied")
+	m, f := filledWeb(t)
 	f.stop()
 
 	m.del(spec.AssignmentsBucket, "ace.web")
