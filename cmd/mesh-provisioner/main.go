@@ -1,12 +1,15 @@
 // Command mesh-provisioner is the provisioner server (SPEC §6): once per
 // mesh it creates the provisioner's buckets, publishes the registry and
 // answers mesh-provisioner.provisioning; its sweep command asks that verb
-// what holds the mesh back.
+// what holds the mesh back; its rights command prints the bus rights of
+// each role (nodes/spec RightsOf) for a nats-server configuration or nsc.
 //
 //	mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h]
 //	    [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]
 //	mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M]
 //	    [--stood-after 10m] [--json]
+//	mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json]
+//	mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]
 package main
 
 import (
@@ -30,6 +33,8 @@ func main() {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h] [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]")
 	fmt.Fprintln(w, "       mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M] [--stood-after 10m] [--json]")
+	fmt.Fprintln(w, "       mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json] [--account MESH]")
+	fmt.Fprintln(w, "       mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]")
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -42,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "sweep":
 		return sweep(args[1:], stdout, stderr)
+	case "rights":
+		return rightsCmd(args[1:], stdout, stderr)
 	}
 	usage(stderr)
 	return 2

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
+	"github.com/novox/mesh-provisioner/cmd/internal/rights"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// rightsCmd prints the bus rights of one role (or, with --all, of every
+// user of a mesh) from nodes/spec RightsOf: as a nats-server permissions
+// block or configuration, as nsc commands, or as JSON.
+func rightsCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mesh-provisioner rights", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	role := fs.String("role", "", "the role: "+strings.Join(spec.Roles, ", "))
+	node := fs.String("node", "", "the node of a client or tool runner (with --all: the nodes, comma-separated)")
+	provider := fs.String("provider", "", "providers, comma-separated: whose bindings a client reads; the one provider of role provider")
+	format := fs.String("format", "conf", "conf (nats-server), nsc (commands) or json")
+	account := fs.String("account", rights.Account, "the account of the nsc commands")
+	all := fs.Bool("all", false, "every user of the mesh of --node and --provider (conf: a whole nats-server configuration)")
+	if code, ok := cli.Parse(fs, args, stderr); !ok {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "mesh-provisioner rights: "+format+"\n", a...)
+		return 2
+	}
+	if *format != "conf" && *format != "nsc" && *format != "json" {
+		return fail("--format %q is not conf, nsc or json", *format)
+	}
+	providers := list(*provider)
+	var users []spec.Rights
+	if *all {
+		if *role != "" {
+			return fail("--all takes no --role")
+		}
+		nodes := list(*node)
+		fleet, err := spec.Fleet(nodes, providers)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if *format == "conf" {
+			if err := rights.ServerConf(stdout, nodes, fleet); err != nil {
+				return fail("%v", err)
+			}
+			return 0
+		}
+		users = fleet
+	} else {
+		if *role == "" {
+			return fail("--role is required (one of %s), or --all", strings.Join(spec.Roles, ", "))
+		}
+		r, err := spec.RightsOf(*role, *node, providers)
+		if err != nil {
+			return fail("%v", err)
+		}
+		users = []spec.Rights{r}
+	}
+	var err error
+	switch *format {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if *all {
+			err = enc.Encode(users)
+		} else {
+			err = enc.Encode(users[0])
+		}
+	default:
+		for i, r := range users {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			if *format == "nsc" {
+				err = rights.NSC(stdout, *account, r)
+			} else {
+				err = rights.Permissions(stdout, r)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner rights: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// list splits a comma-separated flag value, dropping empty items.
+func list(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

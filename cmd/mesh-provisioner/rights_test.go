@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/rights"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// TestTheExampleConfigIsGenerated: examples/nats/server.conf is what
+// `rights --format conf --all` prints, so its rights are nodes/spec's.
+func TestTheExampleConfigIsGenerated(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"rights", "--format", "conf", "--all", "--node", "ace,g14", "--provider", "gitea"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	have, err := os.ReadFile("../../examples/nats/server.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, stdout.Bytes()) {
+		t.Errorf("examples/nats/server.conf is not what nodes/spec RightsOf makes; regenerate it (from the repository's root) with\n  %s", rights.Regenerate)
+	}
+}
+
+func TestRightsOfOneRole(t *testing.T) {
+	t.Run("conf", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"rights", "--role", "client", "--node", "ace", "--provider", "gitea"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		out := stdout.String()
+		for _, want := range []string{"permissions: {", `"$KV.mesh-provisioner_needs.ace.>"`, `"prov.ask.ace"`, "allow_responses: true",
+			`"$JS.API.DIRECT.GET.KV_gitea_bound.$KV.gitea_bound.ace.>"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("no %s in\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "g14") || strings.Contains(out, `"`+spec.QuerySubject+`"`) {
+			t.Errorf("ace's client gets a right of g14 or on %s:\n%s", spec.QuerySubject, out)
+		}
+	})
+	t.Run("nsc", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"rights", "--role", "toolrunner", "--node", "ace", "--format", "nsc"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		want := "nsc add user --account MESH --name toolrunner-ace \\\n  --allow-pub 'prov.ask.ace' \\\n  --allow-sub '_INBOX.toolrunner.ace.>'\n" +
+			"nsc generate creds --account MESH --name toolrunner-ace > toolrunner-ace.creds\n"
+		if !strings.HasSuffix(stdout.String(), want) {
+			t.Errorf("got\n%s\nwant it to end with\n%s", stdout.String(), want)
+		}
+	})
+	t.Run("nsc of a responder quotes $ and allows responses", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"rights", "--role", "provider", "--provider", "gitea", "--format", "nsc"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "--allow-pub '$KV.gitea_bound.>'") {
+			t.Errorf("no quoted $KV right in\n%s", stdout.String())
+		}
+		if strings.Contains(stdout.String(), "--allow-pub-response") {
+			t.Errorf("a provider answers no request, yet\n%s", stdout.String())
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"rights", "--role", "server", "--format", "json"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		var got spec.Rights
+		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := spec.RightsOf(spec.RoleServer, "", nil)
+		if got.User != "mesh-provisioner" || !slices.Equal(got.PublishAllow(), want.PublishAllow()) || !got.AllowResponses {
+			t.Errorf("got %+v", got)
+		}
+	})
+}
+
+func TestRightsRefusesBadRolesAndNodes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--role", "janitor"}, `"janitor"`},
+		{[]string{"--role", "client"}, "no node"},
+		{[]string{"--role", "client", "--node", "a.b"}, `"a.b"`},
+		{[]string{"--role", "client", "--node", "ace/x"}, `"ace/x"`},
+		{[]string{"--role", "server", "--node", "ace"}, "takes no node"},
+		{[]string{"--role", "provider"}, "exactly one provider"},
+		{[]string{"--role", "client", "--node", "ace", "--format", "yaml"}, `"yaml"`},
+		{[]string{"--all", "--role", "client"}, "--all"},
+		{[]string{}, "--role is required"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"rights"}, c.args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), c.says) || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q, stdout %d bytes; want 2 and a message naming %s", c.args, code, stderr.String(), stdout.Len(), c.says)
+		}
+	}
+}
