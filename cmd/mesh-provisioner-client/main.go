@@ -15,6 +15,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
 const defaultControl = "/run/mesh-provisioner-client/control.sock"
@@ -85,6 +86,14 @@ func runDaemon(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if cfg.Bus.Creds != "" {
+		// A bad creds file would only show as a connection refused and
+		// retried forever: name it now (its mode is warned of on connecting).
+		if _, err := bus.CheckCreds(cfg.Bus.Creds, time.Now()); err != nil {
+			fmt.Fprintln(stderr, "run:", err)
+			return 2
+		}
 	}
 	cfg.Log = log
 	tuneGC()

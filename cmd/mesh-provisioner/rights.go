@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
-	"github.com/novox/mesh-provisioner/cmd/internal/rights"
+	"github.com/novox/mesh-provisioner/inputs/bus/auth"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -22,7 +22,7 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 	node := fs.String("node", "", "the node of a client or tool runner (with --all: the nodes, comma-separated)")
 	provider := fs.String("provider", "", "providers, comma-separated: whose bindings a client reads; the one provider of role provider")
 	format := fs.String("format", "conf", "conf (nats-server), nsc (commands) or json")
-	account := fs.String("account", rights.Account, "the account of the nsc commands")
+	account := fs.String("account", auth.Account, "the account of the nsc commands")
 	all := fs.Bool("all", false, "every user of the mesh of --node and --provider (conf: a whole nats-server configuration)")
 	if code, ok := cli.Parse(fs, args, stderr); !ok {
 		return code
@@ -46,7 +46,7 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		if *format == "conf" {
-			if err := rights.ServerConf(stdout, nodes, fleet); err != nil {
+			if err := auth.ServerConf(stdout, nodes, fleet); err != nil {
 				return fail("%v", err)
 			}
 			return 0
@@ -79,9 +79,9 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stdout)
 			}
 			if *format == "nsc" {
-				err = rights.NSC(stdout, *account, r)
+				err = auth.NSC(stdout, *account, r)
 			} else {
-				err = rights.Permissions(stdout, r)
+				err = auth.Permissions(stdout, r)
 			}
 			if err != nil {
 				break

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/novox/mesh-provisioner/cmd/internal/rights"
+	"github.com/novox/mesh-provisioner/inputs/bus/auth"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -24,7 +24,7 @@ func TestTheExampleConfigIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, stdout.Bytes()) {
-		t.Errorf("examples/nats/server.conf is not what nodes/spec RightsOf makes; regenerate it (from the repository's root) with\n  %s", rights.Regenerate)
+		t.Errorf("examples/nats/server.conf is not what nodes/spec RightsOf makes; regenerate it (from the repository's root) with\n  %s", auth.Regenerate)
 	}
 }
 

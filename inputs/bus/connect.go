@@ -111,6 +111,13 @@ func Connect(o Options) (*nats.Conn, error) {
 	}
 	switch {
 	case o.Creds != "":
+		warning, err := CheckCreds(o.Creds, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("bus: %w", err)
+		}
+		if warning != "" {
+			log.Warn().Str("creds", o.Creds).Msg(warning)
+		}
 		opts = append(opts, nats.UserCredentials(o.Creds))
 	case o.NKeySeedFile != "":
 		opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)

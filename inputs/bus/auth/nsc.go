@@ -1,4 +1,4 @@
-package rights
+package auth
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package rights
+package auth
 
 import (
 	"fmt"
@@ -17,15 +17,19 @@ const (
 	maxDisk   = 10 << 30
 )
 
+// MaxControlLine is the max_control_line a bus in operator mode needs: a
+// client's CONNECT carries its user JWT, about 4.5 KB with one provider and
+// 0.5 KB more per provider, past nats-server's default of 4 KB (which
+// refuses it with "maximum control line exceeded").
+const MaxControlLine = 64 << 10
+
 // Operator is a NATS operator in memory with one account, Account, whose
 // users carry their rights in their JWTs: a bus in operator mode, as a real
 // fleet runs it with nsc. Its keys never leave the process; only the users'
 // .creds files are written out.
 type Operator struct {
-	claims     *jwt.OperatorClaims
-	accountPub string
-	accountJWT string
-	account    nkeys.KeyPair
+	claims    *jwt.OperatorClaims
+	sys, mesh signed
 }
 
 // NewOperator makes an operator named name and its account, with JetStream
@@ -39,8 +43,14 @@ func NewOperator(name string) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	// JetStream needs a system account in operator mode.
+	sys, err := account(okp, "SYS", nil)
+	if err != nil {
+		return nil, err
+	}
 	oc := jwt.NewOperatorClaims(opub)
 	oc.Name = name
+	oc.SystemAccount = sys.pub
 	ojwt, err := oc.Encode(okp)
 	if err != nil {
 		return nil, fmt.Errorf("signing the operator JWT: %w", err)
@@ -48,33 +58,58 @@ func NewOperator(name string) (*Operator, error) {
 	if oc, err = jwt.DecodeOperatorClaims(ojwt); err != nil {
 		return nil, err
 	}
-	akp, err := nkeys.CreateAccount()
-	if err != nil {
-		return nil, fmt.Errorf("making the account key: %w", err)
-	}
-	apub, err := akp.PublicKey()
+	mesh, err := account(okp, Account, &jwt.JetStreamLimits{MemoryStorage: maxMemory, DiskStorage: maxDisk, Streams: -1, Consumer: -1})
 	if err != nil {
 		return nil, err
 	}
+	return &Operator{claims: oc, sys: sys, mesh: mesh}, nil
+}
+
+// signed is an account: its key, public key and JWT.
+type signed struct {
+	key      nkeys.KeyPair
+	pub, jwt string
+}
+
+// account makes an account named name signed by the operator okp, with
+// JetStream within js (nil: none).
+func account(okp nkeys.KeyPair, name string, js *jwt.JetStreamLimits) (signed, error) {
+	akp, err := nkeys.CreateAccount()
+	if err != nil {
+		return signed{}, fmt.Errorf("making the key of account %s: %w", name, err)
+	}
+	apub, err := akp.PublicKey()
+	if err != nil {
+		return signed{}, err
+	}
 	ac := jwt.NewAccountClaims(apub)
-	ac.Name = Account
-	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: maxMemory, DiskStorage: maxDisk, Streams: -1, Consumer: -1}
+	ac.Name = name
+	if js != nil {
+		ac.Limits.JetStreamLimits = *js
+	}
 	ajwt, err := ac.Encode(okp)
 	if err != nil {
-		return nil, fmt.Errorf("signing the account JWT: %w", err)
+		return signed{}, fmt.Errorf("signing the JWT of account %s: %w", name, err)
 	}
-	return &Operator{claims: oc, accountPub: apub, accountJWT: ajwt, account: akp}, nil
+	return signed{key: akp, pub: apub, jwt: ajwt}, nil
 }
 
 // Configure makes o a server in operator mode trusting this operator, with
-// the account in a memory resolver.
+// its accounts (Account and the system account) in a memory resolver, and
+// a max_control_line of at least MaxControlLine.
 func (op *Operator) Configure(o *server.Options) error {
 	r := &server.MemAccResolver{}
-	if err := r.Store(op.accountPub, op.accountJWT); err != nil {
-		return fmt.Errorf("storing the account JWT: %w", err)
+	for _, a := range []signed{op.sys, op.mesh} {
+		if err := r.Store(a.pub, a.jwt); err != nil {
+			return fmt.Errorf("storing an account JWT: %w", err)
+		}
 	}
 	o.TrustedOperators = []*jwt.OperatorClaims{op.claims}
 	o.AccountResolver = r
+	o.SystemAccount = op.sys.pub
+	if o.MaxControlLine < MaxControlLine {
+		o.MaxControlLine = MaxControlLine
+	}
 	return nil
 }
 
@@ -108,7 +143,7 @@ func (op *Operator) Creds(r spec.Rights, expires time.Time) ([]byte, error) {
 			uc.Resp = &jwt.ResponsePermission{MaxMsgs: 1}
 		}
 	}
-	ujwt, err := uc.Encode(op.account)
+	ujwt, err := uc.Encode(op.mesh.key)
 	if err != nil {
 		return nil, fmt.Errorf("signing the JWT of user %s: %w", r.User, err)
 	}
