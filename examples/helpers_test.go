@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,17 +15,61 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/auth"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // failWait is how long a call expected to be refused waits: a refused
 // publish is not answered, so the call ends at its timeout.
 const failWait = 1500 * time.Millisecond
 
-// startBus runs nats-server in the test process with examples/nats/server.conf,
-// only moved to a free loopback port and a temporary store.
-func startBus(t *testing.T) *server.Server {
+// The two ways the example bus knows its users, both with the rights of
+// nodes/spec RightsOf: the passwords of nats/server.conf (generated from
+// it), and JWT users of an operator made from it, as a real fleet runs.
+const (
+	configUsers = "config users"
+	jwtUsers    = "JWT users"
+)
+
+// forEachBus runs test once with each way of knowing the users.
+func forEachBus(t *testing.T, test func(t *testing.T, mode string)) {
+	for _, mode := range []string{configUsers, jwtUsers} {
+		t.Run(mode, func(t *testing.T) { test(t, mode) })
+	}
+}
+
+// exampleNodes and exampleProviders are the mesh nats/server.conf is made for.
+var (
+	exampleNodes     = []string{"ace", "g14"}
+	exampleProviders = []string{"gitea"}
+)
+
+// fleet is every user of the example mesh by name, with its rights.
+func fleet(t *testing.T) map[string]spec.Rights {
 	t.Helper()
+	users, err := spec.Fleet(exampleNodes, exampleProviders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]spec.Rights{}
+	for _, r := range users {
+		m[r.User] = r
+	}
+	return m
+}
+
+// credsOf holds the .creds file of each user of a bus in operator mode.
+var credsOf sync.Map // *server.Server -> map[user]path
+
+// startBus runs nats-server in the test process on a free loopback port
+// with a temporary store: with examples/nats/server.conf (mode
+// configUsers), or in operator mode with a JWT user per user of it.
+func startBus(t *testing.T, mode string) *server.Server {
+	t.Helper()
+	if mode == jwtUsers {
+		return startOperatorBus(t)
+	}
 	o, err := server.ProcessConfigFile("nats/server.conf")
 	if err != nil {
 		t.Fatalf("nats/server.conf: %v", err)
@@ -33,6 +78,37 @@ func startBus(t *testing.T) *server.Server {
 	o.HTTPHost, o.HTTPPort = "", 0
 	o.StoreDir = t.TempDir()
 	return bustest.Run(t, o)
+}
+
+// startOperatorBus runs a bus in operator mode whose users are JWTs made
+// from nodes/spec RightsOf, each written to a .creds file.
+func startOperatorBus(t *testing.T) *server.Server {
+	t.Helper()
+	op, err := auth.NewOperator("example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bustest.Options(t)
+	o.Host = "127.0.0.1"
+	if err := op.Configure(&o); err != nil {
+		t.Fatal(err)
+	}
+	s := bustest.Run(t, &o)
+	dir := t.TempDir()
+	creds := map[string]string{}
+	for name, r := range fleet(t) {
+		c, err := op.Creds(r, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds[name] = filepath.Join(dir, name+".creds")
+		if err := os.WriteFile(creds[name], c, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	credsOf.Store(s, creds)
+	t.Cleanup(func() { credsOf.Delete(s) })
+	return s
 }
 
 // asyncErrs keeps what the server said asynchronously to one connection,
@@ -62,29 +138,25 @@ type user struct {
 	errs *asyncErrs
 }
 
-// inboxOf is the inbox prefix nats/server.conf gives each user.
-func inboxOf(name string) string {
-	for _, p := range []string{"provisioner-", "toolrunner-"} {
-		if node, ok := strings.CutPrefix(name, p); ok {
-			return "_INBOX." + strings.TrimSuffix(p, "-") + "." + node
-		}
-	}
-	if name == "lab" {
-		return ""
-	}
-	return "_INBOX." + name
-}
-
-// connect logs in as name with its dev password and its inbox prefix.
+// connect logs in as name, with its .creds file on a bus in operator mode
+// and its dev password otherwise, and with its inbox prefix.
 func connect(t *testing.T, s *server.Server, name string) *user {
 	t.Helper()
+	r, ok := fleet(t)[name]
+	if !ok {
+		t.Fatalf("no user %s in the example mesh", name)
+	}
 	u := &user{name: name, errs: &asyncErrs{}}
 	opts := []nats.Option{
 		nats.Name(name),
-		nats.UserInfo(name, "dev-only-"+name),
 		nats.ErrorHandler(u.errs.handler),
 	}
-	if p := inboxOf(name); p != "" {
+	if creds, ok := credsOf.Load(s); ok {
+		opts = append(opts, nats.UserCredentials(creds.(map[string]string)[name]))
+	} else {
+		opts = append(opts, nats.UserInfo(name, auth.DevPassword(name)))
+	}
+	if p := r.Inbox; p != "" {
 		opts = append(opts, nats.CustomInboxPrefix(p))
 	}
 	nc, err := nats.Connect(s.ClientURL(), opts...)

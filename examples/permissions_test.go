@@ -22,20 +22,20 @@ import (
 )
 
 const (
-	assignmentsBucket = "mesh-controller_assignments"
-	registryBucket    = "mesh-provisioner_registry"
-	needsBucket       = "mesh-provisioner_needs"
-	appliedBucket     = "mesh-provisioner_applied"
-	collectBucket     = "mesh-provisioner_collect"
-	configBucket      = "mesh-config_resolved"
+	assignmentsBucket = spec.AssignmentsBucket
+	registryBucket    = spec.RegistryBucket
+	needsBucket       = spec.NeedsBucket
+	appliedBucket     = spec.AppliedBucket
+	collectBucket     = spec.CollectBucket
+	configBucket      = spec.ConfigBucket
 	giteaBound        = "gitea_bound"
-	artifacts         = "mesh-artifacts"
+	artifacts         = spec.ArtifactsStore
 )
 
 // ownBuckets are the buckets a client writes under its own <node>.
 var ownBuckets = []string{needsBucket, appliedBucket, collectBucket}
 
-// meshBus is the server of nats/server.conf loaded with the example mesh,
+// meshBus is the example bus (startBus) loaded with the example mesh,
 // each part written by the user that owns it in a real mesh.
 type meshBus struct {
 	s     *server.Server
@@ -43,9 +43,9 @@ type meshBus struct {
 	vault *devvault.Vault
 }
 
-func loadBus(t *testing.T) *meshBus {
+func loadBus(t *testing.T, mode string) *meshBus {
 	t.Helper()
-	s := startBus(t)
+	s := startBus(t, mode)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	m, err := LoadMesh(meshFS())
@@ -151,10 +151,13 @@ func put(t *testing.T, ctx context.Context, u *user, bucket, key, value string) 
 	}
 }
 
-// TestClientRights: with nats/server.conf, the client user provisioner-ace
-// can do everything SPEC §2.2 and §2.3 give it, and is refused nothing.
-func TestClientRights(t *testing.T) {
-	b := loadBus(t)
+// TestClientRights: with the rights of nodes/spec (config and JWT users),
+// the client user provisioner-ace can do everything SPEC §2.2 and §2.3
+// give it, and is refused nothing.
+func TestClientRights(t *testing.T) { forEachBus(t, testClientRights) }
+
+func testClientRights(t *testing.T, mode string) {
+	b := loadBus(t, mode)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -336,11 +339,13 @@ func TestClientRights(t *testing.T) {
 	})
 }
 
-// TestProviderRights: with nats/server.conf, a provider (gitea) reads every
-// node's needs (SPEC §2.3 r2: to see what its consumers wait for), writes
-// its own bindings, and writes no need (TestClientRefusals).
-func TestProviderRights(t *testing.T) {
-	b := loadBus(t)
+// TestProviderRights: with the rights of nodes/spec, a provider (gitea)
+// reads every node's needs (SPEC §2.3 r2: to see what its consumers wait
+// for), writes its own bindings, and writes no need (TestClientRefusals).
+func TestProviderRights(t *testing.T) { forEachBus(t, testProviderRights) }
+
+func testProviderRights(t *testing.T, mode string) {
+	b := loadBus(t, mode)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	gitea := connect(t, b.s, "gitea")

@@ -86,10 +86,13 @@ func subscribe(subject string) func(ctx context.Context, u *user) error {
 	}
 }
 
-// TestClientRefusals: with nats/server.conf, the client user of one node
-// reaches nothing of another node, and only a node's tool runner asks it.
-func TestClientRefusals(t *testing.T) {
-	b := loadBus(t)
+// TestClientRefusals: with the rights of nodes/spec (config and JWT
+// users), the client user of one node reaches nothing of another node,
+// and only a node's tool runner asks it.
+func TestClientRefusals(t *testing.T) { forEachBus(t, testClientRefusals) }
+
+func testClientRefusals(t *testing.T, mode string) {
+	b := loadBus(t, mode)
 	const cfgDirect = "$JS.API.DIRECT.GET.KV_mesh-config_resolved"
 	var checks []refusal
 	for _, bucket := range ownBuckets {

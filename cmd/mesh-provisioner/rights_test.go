@@ -24,7 +24,7 @@ func TestTheExampleConfigIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, stdout.Bytes()) {
-		t.Errorf("examples/nats/server.conf is not what nodes/spec RightsOf makes; regenerate it (from the repository's root) with\n  %s", auth.Regenerate)
+		t.Errorf("examples/nats/server.conf is not what nodes/spec RightsOf makes; regenerate it with go generate ./examples, or from the repository's root\n  %s", auth.Regenerate)
 	}
 }
 
