@@ -2,9 +2,7 @@ package lab
 
 import (
 	"fmt"
-	"io/fs"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,34 +13,51 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/novox/mesh-provisioner/examples"
+	"github.com/novox/mesh-provisioner/inputs/bus/auth"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// serverConf is the nats-server configuration the lab runs, from examples.
-const serverConf = "nats/server.conf"
+// natsBus is the lab's nats-server, in operator mode: one account and a
+// JWT user per part with the rights of nodes/spec RightsOf, each user's
+// .creds file in credsDir.
+type natsBus struct {
+	*server.Server
+	credsDir string
+	users    map[string]spec.Rights
+}
 
-// password is the dev password examples/nats/server.conf gives user.
-// DEV ONLY: these passwords are published in the repository.
-func password(user string) string { return "dev-only-" + user }
+// creds is the .creds file of user.
+func (b *natsBus) creds(user string) string { return filepath.Join(b.credsDir, user+".creds") }
 
-// startNATS runs nats-server in this process with examples/nats/server.conf
-// (a copy written to dir, as ProcessConfigFile reads a file), moved to
+// startNATS runs nats-server in this process in operator mode: an operator
+// and account whose keys are kept in keysDir (made there the first time), a
+// user per part of fleet whose .creds file it writes to credsDir (0600, as
+// a real node keeps it), listening on
 // 127.0.0.1:port (0: any free port), its JetStream store in store, no
 // monitoring port, no signal handling and no logs of its own.
-func startNATS(dir, store string, port int) (*server.Server, error) {
-	conf, err := fs.ReadFile(examples.Files, serverConf)
+func startNATS(keysDir, credsDir, store string, port int, fleet []spec.Rights) (*natsBus, error) {
+	op, err := auth.LoadOperator("mesh-lab", keysDir)
 	if err != nil {
-		return nil, fmt.Errorf("reading the embedded %s: %w", serverConf, err)
+		return nil, err
 	}
-	path := filepath.Join(dir, "server.conf")
-	if err := os.WriteFile(path, conf, 0o600); err != nil {
-		return nil, fmt.Errorf("writing the nats-server configuration %s: %w", path, err)
+	if err := os.MkdirAll(credsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("the lab's creds directory: %w", err)
 	}
-	o, err := server.ProcessConfigFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("nats-server configuration %s: %w", path, err)
+	b := &natsBus{credsDir: credsDir, users: map[string]spec.Rights{}}
+	for _, r := range fleet {
+		b.users[r.User] = r
+		c, err := op.Creds(r, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(b.creds(r.User), c, 0o600); err != nil {
+			return nil, fmt.Errorf("writing the creds of %s: %w", r.User, err)
+		}
 	}
-	o.Host, o.Port = "127.0.0.1", port
+	o := &server.Options{ServerName: "mesh-lab", Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: store}
+	if err := op.Configure(o); err != nil {
+		return nil, err
+	}
 	if port == 0 {
 		o.Port = server.RANDOM_PORT
 	} else {
@@ -53,8 +68,6 @@ func startNATS(dir, store string, port int) (*server.Server, error) {
 		}
 		ln.Close()
 	}
-	o.HTTPHost, o.HTTPPort = "", 0
-	o.StoreDir = store
 	o.NoLog, o.NoSigs = true, true
 	s, err := server.NewServer(o)
 	if err != nil {
@@ -65,7 +78,8 @@ func startNATS(dir, store string, port int) (*server.Server, error) {
 		s.Shutdown()
 		return nil, fmt.Errorf("nats-server on %s:%d not ready within 10s", o.Host, port)
 	}
-	return s, nil
+	b.Server = s
+	return b, nil
 }
 
 // shutdownNATS stops s once the clients have left it (a client drains its
@@ -94,43 +108,25 @@ func clientsConnected(s *server.Server) bool {
 	return false
 }
 
-// userURL is the server's client URL with user and its dev password in it.
-func userURL(s *server.Server, user string) string {
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		return s.ClientURL()
-	}
-	u.User = url.UserPassword(user, password(user))
-	return u.String()
-}
-
-// inboxOf is the reply-subject prefix examples/nats/server.conf lets user
-// subscribe to: _INBOX.provisioner.<node>, _INBOX.<service>; "" for lab,
-// which may use the default.
-func inboxOf(user string) string {
-	if node, ok := strings.CutPrefix(user, "provisioner-"); ok {
-		return "_INBOX.provisioner." + node
-	}
-	if user == "lab" {
-		return ""
-	}
-	return "_INBOX." + user
-}
-
-// conn is one connection of one user of the configuration.
+// conn is one connection of one user of the lab's bus.
 type conn struct {
 	user string
 	nc   *nats.Conn
 	js   jetstream.JetStream
 }
 
-// connect logs in to s as user with its dev password and inbox prefix.
-func connect(s *server.Server, user string) (*conn, error) {
-	opts := []nats.Option{nats.Name("mesh-lab " + user), nats.UserInfo(user, password(user))}
-	if p := inboxOf(user); p != "" {
+// connect logs in to b as user with its .creds file and the inbox prefix
+// its rights allow.
+func connect(b *natsBus, user string) (*conn, error) {
+	r, ok := b.users[user]
+	if !ok {
+		return nil, fmt.Errorf("the lab's bus has no user %s", user)
+	}
+	opts := []nats.Option{nats.Name("mesh-lab " + user), nats.UserCredentials(b.creds(user))}
+	if p := r.Inbox; p != "" {
 		opts = append(opts, nats.CustomInboxPrefix(p))
 	}
-	nc, err := nats.Connect(s.ClientURL(), opts...)
+	nc, err := nats.Connect(b.ClientURL(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the lab's NATS as %s: %w", user, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
@@ -35,13 +34,13 @@ type Config struct {
 	Out    io.Writer // what a person reads (default os.Stdout)
 	Log    zerolog.Logger
 	// OnBus, when set, is called once the lab's NATS server is up and before
-	// anything is loaded or started, with the URL of the user lab (a test
-	// listens to every subject from there).
-	OnBus func(natsURL string)
+	// anything is loaded or started, with its URL and the .creds file of
+	// the user lab (a test listens to every subject from there).
+	OnBus func(natsURL, creds string)
 	// OnSettled, when set, is called once the mesh has settled, with the
-	// NATS URL of the lab user (allowed everything), while every part still
-	// runs. Run goes on when it returns.
-	OnSettled func(natsURL string)
+	// NATS URL and the .creds file of the lab user (allowed everything),
+	// while every part still runs. Run goes on when it returns.
+	OnSettled func(natsURL, creds string)
 }
 
 // ErrNotSettled is returned with Once when a module is not as the example
@@ -89,19 +88,23 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	// The bus, with examples/nats/server.conf's users and permissions.
-	s, err := startNATS(l.dir, l.store(), cfg.Port)
+	// The bus, in operator mode: a JWT user per part with its rights.
+	fleet, err := spec.Fleet(nodeNames, providersOf(m))
 	if err != nil {
 		return err
 	}
-	defer shutdownNATS(s)
+	s, err := startNATS(l.keys(), l.creds(), l.store(), cfg.Port, fleet)
+	if err != nil {
+		return err
+	}
+	defer shutdownNATS(s.Server)
 	lab, err := connect(s, "lab")
 	if err != nil {
 		return err
 	}
 	defer lab.close()
 	if cfg.OnBus != nil {
-		cfg.OnBus(userURL(s, "lab"))
+		cfg.OnBus(s.ClientURL(), s.creds("lab"))
 	}
 	setupCtx, cancelSetup := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelSetup()
@@ -111,7 +114,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	// The provisioner server makes its four buckets and writes the registry.
 	prov := start("mesh-provisioner", func(ctx context.Context) error {
-		return srv.Run(ctx, srv.Config{NATSURL: userURL(s, "mesh-provisioner"), Log: log.With().Str("part", "mesh-provisioner").Logger()})
+		return srv.Run(ctx, srv.Config{NATSURL: s.ClientURL(), Creds: s.creds("mesh-provisioner"), Log: log.With().Str("part", "mesh-provisioner").Logger()})
 	})
 	defer prov.stop(log)
 
@@ -184,7 +187,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	if settleErr == nil && cfg.OnSettled != nil {
-		cfg.OnSettled(userURL(s, "lab"))
+		cfg.OnSettled(s.ClientURL(), s.creds("lab"))
 	}
 	fmt.Fprintln(out)
 	r.summary(out, show(l.rootDir()))
@@ -243,9 +246,10 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // intro says where everything is.
-func intro(out io.Writer, s *server.Server, l *layout, notes []string) {
+func intro(out io.Writer, s *natsBus, l *layout, notes []string) {
 	fmt.Fprintf(out, "mesh-lab: the example mesh on this machine, nodes %s\n", strings.Join(l.nodes, " and "))
-	fmt.Fprintf(out, "  NATS      %s  (users and permissions of examples/nats/server.conf; user lab may do everything)\n", s.ClientURL())
+	fmt.Fprintf(out, "  NATS      %s  (operator mode: a JWT user per part with the rights of `mesh-provisioner rights`)\n", s.ClientURL())
+	fmt.Fprintf(out, "  creds     %s/  (each part's .creds; lab.creds may do everything)\n", show(s.credsDir))
 	fmt.Fprintf(out, "  files     %s/<node>/  (each node's mesh-fill writes there as if it were /)\n", show(l.rootDir()))
 	fmt.Fprintf(out, "  programs  %s  (the restarts and reloads mesh-fill ran; also shown here)\n", show(l.programs()))
 	for _, n := range l.nodes {
@@ -258,8 +262,8 @@ func intro(out io.Writer, s *server.Server, l *layout, notes []string) {
 }
 
 // tour says what to try next.
-func tour(out io.Writer, s *server.Server, l *layout) {
-	url := userURL(s, "lab")
+func tour(out io.Writer, s *natsBus, l *layout) {
+	url := s.ClientURL() + " --creds " + show(s.creds("lab"))
 	first := l.nodes[0]
 	fmt.Fprintf(out, `
 The lab runs until Ctrl-C. Try, in another terminal:

@@ -65,10 +65,11 @@ func checkFor(t *testing.T, timeout time.Duration, cond func() error) {
 	}
 }
 
-// appliedReports reads every report of the applied bucket at url.
-func appliedReports(t *testing.T, url string) map[string]report.Report {
+// appliedReports reads every report of the applied bucket at url, as the
+// user of creds.
+func appliedReports(t *testing.T, url, creds string) map[string]report.Report {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, nats.UserCredentials(creds))
 	if err != nil {
 		t.Fatalf("connecting to the lab's NATS: %v", err)
 	}
@@ -176,7 +177,7 @@ func TestOnceFillsTheExampleMesh(t *testing.T) {
 	err := Run(ctx, Config{
 		Dir: dir, Port: 0, Once: true, Out: &out,
 		Log:       zerolog.New(&logs).Level(zerolog.DebugLevel),
-		OnSettled: func(url string) { reports = appliedReports(t, url) },
+		OnSettled: func(url, creds string) { reports = appliedReports(t, url, creds) },
 	})
 	if err != nil {
 		t.Fatalf("Run: %v\noutput:\n%s", err, out.String())
@@ -255,14 +256,14 @@ func TestOnceFillsTheExampleMesh(t *testing.T) {
 func TestRunFollowsChangesAndStops(t *testing.T) {
 	dir := labDir(t)
 	var out syncBuffer
-	urls := make(chan string, 1)
+	urls := make(chan [2]string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{Dir: dir, Out: &out, Log: zerolog.Nop(), OnSettled: func(u string) { urls <- u }})
+		done <- Run(ctx, Config{Dir: dir, Out: &out, Log: zerolog.Nop(), OnSettled: func(u, c string) { urls <- [2]string{u, c} }})
 	}()
-	var url string
+	var url [2]string
 	select {
 	case url = <-urls:
 	case err := <-done:
@@ -271,7 +272,7 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		t.Fatalf("not settled within 60s:\n%s", out.String())
 	}
 
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url[0], nats.UserCredentials(url[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +298,37 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 	if got := readFile(t, dir, "g14", "/etc/claude-code/config.toml"); !strings.Contains(got, `model = "claude-opus"`) {
 		t.Errorf("g14's config.toml moved with ace's value:\n%s", got)
 	}
+
+	// The bus runs in operator mode: each part has its .creds, kept 0600,
+	// and a node's reaches its own config and not another node's.
+	creds := filepath.Join(dir, "creds")
+	for _, user := range []string{"lab", "provisioner-ace", "provisioner-g14", "toolrunner-ace", "mesh-provisioner", "mesh-vault", "mesh-controller", "mesh-config", "gitea"} {
+		if fi, err := os.Stat(filepath.Join(creds, user+".creds")); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("creds of %s: %v (mode %v), want a 0600 file", user, err, fi)
+		}
+	}
+	if want := "--creds " + filepath.Join(creds, "lab.creds"); !strings.Contains(out.String(), want) {
+		t.Errorf("the tour does not say %q:\n%s", want, out.String())
+	}
+	ace, err := nats.Connect(url[0], nats.UserCredentials(filepath.Join(creds, "provisioner-ace.creds")),
+		nats.CustomInboxPrefix("_INBOX.provisioner.ace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ace.Close()
+	aceJS, _ := jetstream.New(ace)
+	aceKV, err := aceJS.KeyValue(ctx, spec.ConfigBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aceKV.Get(ctx, "ace.claude-code.model"); err != nil {
+		t.Errorf("ace's creds reading ace's config: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, time.Second)
+	if _, err := aceKV.Get(short, "g14.grafana.smtp-host"); err == nil {
+		t.Error("ace's creds read g14's config")
+	}
+	cancelShort()
 
 	if _, err := kv.PutString(ctx, "g14.grafana.smtp-host", "smtp.mesh.internal"); err != nil {
 		t.Fatal(err)

@@ -23,7 +23,8 @@ const maxSocketPath = 100
 // layout is where the lab keeps things under its directory:
 //
 //	<dir>/nats/              the JetStream store
-//	<dir>/server.conf        the nats-server configuration (from examples)
+//	<dir>/creds/             each part's .creds file (lab.creds may do everything)
+//	<dir>/operator/          the keys of the bus's operator and accounts
 //	<dir>/programs.log       the restarts and reloads the fill servers ran
 //	<dir>/root/<node>/       what each node's fill server writes, as if it were /
 //	<dir>/<node>/state/      each client's state directory (archives by digest)
@@ -58,6 +59,8 @@ func newLayout(dir string, nodes []string) (*layout, error) {
 }
 
 func (l *layout) store() string            { return filepath.Join(l.dir, "nats") }
+func (l *layout) creds() string            { return filepath.Join(l.dir, "creds") }
+func (l *layout) keys() string             { return filepath.Join(l.dir, "operator") }
 func (l *layout) programs() string         { return filepath.Join(l.dir, "programs.log") }
 func (l *layout) rootDir() string          { return filepath.Join(l.dir, "root") }
 func (l *layout) root(node string) string  { return filepath.Join(l.dir, "root", node) }
@@ -73,7 +76,8 @@ func (l *layout) control(node string) string { return filepath.Join(l.sockets, n
 // a --dir pointing somewhere unexpected loses nothing else.
 func (l *layout) prepare(keep bool) error {
 	if !keep {
-		old := []string{l.store(), l.programs(), l.rootDir(), filepath.Join(l.dir, "server.conf")}
+		// server.conf: what a lab before operator mode left.
+		old := []string{l.store(), l.programs(), l.rootDir(), l.creds(), l.keys(), filepath.Join(l.dir, "server.conf")}
 		for _, n := range l.nodes {
 			old = append(old, filepath.Join(l.dir, n))
 		}

@@ -49,8 +49,8 @@ func TestNoSecretOfTheLabLeavesItsFiles(t *testing.T) {
 	defer cancel()
 	err = Run(ctx, Config{
 		Dir: dir, Once: true, Out: &out, Log: zerolog.New(&logs).Level(zerolog.DebugLevel),
-		OnBus: func(url string) {
-			nc, err := nats.Connect(url)
+		OnBus: func(url, creds string) {
+			nc, err := nats.Connect(url, nats.UserCredentials(creds))
 			if err != nil {
 				t.Errorf("listening to the bus: %v", err)
 				return
@@ -60,8 +60,8 @@ func TestNoSecretOfTheLabLeavesItsFiles(t *testing.T) {
 				record(msg.Subject + " " + string(msg.Data) + fmt.Sprint(msg.Header))
 			})
 		},
-		OnSettled: func(url string) {
-			record(everyBucket(t, url))
+		OnSettled: func(url, creds string) {
+			record(everyBucket(t, url, creds))
 			for _, node := range []string{"ace", "g14"} {
 				sock := filepath.Join(dir, node, "control.sock")
 				for _, path := range []string{"/v1/modules", "/v1/graph.dot", "/metrics",
@@ -106,8 +106,8 @@ func TestNoSecretOfTheLabLeavesItsFiles(t *testing.T) {
 }
 
 // everyBucket reads every revision of every key of every key-value bucket.
-func everyBucket(t *testing.T, url string) string {
-	nc, err := nats.Connect(url)
+func everyBucket(t *testing.T, url, creds string) string {
+	nc, err := nats.Connect(url, nats.UserCredentials(creds))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"slices"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/examples"
@@ -17,11 +16,23 @@ import (
 )
 
 // Artifacts is the JetStream object store holding the templates archives.
-const Artifacts = "mesh-artifacts"
+const Artifacts = spec.ArtifactsStore
 
 // boundBuckets lists the <provider>_bound buckets the example mesh names.
 func boundBuckets(m *examples.Mesh) []string {
 	return slices.Sorted(maps.Keys(m.Bound))
+}
+
+// providersOf lists the providers whose bindings the example mesh holds:
+// each gets a user of its own, and each client may read their buckets.
+func providersOf(m *examples.Mesh) []string {
+	var out []string
+	for _, b := range boundBuckets(m) {
+		if p, ok := spec.BoundProvider(b); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // makeBuckets creates, as user lab, the buckets of the other domains
@@ -44,7 +55,7 @@ func makeBuckets(ctx context.Context, lab *conn, m *examples.Mesh) error {
 // a real mesh: mesh-controller the templates archives and assignments,
 // mesh-config the config values, each provider its bound entries. left is
 // told each owner or group left out of a plan (see localOwners).
-func load(ctx context.Context, s *server.Server, m *examples.Mesh, left func(name string)) error {
+func load(ctx context.Context, s *natsBus, m *examples.Mesh, left func(name string)) error {
 	ctl, err := connect(s, "mesh-controller")
 	if err != nil {
 		return err
@@ -112,11 +123,11 @@ func load(ctx context.Context, s *server.Server, m *examples.Mesh, left func(nam
 }
 
 // loadBound writes a <provider>_bound bucket as the provider's user.
-func loadBound(ctx context.Context, s *server.Server, bucket string, entries map[string]json.RawMessage) error {
+func loadBound(ctx context.Context, s *natsBus, bucket string, entries map[string]json.RawMessage) error {
 	provider, _ := spec.BoundProvider(bucket)
 	c, err := connect(s, provider)
 	if err != nil {
-		return fmt.Errorf("%w (examples/nats/server.conf needs a user per provider: see examples/README.md)", err)
+		return fmt.Errorf("%w (the lab makes a user per provider of the example mesh)", err)
 	}
 	defer c.close()
 	kv, err := c.js.KeyValue(ctx, bucket)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
@@ -94,12 +93,12 @@ func startFill(l *layout, node string, log zerolog.Logger) (*part, error) {
 	}
 }
 
-// startClient runs node's client as user provisioner-<node>.
-func startClient(s *server.Server, l *layout, node string, log zerolog.Logger) (*part, error) {
+// startClient runs node's client as user provisioner-<node>, with its creds.
+func startClient(s *natsBus, l *layout, node string, log zerolog.Logger) (*part, error) {
 	user := "provisioner-" + node
 	d, err := daemon.New(daemon.Config{
 		Node:       node,
-		Bus:        bus.Options{URL: s.ClientURL(), User: user, Password: password(user)},
+		Bus:        bus.Options{URL: s.ClientURL(), Creds: s.creds(user)},
 		FillSocket: l.fill(node),
 		StateDir:   l.state(node),
 		Control:    l.control(node),

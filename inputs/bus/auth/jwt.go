@@ -1,7 +1,12 @@
 package auth
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -25,26 +30,93 @@ const MaxControlLine = 64 << 10
 
 // Operator is a NATS operator in memory with one account, Account, whose
 // users carry their rights in their JWTs: a bus in operator mode, as a real
-// fleet runs it with nsc. Its keys never leave the process; only the users'
-// .creds files are written out.
+// fleet runs it with nsc. Its keys stay in the process unless LoadOperator
+// keeps them in a directory; users get .creds files.
 type Operator struct {
+	key       nkeys.KeyPair
 	claims    *jwt.OperatorClaims
 	sys, mesh signed
 }
 
 // NewOperator makes an operator named name and its account, with JetStream
-// enabled within limits.
+// enabled within limits, all with new keys.
 func NewOperator(name string) (*Operator, error) {
-	okp, err := nkeys.CreateOperator()
-	if err != nil {
-		return nil, fmt.Errorf("making the operator key: %w", err)
+	var keys [3]nkeys.KeyPair
+	var err error
+	for i, create := range []func() (nkeys.KeyPair, error){nkeys.CreateOperator, nkeys.CreateAccount, nkeys.CreateAccount} {
+		if keys[i], err = create(); err != nil {
+			return nil, fmt.Errorf("making a key: %w", err)
+		}
 	}
+	return newOperator(name, keys)
+}
+
+// keyFiles are the seeds LoadOperator keeps: the operator's, the system
+// account's and the account's.
+var keyFiles = [3]string{"operator.nk", "sys.nk", "account.nk"}
+
+// LoadOperator is NewOperator with the keys kept in dir: read when there
+// (a bus restarted on the same JetStream store finds its account's streams
+// again, as they are stored by account key), else made and written (0600).
+func LoadOperator(name, dir string) (*Operator, error) {
+	var keys [3]nkeys.KeyPair
+	seeds, err := readSeeds(dir)
+	if err != nil {
+		return nil, err
+	}
+	if seeds == nil {
+		op, err := NewOperator(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("operator keys: %w", err)
+		}
+		for i, kp := range []nkeys.KeyPair{op.key, op.sys.key, op.mesh.key} {
+			seed, err := kp.Seed()
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(dir, keyFiles[i]), seed, 0o600); err != nil {
+				return nil, fmt.Errorf("writing operator keys: %w", err)
+			}
+		}
+		return op, nil
+	}
+	for i, seed := range seeds {
+		if keys[i], err = nkeys.FromSeed(seed); err != nil {
+			return nil, fmt.Errorf("operator key %s: not an nkey seed", filepath.Join(dir, keyFiles[i]))
+		}
+	}
+	return newOperator(name, keys)
+}
+
+// readSeeds reads the seeds of keyFiles in dir; nil when none is there.
+func readSeeds(dir string) ([][]byte, error) {
+	var seeds [][]byte
+	for _, f := range keyFiles {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if errors.Is(err, fs.ErrNotExist) && len(seeds) == 0 {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("operator keys: %w", err)
+		}
+		seeds = append(seeds, bytes.TrimSpace(b))
+	}
+	return seeds, nil
+}
+
+// newOperator signs the operator's and the accounts' JWTs with keys
+// (operator, system account, account).
+func newOperator(name string, keys [3]nkeys.KeyPair) (*Operator, error) {
+	okp := keys[0]
 	opub, err := okp.PublicKey()
 	if err != nil {
 		return nil, err
 	}
 	// JetStream needs a system account in operator mode.
-	sys, err := account(okp, "SYS", nil)
+	sys, err := account(okp, keys[1], "SYS", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +130,11 @@ func NewOperator(name string) (*Operator, error) {
 	if oc, err = jwt.DecodeOperatorClaims(ojwt); err != nil {
 		return nil, err
 	}
-	mesh, err := account(okp, Account, &jwt.JetStreamLimits{MemoryStorage: maxMemory, DiskStorage: maxDisk, Streams: -1, Consumer: -1})
+	mesh, err := account(okp, keys[2], Account, &jwt.JetStreamLimits{MemoryStorage: maxMemory, DiskStorage: maxDisk, Streams: -1, Consumer: -1})
 	if err != nil {
 		return nil, err
 	}
-	return &Operator{claims: oc, sys: sys, mesh: mesh}, nil
+	return &Operator{key: okp, claims: oc, sys: sys, mesh: mesh}, nil
 }
 
 // signed is an account: its key, public key and JWT.
@@ -71,13 +143,9 @@ type signed struct {
 	pub, jwt string
 }
 
-// account makes an account named name signed by the operator okp, with
+// account makes an account named name of key akp signed by the operator okp, with
 // JetStream within js (nil: none).
-func account(okp nkeys.KeyPair, name string, js *jwt.JetStreamLimits) (signed, error) {
-	akp, err := nkeys.CreateAccount()
-	if err != nil {
-		return signed{}, fmt.Errorf("making the key of account %s: %w", name, err)
-	}
+func account(okp, akp nkeys.KeyPair, name string, js *jwt.JetStreamLimits) (signed, error) {
 	apub, err := akp.PublicKey()
 	if err != nil {
 		return signed{}, err
