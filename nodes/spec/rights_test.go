@@ -1,0 +1,95 @@
+package spec
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRightsFollowSPECr2: the properties SPEC §2.2/§2.3 r2 states, read
+// off RightsOf.
+func TestRightsFollowSPECr2(t *testing.T) {
+	must := func(r Rights, err error) Rights {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	client := must(RightsOf(RoleClient, "ace", []string{"gitea", "forgejo"}))
+	pub := client.PublishAllow()
+	for _, s := range append(pub, client.SubscribeAllow()...) {
+		if strings.Contains(s, QuerySubject) {
+			t.Errorf("the client holds %s (r2: it asks nothing of the server)", s)
+		}
+		if strings.Contains(s, "g14") {
+			t.Errorf("ace's client holds %s", s)
+		}
+	}
+	for _, want := range []string{"$KV." + NeedsBucket + ".ace.>", VaultGetSubject("ace"),
+		"$JS.API.DIRECT.GET.KV_forgejo_bound.$KV.forgejo_bound.ace.>", "$JS.FC.KV_" + AssignmentsBucket + ".>"} {
+		if !slices.Contains(pub, want) {
+			t.Errorf("the client may not publish %s", want)
+		}
+	}
+	if !client.AllowResponses || !slices.Contains(client.SubscribeAllow(), AskSubject("ace")) {
+		t.Error("the client cannot answer prov.ask.ace")
+	}
+
+	provider := must(RightsOf(RoleProvider, "", []string{"gitea"}))
+	ppub := provider.PublishAllow()
+	if !slices.Contains(ppub, "$JS.API.CONSUMER.CREATE.KV_"+NeedsBucket+".>") {
+		t.Error("a provider cannot read the needs (r2)")
+	}
+	if slices.ContainsFunc(ppub, func(s string) bool { return strings.HasPrefix(s, "$KV."+NeedsBucket) || strings.HasPrefix(s, "$JS.API.*.*.KV_"+NeedsBucket) }) {
+		t.Errorf("a provider may write the needs: %q", ppub)
+	}
+
+	server := must(RightsOf(RoleServer, "", nil))
+	if !slices.Contains(server.PublishAllow(), "$JS.API.CONSUMER.CREATE.KV_"+AssignmentsBucket+".>") {
+		t.Error("the server cannot read the assignments for its sweep")
+	}
+	if slices.Contains(server.PublishAllow(), "$KV."+NeedsBucket+".>") {
+		t.Error("the server writes needs")
+	}
+	if !must(RightsOf(RoleLab, "", nil)).Unrestricted {
+		t.Error("the lab is restricted")
+	}
+}
+
+func TestRightsOfRefusesWhatCannotBe(t *testing.T) {
+	for _, c := range []struct {
+		role, node string
+		providers  []string
+		says       string
+	}{
+		{"janitor", "", nil, `"janitor"`},
+		{RoleClient, "", nil, "no node"},
+		{RoleClient, "a.b", nil, `"a.b"`},
+		{RoleToolRunner, "x y", nil, `"x y"`},
+		{RoleClient, "ace", []string{"git/ea"}, `"git/ea"`},
+		{RoleVault, "ace", nil, "takes no node"},
+		{RoleVault, "", []string{"gitea"}, "takes no provider"},
+		{RoleProvider, "", nil, "exactly one provider"},
+	} {
+		if _, err := RightsOf(c.role, c.node, c.providers); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("RightsOf(%q, %q, %q) = %v; want an error saying %s", c.role, c.node, c.providers, err, c.says)
+		}
+	}
+}
+
+func TestFleetListsEveryUserOnce(t *testing.T) {
+	users, err := Fleet([]string{"ace", "g14"}, []string{"gitea"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range users {
+		names = append(names, r.User)
+	}
+	want := []string{"provisioner-ace", "provisioner-g14", "toolrunner-ace", "toolrunner-g14",
+		"mesh-provisioner", "mesh-vault", "mesh-controller", "mesh-config", "gitea", "lab"}
+	if !slices.Equal(names, want) {
+		t.Errorf("Fleet users %q, want %q", names, want)
+	}
+}
