@@ -95,8 +95,8 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 	case RoleToolRunner:
 		user := "toolrunner-" + node
 		return Rights{Role: role, User: user, Inbox: "_INBOX.toolrunner." + node,
-			Comment: "the tool runner of node " + node + ": only it may ask its node's client",
-			Publish: []Rule{{Subjects: []string{AskSubject(node)}}},
+			Comment:   "the tool runner of node " + node + ": only it may ask its node's client",
+			Publish:   []Rule{{Subjects: []string{AskSubject(node)}}},
 			Subscribe: []Rule{{Subjects: []string{"_INBOX.toolrunner." + node + ".>"}}}}, nil
 	case RoleServer:
 		return serverRights(), nil
@@ -166,8 +166,8 @@ func clientRights(node string, providers []string) Rights {
 			Subjects: []string{VaultGetSubject(node), appliedPrefix + own, changedPrefix + own}},
 	)
 	return Rights{Role: RoleClient, User: "provisioner-" + node, Inbox: "_INBOX.provisioner." + node,
-		Comment: "the provisioner client of node " + node + " (SPEC bus account provisioner." + node + ")",
-		Publish: pub,
+		Comment:   "the provisioner client of node " + node + " (SPEC bus account provisioner." + node + ")",
+		Publish:   pub,
 		Subscribe: []Rule{{Subjects: []string{"_INBOX.provisioner." + node + ".>", VaultChangedSubject, AskSubject(node)}}},
 		// answer prov.ask.<node> on the asker's reply subject, nothing else
 		AllowResponses: true}
@@ -182,7 +182,7 @@ func serverRights() Rights {
 	pub = append(pub, Rule{Why: AssignmentsBucket + ": read only, for the sweep (which modules are assigned, who provides what)",
 		Subjects: kvRead(AssignmentsBucket, "")})
 	return Rights{Role: RoleServer, User: "mesh-provisioner", Inbox: "_INBOX.mesh-provisioner",
-		Comment: "mesh-provisioner, the server: owns its four buckets (creates them, writes the registry), reads every node's needs, applied and collect keys and the assignments (for the sweep), answers " + QuerySubject,
+		Comment:        "mesh-provisioner, the server: owns its four buckets (creates them, writes the registry), reads every node's needs, applied and collect keys and the assignments (for the sweep), answers " + QuerySubject,
 		Publish:        pub,
 		Subscribe:      []Rule{{Subjects: []string{"_INBOX.mesh-provisioner.>", QuerySubject}}},
 		AllowResponses: true}

@@ -41,7 +41,9 @@ func TestRightsFollowSPECr2(t *testing.T) {
 	if !slices.Contains(ppub, "$JS.API.CONSUMER.CREATE.KV_"+NeedsBucket+".>") {
 		t.Error("a provider cannot read the needs (r2)")
 	}
-	if slices.ContainsFunc(ppub, func(s string) bool { return strings.HasPrefix(s, "$KV."+NeedsBucket) || strings.HasPrefix(s, "$JS.API.*.*.KV_"+NeedsBucket) }) {
+	if slices.ContainsFunc(ppub, func(s string) bool {
+		return strings.HasPrefix(s, "$KV."+NeedsBucket) || strings.HasPrefix(s, "$JS.API.*.*.KV_"+NeedsBucket)
+	}) {
 		t.Errorf("a provider may write the needs: %q", ppub)
 	}
 
