@@ -307,11 +307,15 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 			t.Errorf("creds of %s: %v (mode %v), want a 0600 file", user, err, fi)
 		}
 	}
-	if want := "--creds " + filepath.Join(creds, "lab.creds"); !strings.Contains(out.String(), want) {
-		t.Errorf("the tour does not say %q:\n%s", want, out.String())
-	}
+	refused := make(chan string, 4)
 	ace, err := nats.Connect(url[0], nats.UserCredentials(filepath.Join(creds, "provisioner-ace.creds")),
-		nats.CustomInboxPrefix("_INBOX.provisioner.ace"))
+		nats.CustomInboxPrefix("_INBOX.provisioner.ace"),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			select {
+			case refused <- err.Error():
+			default:
+			}
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,6 +333,14 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		t.Error("ace's creds read g14's config")
 	}
 	cancelShort()
+	select {
+	case e := <-refused:
+		if !strings.Contains(e, "Permissions Violation") || !strings.Contains(e, "g14.grafana.smtp-host") {
+			t.Errorf("ace reading g14's config: the bus said %q", e)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("ace reading g14's config: no permissions violation from the bus")
+	}
 
 	if _, err := kv.PutString(ctx, "g14.grafana.smtp-host", "smtp.mesh.internal"); err != nil {
 		t.Fatal(err)
@@ -351,6 +363,9 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not stop within 30s of its context ending")
+	}
+	if want := "--creds " + filepath.Join(creds, "lab.creds"); !strings.Contains(out.String(), want) {
+		t.Errorf("the tour does not say %q:\n%s", want, out.String())
 	}
 	for _, node := range []string{"ace", "g14"} {
 		for _, sock := range []string{"fill.sock", "control.sock"} {
