@@ -142,6 +142,9 @@ func checkName(what, name string) error {
 	if EncodeToken(name) != name || strings.ContainsRune(name, '/') {
 		return fmt.Errorf("%s %q: only A-Z a-z 0-9 - _ may stand in the name of a %s with bus rights (it names a user, an inbox and a creds file)", what, name, what)
 	}
+	if why := CheckNameLen(what+" "+name, name); why != "" {
+		return fmt.Errorf("%s", why)
+	}
 	return nil
 }
 

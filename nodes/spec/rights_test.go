@@ -73,6 +73,7 @@ func TestRightsOfRefusesWhatCannotBe(t *testing.T) {
 		{RoleVault, "ace", nil, "takes no node"},
 		{RoleVault, "", []string{"gitea"}, "takes no provider"},
 		{RoleProvider, "", nil, "exactly one provider"},
+		{RoleClient, strings.Repeat("n", MaxNameBytes+1), nil, "MaxNameBytes"},
 	} {
 		if _, err := RightsOf(c.role, c.node, c.providers); err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("RightsOf(%q, %q, %q) = %v; want an error saying %s", c.role, c.node, c.providers, err, c.says)
