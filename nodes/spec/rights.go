@@ -133,8 +133,9 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 	return Rights{}, fmt.Errorf("unknown role %q (known: %v)", role, Roles)
 }
 
-// checkName refuses a node or provider name that is empty or that a key
-// token would escape: it names a user and an inbox, so it must stand as itself.
+// checkName refuses a node or provider name that is empty, too long
+// (CheckNameLen) or that a key token would escape: it names a user, an
+// inbox and a creds file, so it must stand as itself.
 func checkName(what, name string) error {
 	if name == "" {
 		return fmt.Errorf("no %s named", what)
