@@ -83,6 +83,7 @@ const (
 	stopCtx    stop = iota // ctx ended
 	stopResync             // Resync was called
 	stopFailed             // the watcher failed; restart with backoff
+	stopGone               // the bucket was deleted (and maybe made again): look it up at once
 )
 
 // Run delivers the bucket's state to out until ctx ends. Sends on out block
@@ -135,12 +136,15 @@ func (w *Watch) Run(ctx context.Context) {
 		}
 
 		missingSaid = false
-		why, live, err := w.follow(ctx, kv, initTimeout)
+		why, live, err := w.follow(ctx, kv, initTimeout, recheck)
 		switch why {
 		case stopCtx:
 			return
 		case stopResync:
 			w.log.Debug().Msg("resync: restarting watcher")
+			bo.Reset()
+			continue
+		case stopGone:
 			bo.Reset()
 			continue
 		}
@@ -156,8 +160,18 @@ func (w *Watch) Run(ctx context.Context) {
 }
 
 // follow runs one watcher: the snapshot up to the end of its initial values,
-// then live changes. live is how long it ran after its snapshot.
-func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout time.Duration) (why stop, live time.Duration, err error) {
+// then live changes, looking every recheck whether the bucket was replaced
+// (replaced.go). live is how long it ran after its snapshot.
+func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, recheck time.Duration) (why stop, live time.Duration, err error) {
+	born, err := created(ctx, kv)
+	switch {
+	case ctx.Err() != nil:
+		return stopCtx, 0, nil
+	case isMissing(err):
+		return stopGone, 0, nil
+	case err != nil:
+		return stopFailed, 0, fmt.Errorf("bus: looking at bucket %s: %w", w.bucket, err)
+	}
 	// The watcher's context lives as long as the watcher; the timeout is on
 	// waiting for the initial values only.
 	wctx, cancel := context.WithCancel(ctx)
@@ -202,12 +216,18 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout t
 	w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
 
 	since := time.Now()
+	check := time.NewTicker(recheck)
+	defer check.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return stopCtx, time.Since(since), nil
 		case <-w.resync:
 			return stopResync, time.Since(since), nil
+		case <-check.C:
+			if w.replaced(ctx, kv, born) {
+				return stopGone, time.Since(since), nil
+			}
 		case e, ok := <-kw.Updates():
 			if !ok {
 				return stopFailed, time.Since(since), fmt.Errorf("bus: watcher of %s in bucket %s closed", w.filter, w.bucket)

@@ -1,0 +1,71 @@
+package bus
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A bucket deleted and made again under the same name is not noticed by its
+// watcher: the library's ordered consumer, once it misses the heartbeats of
+// the deleted stream's consumer (10–20 s later, if ever), recreates itself on
+// the new stream from the old stream's next sequence, so it skips the new
+// bucket's first values and never delivers anything that says what happened.
+//
+// A Watch therefore tells one incarnation of its bucket from the next by its
+// stream's creation time, read before the watcher is made (so a bucket
+// replaced in between is seen as replaced, at worst once too often) and
+// read again every Recheck while the watcher is live: a stream not found, or
+// one created at another time, ends the watcher, and Run looks the bucket up
+// again at once — Missing while it is not there, then a fresh Snapshot (whose
+// Gone drops what the old bucket held). The creation time is kept by the
+// server in the stream's metadata (it survives a restart) and the check is
+// one STREAM.INFO request per watch per Recheck, a subject the client's
+// account must publish on anyway to open the bucket. Other ways were set
+// aside: the JetStream "stream deleted" advisory needs one more subscribe
+// right and is lost while the bus is away; a watcher that stops delivering is
+// the 10–20 s heartbeat detection; a revision that goes backwards never shows
+// (the recreated consumer starts past the new bucket's first values).
+
+// bucketCheckTimeout bounds one look at the bucket's stream.
+const bucketCheckTimeout = 5 * time.Second
+
+// created is when kv's stream was made: what tells this bucket from one
+// deleted and made again under its name.
+func created(ctx context.Context, kv jetstream.KeyValue) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, bucketCheckTimeout)
+	defer cancel()
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok || bs.StreamInfo() == nil {
+		return time.Time{}, nil // nothing to compare: never seen as replaced
+	}
+	return bs.StreamInfo().Created, nil
+}
+
+// replaced looks at kv's stream again and says whether the bucket followed
+// since `since` was deleted (and maybe made again). A bus that does not
+// answer says nothing: the connection's own Resync covers that.
+func (w *Watch) replaced(ctx context.Context, kv jetstream.KeyValue, since time.Time) bool {
+	now, err := created(ctx, kv)
+	switch {
+	case err == nil && !now.Equal(since):
+		w.log.Info().Time("was_created", since).Time("now_created", now).
+			Msg("bucket was deleted and made again; following the new one")
+		return true
+	case err == nil:
+		return false
+	case isMissing(err):
+		w.log.Info().Msg("bucket was deleted")
+		return true
+	default:
+		if ctx.Err() == nil {
+			w.log.Debug().Err(err).Msg("cannot look at the bucket's stream; trying again later")
+		}
+		return false
+	}
+}
