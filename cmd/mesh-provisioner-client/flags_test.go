@@ -11,6 +11,7 @@ import (
 func TestRunRefusesNonsenseDurationsNamingTheFlag(t *testing.T) {
 	for _, c := range []struct{ flag, value string }{
 		{"--refill", "-1s"}, {"--refill", "0s"}, {"--refused-retry", "-1s"}, {"--refused-retry", "0s"},
+		{"--fetch-timeout", "0s"},
 	} {
 		code, _, stderr := runCLI("run", "--node", "ace", "--nats", "nats://127.0.0.1:1", "--control", "", c.flag, c.value)
 		if code != 2 || !strings.Contains(stderr, c.flag+" "+c.value) || !strings.Contains(stderr, "more than zero") {

@@ -63,6 +63,8 @@ func runDaemon(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.FillGap, "fill-gap", daemon.DefaultFillGap,
 		"a module is filled at most once per this; faster changes go out together in its next fill (negative: no gap)")
 	fs.DurationVar(&cfg.RefusedRetry, "refused-retry", 10*time.Minute, "a secret the vault refused is asked again after this")
+	fs.DurationVar(&cfg.FetchTimeout, "fetch-timeout", daemon.DefaultFetchTimeout,
+		"one try of fetching a templates archive gives up after this (and is tried again)")
 	logFormat := fs.String("log-format", "json", "json or console")
 	logLevel := fs.String("log-level", "info", "debug, info, warn, error")
 	if err := cli.RefusePasswordArg(args); err != nil {
@@ -72,7 +74,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := cli.Positive(fs, "refill", "refused-retry"); err != nil {
+	if err := cli.Positive(fs, "refill", "refused-retry", "fetch-timeout"); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}

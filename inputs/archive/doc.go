@@ -2,5 +2,6 @@
 // fetches a plan's archive from a JetStream object store (obj://) or a file
 // (file://), checks its SHA-256 against the plan's digest, keeps it under the
 // state directory by digest, and reads its tar safely within the §4.1 limits;
-// a Fetcher fetches in the background, again with backoff while not there.
+// a Fetcher fetches in the background, each try within a timeout, again
+// with backoff while not there.
 package archive

@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -25,11 +26,21 @@ func Broken(err error) bool {
 	return errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrUnsafeMember) || errors.Is(err, ErrLimit)
 }
 
+// DefaultTimeout is how long one try of a fetch may take (Fetcher.Timeout).
+const DefaultTimeout = 30 * time.Second
+
 // Fetcher gets templates archives from a Store in the background, delivers
 // each outcome on Fetched and, while an archive is not there yet (an error
-// not Broken), fetches it again with backoff until Retain drops it. Safe
+// not Broken), fetches it again with backoff until Retain drops it. Each
+// try ends after Timeout: a source that does not answer is reported (its
+// error names the ref) and tried again, and holds up no other fetch. Safe
 // for concurrent use.
 type Fetcher struct {
+	// Timeout bounds one try (DefaultTimeout if not positive); past it the
+	// try fails with a reason saying so, worth waiting on. Set it before
+	// the first Fetch.
+	Timeout time.Duration
+
 	ctx     context.Context
 	store   *Store
 	backoff backoff.Doubling
@@ -81,7 +92,7 @@ func (f *Fetcher) Retain(keep func(nodes.ArchiveWant) bool) {
 
 // run makes one try, delivers its outcome, and schedules the next try.
 func (f *Fetcher) run(fe *fetch) {
-	members, err := f.store.Get(f.ctx, fe.want.Ref, fe.want.Digest)
+	members, err := f.try(fe.want)
 	select {
 	case f.out <- Fetched{Want: fe.want, Members: members, Err: err}:
 	case <-f.ctx.Done():
@@ -103,4 +114,15 @@ func (f *Fetcher) run(fe *fetch) {
 			}
 		})
 	}
+}
+
+// try fetches w once, within the Timeout.
+func (f *Fetcher) try(w nodes.ArchiveWant) (map[string][]byte, error) {
+	d := f.Timeout
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(f.ctx, d, fmt.Errorf("not fetched within %s: %w", d, context.DeadlineExceeded))
+	defer cancel()
+	return f.store.Get(ctx, w.Ref, w.Digest)
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/google/renameio/v2"
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,14 +32,22 @@ type Store struct {
 	// lim overrides the §4.1 limits in tests; zero means the SPEC's.
 	lim limits
 
-	mu   sync.Mutex
-	memo map[string]*memoEntry // by digest
+	mu       sync.Mutex
+	got      map[string]map[string][]byte // archives read, by hex digest
+	inFlight map[refDigest]*reading       // reads under way
 }
 
-// memoEntry is one archive read (or being read) in this process.
-type memoEntry struct {
-	done  chan struct{} // closed when files is set or the entry is dropped
+// refDigest keys a read under way by ref and digest, not by digest alone:
+// a ref that blocks or fails (a FIFO, a bus that does not answer) must not
+// hold up another ref of the same digest (issue 19.8). What a read got is
+// kept by digest, which is all that says what an archive is.
+type refDigest struct{ ref, hexDigest string }
+
+// reading is one read of an archive under way in this process.
+type reading struct {
+	done  chan struct{} // closed when files or err is set
 	files map[string][]byte
+	err   error
 }
 
 // Get returns the members of the templates archive ref whose SHA-256 is
@@ -53,40 +62,58 @@ func (s *Store) Get(ctx context.Context, ref, digest string) (map[string][]byte,
 		return nil, fmt.Errorf("templates archive %s: %w", ref, err)
 	}
 	for {
-		s.mu.Lock()
-		if s.memo == nil {
-			s.memo = make(map[string]*memoEntry)
-		}
-		e, ok := s.memo[hexDigest]
-		if !ok {
-			e = &memoEntry{done: make(chan struct{})}
-			s.memo[hexDigest] = e
-			s.mu.Unlock()
-			files, err := s.load(ctx, ref, digest, hexDigest)
-			s.mu.Lock()
-			if err != nil {
-				delete(s.memo, hexDigest) // the next Get tries again
-			} else {
-				e.files = files
-			}
-			close(e.done)
-			s.mu.Unlock()
-			return files, err
-		}
-		s.mu.Unlock()
-		select {
-		case <-e.done:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("templates archive %s: %w", ref, ctx.Err())
-		}
-		s.mu.Lock()
-		files := e.files
-		s.mu.Unlock()
+		r, mine, files := s.startRead(ctx, ref, digest, hexDigest)
 		if files != nil {
 			return files, nil
 		}
-		// The read in flight failed: try it ourselves.
+		// The read goes on in its own goroutine, so that a caller whose ctx
+		// ends is not kept by a read the system cannot interrupt.
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("templates archive %s: %w", ref, context.Cause(ctx))
+		}
+		if r.err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("templates archive %s: %w", ref, context.Cause(ctx))
+		}
+		if r.err == nil || mine {
+			return r.files, r.err
+		}
+		// Another caller's read of this ref failed (its ctx may have ended
+		// where ours has not): try it ourselves.
 	}
+}
+
+// startRead returns the archive when it was read already; else the read of
+// ref under way, or one it starts (mine) with ctx.
+func (s *Store) startRead(ctx context.Context, ref, digest, hexDigest string) (r *reading, mine bool, files map[string][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if files := s.got[hexDigest]; files != nil {
+		return nil, false, files
+	}
+	if s.got == nil {
+		s.got = make(map[string]map[string][]byte)
+		s.inFlight = make(map[refDigest]*reading)
+	}
+	key := refDigest{ref, hexDigest}
+	if r := s.inFlight[key]; r != nil {
+		return r, false, nil
+	}
+	r = &reading{done: make(chan struct{})}
+	s.inFlight[key] = r
+	go func() {
+		files, err := s.load(ctx, ref, digest, hexDigest)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.inFlight, key)
+		if err == nil {
+			s.got[hexDigest] = files
+		}
+		r.files, r.err = files, err
+		close(r.done)
+	}()
+	return r, true, nil
 }
 
 // load reads the archive from the cache, or fetches, checks and caches it,
@@ -194,7 +221,10 @@ func fetchFile(p string, lim limits) ([]byte, error) {
 	if !filepath.IsAbs(p) {
 		return nil, fmt.Errorf("file ref path %q is not absolute", p)
 	}
-	f, err := os.Open(p)
+	// Opened without blocking: opening a FIFO for reading would otherwise
+	// wait for a writer, for ever (issue 19.8). It is refused below, as is
+	// anything not a regular file, before a byte is read.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: file %s: %w", ErrNotThereYet, p, err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/archive"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
@@ -27,6 +28,7 @@ type Config struct {
 	BackoffMin   time.Duration // absent/silent asked again after it, doubling (default 1s)
 	BackoffMax   time.Duration // … up to it (default 1m)
 	Recheck      time.Duration // a missing bucket looked for again (default 5s)
+	FetchTimeout time.Duration // one try of a templates archive fetch (default 30s)
 
 	Log zerolog.Logger
 }
@@ -65,3 +67,7 @@ func (c *Config) defaults() {
 // to a module at rest is never held, long enough to bound a flapping
 // module's fills (and program restarts) to 200 a second.
 const DefaultFillGap = 5 * time.Millisecond
+
+// DefaultFetchTimeout is Config.FetchTimeout's default: a templates archive
+// source that has not answered within it is reported and tried again.
+const DefaultFetchTimeout = archive.DefaultTimeout

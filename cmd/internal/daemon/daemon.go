@@ -119,6 +119,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	vc := &vault.Client{NC: nc, Node: d.cfg.Node, Keys: keys, Timeout: d.cfg.VaultTimeout, Log: d.log}
 	d.asker = vault.NewAsker(ctx, vc, retry, d.cfg.RefusedRetry)
 	d.fetcher = archive.NewFetcher(ctx, &archive.Store{Dir: d.cfg.StateDir, JS: d.js}, retry)
+	d.fetcher.Timeout = d.cfg.FetchTimeout
 	if d.out, err = d.newStage(nc); err != nil {
 		return err
 	}
