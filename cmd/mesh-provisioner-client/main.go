@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -65,6 +66,8 @@ func runDaemon(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.RefusedRetry, "refused-retry", 10*time.Minute, "a secret the vault refused is asked again after this")
 	fs.DurationVar(&cfg.FetchTimeout, "fetch-timeout", daemon.DefaultFetchTimeout,
 		"one try of fetching a templates archive gives up after this (and is tried again)")
+	fs.StringVar(&cfg.TemplatesRoot, "templates-root", "",
+		"file:// templates refs must name a file below this directory (default: anywhere the client can read)")
 	logFormat := fs.String("log-format", "json", "json or console")
 	logLevel := fs.String("log-level", "info", "debug, info, warn, error")
 	if err := cli.RefusePasswordArg(args); err != nil {
@@ -77,6 +80,14 @@ func runDaemon(args []string, stderr io.Writer) int {
 	if err := cli.Positive(fs, "refill", "refused-retry", "fetch-timeout"); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
+	}
+	if cfg.TemplatesRoot != "" {
+		abs, err := filepath.Abs(cfg.TemplatesRoot)
+		if err != nil {
+			fmt.Fprintln(stderr, "run: --templates-root:", err)
+			return 2
+		}
+		cfg.TemplatesRoot = abs
 	}
 	pw, err := password()
 	if err != nil {

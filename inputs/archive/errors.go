@@ -15,4 +15,6 @@ var (
 	ErrUnsafeMember = errors.New("unsafe member")
 	// ErrLimit: the archive breaks a §4.1 limit (size, members, uncompressed size).
 	ErrLimit = errors.New("over the limit")
+	// ErrOutsideRoot: a file:// ref names a path not below Store.Root.
+	ErrOutsideRoot = errors.New("outside the templates root")
 )

@@ -20,10 +20,12 @@ type Fetched struct {
 }
 
 // Broken says whether err means the archive can never be used (its digest
-// is not the plan's, a member is unsafe, a limit is broken), rather than
-// that it is not there yet or the bus did not answer.
+// is not the plan's, a member is unsafe, a limit is broken, a file:// ref
+// is outside the templates root), rather than that it is not there yet or
+// the bus did not answer.
 func Broken(err error) bool {
-	return errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrUnsafeMember) || errors.Is(err, ErrLimit)
+	return errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrUnsafeMember) || errors.Is(err, ErrLimit) ||
+		errors.Is(err, ErrOutsideRoot)
 }
 
 // DefaultTimeout is how long one try of a fetch may take (Fetcher.Timeout).

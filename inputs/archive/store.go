@@ -28,6 +28,11 @@ type Store struct {
 	Dir string
 	// JS reads obj:// refs. Nil: an obj:// ref fails with that reason.
 	JS jetstream.JetStream
+	// Root, when set (an absolute directory), confines file:// refs: a path
+	// not below it fails with ErrOutsideRoot, and one that leaves it through
+	// a symbolic link is refused (it is opened through an os.Root). Empty:
+	// a file:// ref may name any file the daemon can read.
+	Root string
 
 	// lim overrides the §4.1 limits in tests; zero means the SPEC's.
 	lim limits
@@ -205,7 +210,7 @@ func parseDigest(digest string) (string, error) {
 func (s *Store) fetch(ctx context.Context, ref string, lim limits) ([]byte, error) {
 	switch {
 	case strings.HasPrefix(ref, "file://"):
-		return fetchFile(strings.TrimPrefix(ref, "file://"), lim)
+		return fetchFile(s.Root, strings.TrimPrefix(ref, "file://"), lim)
 	case strings.HasPrefix(ref, "obj://"):
 		bucket, name, ok := strings.Cut(strings.TrimPrefix(ref, "obj://"), "/")
 		if !ok || bucket == "" || name == "" {
@@ -217,14 +222,11 @@ func (s *Store) fetch(ctx context.Context, ref string, lim limits) ([]byte, erro
 	}
 }
 
-func fetchFile(p string, lim limits) ([]byte, error) {
+func fetchFile(root, p string, lim limits) ([]byte, error) {
 	if !filepath.IsAbs(p) {
 		return nil, fmt.Errorf("file ref path %q is not absolute", p)
 	}
-	// Opened without blocking: opening a FIFO for reading would otherwise
-	// wait for a writer, for ever (issue 19.8). It is refused below, as is
-	// anything not a regular file, before a byte is read.
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openFile(root, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: file %s: %w", ErrNotThereYet, p, err)
 	}
@@ -284,4 +286,25 @@ func readLimited(r io.Reader, lim limits) ([]byte, error) {
 		return nil, fmt.Errorf("%w: archive is over %s", ErrLimit, mib(lim.bytes))
 	}
 	return data, nil
+}
+
+// openFile opens p for reading, below root when root is set. It opens
+// without blocking: opening a FIFO for reading would otherwise wait for a
+// writer, for ever (issue 19.8); fetchFile refuses it, as anything not a
+// regular file, before a byte is read.
+func openFile(root, p string) (*os.File, error) {
+	const flags = os.O_RDONLY | syscall.O_NONBLOCK
+	if root == "" {
+		return os.OpenFile(p, flags, 0)
+	}
+	rel, err := filepath.Rel(root, filepath.Clean(p))
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("%w %s: file %s", ErrOutsideRoot, root, p)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("templates root: %w", err)
+	}
+	defer r.Close()
+	return r.OpenFile(rel, flags, 0)
 }

@@ -29,6 +29,9 @@ type Config struct {
 	BackoffMax   time.Duration // … up to it (default 1m)
 	Recheck      time.Duration // a missing bucket looked for again (default 5s)
 	FetchTimeout time.Duration // one try of a templates archive fetch (default 30s)
+	// TemplatesRoot, when set, is the directory file:// templates refs must
+	// lie below (archive.Store.Root); empty: anywhere the daemon can read.
+	TemplatesRoot string
 
 	Log zerolog.Logger
 }

@@ -118,7 +118,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	retry := backoff.Doubling{Min: d.cfg.BackoffMin, Max: d.cfg.BackoffMax}
 	vc := &vault.Client{NC: nc, Node: d.cfg.Node, Keys: keys, Timeout: d.cfg.VaultTimeout, Log: d.log}
 	d.asker = vault.NewAsker(ctx, vc, retry, d.cfg.RefusedRetry)
-	d.fetcher = archive.NewFetcher(ctx, &archive.Store{Dir: d.cfg.StateDir, JS: d.js}, retry)
+	d.fetcher = archive.NewFetcher(ctx, &archive.Store{Dir: d.cfg.StateDir, JS: d.js, Root: d.cfg.TemplatesRoot}, retry)
 	d.fetcher.Timeout = d.cfg.FetchTimeout
 	if d.out, err = d.newStage(nc); err != nil {
 		return err
