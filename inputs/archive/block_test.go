@@ -10,10 +10,6 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/test"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/nodes"
 )
@@ -97,20 +93,7 @@ func TestAFIFORefHoldsUpNoOtherRefOfTheSameDigest(t *testing.T) {
 // given up after the Fetcher's Timeout, saying so and naming the ref, and
 // fetched again; another ref of the same digest is filled meanwhile.
 func TestAFetchThatDoesNotAnswerTimesOutAndHoldsUpNoOtherRef(t *testing.T) {
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	s := natsserver.RunServer(&o)
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, js := startServer(t)
 	s.Shutdown()
 	s.WaitForShutdown() // the connection reconnects for ever: requests wait
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,13 +15,21 @@ import (
 
 func startJetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
+	_, js := startServer(t)
+	return js
+}
+
+// startServer runs a nats-server with JetStream and connects to it; the
+// connection reconnects for ever, so requests wait while the server is gone.
+func startServer(t *testing.T) (*server.Server, jetstream.JetStream) {
+	t.Helper()
 	o := natsserver.DefaultTestOptions
 	o.Port = -1
 	o.JetStream = true
 	o.StoreDir = t.TempDir()
 	s := natsserver.RunServer(&o)
 	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
+	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +38,7 @@ func startJetStream(t *testing.T) jetstream.JetStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return js
+	return s, js
 }
 
 func TestGetObjectStore(t *testing.T) {

@@ -3,21 +3,35 @@ package bus
 import (
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
+
+// followed is a watch of bucket "assign" (ace.>, Recheck 100 ms) once it has
+// delivered its first snapshot: ace.a written with each of values in turn,
+// ace.b=1.
+func followed(t *testing.T, values ...string) (jetstream.JetStream, chan Update, Update) {
+	t.Helper()
+	s := runServer(t, t.TempDir(), -1)
+	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
+	kv := createBucket(t, js, "assign")
+	for _, v := range values {
+		put(t, kv, "ace.a", v)
+	}
+	put(t, kv, "ace.b", "1")
+	_, out := startWatch(t, js, "assign", "ace.>", 100*time.Millisecond, 16)
+	u := next(t, out, 5*time.Second)
+	if want := "snapshot{ace.a=" + values[len(values)-1] + " ace.b=1}"; describe(u) != want {
+		t.Fatalf("snapshot = %s, want %s", describe(u), want)
+	}
+	return js, out, u
+}
 
 // A deleted bucket is noticed by looking at its stream every Recheck, not
 // by the watcher's heartbeats (10–20 s): Missing comes within a Recheck or
 // so, and the bucket made again is followed from its first value.
 func TestWatchSaysMissingWhenTheBucketIsDeletedThenSnapshotsTheNewOne(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
-	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
-	kv := createBucket(t, js, "assign")
-	put(t, kv, "ace.a", "1")
-	put(t, kv, "ace.b", "1")
-	_, out := startWatch(t, js, "assign", "ace.>", 100*time.Millisecond, 16)
-	if got := describe(next(t, out, 5*time.Second)); got != "snapshot{ace.a=1 ace.b=1}" {
-		t.Fatalf("snapshot = %s", got)
-	}
+	js, out, _ := followed(t, "1", "1")
 
 	if err := js.DeleteKeyValue(t.Context(), "assign"); err != nil {
 		t.Fatal(err)
@@ -28,7 +42,7 @@ func TestWatchSaysMissingWhenTheBucketIsDeletedThenSnapshotsTheNewOne(t *testing
 	}
 	quiet(t, out, 400*time.Millisecond) // said once, while it stays away
 
-	kv = createBucket(t, js, "assign")
+	kv := createBucket(t, js, "assign")
 	put(t, kv, "ace.c", "2")
 	m := mirror{}
 	for m.String() != "ace.c=2" {
@@ -40,24 +54,14 @@ func TestWatchSaysMissingWhenTheBucketIsDeletedThenSnapshotsTheNewOne(t *testing
 // starting over at 1, below what the old watcher had seen) is followed, and
 // the old bucket's keys are said gone.
 func TestWatchFollowsABucketDeletedAndMadeAgainAtOnce(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
-	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
-	kv := createBucket(t, js, "assign")
-	put(t, kv, "ace.a", "1")
-	put(t, kv, "ace.a", "2")
-	put(t, kv, "ace.b", "1")
-	_, out := startWatch(t, js, "assign", "ace.>", 100*time.Millisecond, 16)
+	js, out, first := followed(t, "1", "2") // ace.a twice: the old bucket's sequence past the new one's
 	m := goneMirror{}
-	u := next(t, out, 5*time.Second)
-	if got := describe(u); got != "snapshot{ace.a=2 ace.b=1}" {
-		t.Fatalf("snapshot = %s", got)
-	}
-	m.apply(u)
+	m.apply(first)
 
 	if err := js.DeleteKeyValue(t.Context(), "assign"); err != nil {
 		t.Fatal(err)
 	}
-	kv = createBucket(t, js, "assign")
+	kv := createBucket(t, js, "assign")
 	put(t, kv, "ace.a", "new")
 	deadline := time.Now().Add(3 * time.Second)
 	for m.String() != "ace.a=new" {
