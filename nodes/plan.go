@@ -42,13 +42,15 @@ type FileSpec struct {
 	OnChange OnChange `json:"on_change"`
 }
 
-// SecretSpec is one of the module's own secrets.
+// SecretSpec is one of the module's own secrets. OnChange says which
+// program reads the file at Path (SPEC §3 r2), as a file's.
 type SecretSpec struct {
-	Name  string `json:"name"`
-	Path  string `json:"path,omitempty"`
-	Owner string `json:"owner,omitempty"`
-	Group string `json:"group,omitempty"`
-	Mode  string `json:"mode,omitempty"`
+	Name     string   `json:"name"`
+	Path     string   `json:"path,omitempty"`
+	Owner    string   `json:"owner,omitempty"`
+	Group    string   `json:"group,omitempty"`
+	Mode     string   `json:"mode,omitempty"`
+	OnChange OnChange `json:"on_change"`
 }
 
 // ProvisionSpec is what the module requires from a provider.
@@ -62,6 +64,9 @@ type ProvisionSpec struct {
 	Owner      string `json:"owner,omitempty"`
 	Group      string `json:"group,omitempty"`
 	Mode       string `json:"mode,omitempty"`
+	// OnChange: which program reads the credential's file at Path, as a
+	// secret's.
+	OnChange OnChange `json:"on_change"`
 }
 
 // ItemSpec is what the module contributes to a collection.

@@ -104,6 +104,9 @@ func TestParseAssignmentDefaults(t *testing.T) {
 	if got.Form != "owned" || got.OnChange.Action != "none" || got.Mode != "" {
 		t.Fatalf("defaults: form %q action %q mode %q", got.Form, got.OnChange.Action, got.Mode)
 	}
+	if s, p := a.Provisioning.Secrets[0], a.Provisioning.Provisions[0]; s.OnChange.Action != "none" || p.OnChange.Action != "none" {
+		t.Fatalf("defaults: secret action %q, provision action %q", s.OnChange.Action, p.OnChange.Action)
+	}
 }
 
 func TestParseAssignmentEncodedKey(t *testing.T) {
@@ -209,6 +212,15 @@ func TestParseAssignmentRules(t *testing.T) {
 		{"reload without unit", func(m map[string]any) {
 			entry(m, "files", 0)["on_change"] = map[string]any{"action": "reload", "unit": " "}
 		}, `on_change.action "reload" needs a unit`},
+		{"secret action", func(m map[string]any) {
+			entry(m, "secrets", 0)["on_change"] = map[string]any{"action": "kill", "unit": "x.service"}
+		}, `secrets[0] (api-key): on_change.action "kill" is not restart, reload or none`},
+		{"secret restart without unit", func(m map[string]any) {
+			entry(m, "secrets", 0)["on_change"] = map[string]any{"action": "restart"}
+		}, `secrets[0] (api-key): on_change.action "restart" needs a unit`},
+		{"provision reload without unit", func(m map[string]any) {
+			entry(m, "provisions", 0)["on_change"] = map[string]any{"action": "reload", "unit": ""}
+		}, `provisions[0] (gitea-read): on_change.action "reload" needs a unit`},
 		{"same path twice", func(m map[string]any) {
 			plan(m)["files"] = append(list(m, "files"), map[string]any{"path": "/etc/claude-code/config.toml", "template": "b"})
 		}, "files[1] (/etc/claude-code/config.toml): path /etc/claude-code/config.toml is also written by files[0]"},

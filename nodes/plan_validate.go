@@ -147,16 +147,8 @@ func validatePlan(p *Plan) string {
 		if msg := checkOwnership(f.Owner, f.Group, f.Mode); msg != "" {
 			return who + ": " + msg
 		}
-		switch f.OnChange.Action {
-		case "":
-			f.OnChange.Action = "none"
-		case "none":
-		case "restart", "reload":
-			if strings.TrimSpace(f.OnChange.Unit) == "" {
-				return fmt.Sprintf("%s: on_change.action %q needs a unit", who, f.OnChange.Action)
-			}
-		default:
-			return fmt.Sprintf("%s: on_change.action %q is not restart, reload or none", who, f.OnChange.Action)
+		if msg := checkOnChange(&f.OnChange); msg != "" {
+			return who + ": " + msg
 		}
 		if msg := claim(f.Path, who); msg != "" {
 			return msg
@@ -177,7 +169,8 @@ func validatePlan(p *Plan) string {
 		}
 	}
 	secretNames := map[string]string{}
-	for i, s := range p.Secrets {
+	for i := range p.Secrets {
+		s := &p.Secrets[i]
 		who := fmt.Sprintf("secrets[%d]", i)
 		if msg := checkPlaceholderName(s.Name); msg != "" {
 			return fmt.Sprintf("%s: name %q %s", who, s.Name, msg)
@@ -191,6 +184,9 @@ func validatePlan(p *Plan) string {
 		}
 		secretNames[s.Name] = who
 		if msg := checkOwnership(s.Owner, s.Group, s.Mode); msg != "" {
+			return who + ": " + msg
+		}
+		if msg := checkOnChange(&s.OnChange); msg != "" {
 			return who + ": " + msg
 		}
 		if s.Path != "" {
@@ -237,6 +233,9 @@ func validatePlan(p *Plan) string {
 		}
 		bindings[b] = who
 		if msg := checkOwnership(pr.Owner, pr.Group, pr.Mode); msg != "" {
+			return who + ": " + msg
+		}
+		if msg := checkOnChange(&pr.OnChange); msg != "" {
 			return who + ": " + msg
 		}
 		if pr.Name == "" {
@@ -550,4 +549,21 @@ func (p *Plan) Collects(c string) (CollectionSpec, bool) {
 		}
 	}
 	return CollectionSpec{}, false
+}
+
+// checkOnChange checks a file's, secret's or credential's on_change and
+// sets an empty action to "none"; it returns what is wrong.
+func checkOnChange(oc *OnChange) string {
+	switch oc.Action {
+	case "":
+		oc.Action = "none"
+	case "none":
+	case "restart", "reload":
+		if strings.TrimSpace(oc.Unit) == "" {
+			return fmt.Sprintf("on_change.action %q needs a unit", oc.Action)
+		}
+	default:
+		return fmt.Sprintf("on_change.action %q is not restart, reload or none", oc.Action)
+	}
+	return ""
 }

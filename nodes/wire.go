@@ -250,10 +250,12 @@ func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Tem
 		mod.files = append(mod.files, n)
 		mod.owned[n] = true
 	}
-	secretFile := func(name, path, owner, group, mode string) {
+	// A secret written to its own path restarts or reloads what reads it
+	// as a templated file does (SPEC §3 r2): the request carries its on_change.
+	secretFile := func(name, path, owner, group, mode string, oc OnChange) {
 		need := m.needNode(mod, Placeholder{Kind: spec.Secret, Name: name})
 		spec := FileSpec{Path: path, Owner: owner, Group: group, Form: "owned",
-			Mode: DefaultMode("owned", true, mode), OnChange: OnChange{Action: "none"}}
+			Mode: DefaultMode("owned", true, mode), OnChange: oc}
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + path}, secretContent(mod.name, spec),
 			[]*graph.Node{mod.plan, need}, &Origin{Module: mod.name, Path: path, Placeholder: "${secret:" + name + "}"})
 		m.g.MarkSecret(n)
@@ -262,12 +264,12 @@ func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Tem
 	}
 	for _, s := range p.Secrets {
 		if s.Path != "" {
-			secretFile(s.Name, s.Path, s.Owner, s.Group, s.Mode)
+			secretFile(s.Name, s.Path, s.Owner, s.Group, s.Mode, s.OnChange)
 		}
 	}
 	for _, pr := range p.Provisions {
 		if pr.Name != "" && pr.Path != "" {
-			secretFile(pr.Name, pr.Path, pr.Owner, pr.Group, pr.Mode)
+			secretFile(pr.Name, pr.Path, pr.Owner, pr.Group, pr.Mode, pr.OnChange)
 		}
 	}
 	for _, it := range p.Items {
