@@ -30,6 +30,8 @@ type Change struct {
 	// ConfigModule and ConfigKey: this node's module ConfigModule has a
 	// config value (key ConfigKey) written anew, changed or deleted.
 	ConfigModule, ConfigKey string
+	// Added: this node's module Added is newly assigned to it.
+	Added string
 	// Removed: this node's module Removed was taken off it.
 	Removed string
 }
@@ -53,7 +55,11 @@ func (m *Mesh) Put(bucket, key string, value []byte) Change {
 			}
 			return c
 		}
-		return Change{Refused: err}
+		c := Change{Refused: err}
+		if !had && toks[0] == m.node && m.mods[toks[1]] != nil {
+			c.Added = toks[1]
+		}
+		return c
 	case spec.RegistryBucket:
 		kind, err := spec.DecodeToken(key)
 		if err != nil {

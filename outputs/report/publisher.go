@@ -551,3 +551,9 @@ func (p *Publisher) Changed(module, kind, key string) error {
 	}
 	return p.NC.Publish(spec.ChangedSubject(p.Node, module), encode(msg))
 }
+
+// Gone publishes prov.changed.<node>.<module> {"kind":"config","gone":true}:
+// the module left this node (SPEC §5.4 r2).
+func (p *Publisher) Gone(module string) error {
+	return p.NC.Publish(spec.ChangedSubject(p.Node, module), encode(map[string]any{"kind": "config", "gone": true}))
+}

@@ -65,6 +65,9 @@ func (s *Stage) Changed(module, kind, key string) error {
 	return s.cfg.Pub.Changed(module, kind, key)
 }
 
+// Gone publishes prov.changed for module saying it left this node.
+func (s *Stage) Gone(module string) error { return s.cfg.Pub.Gone(module) }
+
 // CleanStaleItems deletes items of modules not live (no longer on this
 // node), once: when it cannot (the collect bucket not there yet), the next
 // call tries again; once it succeeded, calls do nothing.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -62,5 +63,35 @@ func TestAConfigPutPublishesOneChangedEventNamingTheKeyAndNoValue(t *testing.T) 
 	}
 	if extra, err := sub.NextMsg(300 * time.Millisecond); err == nil {
 		t.Fatalf("a second event: %s", extra.Data)
+	}
+}
+
+// A module assigned after start, and one that leaves, are announced on
+// prov.changed (SPEC §5.4 r2), so a tool runner told "not assigned" knows
+// when to ask again.
+func TestAModuleAssignedOrLeavingAfterStartPublishesChanged(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	sub, _ := m.nc.SubscribeSync("prov.changed.ace.>")
+	m.nc.Flush()
+
+	m.assign("ace", "late", nodes.Plan{}, nil)
+	msg, err := sub.NextMsg(5 * time.Second)
+	if err != nil || msg.Subject != "prov.changed.ace.late" || string(msg.Data) != `{"kind":"config"}` {
+		t.Fatalf("assign event %v %v", msg, err)
+	}
+	m.assign("ace", "late", nodes.Plan{Placement: map[string]map[string]string{"port": {"http": "1"}}}, nil)
+	if extra, err := sub.NextMsg(300 * time.Millisecond); err == nil {
+		t.Fatalf("a changed plan of an assigned module published %s %s", extra.Subject, extra.Data)
+	}
+	m.del(spec.AssignmentsBucket, "ace.late")
+	msg, err = sub.NextMsg(5 * time.Second)
+	if err != nil || msg.Subject != "prov.changed.ace.late" || string(msg.Data) != `{"gone":true,"kind":"config"}` {
+		t.Fatalf("leave event %v %v", msg, err)
+	}
+	if extra, err := sub.NextMsg(300 * time.Millisecond); err == nil {
+		t.Fatalf("a second event: %s %s", extra.Subject, extra.Data)
 	}
 }

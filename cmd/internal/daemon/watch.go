@@ -93,7 +93,8 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 
 // act does what a change of the mesh asks of the daemon: a key ignored or
 // a plan refused is logged, a config value that moved after the initial
-// load is announced, a module taken off the node is cleaned up after.
+// load is announced, as is a module assigned or taken off after it; a
+// module taken off the node is cleaned up after.
 func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	switch {
 	case c.OutOfShape != nil || c.Foreign:
@@ -106,8 +107,16 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	if c.ConfigModule != "" && d.loaded {
 		d.changed(c.ConfigModule, c.ConfigKey)
 	}
+	if c.Added != "" && d.loaded {
+		d.changed(c.Added, "") // a tool runner told "not assigned" asks again (SPEC §5.4 r2)
+	}
 	if c.Removed != "" {
 		d.out.Removed(ctx, c.Removed)
+		if d.loaded {
+			if err := d.out.Gone(c.Removed); err != nil {
+				d.log.Warn().Err(err).Str("module", c.Removed).Msg("prov.changed not published")
+			}
+		}
 	}
 }
 
