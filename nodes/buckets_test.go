@@ -13,8 +13,11 @@ func webMesh(t *testing.T) *Mesh {
 	t.Helper()
 	m := NewMesh("ace")
 	registryAll(m)
+	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{Added: "web"}) {
+		t.Fatalf("putting a good plan: %+v, want web added", c)
+	}
 	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{}) {
-		t.Fatalf("putting a good plan: %+v", c)
+		t.Fatalf("putting the plan again: %+v, want nothing", c)
 	}
 	m.SetArchive("web", digestA, map[string][]byte{"t": []byte("model=${config:model}\n")})
 	return m
