@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +96,40 @@ func (a *Asker) Fresh(name string) {
 	}
 	st.attempt = 0
 	a.ask(name, st)
+}
+
+// Reask asks again for every name asked and retained that keep says is
+// still read, each at a random moment within spread, as Fresh does: the
+// bus came back, and a secret-changed published while it was away is lost
+// (SPEC §4.2 r2). The jitter keeps a mesh of clients reconnecting at once
+// from asking the vault all at once. A name dropped or asked anew before
+// its moment is not asked again by it.
+func (a *Asker) Reask(spread time.Duration, keep func(name string) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name, st := range a.asks {
+		if !keep(name) {
+			continue
+		}
+		var after time.Duration
+		if spread > 0 {
+			after = rand.N(spread)
+		}
+		gen := st.gen
+		time.AfterFunc(after, func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if a.ctx.Err() != nil || a.asks[name] != st || st.gen != gen {
+				return // dropped, or asked anew meanwhile
+			}
+			if st.inflight {
+				st.again = true
+				return
+			}
+			st.attempt = 0
+			a.ask(name, st)
+		})
+	}
 }
 
 // Retain forgets every name under way or due that keep refuses: no more

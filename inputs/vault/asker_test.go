@@ -150,3 +150,28 @@ func TestAskerFreshAsksASealedNameAgainAndRetainDropsAName(t *testing.T) {
 	default:
 	}
 }
+
+// Reask asks again, within the spread, for each name held that is still
+// read, and not for one no longer read.
+func TestAskerReaskAsksHeldNamesAgainWithinTheSpread(t *testing.T) {
+	held, dropped := "own/app/api-key", "own/app/old"
+	a, v := startAsker(t, map[string][]string{held: {StatusSealed}, dropped: {StatusSealed}}, time.Hour)
+	a.Ask(held)
+	a.Ask(dropped)
+	nextAnswer(t, a)
+	nextAnswer(t, a)
+	const spread = 300 * time.Millisecond
+	at := time.Now()
+	a.Reask(spread, func(name string) bool { return name == held })
+	if an := nextAnswer(t, a); an.Name != held || an.Result.Outcome != Sealed {
+		t.Fatalf("answer %+v, want %s sealed", an, held)
+	}
+	times := v.times(held)
+	if len(times) != 2 || times[1].Sub(at) > spread+100*time.Millisecond {
+		t.Fatalf("%s asked at %v after Reask at %v, want once more within %v", held, times, at, spread)
+	}
+	time.Sleep(2 * spread)
+	if n := len(v.times(dropped)); n != 1 {
+		t.Fatalf("%s, no longer read, asked %d times", dropped, n)
+	}
+}

@@ -32,6 +32,9 @@ type Config struct {
 	// TemplatesRoot, when set, is the directory file:// templates refs must
 	// lie below (archive.Store.Root); empty: anywhere the daemon can read.
 	TemplatesRoot string
+	// ReaskSpread: when the bus comes back every vault name held or waited
+	// for is asked again, each at a random moment within it (default 5s).
+	ReaskSpread time.Duration
 
 	Log zerolog.Logger
 }
@@ -63,6 +66,9 @@ func (c *Config) defaults() {
 	}
 	if c.Recheck == 0 {
 		c.Recheck = 5 * time.Second
+	}
+	if c.ReaskSpread == 0 {
+		c.ReaskSpread = 5 * time.Second
 	}
 }
 

@@ -104,6 +104,9 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 			ws.w.Resync()
 			ws.resyncing = d.loaded
 		}
+		// A secret-changed published while the bus was away is lost: ask
+		// again for every name read (a value that did not move is cut off).
+		d.asker.Reask(d.cfg.ReaskSpread, d.mesh.WantsSecret)
 	case call:
 		d.calls = append(d.calls, e) // run after the batch: they read a stabilised graph
 	}

@@ -1,0 +1,88 @@
+package daemon
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// A rotation whose secret-changed is published while the client is cut
+// off from the bus still reaches its file once the bus is back, without a
+// client restart (SPEC §4.2 r2); a reconnect with nothing rotated re-sends
+// nothing beyond the one refill.
+//
+// The bus is stopped and started again on its own port. The dev vault has
+// a connection of its own that keeps no reconnect buffer, so the
+// secret-changed its rotation publishes during the outage is lost (not
+// sent on reconnect) exactly as one the client missed while away.
+func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	vc, err := nats.Connect(m.s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
+		nats.ReconnectBufSize(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vc.Close)
+	js, _ := jetstream.New(vc)
+	v := devvault.New(zerolog.New(m.logs))
+	if err := v.Start(vc, js); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Stop)
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	m.client("ace", func(c *Config) { c.ReaskSpread = 300 * time.Millisecond })
+	m.waitFile("/etc/app/api-key", "k-123")
+	m.waitState("ace", "app", "applied")
+
+	// The bus away: the rotation is stored, its secret-changed lost.
+	m.s.Shutdown()
+	m.s.WaitForShutdown()
+	m.checkFor(5*time.Second, func() error {
+		if !vc.IsReconnecting() {
+			return fmt.Errorf("the vault's connection is %v", vc.Status())
+		}
+		return nil
+	})
+	v.Set(t.Context(), ownApp, []byte("k-999"))
+	o := m.opts
+	m.s = restart(t, &o)
+	m.connect()
+	m.waitFile("/etc/app/api-key", "k-999")
+	m.waitFile("/etc/app/app.conf", "key = k-999\ntoken = t-456\n")
+	m.waitState("ace", "app", "applied")
+
+	// Away again with nothing rotated: both names are asked again, and the
+	// files go out once, in the reconnect's refill.
+	time.Sleep(500 * time.Millisecond) // past the first reconnect's spread
+	own, prov := v.AskCount(ownApp), v.AskCount(provApp)
+	from := m.fills.count()
+	m.s.Shutdown()
+	m.s.WaitForShutdown()
+	o = m.opts
+	m.s = restart(t, &o)
+	m.connect()
+	m.checkFor(10*time.Second, func() error {
+		if v.AskCount(ownApp) == own || v.AskCount(provApp) == prov {
+			return fmt.Errorf("asked %d and %d times since the bus came back, want each again",
+				v.AskCount(ownApp)-own, v.AskCount(provApp)-prov)
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // room for a needless fill to show
+	got := m.fillsPerPath(from)
+	for _, p := range []string{"/etc/app/api-key", "/etc/app/forge-token", "/etc/app/app.conf"} {
+		if got[p] != 1 {
+			t.Errorf("%s sent %d times after a reconnect with nothing rotated, want the one refill: %v", p, got[p], got)
+		}
+	}
+}
