@@ -236,6 +236,13 @@ func (m *Mesh) setSecret(name string, s secretSource) {
 	m.set(n, s.state, s.value, s.why)
 }
 
+// HoldsSecret says whether the vault name's value is held (the vault
+// handed it and nothing since said otherwise).
+func (m *Mesh) HoldsSecret(name string) bool {
+	s, ok := m.secrets[name]
+	return ok && s.state == graph.Ready
+}
+
 // WantsSecret says whether some file still needs the vault name.
 func (m *Mesh) WantsSecret(name string) bool { return m.existing(KindVault, name) != nil }
 

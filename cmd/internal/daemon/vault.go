@@ -15,6 +15,16 @@ func (d *Daemon) onVault(a vault.Answer) {
 	at := a.At.Format("15:04:05")
 	pair := spec.IsPairName(a.Name)
 	r := a.Result
+	if (r.Outcome == vault.Silent || r.Outcome == vault.Error) && d.mesh.HoldsSecret(a.Name) {
+		// Asking again (the bus came back, the vault said it changed) did
+		// not get through: the value held stays until the vault answers,
+		// rather than a reconnect's ask, sent before the vault is back,
+		// turning applied modules waiting and filling them again.
+		if a.Changed {
+			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg("asking the vault again did not get through: keeping the value held, asking again with backoff")
+		}
+		return
+	}
 	switch r.Outcome {
 	case vault.Sealed:
 		d.mesh.SetSecret(a.Name, r.Value)
