@@ -103,8 +103,8 @@ func TestItemsAreNotHTMLEscapedAndOneTheBusCannotHoldIsRefusedNamingItsCollectio
 	// is sent, naming the collection and the limit; what was recorded goes.
 	b.put(collectBucket, "n1.ctl.web", `{"collection":"ctl","contributor":"web","item":"old"}`)
 	b.pub.Forget()
-	if _, err := b.pub.DeleteStaleItems(ctx, func(string) bool { return true }); err != nil {
-		t.Fatal(err)
+	if sw, _ := b.pub.Sweep(ctx, func(string) bool { return true }); len(sw.Adopted) != 1 {
+		t.Fatalf("swept %+v, want web's item adopted", sw)
 	}
 	err := b.pub.Items(ctx, "web", map[string][]byte{"html": []byte(markup), "ctl": []byte(strings.Repeat("\x01", 20<<10))})
 	var tl *TooLargeError

@@ -372,63 +372,6 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 	return errs
 }
 
-// DeleteStaleItems reads this node's items in the collect bucket (on
-// start, so that nothing stale lives on): it deletes those whose contributor
-// is not live (a module no longer on this node), and remembers the others as
-// recorded, so that an item whose text did not change is not written again
-// and one its module no longer contributes is deleted by the next Items. It
-// says how many it deleted.
-func (p *Publisher) DeleteStaleItems(ctx context.Context, live func(contributor string) bool) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.init()
-	kv, err := p.kv(ctx, spec.CollectBucket)
-	if err != nil {
-		return 0, err
-	}
-	lister, err := kv.ListKeysFiltered(ctx, spec.EncodeToken(p.Node)+".>")
-	if err != nil {
-		return 0, fmt.Errorf("%s: listing this node's items: %w", spec.CollectBucket, err)
-	}
-	var stale, kept []string
-	for k := range lister.Keys() {
-		toks, err := spec.DecodeKey(k, 3)
-		switch {
-		case err != nil:
-			// out of shape: not ours to judge (the server's query says it)
-		case !live(toks[2]):
-			stale = append(stale, k)
-		default:
-			kept = append(kept, k)
-		}
-	}
-	for _, k := range kept {
-		toks, _ := spec.DecodeKey(k, 3)
-		done := p.done(spec.CollectBucket, toks[2])
-		if _, ok := done[k]; ok {
-			continue
-		}
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
-		}
-		if err != nil {
-			return 0, fmt.Errorf("%s %s: %w", spec.CollectBucket, k, err)
-		}
-		done[k] = sumOf(e.Value())
-	}
-	n := 0
-	for _, k := range stale {
-		if err := kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return n, fmt.Errorf("%s %s: delete: %w", spec.CollectBucket, k, err)
-		}
-		toks, _ := spec.DecodeKey(k, 3)
-		delete(p.done(spec.CollectBucket, toks[2]), k)
-		n++
-	}
-	return n, nil
-}
-
 // Report writes r to the applied bucket and publishes it on
 // prov.applied.<node>.<module>, only when it differs from the last report
 // written ("at" aside). It says whether it wrote.

@@ -68,18 +68,29 @@ func (s *Stage) Changed(module, kind, key string) error {
 // Gone publishes prov.changed for module saying it left this node.
 func (s *Stage) Gone(module string) error { return s.cfg.Pub.Gone(module) }
 
-// CleanStaleItems deletes items of modules not live (no longer on this
-// node), once: when it cannot (the collect bucket not there yet), the next
-// call tries again; once it succeeded, calls do nothing.
-func (s *Stage) CleanStaleItems(ctx context.Context, live func(module string) bool) {
-	if s.staleItemsDone {
+// Sweep deletes every key of this node's in the needs, collect and
+// applied buckets that belongs to no live module (SPEC §4.7 r2: a module
+// that left, or a placeholder dropped, while the client was down), and
+// tells the node-engine of each module gone. Until a sweep held, each call
+// tries again (the daemon calls it once loaded, then at every retry tick);
+// once one did, calls do nothing until a removal's deletes fail.
+func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
+	if s.swept {
 		return
 	}
-	n, err := s.cfg.Pub.DeleteStaleItems(ctx, live)
-	s.staleItemsDone = err == nil
+	sw, err := s.cfg.Pub.Sweep(ctx, live)
+	for _, m := range sw.Adopted {
+		if mo := s.modules[m]; mo != nil {
+			mo.retry = true // its next sync deletes what it no longer wants
+		}
+	}
+	for _, m := range sw.Gone {
+		s.Remove(ctx, m) // the node-engine removes its files (tried again until answered)
+	}
+	s.swept = err == nil
 	if err != nil {
-		s.cfg.Log.Warn().Err(err).Msg("stale items not cleaned yet: trying again")
-	} else if n > 0 {
-		s.cfg.Log.Info().Int("items", n).Msg("deleted items of modules no longer on this node")
+		s.cfg.Log.Warn().Err(err).Msg("keys of modules no longer here not all deleted yet: trying again")
+	} else if sw.Deleted > 0 || len(sw.Gone) > 0 {
+		s.cfg.Log.Info().Int("keys", sw.Deleted).Strs("modules", sw.Gone).Msg("deleted keys of modules no longer on this node")
 	}
 }

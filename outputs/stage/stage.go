@@ -44,7 +44,7 @@ type Stage struct {
 	modules        map[string]*moduleOut    // what was last filled and said, by module
 	pendingNeeds   map[string][]report.Need // module → needs to write at the next flush
 	needsSince     time.Time                // when the oldest pending needs were queued
-	staleItemsDone bool                     // items of modules gone were cleaned
+	swept          bool                     // keys of modules gone were deleted (Sweep)
 	held           map[string]time.Time     // module → when its held changes go out (Config.FillGap)
 	holdTimer      *time.Timer              // wakes the loop for the earliest of held
 	holdAt         time.Time                // when holdTimer fires; zero: not armed
@@ -252,19 +252,24 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 }
 
 // Removed says a module was taken off this node: its needs and items go,
-// a removed report is published and its applied key deleted. The
-// node-engine removes the files: it is told with Remove.
+// a removed report is published and its applied key deleted (what fails
+// is deleted by the next Sweep). The node-engine removes the files: it is
+// told with Remove.
 func (s *Stage) Removed(ctx context.Context, name string) {
 	s.Remove(ctx, name)
 	delete(s.pendingNeeds, name)
 	pub, log := s.cfg.Pub, s.cfg.Log
+	// What is not deleted now is by the next Sweep (at the retry tick).
 	if err := pub.Needs(ctx, name, nil); err != nil {
+		s.swept = false
 		log.Warn().Err(err).Str("module", name).Msg("needs not deleted")
 	}
 	if err := pub.Items(ctx, name, nil); err != nil {
+		s.swept = false
 		log.Warn().Err(err).Str("module", name).Msg("items not deleted")
 	}
 	if _, err := pub.Report(ctx, report.Report{Module: name, State: "removed"}); err != nil {
+		s.swept = false
 		log.Warn().Err(err).Str("module", name).Msg("removed report not published")
 	}
 	delete(s.modules, name)

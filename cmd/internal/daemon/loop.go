@@ -147,7 +147,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	if full {
 		touched = d.mesh.Modules()
 	} else if retrying {
-		d.out.CleanStaleItems(ctx, d.mesh.HasModule)
+		d.out.Sweep(ctx, d.mesh.HasModule)
 		d.out.RetryRemovals(ctx)
 		touched = d.out.Retrying()
 	}
@@ -161,7 +161,8 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 }
 
 // onLoaded runs once the first snapshots are in: it says every module's
-// config may have moved, and deletes items of modules no longer here.
+// config may have moved, and deletes what this node wrote of modules no
+// longer here (SPEC §4.7 r2).
 func (d *Daemon) onLoaded(ctx context.Context) {
 	d.log.Info().Int("modules", len(d.mesh.Modules())).Dur("after", time.Since(d.startedAt)).Msg("initial load done")
 	for _, m := range d.mesh.Modules() {
@@ -169,7 +170,7 @@ func (d *Daemon) onLoaded(ctx context.Context) {
 			d.log.Warn().Err(err).Msg("prov.changed not published")
 		}
 	}
-	d.out.CleanStaleItems(ctx, d.mesh.HasModule) // the retry tick tries again if it cannot yet
+	d.out.Sweep(ctx, d.mesh.HasModule) // the retry tick tries again until it holds
 }
 
 // resyncPending says whether a watch has yet to answer the Resync asked

@@ -1,0 +1,149 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// Swept is what a Sweep did.
+type Swept struct {
+	// Gone: the modules not live that held a key (each told the
+	// node-engine by the caller).
+	Gone []string
+	// Adopted: live modules with keys on the bus this process had not
+	// written; their next sync deletes those no longer wanted.
+	Adopted []string
+	Deleted int // keys deleted (applied ones by a removed report)
+}
+
+// sweptBucket is, for each bucket swept, where a key's module is among
+// its tokens.
+var sweptBuckets = []struct {
+	bucket        string
+	tokens, owner int
+}{
+	{spec.NeedsBucket, 4, 1},   // <node>.<module>.<kind>.<name>
+	{spec.CollectBucket, 3, 2}, // <node>.<collection>.<module>
+	{spec.AppliedBucket, 2, 1}, // <node>.<module>
+}
+
+// Sweep reads every key under this node in the needs, collect and applied
+// buckets (SPEC §4.7 r2: nothing the client wrote outlives its module). A
+// key of a module not live is deleted; an applied one by a removed report,
+// published. A key of a live module this process did not write is
+// remembered as written, with its bytes, so that the module's next sync
+// deletes it unless it is still wanted (a placeholder dropped or an item
+// no longer contributed while the client was down) and does not put the
+// same bytes again. A key out of shape is not ours to judge and is left.
+// What failed is said in the error; a later Sweep does the rest.
+func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (Swept, error) {
+	var out Swept
+	if !p.NC.IsConnected() {
+		return out, errors.New("the bus is away")
+	}
+	ctx, cancel := context.WithTimeout(ctx, sweepWait)
+	defer cancel()
+	gone, adopted := map[string]bool{}, map[string]bool{}
+	var removed []string // modules whose applied key goes by a removed report
+	var errs []error
+	p.mu.Lock()
+	p.init()
+	for _, sb := range sweptBuckets {
+		entries, err := p.nodeEntries(ctx, sb.bucket)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for k, v := range entries {
+			toks, err := spec.DecodeKey(k, sb.tokens)
+			if err != nil {
+				continue
+			}
+			module := toks[sb.owner]
+			switch {
+			case live(module) && sb.bucket != spec.AppliedBucket:
+				done := p.done(sb.bucket, module)
+				if _, ok := done[k]; !ok {
+					done[k] = sumOf(v)
+					adopted[module] = true
+					delete(p.needsSynced, module) // its next NeedsAll looks at each key
+				}
+			case live(module):
+			case sb.bucket == spec.AppliedBucket:
+				gone[module] = true
+				removed = append(removed, module)
+			default:
+				gone[module] = true
+				if err := p.kvs[sb.bucket].Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+					errs = append(errs, fmt.Errorf("%s %s: delete: %w", sb.bucket, k, err))
+					continue
+				}
+				delete(p.done(sb.bucket, module), k)
+				out.Deleted++
+			}
+		}
+	}
+	p.mu.Unlock()
+	rs := make([]Report, len(removed))
+	for i, m := range removed {
+		rs[i] = Report{Module: m, State: "removed"}
+	}
+	for i, w := range p.Reports(ctx, rs) {
+		if w.Err != nil {
+			errs = append(errs, fmt.Errorf("removed report of %s: %w", removed[i], w.Err))
+		} else {
+			out.Deleted++
+		}
+	}
+	out.Gone = sortedKeys(gone)
+	out.Adopted = sortedKeys(adopted)
+	return out, errors.Join(errs...)
+}
+
+// sweepWait bounds one Sweep (it runs in the daemon's loop).
+const sweepWait = 10 * time.Second
+
+// nodeEntries reads this node's keys in bucket, with their bytes, in one
+// pass (a watch of their last values, deletes left out).
+func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string][]byte, error) {
+	kv, err := p.kv(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	w, err := kv.Watch(ctx, spec.EncodeToken(p.Node)+".>", jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading this node's keys: %w", bucket, err)
+	}
+	defer w.Stop()
+	out := map[string][]byte{}
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("%s: reading this node's keys: the watch ended", bucket)
+			}
+			if e == nil {
+				return out, nil // every current key read
+			}
+			out[e.Key()] = e.Value()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: reading this node's keys: %w", bucket, ctx.Err())
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
