@@ -223,6 +223,14 @@ type clientOpt func(*Config)
 // client starts node's daemon; it stops with the test.
 func (m *mesh) client(node string, opts ...clientOpt) *Daemon {
 	m.t.Helper()
+	d, _ := m.startClient(node, opts...)
+	return d
+}
+
+// startClient starts node's daemon and says what stops it (and waits for
+// it to end); it stops with the test if not before.
+func (m *mesh) startClient(node string, opts ...clientOpt) (*Daemon, func()) {
+	m.t.Helper()
 	cfg := Config{
 		Node: node, Bus: bus.Options{URL: m.s.ClientURL()}, FillSocket: m.sock,
 		StateDir: m.t.TempDir(), Refill: time.Hour, Recheck: 100 * time.Millisecond,
@@ -239,8 +247,9 @@ func (m *mesh) client(node string, opts ...clientOpt) *Daemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx) }()
-	m.t.Cleanup(func() { cancel(); <-done })
-	return d
+	stop := func() { cancel(); <-done }
+	m.t.Cleanup(stop)
+	return d, stop
 }
 
 func (m *mesh) checkFor(total time.Duration, f func() error) {

@@ -45,8 +45,7 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 	m.waitState("ace", "app", "applied")
 
 	// The bus away: the rotation is stored, its secret-changed lost.
-	m.s.Shutdown()
-	m.s.WaitForShutdown()
+	m.busDown()
 	m.checkFor(5*time.Second, func() error {
 		if !vc.IsReconnecting() {
 			return fmt.Errorf("the vault's connection is %v", vc.Status())
@@ -54,9 +53,7 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 		return nil
 	})
 	v.Set(t.Context(), ownApp, []byte("k-999"))
-	o := m.opts
-	m.s = restart(t, &o)
-	m.connect()
+	m.busUp()
 	m.waitFile("/etc/app/api-key", "k-999")
 	m.waitFile("/etc/app/app.conf", "key = k-999\ntoken = t-456\n")
 	m.waitState("ace", "app", "applied")
@@ -66,11 +63,8 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // past the first reconnect's spread
 	own, prov := v.AskCount(ownApp), v.AskCount(provApp)
 	from := m.fills.count()
-	m.s.Shutdown()
-	m.s.WaitForShutdown()
-	o = m.opts
-	m.s = restart(t, &o)
-	m.connect()
+	m.busDown()
+	m.busUp()
 	m.checkFor(10*time.Second, func() error {
 		if v.AskCount(ownApp) == own || v.AskCount(provApp) == prov {
 			return fmt.Errorf("asked %d and %d times since the bus came back, want each again",
@@ -85,4 +79,18 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 			t.Errorf("%s sent %d times after a reconnect with nothing rotated, want the one refill: %v", p, got[p], got)
 		}
 	}
+}
+
+// busDown stops the nats-server; busUp starts it again on its own port
+// and store, and connects the test to it.
+func (m *mesh) busDown() {
+	m.s.Shutdown()
+	m.s.WaitForShutdown()
+}
+
+func (m *mesh) busUp() {
+	m.t.Helper()
+	o := m.opts
+	m.s = restart(m.t.(*testing.T), &o)
+	m.connect()
 }

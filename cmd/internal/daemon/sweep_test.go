@@ -1,41 +1,15 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
-
-// runClient starts node's daemon as client does, and returns what stops it
-// (and waits for it to end).
-func (m *mesh) runClient(node string) (stop func()) {
-	m.t.Helper()
-	cfg := Config{
-		Node: node, Bus: bus.Options{URL: m.s.ClientURL()}, FillSocket: m.sock,
-		StateDir: m.t.TempDir(), Refill: time.Hour, Recheck: 100 * time.Millisecond,
-		VaultTimeout: 300 * time.Millisecond, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond,
-		Log: zerolog.New(m.logs),
-	}
-	d, err := New(cfg)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(ctx) }()
-	stop = func() { cancel(); <-done }
-	m.t.Cleanup(stop)
-	return stop
-}
 
 // goneModule assigns ace a module with one need (config k) and one item.
 func (m *mesh) goneModule() {
@@ -54,7 +28,7 @@ func TestKeysOfAModuleThatLeftWhileTheClientWasDownAreDeletedAtStart(t *testing.
 	m := newMesh(t)
 	m.webModule()
 	m.goneModule()
-	stop := m.runClient("ace")
+	_, stop := m.startClient("ace")
 	m.waitState("ace", "gone", "applied")
 	m.waitState("ace", "web", "applied")
 	item := spec.EncodeKey("ace", zshColl, "gone")
@@ -75,7 +49,7 @@ func TestKeysOfAModuleThatLeftWhileTheClientWasDownAreDeletedAtStart(t *testing.
 	m.assign("ace", "web", webPlan(), tmpl)
 	events, _ := m.nc.SubscribeSync("prov.applied.ace.gone")
 	m.nc.Flush()
-	m.runClient("ace")
+	m.client("ace")
 	m.waitFile("/etc/web/c.conf", "no flavour any more\n")
 	m.waitGone(spec.AppliedBucket, "ace.gone")
 	m.waitGone(spec.NeedsBucket, "ace.gone.config.k")
@@ -110,7 +84,7 @@ func TestAStaleKeyTheBusRefusesToDeleteIsDeletedOnceItCan(t *testing.T) {
 	}
 	events, _ := m.nc.SubscribeSync("prov.applied.ace.gone")
 	m.nc.Flush()
-	m.runClient("ace")
+	m.client("ace")
 	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 	m.checkFor(10*time.Second, func() error {
 		if n := strings.Count(m.logs.String(), "not all deleted yet"); n < 2 {
