@@ -166,7 +166,7 @@ func TestOnStartItemsOfModulesNoLongerHereAreDeletedAndTheOthersNotRewritten(t *
 	if r := m.revision(spec.CollectBucket, zshKey("ace", "alpha")); r != rev {
 		t.Fatalf("an item unchanged since the last run was written again: revision %d → %d", rev, r)
 	}
-	if !contains(m.logs.String(), "deleted items of modules no longer on this node") {
+	if !contains(m.logs.String(), "deleted keys of modules no longer on this node") {
 		t.Fatal("the clean-up is not said in the log")
 	}
 }
