@@ -156,8 +156,8 @@ func TestAskerFreshAsksASealedNameAgainAndRetainDropsAName(t *testing.T) {
 func TestAskerReaskAsksHeldNamesAgainWithinTheSpread(t *testing.T) {
 	held, dropped := "own/app/api-key", "own/app/old"
 	a, v := startAsker(t, map[string][]string{held: {StatusSealed}, dropped: {StatusSealed}}, time.Hour)
-	a.Ask(held)
-	a.Ask(dropped)
+	a.Ask(held, "")
+	a.Ask(dropped, "")
 	nextAnswer(t, a)
 	nextAnswer(t, a)
 	const spread = 300 * time.Millisecond
