@@ -23,14 +23,17 @@ func (m *mesh) goneModule() {
 
 // What the client wrote of a module that left, and the need of a
 // placeholder dropped, while it was stopped are deleted once it starts
-// (SPEC §4.7 r2), a removed report published for the module gone.
+// (SPEC §4.7 r2), a removed report published for the module gone and the
+// node-engine told to remove its files.
 func TestKeysOfAModuleThatLeftWhileTheClientWasDownAreDeletedAtStart(t *testing.T) {
 	m := newMesh(t)
 	m.webModule()
 	m.goneModule()
-	_, stop := m.startClient("ace")
+	f := m.stateFill()
+	_, stop := m.startClient("ace", f.socket)
 	m.waitState("ace", "gone", "applied")
 	m.waitState("ace", "web", "applied")
+	m.waitFile("/etc/gone.conf", "k = v\n")
 	item := spec.EncodeKey("ace", zshColl, "gone")
 	m.checkFor(10*time.Second, func() error {
 		for _, k := range []struct{ bucket, key string }{
@@ -49,12 +52,18 @@ func TestKeysOfAModuleThatLeftWhileTheClientWasDownAreDeletedAtStart(t *testing.
 	m.assign("ace", "web", webPlan(), tmpl)
 	events, _ := m.nc.SubscribeSync("prov.applied.ace.gone")
 	m.nc.Flush()
-	m.client("ace")
+	m.client("ace", f.socket)
 	m.waitFile("/etc/web/c.conf", "no flavour any more\n")
 	m.waitGone(spec.AppliedBucket, "ace.gone")
 	m.waitGone(spec.NeedsBucket, "ace.gone.config.k")
 	m.waitGone(spec.CollectBucket, item)
 	m.waitGone(spec.NeedsBucket, "ace.web.config.flavour")
+	m.checkFor(10*time.Second, func() error { // the node-engine was told, and removed the module's file
+		if _, _, err := m.file("/etc/gone.conf"); err == nil {
+			return fmt.Errorf("/etc/gone.conf is still there")
+		}
+		return nil
+	})
 	if _, ok := m.get(spec.NeedsBucket, "ace.web.config.model"); !ok {
 		t.Fatal("a need the module still has was deleted")
 	}
