@@ -34,6 +34,7 @@ type module struct {
 // module; one that does not parse or breaks a rule fails that module alone.
 // Another node's plan is read only for the consumers it binds.
 func (m *Mesh) putAssignment(key, node, name string, data []byte) error {
+	m.noteOffers(key, name, data)
 	if node != m.node {
 		// Another node's plan is read only for the consumers it binds.
 		asg, err := parseBindings(node, name, data)

@@ -103,6 +103,7 @@ func (m *Mesh) Delete(bucket, key string) Change {
 			return Change{OutOfShape: err}
 		}
 		m.index(key, nil)
+		m.noteOffers(key, toks[1], nil)
 		if mod := m.mods[toks[1]]; toks[0] == m.node && mod != nil {
 			m.removeModule(mod)
 			return Change{Removed: toks[1]}

@@ -113,6 +113,7 @@ func TestBucketMissingMakesItsLeavesSaySo(t *testing.T) {
 		t.Fatalf("config back: %v %q", v.State, v.Reason)
 	}
 
+	m.Put(spec.AssignmentsBucket, "zed.gitea", planJSON("zed", "gitea", Plan{Provides: []Offer{{Provision: "repo"}}}))
 	m.Put(spec.AssignmentsBucket, "ace.app", planJSON("ace", "app", Plan{Files: []FileSpec{{Path: "/etc/app", Template: "t"}},
 		Provisions: []ProvisionSpec{{Provider: "gitea", Provision: "repo", Credential: "token"}}}))
 	m.SetArchive("app", digestA, map[string][]byte{"t": []byte("${bound:repo:url}")})

@@ -30,23 +30,6 @@ func computeNeed(in graph.In) (any, error) {
 	return nil, fmt.Errorf("%s: unexpected value type", in.Key(1))
 }
 
-// boundValue: [registry entry, bound entry values] → values[k].
-func boundValue(k string) graph.Compute {
-	return func(in graph.In) (any, error) {
-		vals, _ := in.Value(1).(map[string]string)
-		v, ok := vals[k]
-		if !ok {
-			o, _ := in.Input(1).Meta.(*Origin)
-			where := in.Key(1).Name
-			if o != nil {
-				where = o.Bucket + " " + o.Key
-			}
-			return nil, graph.Wait("%s: bound, but has no value %q yet", where, k)
-		}
-		return []byte(v), nil
-	}
-}
-
 // collectedText: [registry entry, collection] → the collection's text:
 // every item ordered by contributor, each introduced by "<comment>
 // <contributor>" and ending in a newline (an empty item is an empty line).

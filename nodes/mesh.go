@@ -30,7 +30,8 @@ type Mesh struct {
 
 	// Every valid assignment on every node, for consumers lists.
 	assignments map[string]*Assignment
-	bindings    map[string]map[string]bool // provider/provision → assignment keys naming it
+	bindings    map[string]map[string]bool     // provider/provision → assignment keys naming it
+	offerKeys   map[string]map[string]offersAt // provider module → its assignment keys → what each offers
 
 	collItems map[string]map[string]*graph.Node    // collection → contributor → item node
 	parsed    map[string]map[string]parsedTemplate // archive digest → member → parsed template
@@ -65,7 +66,7 @@ func NewMesh(node string) *Mesh {
 		config: map[string][]byte{}, registry: map[string][]byte{},
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
-		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{},
+		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{},
 		collItems: map[string]map[string]*graph.Node{}, parsed: map[string]map[string]parsedTemplate{},
 	}
 }
@@ -98,6 +99,7 @@ type Origin struct {
 	Bucket      string `json:"bucket,omitempty"`
 	Key         string `json:"key,omitempty"`
 	Vault       string `json:"vault,omitempty"`
+	Rule        string `json:"rule,omitempty"` // offer: how a binding to it is judged
 }
 
 // OriginOf says where n's value comes from; nil for a node the mesh did not

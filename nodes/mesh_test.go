@@ -231,7 +231,7 @@ func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFai
 	m.Put(spec.AssignmentsBucket, "ace.s", planJSON("ace", "s", Plan{Secrets: []SecretSpec{{Name: "k"}},
 		Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
 	m.SetArchive("s", digestA, map[string][]byte{"i": []byte("x\ntoken=${secret:k}\n")})
-	m.Put(spec.AssignmentsBucket, "ace.p", planJSON("ace", "p", Plan{Provides: []string{"read"},
+	m.Put(spec.AssignmentsBucket, "ace.p", planJSON("ace", "p", Plan{Provides: []Offer{{Provision: "read"}},
 		Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
 	m.SetArchive("p", digestA, map[string][]byte{"i": []byte("${consumers:read}")})
 	m.Put(spec.AssignmentsBucket, "ace.u", planJSON("ace", "u", Plan{Files: []FileSpec{{Path: "/etc/u", Template: "f"}},
@@ -277,7 +277,7 @@ func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 	m := NewMesh("ace")
 	registryAll(m)
 	m.Put(spec.AssignmentsBucket, "ace.gitea", planJSON("ace", "gitea", Plan{
-		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []string{"gitea-read"}}))
+		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []Offer{{Provision: "gitea-read"}}}))
 	m.SetArchive("gitea", digestA, map[string][]byte{"c": []byte("${consumers:gitea-read}")})
 	consumer := func(node string) []byte {
 		return planJSON(node, "cc", Plan{Provisions: []ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}}})

@@ -14,7 +14,7 @@ type Plan struct {
 	Placement   map[string]map[string]string `json:"placement"`
 	Secrets     []SecretSpec                 `json:"secrets"`
 	Provisions  []ProvisionSpec              `json:"provisions"`
-	Provides    []string                     `json:"provides"`
+	Provides    []Offer                      `json:"provides"`
 	Items       []ItemSpec                   `json:"items"`
 	Collections []CollectionSpec             `json:"collections"`
 }

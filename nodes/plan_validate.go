@@ -263,15 +263,8 @@ func validatePlan(p *Plan) string {
 			}
 		}
 	}
-	provides := map[string]bool{}
-	for i, x := range p.Provides {
-		if msg := checkProvisionName(x); msg != "" {
-			return fmt.Sprintf("provides[%d]: provision %q %s", i, x, msg)
-		}
-		if provides[x] {
-			return fmt.Sprintf("provides[%d]: provision %q is listed twice", i, x)
-		}
-		provides[x] = true
+	if msg := checkProvides(p.Provides); msg != "" {
+		return msg
 	}
 	itemColls := map[string]int{}
 	for i, it := range p.Items {
@@ -534,7 +527,7 @@ func (p *Plan) ProvisionFor(x, l string) (ProvisionSpec, bool) {
 // ProvidesProvision says whether the plan serves provision x.
 func (p *Plan) ProvidesProvision(x string) bool {
 	for _, y := range p.Provides {
-		if y == x {
+		if y.Provision == x {
 			return true
 		}
 	}

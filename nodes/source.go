@@ -44,6 +44,15 @@ func (o *Origin) Source(k graph.Key) Source {
 		return Source{Where: "templates archive " + o.Key, Key: o.Key}
 	case KindVault:
 		return Source{Where: "vault " + name, Vault: name}
+	case KindOffers:
+		where := o.Bucket + " " + o.Key
+		if o.Key == "" {
+			where = o.Bucket
+		}
+		return Source{Where: where + " (the offers of " + name + ")", Bucket: o.Bucket, Key: o.Key}
+	case KindOffer:
+		provider, x, _ := strings.Cut(name, "/")
+		return Source{Where: provider + "'s offer " + x + ": " + o.Rule, Bucket: o.Bucket}
 	case KindBindings:
 		return Source{Where: spec.AssignmentsBucket + " (the consumers bound to " + name + ")", Bucket: spec.AssignmentsBucket}
 	case KindCollection:

@@ -16,6 +16,8 @@ const (
 	KindVault      = "vault"      // input (secret): a vault name's value
 	KindBound      = "bound"      // input: <provider>_bound <node>.<module>.<provision>[.<local>]
 	KindBindings   = "bindings"   // input: the consumers bound to a provider for a provision
+	KindOffers     = "offers"     // input: a provider's provides[], from its plan
+	KindOffer      = "offer"      // how a binding to a provider's offer is judged
 	KindNeed       = "need"       // a placeholder's value
 	KindFile       = "file"       // a rendered file
 	KindItem       = "item"       // a rendered collection item

@@ -306,6 +306,7 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 	}
 	p := &mod.asg.Provisioning
 	var src *graph.Node
+	var more []*graph.Node
 	compute := computeNeed
 	row, _ := spec.Lookup(ph.Kind)
 	switch row.Source {
@@ -318,8 +319,9 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 	case spec.FromBound:
 		x, l, k, _ := ParseBoundName(ph.Name)
 		pr, _ := p.ProvisionFor(x, l)
-		src = m.boundLeaf(mod.name, spec.BoundBucket(pr.Provider), spec.BoundKey(m.node, mod.name, x, l))
-		compute = boundValue(k)
+		in := m.boundInputs(mod.name, pr, l)
+		src, more = in[0], in[1:]
+		compute = boundValue(pr.Provider, x, k)
 	case spec.FromConsumers:
 		src = m.consumersNode(mod.name, ph.Name)
 	case spec.FromCollection:
@@ -329,7 +331,7 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 		compute = collectedText(cs.Comment)
 	}
 	n := m.derived(needKey(mod.name, ph), compute,
-		[]*graph.Node{m.registryLeaf(string(ph.Kind)), src}, mod) // OriginOf builds its Origin
+		append([]*graph.Node{m.registryLeaf(string(ph.Kind)), src}, more...), mod) // OriginOf builds its Origin
 	if row.Secret {
 		m.g.MarkSecret(n)
 	}

@@ -169,7 +169,7 @@ func (m *Mesh) plan(name string, i, gi int, gr *group, digest string) nodes.Plan
 		Placement:   map[string]map[string]string{},
 		Secrets:     []nodes.SecretSpec{{Name: SecretName}},
 		Provisions:  []nodes.ProvisionSpec{{Provision: Provision, Provider: m.Provider(gi), Credential: "token"}},
-		Provides:    []string{Provision},
+		Provides:    []nodes.Offer{{Provision: Provision}},
 		Items:       []nodes.ItemSpec{{Collection: m.Collection(i), Template: itemMember}},
 		Collections: []nodes.CollectionSpec{{Name: m.Collection(i), Comment: Comment}},
 	}

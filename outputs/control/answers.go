@@ -112,9 +112,11 @@ func (a Answers) Explain(module string) *Explanation {
 				out.Why = a.Mesh.RootReason(in)
 				for _, ix := range x.Inputs {
 					if ix.Key.Kind == nodes.KindNeed || ix.State != graph.Ready.String() {
-						out.Chain = append(out.Chain, toStep(ix))
+						out.Chain = append(out.Chain, toStep(judged(g, ix, meta)))
 					}
 				}
+			} else {
+				out.Chain = judgedBindings(g, in, meta)
 			}
 			e.Outputs = append(e.Outputs, out)
 		case nodes.KindPlan, nodes.KindArchive:
@@ -143,11 +145,43 @@ func toStep(x graph.Explanation) Step {
 		s.Why = x.Why
 	}
 	for _, in := range x.Inputs {
-		if in.State != graph.Ready.String() {
+		if in.State != graph.Ready.String() || in.Key.Kind == nodes.KindOffer {
 			s.Inputs = append(s.Inputs, toStep(in))
 		}
 	}
 	return s
+}
+
+// judged adds to a met binding's explanation how it was judged: the offer
+// node it reads (SPEC §4.6), which a met node's explanation leaves out.
+func judged(g *graph.Graph, x graph.Explanation, meta func(*graph.Node) any) graph.Explanation {
+	n := g.Node(x.Key)
+	if n == nil || x.State != graph.Ready.String() {
+		return x
+	}
+	for _, in := range n.Inputs() {
+		if in.Key().Kind == nodes.KindOffer {
+			if ox, err := g.Explain(in.Key(), meta); err == nil {
+				x.Inputs = append(x.Inputs, ox)
+			}
+		}
+	}
+	return x
+}
+
+// judgedBindings are the steps of a met file's bindings, each saying how
+// it was judged; nil for a file that reads none.
+func judgedBindings(g *graph.Graph, file *graph.Node, meta func(*graph.Node) any) []Step {
+	var out []Step
+	for _, in := range file.Inputs() {
+		if in.Key().Kind != nodes.KindNeed || !strings.Contains(in.Key().Name, "${bound:") {
+			continue
+		}
+		if x, err := g.Explain(in.Key(), meta); err == nil {
+			out = append(out, toStep(judged(g, x, meta)))
+		}
+	}
+	return out
 }
 
 // stepState is the word of an explanation for the engine's state s.

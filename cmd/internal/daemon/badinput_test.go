@@ -182,6 +182,7 @@ func TestKeysOutOfShapeAreIgnoredLoggedAndListedByTheServer(t *testing.T) {
 	m := newMesh(t)
 	m.bucket("gitea_bound")
 	m.webModule()
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
 	m.assign("ace", "cc", nodes.Plan{
 		Files:      []nodes.FileSpec{{Path: "/etc/cc/forge.toml", Template: "forge"}},
 		Provisions: []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}},

@@ -9,9 +9,18 @@ import (
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
-// boundPlan: cc on ace reads gitea's binding of gitea-read.
+// provider assigns module on node with a plan that offers only offers
+// (a string entry for an offer with neither answered_by nor have).
+func (m *mesh) provider(node, module string, offers ...nodes.Offer) {
+	m.t.Helper()
+	m.assign(node, module, nodes.Plan{Provides: offers}, nil)
+}
+
+// boundConsumer: cc on ace reads gitea's binding of gitea-read; gitea,
+// on novox, offers it and its own program writes the entries.
 func (m *mesh) boundConsumer() {
 	m.t.Helper()
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
 	m.assign("ace", "cc", nodes.Plan{
 		Files:      []nodes.FileSpec{{Path: "/etc/cc/forge.toml", Template: "forge"}},
 		Provisions: []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}},
@@ -81,6 +90,7 @@ func TestABindingWithALocalIsReadAtItsOwnKey(t *testing.T) {
 	m.bucket("gitea_bound")
 	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":"main"}}`)
 	m.put("gitea_bound", "ace.cc.gitea-read.mirror", `{"state":"bound","values":{"as":"second"}}`)
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
 	m.assign("ace", "cc", nodes.Plan{
 		Files: []nodes.FileSpec{{Path: "/etc/cc/two", Template: "t"}},
 		Provisions: []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"},

@@ -178,7 +178,7 @@ func TestItemsAndCollectorsThatBreakTheRulesFailWithAReasonAPersonCanActOn(t *te
 		Items:   []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
 	}, map[string]string{"item": "export TOKEN=${secret:token}\n"})
 	m.assign("ace", "gitea", nodes.Plan{
-		Provides: []string{"gitea-read"},
+		Provides: []nodes.Offer{{Provision: "gitea-read"}},
 		Items:    []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
 	}, map[string]string{"item": "# ${consumers:gitea-read}\n"})
 	m.assign("ace", "greedy", nodes.Plan{

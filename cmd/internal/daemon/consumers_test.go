@@ -19,7 +19,7 @@ func giteaPlan() nodes.Plan {
 			{Path: "/etc/gitea/app.ini", Template: "ini"},
 		},
 		Placement: map[string]map[string]string{"port": {"http": "3000"}},
-		Provides:  []string{"gitea-read"},
+		Provides:  []nodes.Offer{{Provision: "gitea-read"}},
 	}
 }
 

@@ -142,6 +142,8 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 	p, tm = oneFile("reg", "name = ${machine:name}\n")
 	p.Placement = map[string]map[string]string{"machine": {"name": "ace"}}
 	m.assign("ace", "reg", p, tm)
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
+	m.provider("novox", "forge", nodes.Offer{Provision: "forge-read"})
 	p, tm = oneFile("entry", "as = ${bound:gitea-read:as}\n")
 	p.Provisions = []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}}
 	m.assign("ace", "entry", p, tm)

@@ -1,0 +1,66 @@
+package nodes
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestProvidesTakesStringsAndOfferObjects(t *testing.T) {
+	a, err := ParseAssignment("ace.gitea", []byte(`{"node":"ace","module":"gitea","provisioning":{"provides":[
+		"plain",
+		{"provision":"forge-account","answered_by":"helper"},
+		{"provision":"gitea-read","have":{"url":"https://forge"}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Provisioning.Provides
+	if len(p) != 3 || p[0].Provision != "plain" || p[0].Have != nil || p[1].AnsweredBy != AnsweredByHelper || p[2].Have["url"] != "https://forge" {
+		t.Fatalf("provides %+v", p)
+	}
+	b, _ := json.Marshal(p)
+	if want := `["plain",{"provision":"forge-account","answered_by":"helper"},{"provision":"gitea-read","have":{"url":"https://forge"}}]`; string(b) != want {
+		t.Fatalf("provides written back as %s, want %s", b, want)
+	}
+	for _, x := range []string{"plain", "forge-account", "gitea-read"} {
+		if !a.Provisioning.ProvidesProvision(x) {
+			t.Errorf("does not provide %s", x)
+		}
+	}
+}
+
+func TestAMalformedOfferFailsTheModuleNamingIt(t *testing.T) {
+	for _, c := range []struct{ provides, want string }{
+		{`[42]`, `provides entry 42 is neither a provision's name nor an offer object`},
+		{`[{"provision":"x","have":{"url":3}}]`, `provides entry {"provision":"x","have":{"url":3}}`},
+		{`[{"provision":"x","answered_by":"robot"}]`, `provides[0] (x): answered_by "robot" is not "helper"`},
+		{`[{"provision":"x","have":{"a:b":"v"}}]`, `provides[0] (x): have key "a:b" cannot be named`},
+		{`["x",{"provision":"x","answered_by":"helper"}]`, `provides[1]: provision "x" is listed twice`},
+		{`[{"answered_by":"helper"}]`, `provides[0]: provision "" is empty`},
+	} {
+		_, err := ParseAssignment("ace.gitea", []byte(`{"node":"ace","module":"gitea","provisioning":{"provides":`+c.provides+`}}`))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `module "gitea"`) {
+			t.Errorf("provides %s: %v, want the module failed saying %q", c.provides, err, c.want)
+		}
+	}
+}
+
+func TestJudgeFollowsTheSpecsList(t *testing.T) {
+	helper := Offer{Provision: "forge-account", AnsweredBy: AnsweredByHelper}
+	have := Offer{Provision: "gitea-read", Have: map[string]string{"url": "u"}}
+	for _, c := range []struct {
+		provides []Offer
+		x        string
+		want     Rule
+	}{
+		{[]Offer{helper}, "gitea-read", RuleNotOffered},
+		{[]Offer{helper, {Provision: "gitea-read", AnsweredBy: AnsweredByHelper}}, "gitea-read", RuleHelper},
+		{[]Offer{helper, have}, "gitea-read", RuleHave},
+		{[]Offer{have}, "gitea-read", RuleEntry},
+		{[]Offer{{Provision: "gitea-read"}}, "gitea-read", RuleEntry},
+	} {
+		if got := judge(c.provides, c.x); got.Rule != c.want {
+			t.Errorf("judge(%+v, %s) = %v, want %v", c.provides, c.x, got.Rule, c.want)
+		}
+	}
+}

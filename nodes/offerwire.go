@@ -1,0 +1,220 @@
+package nodes
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// A binding ${bound:X[/L]:K} to provider P reads, besides the registry, the
+// offer node offer:P/X (how X is judged, SPEC §4.6), which reads the leaf
+// offers:P (P's provides, from P's plan in the assignments bucket: the first
+// key in byte order when P is assigned on several nodes). It reads the entry
+// leaf of <P>_bound only when the judgement says the entry decides: a
+// binding judged by its have neither reads nor waits for an entry, and its
+// bucket is not watched for it. When P's offers change the mesh rewires the
+// needs whose judgement moved; the others recompute at most up to their
+// offer node (cutoff).
+
+// offersAt is what one assignment of a provider module offers.
+type offersAt struct {
+	provides []Offer
+	err      string // the plan's provides do not parse or break a rule
+}
+
+// parseOffers reads an assignment's provides[] (any node's) and checks it.
+func parseOffers(data []byte) ([]Offer, error) {
+	var a struct {
+		Provisioning struct {
+			Provides []Offer `json:"provides"`
+		} `json:"provisioning"`
+	}
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, err
+	}
+	if msg := checkProvides(a.Provisioning.Provides); msg != "" {
+		return nil, fmt.Errorf("%s", msg)
+	}
+	return a.Provisioning.Provides, nil
+}
+
+// noteOffers records what assignment key (of module) offers; data nil: the
+// assignment is gone.
+func (m *Mesh) noteOffers(key, module string, data []byte) {
+	if data == nil {
+		delete(m.offerKeys[module], key)
+		if len(m.offerKeys[module]) == 0 {
+			delete(m.offerKeys, module)
+		}
+	} else {
+		provides, err := parseOffers(data)
+		at := offersAt{provides: provides}
+		if err != nil {
+			at.err = err.Error()
+		}
+		if m.offerKeys[module] == nil {
+			m.offerKeys[module] = map[string]offersAt{}
+		}
+		m.offerKeys[module][key] = at
+	}
+	m.refreshOffers(module)
+}
+
+// offersOf is provider's plan that offers are read from: its first key in
+// byte order ("" when it is assigned nowhere).
+func (m *Mesh) offersOf(provider string) (string, offersAt) {
+	keys := make([]string, 0, len(m.offerKeys[provider]))
+	for k := range m.offerKeys[provider] {
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return "", offersAt{}
+	}
+	sort.Strings(keys)
+	return keys[0], m.offerKeys[provider][keys[0]]
+}
+
+// ruleOf is how a binding to provider's offer x is judged now.
+func (m *Mesh) ruleOf(provider, x string) Judgement {
+	key, at := m.offersOf(provider)
+	if key == "" || at.err != "" {
+		return Judgement{Rule: RuleUnknown}
+	}
+	return judge(at.provides, x)
+}
+
+func (m *Mesh) offersLeaf(provider string) *graph.Node {
+	return m.leaf(KindOffers, provider, &Origin{Bucket: spec.AssignmentsBucket}, func(n *graph.Node) {
+		m.initOffers(n, provider)
+	})
+}
+
+func (m *Mesh) initOffers(n *graph.Node, provider string) {
+	key, at := m.offersOf(provider)
+	n.Meta.(*Origin).Key = key
+	switch {
+	case key == "":
+		m.g.SetWaiting(n, "provider "+provider+" is assigned nowhere yet")
+	case at.err != "":
+		m.g.SetWaiting(n, "provider "+provider+"'s plan ("+spec.AssignmentsBucket+" "+key+") is refused: "+at.err)
+	default:
+		m.g.Set(n, at.provides)
+	}
+}
+
+// offerNode is how a binding to provider's offer x is judged.
+func (m *Mesh) offerNode(provider, x string) *graph.Node {
+	k := graph.Key{Kind: KindOffer, Name: provider + "/" + x}
+	if n := m.g.Node(k); n != nil {
+		return n
+	}
+	n, _ := m.g.Derived(k, computeOffer(provider, x), m.offersLeaf(provider))
+	n.Meta = &Origin{Bucket: spec.AssignmentsBucket, Rule: ruleText(m.ruleOf(provider, x).Rule, provider, x)}
+	return n
+}
+
+// computeOffer: [offers of provider] → the Judgement of offer x; a
+// provision provider does not offer fails.
+func computeOffer(provider, x string) graph.Compute {
+	return func(in graph.In) (any, error) {
+		provides, _ := in.Value(0).([]Offer)
+		j := judge(provides, x)
+		if j.Rule == RuleNotOffered {
+			return nil, fmt.Errorf("%s does not offer %s", provider, x)
+		}
+		return j, nil
+	}
+}
+
+// boundInputs are the inputs of the need of ${bound:X[/L]:…} of mod with
+// provisions entry pr: the offer node, and the entry leaf when the
+// judgement reads it.
+func (m *Mesh) boundInputs(mod string, pr ProvisionSpec, l string) []*graph.Node {
+	out := []*graph.Node{m.offerNode(pr.Provider, pr.Provision)}
+	if m.ruleOf(pr.Provider, pr.Provision).Rule.ReadsEntry() {
+		out = append(out, m.boundLeaf(mod, spec.BoundBucket(pr.Provider), spec.BoundKey(m.node, mod, pr.Provision, l)))
+	}
+	return out
+}
+
+// refreshOffers sets provider's offers leaf anew and rewires the bindings
+// whose judgement moved between reading the entry and not.
+func (m *Mesh) refreshOffers(provider string) {
+	n := m.existing(KindOffers, provider)
+	if n == nil {
+		return
+	}
+	m.initOffers(n, provider)
+	var gone []*graph.Node
+	for _, off := range append([]*graph.Node(nil), n.Dependents()...) {
+		x := strings.TrimPrefix(off.Key().Name, provider+"/")
+		j := m.ruleOf(provider, x)
+		if o, ok := off.Meta.(*Origin); ok {
+			o.Rule = ruleText(j.Rule, provider, x)
+		}
+		for _, need := range append([]*graph.Node(nil), off.Dependents()...) {
+			gone = append(gone, m.rewireBound(need, j.Rule)...)
+		}
+	}
+	m.collect(gone)
+}
+
+// rewireBound gives a bound need its entry leaf, or takes it away, as rule
+// says; it returns the inputs dropped.
+func (m *Mesh) rewireBound(need *graph.Node, rule Rule) []*graph.Node {
+	mod, ok := need.Meta.(*module)
+	if !ok || mod.asg == nil {
+		return nil
+	}
+	in := need.Inputs()
+	if (len(in) == 3) == rule.ReadsEntry() {
+		return nil
+	}
+	head := append([]*graph.Node(nil), in[:2]...)
+	if !rule.ReadsEntry() {
+		_ = m.g.SetInputs(need, head...)
+		return in[2:]
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(need.Key().Name[len(mod.name)+1:], "${"+string(spec.Bound)+":"), "}")
+	x, l, _, err := ParseBoundName(name)
+	if err != nil {
+		return nil
+	}
+	pr, _ := mod.asg.Provisioning.ProvisionFor(x, l)
+	leaf := m.boundLeaf(mod.name, spec.BoundBucket(pr.Provider), spec.BoundKey(m.node, mod.name, x, l))
+	_ = m.g.SetInputs(need, append(head, leaf)...)
+	return nil
+}
+
+// boundValue: [registry entry, offer's judgement, entry values?] →
+// the value of key k: from the offer's have, or from the entry.
+func boundValue(provider, x, k string) graph.Compute {
+	return func(in graph.In) (any, error) {
+		j, _ := in.Value(1).(Judgement)
+		if j.Rule == RuleHave {
+			v, ok := j.Have[k]
+			if !ok {
+				return nil, fmt.Errorf("%s's offer %s has no %s", provider, x, k)
+			}
+			return []byte(v), nil
+		}
+		if in.Len() < 3 {
+			return nil, graph.Wait("%s's offer %s: its entry is not read yet", provider, x)
+		}
+		vals, _ := in.Value(2).(map[string]string)
+		v, ok := vals[k]
+		if !ok {
+			o, _ := in.Input(2).Meta.(*Origin)
+			where := in.Key(2).Name
+			if o != nil {
+				where = o.Bucket + " " + o.Key
+			}
+			return nil, graph.Wait("%s: bound, but has no value %q yet", where, k)
+		}
+		return []byte(v), nil
+	}
+}
