@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/novox/mesh-provisioner/graph"
+
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -141,3 +143,32 @@ func (m *Mesh) BucketMissing(bucket string, missing bool) {
 		m.boundBucketMissing(bucket, missing)
 	}
 }
+
+// BucketNotPermitted records whether the bus refuses this client bucket (a
+// permission violation, SPEC §4.6): the leaves that wait for its keys say
+// so, not that they are not written yet.
+func (m *Mesh) BucketNotPermitted(bucket string, refused bool) {
+	if m.notPermitted[bucket] == refused {
+		return
+	}
+	if refused {
+		m.notPermitted[bucket] = true
+	} else {
+		delete(m.notPermitted, bucket)
+	}
+	m.g.Range(func(n *graph.Node) {
+		o, _ := n.Meta.(*Origin)
+		switch k := n.Key(); {
+		case k.Kind == KindConfig && bucket == spec.ConfigBucket:
+			m.initConfig(n, k.Name)
+		case k.Kind == KindRegistry && bucket == spec.RegistryBucket:
+			m.initRegistry(n, k.Name)
+		case k.Kind == KindBound && o != nil && o.Bucket == bucket:
+			m.initBound(n, bucket, o.Key)
+		}
+	})
+}
+
+// NotPermittedWhy is why a leaf of a bucket the bus refuses this client
+// waits.
+func NotPermittedWhy(bucket string) string { return "not permitted to read " + bucket }

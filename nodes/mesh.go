@@ -25,6 +25,7 @@ type Mesh struct {
 	registryMissing bool
 	bound           map[string]map[string][]byte // bucket → key → value
 	boundMissing    map[string]bool
+	notPermitted    map[string]bool // buckets the bus refuses this client
 	secrets         map[string]secretSource
 	archives        map[string]archiveSource // by module
 
@@ -64,7 +65,7 @@ func NewMesh(node string) *Mesh {
 	return &Mesh{
 		node: node, g: graph.New(), mods: map[string]*module{},
 		config: map[string][]byte{}, registry: map[string][]byte{},
-		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{},
+		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
 		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{},
 		collItems: map[string]map[string]*graph.Node{}, parsed: map[string]map[string]parsedTemplate{},

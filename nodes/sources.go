@@ -51,6 +51,8 @@ func (m *Mesh) initConfig(n *graph.Node, bk string) {
 	switch v, ok := m.config[bk]; {
 	case ok:
 		m.g.Set(n, v)
+	case m.notPermitted[spec.ConfigBucket]:
+		m.g.SetWaiting(n, NotPermittedWhy(spec.ConfigBucket))
 	case m.configMissing:
 		m.g.SetWaiting(n, "bucket "+spec.ConfigBucket+" does not exist yet")
 	default:
@@ -107,6 +109,8 @@ func (m *Mesh) initRegistry(n *graph.Node, kind string) {
 			return
 		}
 		m.g.Set(n, string(e))
+	case m.notPermitted[spec.RegistryBucket]:
+		m.g.SetWaiting(n, NotPermittedWhy(spec.RegistryBucket))
 	case m.registryMissing:
 		m.g.SetWaiting(n, "bucket "+spec.RegistryBucket+" does not exist yet")
 	default:
@@ -173,11 +177,14 @@ func (m *Mesh) boundGone(n *graph.Node) {
 func (m *Mesh) ForgetBound(bucket string) {
 	delete(m.bound, bucket)
 	delete(m.boundMissing, bucket)
+	delete(m.notPermitted, bucket)
 }
 
 func (m *Mesh) initBound(n *graph.Node, bucket, key string) {
 	raw, ok := m.bound[bucket][key]
 	switch {
+	case !ok && m.notPermitted[bucket]:
+		m.g.SetWaiting(n, NotPermittedWhy(bucket)+" (waiting for its key "+key+")")
 	case !ok && m.boundMissing[bucket]:
 		m.g.SetWaiting(n, "bucket "+bucket+" does not exist yet (waiting for its key "+key+")")
 	case !ok:

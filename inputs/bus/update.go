@@ -22,7 +22,11 @@ type Update struct {
 	// Missing: the bucket does not exist (yet); Entries is empty. What was
 	// known of it is gone.
 	Missing bool
-	// Gone: with a Snapshot or Missing, the keys an earlier update of this
+	// NotPermitted: the bus refuses this connection the bucket (a
+	// permission violation); Entries is empty. What was known of it is
+	// gone.
+	NotPermitted bool
+	// Gone: with a Snapshot, Missing or NotPermitted, the keys an earlier update of this
 	// Watch said exist that do not any more (sorted), so that a reader need
 	// not keep every key to tell.
 	Gone []string

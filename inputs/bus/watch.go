@@ -104,7 +104,7 @@ func (w *Watch) Run(ctx context.Context) {
 	}
 
 	bo := backoff.Counter{Doubling: backoff.Doubling{Min: restartMin, Max: restartMax}}
-	missingSaid := false
+	missingSaid, refusedSaid := false, false
 	for ctx.Err() == nil {
 		kv, err := w.js.KeyValue(ctx, w.bucket)
 		switch {
@@ -126,6 +126,11 @@ func (w *Watch) Run(ctx context.Context) {
 				missingSaid = false // answer the Resync with a Missing again
 			}
 			continue
+		case notPermitted(w.js, w.bucket, err):
+			if !w.sayNotPermitted(ctx, err, &refusedSaid) {
+				return
+			}
+			continue
 		default:
 			d := bo.Next()
 			w.log.Warn().Err(err).Dur("retry_in", d).Msg("cannot look up bucket")
@@ -137,6 +142,13 @@ func (w *Watch) Run(ctx context.Context) {
 
 		missingSaid = false
 		why, live, err := w.follow(ctx, kv, initTimeout, recheck)
+		if why == stopFailed && notPermitted(w.js, w.bucket, err) {
+			if !w.sayNotPermitted(ctx, err, &refusedSaid) {
+				return
+			}
+			continue
+		}
+		refusedSaid = refusedSaid && live == 0 && why != stopResync // said again once it was read
 		switch why {
 		case stopCtx:
 			return

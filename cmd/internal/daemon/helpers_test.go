@@ -46,6 +46,7 @@ type mesh struct {
 	fills  *fillLog
 	logs   *syncBuffer
 	cancel []context.CancelFunc
+	user   string // the bus user the test connects as ("" for none)
 }
 
 type fillLog struct {
@@ -88,9 +89,16 @@ func newMesh(t testing.TB) *mesh {
 	o.Port = -1
 	o.JetStream = true
 	o.StoreDir = t.TempDir()
+	return newMeshOn(t, o, "")
+}
+
+// newMeshOn is newMesh on a server run with o, the test connecting as
+// user (with its dev password of examples/nats/server.conf).
+func newMeshOn(t testing.TB, o server.Options, user string) *mesh {
+	t.Helper()
 	s := natsserver.RunServer(&o)
 	o.Port = s.Addr().(*net.TCPAddr).Port
-	m := &mesh{t: t, s: s, opts: o, fills: &fillLog{}, logs: &syncBuffer{}}
+	m := &mesh{t: t, s: s, opts: o, fills: &fillLog{}, logs: &syncBuffer{}, user: user}
 	t.Cleanup(func() {
 		for _, c := range m.cancel {
 			c()
@@ -124,7 +132,11 @@ func newMesh(t testing.TB) *mesh {
 }
 
 func (m *mesh) connect() {
-	nc, err := nats.Connect(m.s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	opts := []nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(50 * time.Millisecond)}
+	if m.user != "" {
+		opts = append(opts, nats.UserInfo(m.user, "dev-only-"+m.user))
+	}
+	nc, err := nats.Connect(m.s.ClientURL(), opts...)
 	if err != nil {
 		m.t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 	switch e := ev.(type) {
 	case busUpdate:
 		d.apply(ctx, e.Update)
-		if ws := d.watches[e.Bucket]; ws != nil && ws.resyncing && (e.Snapshot || e.Missing) {
+		if ws := d.watches[e.Bucket]; ws != nil && ws.resyncing && (e.Snapshot || e.Missing || e.NotPermitted) {
 			ws.resyncing = false
 			return !d.resyncPending() // one full refill once every watch has answered
 		}

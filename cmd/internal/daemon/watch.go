@@ -70,6 +70,9 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 		return // a watch stopped meanwhile
 	}
 	ws.loaded = true
+	if u.Snapshot || u.Missing {
+		d.mesh.BucketNotPermitted(u.Bucket, false) // it was read, or looked up
+	}
 	if u.Snapshot {
 		d.mesh.BucketMissing(u.Bucket, false) // a live update comes only after a snapshot
 	}
@@ -79,6 +82,8 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 	switch {
 	case u.Missing:
 		d.mesh.BucketMissing(u.Bucket, true)
+	case u.NotPermitted:
+		d.mesh.BucketNotPermitted(u.Bucket, true)
 	case u.Snapshot:
 		for _, e := range u.Entries {
 			d.act(ctx, u.Bucket, e.Key, d.mesh.Put(u.Bucket, e.Key, e.Value))

@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// exampleBus is a mesh on a server run with examples/nats/server.conf, the
+// test connecting as its user lab.
+func exampleBus(t *testing.T) *mesh {
+	t.Helper()
+	o, err := server.ProcessConfigFile("../../../examples/nats/server.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Host, o.Port = "127.0.0.1", -1
+	o.HTTPHost, o.HTTPPort = "", 0
+	o.StoreDir = t.TempDir()
+	o.NoLog, o.NoSigs = true, true
+	return newMeshOn(t, *o, "lab")
+}
+
+func asUser(user string) clientOpt {
+	return func(c *Config) { c.Bus.User, c.Bus.Password = user, "dev-only-"+user }
+}
+
+// SPEC §4.6: a provider bucket the client's account may not read (the
+// example config gives provisioner-ace gitea_bound, not route-proxy_bound)
+// is said in the report, the needs bucket and explain, not "not written
+// yet"; the bucket the account may read is bound as ever.
+func TestABucketTheClientMayNotReadIsSaid(t *testing.T) {
+	m := exampleBus(t)
+	m.bucket("gitea_bound")
+	m.bucket("route-proxy_bound")
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"url":"https://forge"}}`)
+	m.put("route-proxy_bound", "ace.rp.route", `{"state":"bound","values":{"url":"https://route"}}`)
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
+	m.provider("novox", "route-proxy", nodes.Offer{Provision: "route"})
+	m.urlConsumer("${bound:gitea-read:url}\n")
+	m.assign("ace", "rp", nodes.Plan{
+		Files:      []nodes.FileSpec{{Path: "/etc/rp/route", Template: "route"}},
+		Provisions: []nodes.ProvisionSpec{{Provision: "route", Provider: "route-proxy", Credential: "token"}},
+	}, map[string]string{"route": "${bound:route:url}\n"})
+	sock := ctlSock(t)
+	m.client("ace", asUser("provisioner-ace"), withControl(sock))
+
+	m.waitFile("/etc/cc/forge", "https://forge\n")
+	const why = "not permitted to read route-proxy_bound"
+	// The refused lookup ends at the bus's API timeout (5 s).
+	m.checkFor(20*time.Second, func() error {
+		r, _ := m.report("ace", "rp")
+		b, _ := json.Marshal(r)
+		if r["state"] != "waiting" || !strings.Contains(string(b), why) {
+			return fmt.Errorf("report %s", b)
+		}
+		return nil
+	})
+	if strings.Contains(fmt.Sprint(m.report("ace", "rp")), "not written yet") {
+		t.Fatal("the report says a refused bucket's entry is not written yet")
+	}
+	m.needSays("ace", "rp", "bound", "route:url", "waiting", why)
+	_, text := explainOf(t, sock, "rp")
+	if !strings.Contains(text, "route-proxy_bound ace.rp.route: "+why) {
+		t.Fatalf("explain does not say the bucket is not permitted:\n%s", text)
+	}
+	if _, _, err := m.file("/etc/rp/route"); err == nil {
+		t.Fatal("a file was written from a bucket the client may not read")
+	}
+	m.waitState("ace", "cc", "applied")
+	if v, _ := m.get(spec.NeedsBucket, spec.EncodeKey("ace", "cc", "bound", "gitea-read:url")); !strings.Contains(v, `"met"`) {
+		t.Fatalf("the permitted binding's need: %s", v)
+	}
+}
