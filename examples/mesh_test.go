@@ -229,6 +229,26 @@ func resolve(m *Mesh, as map[string]*nodes.Assignment, a *nodes.Assignment, ph n
 		if !ok {
 			return "no provisions entry"
 		}
+		// SPEC §4.6: judged by the provider's offers, from its plan.
+		var provider *nodes.Assignment
+		for _, key := range slices.Sorted(maps.Keys(as)) {
+			if as[key].Module == pr.Provider {
+				provider = as[key]
+				break
+			}
+		}
+		if provider == nil {
+			return "provider " + pr.Provider + " is assigned nowhere"
+		}
+		switch j := nodes.Judge(provider.Provisioning.Provides, x); j.Rule {
+		case nodes.RuleNotOffered:
+			return pr.Provider + " does not offer " + x
+		case nodes.RuleHave:
+			if _, ok := j.Have[k]; !ok {
+				return pr.Provider + "'s offer " + x + " has no " + k
+			}
+			return ""
+		}
 		bkey := spec.EncodeKey(a.Node, a.Module, x)
 		if l != "" {
 			bkey = spec.EncodeKey(a.Node, a.Module, x, l)

@@ -122,9 +122,9 @@ func (j Judgement) Equal(o any) bool {
 	return ok && j.Rule == k.Rule && maps.Equal(j.Have, k.Have)
 }
 
-// judge says how a binding to offer x is judged from the provider's
+// Judge says how a binding to offer x is judged from the provider's
 // provides (SPEC §4.6's list, in its order).
-func judge(provides []Offer, x string) Judgement {
+func Judge(provides []Offer, x string) Judgement {
 	var mine *Offer
 	helper := false
 	for i := range provides {

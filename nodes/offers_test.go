@@ -59,8 +59,8 @@ func TestJudgeFollowsTheSpecsList(t *testing.T) {
 		{[]Offer{have}, "gitea-read", RuleEntry},
 		{[]Offer{{Provision: "gitea-read"}}, "gitea-read", RuleEntry},
 	} {
-		if got := judge(c.provides, c.x); got.Rule != c.want {
-			t.Errorf("judge(%+v, %s) = %v, want %v", c.provides, c.x, got.Rule, c.want)
+		if got := Judge(c.provides, c.x); got.Rule != c.want {
+			t.Errorf("Judge(%+v, %s) = %v, want %v", c.provides, c.x, got.Rule, c.want)
 		}
 	}
 }

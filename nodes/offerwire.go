@@ -84,7 +84,7 @@ func (m *Mesh) ruleOf(provider, x string) Judgement {
 	if key == "" || at.err != "" {
 		return Judgement{Rule: RuleUnknown}
 	}
-	return judge(at.provides, x)
+	return Judge(at.provides, x)
 }
 
 func (m *Mesh) offersLeaf(provider string) *graph.Node {
@@ -122,7 +122,7 @@ func (m *Mesh) offerNode(provider, x string) *graph.Node {
 func computeOffer(provider, x string) graph.Compute {
 	return func(in graph.In) (any, error) {
 		provides, _ := in.Value(0).([]Offer)
-		j := judge(provides, x)
+		j := Judge(provides, x)
 		if j.Rule == RuleNotOffered {
 			return nil, fmt.Errorf("%s does not offer %s", provider, x)
 		}
