@@ -34,15 +34,36 @@ type module struct {
 // module; one that does not parse or breaks a rule fails that module alone.
 // Another node's plan is read only for the consumers it binds.
 func (m *Mesh) putAssignment(key, node, name string, data []byte) error {
-	m.noteOffers(key, name, data)
 	if node != m.node {
-		// Another node's plan is read only for the consumers it binds.
+		// Another node's plan is read only for the consumers it binds
+		// and the offers it makes.
 		asg, err := parseBindings(node, name, data)
 		m.index(key, asg)
+		switch {
+		case errors.Is(err, ErrNoPlan):
+			m.forgetOffers(key, name) // not the provisioner's: offers nothing, assigns nothing
+		case asg != nil:
+			m.noteOffers(key, name, asg.Provisioning.Provides, checkProvides(asg.Provisioning.Provides))
+		default:
+			m.noteOffers(key, name, nil, err.Error())
+		}
 		return err
 	}
 	asg, perr := ParseAssignment(key, data)
 	m.index(key, asg)
+	switch {
+	case errors.Is(perr, ErrNoPlan):
+		m.forgetOffers(key, name)
+	case asg != nil:
+		m.noteOffers(key, name, asg.Provisioning.Provides, "")
+	default:
+		provides, err := parseOffers(data) // a plan refused for another reason still offers
+		why := ""
+		if err != nil {
+			why = err.Error()
+		}
+		m.noteOffers(key, name, provides, why)
+	}
 	mod := m.mods[name]
 	if errors.Is(perr, ErrNoPlan) {
 		// Not the provisioner's (SPEC §3 r2): not a module; one that was
@@ -165,15 +186,21 @@ func (m *Mesh) refreshConsumers(pk string) {
 }
 
 // parseBindings reads of another node's plan only what binds a consumer to
-// a provider: its provisions entries.
+// a provider: its provisions entries, and its provides (their rules are
+// checked apart: an offer breaking one leaves the plan's consumers bound;
+// one that does not parse, like any JSON error, binds nothing).
 func parseBindings(node, module string, data []byte) (*Assignment, error) {
 	var a struct {
-		Provisioning struct {
+		Provisioning *struct {
 			Provisions []ProvisionSpec `json:"provisions"`
+			Provides   []Offer         `json:"provides"`
 		} `json:"provisioning"`
 	}
 	if err := json.Unmarshal(data, &a); err != nil {
 		return nil, fmt.Errorf("module %q on node %q: plan does not parse: %w", module, node, err)
+	}
+	if a.Provisioning == nil {
+		return nil, ErrNoPlan
 	}
 	bad := checkKeyNames(node, module)
 	for i, p := range a.Provisioning.Provisions {
@@ -194,5 +221,6 @@ func parseBindings(node, module string, data []byte) (*Assignment, error) {
 		// vault cannot read one way only.
 		return nil, fmt.Errorf("module %q on node %q: %s", module, node, bad)
 	}
-	return &Assignment{Node: node, Module: module, Provisioning: Plan{Provisions: a.Provisioning.Provisions}}, nil
+	return &Assignment{Node: node, Module: module,
+		Provisioning: Plan{Provisions: a.Provisioning.Provisions, Provides: a.Provisioning.Provides}}, nil
 }

@@ -105,7 +105,7 @@ func (m *Mesh) Delete(bucket, key string) Change {
 			return Change{OutOfShape: err}
 		}
 		m.index(key, nil)
-		m.noteOffers(key, toks[1], nil)
+		m.forgetOffers(key, toks[1])
 		if mod := m.mods[toks[1]]; toks[0] == m.node && mod != nil {
 			m.removeModule(mod)
 			return Change{Removed: toks[1]}

@@ -42,24 +42,21 @@ func parseOffers(data []byte) ([]Offer, error) {
 	return a.Provisioning.Provides, nil
 }
 
-// noteOffers records what assignment key (of module) offers; data nil: the
-// assignment is gone.
-func (m *Mesh) noteOffers(key, module string, data []byte) {
-	if data == nil {
-		delete(m.offerKeys[module], key)
-		if len(m.offerKeys[module]) == 0 {
-			delete(m.offerKeys, module)
-		}
-	} else {
-		provides, err := parseOffers(data)
-		at := offersAt{provides: provides}
-		if err != nil {
-			at.err = err.Error()
-		}
-		if m.offerKeys[module] == nil {
-			m.offerKeys[module] = map[string]offersAt{}
-		}
-		m.offerKeys[module][key] = at
+// noteOffers records what assignment key (of module) offers, or why its
+// offers cannot be read (err).
+func (m *Mesh) noteOffers(key, module string, provides []Offer, err string) {
+	if m.offerKeys[module] == nil {
+		m.offerKeys[module] = map[string]offersAt{}
+	}
+	m.offerKeys[module][key] = offersAt{provides: provides, err: err}
+	m.refreshOffers(module)
+}
+
+// forgetOffers records that assignment key (of module) is gone.
+func (m *Mesh) forgetOffers(key, module string) {
+	delete(m.offerKeys[module], key)
+	if len(m.offerKeys[module]) == 0 {
+		delete(m.offerKeys, module)
 	}
 	m.refreshOffers(module)
 }
