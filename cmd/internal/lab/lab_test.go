@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
+	"github.com/novox/mesh-provisioner/outputs/control"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
@@ -270,6 +271,24 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		t.Fatalf("Run returned before settling: %v\n%s", err, out.String())
 	case <-time.After(60 * time.Second):
 		t.Fatalf("not settled within 60s:\n%s", out.String())
+	}
+
+	// The README's tour: explain says how each binding was judged (SPEC
+	// §4.6): gitea_bound refuses gitea-read, its have decides.
+	e, err := explainModule(ctx, filepath.Join(dir, "ace", "control.sock"), "claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := control.WriteExplanation(&text, e); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"claude-code on ace: applied",
+		"gitea's offer gitea-read: judged by its have (no helper answers it)",
+		"gitea's offer forge-account: answered by its helper (the entry in gitea_bound decides)"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("explain of claude-code on ace lacks %q:\n%s", want, text.String())
+		}
 	}
 
 	nc, err := nats.Connect(url[0], nats.UserCredentials(url[1]))
