@@ -211,7 +211,9 @@ func testClientRights(t *testing.T, mode string) {
 			t.Errorf("ace.claude-code.model = %q, want %q", got, b.mesh.Config["ace.claude-code.model"])
 		}
 		bound := ace.kv(t, ctx, giteaBound)
-		if keys := watchSnapshot(t, bound, "ace.>"); !slices.Equal(keys, []string{"ace.claude-code.forge-account", "ace.claude-code.gitea-read"}) {
+		bkeys := watchSnapshot(t, bound, "ace.>")
+		slices.Sort(bkeys) // in the order they were put, from a map
+		if keys := bkeys; !slices.Equal(keys, []string{"ace.claude-code.forge-account", "ace.claude-code.gitea-read"}) {
 			t.Errorf("watching ace.> of %s gave %q", giteaBound, keys)
 		}
 		if _, err := bound.Get(ctx, "ace.claude-code.gitea-read"); err != nil {
