@@ -57,12 +57,22 @@ func (m *mesh) waitFailed(node, module, says string) {
 	})
 }
 
-func TestAProviderAssignedNowhereIsWaitedForEvenWithAnEntry(t *testing.T) {
+// withEntry: gitea_bound holds a bound entry for cc's gitea-read, gitea
+// offers offers (assigned nowhere when none), and ace's client runs.
+func withEntry(t *testing.T, offers ...nodes.Offer) *mesh {
 	m := newMesh(t)
 	m.bucket("gitea_bound")
 	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"url":"https://entry"}}`)
+	if len(offers) > 0 {
+		m.provider("novox", "gitea", offers...)
+	}
 	m.urlConsumer("url = ${bound:gitea-read:url}\n")
 	m.client("ace")
+	return m
+}
+
+func TestAProviderAssignedNowhereIsWaitedForEvenWithAnEntry(t *testing.T) {
+	m := withEntry(t)
 
 	m.waitWaiting("ace", "cc", "provider gitea is assigned nowhere yet")
 	m.needSays("ace", "cc", "bound", "gitea-read:url", "waiting", "provider gitea is assigned nowhere yet")
@@ -79,12 +89,7 @@ func TestAProviderAssignedNowhereIsWaitedForEvenWithAnEntry(t *testing.T) {
 }
 
 func TestAProvisionTheProviderDoesNotOfferFailsEvenWithAnEntry(t *testing.T) {
-	m := newMesh(t)
-	m.bucket("gitea_bound")
-	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"url":"https://entry"}}`)
-	m.provider("novox", "gitea", nodes.Offer{Provision: "forge-account"})
-	m.urlConsumer("url = ${bound:gitea-read:url}\n")
-	m.client("ace")
+	m := withEntry(t, nodes.Offer{Provision: "forge-account"})
 	m.waitFailed("ace", "cc", "gitea does not offer gitea-read")
 	m.needSays("ace", "cc", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
 	if _, _, err := m.file("/etc/cc/forge"); err == nil {
