@@ -309,7 +309,7 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		if !strings.Contains(got, `model = "opus-4"`) {
 			return fmt.Errorf("config.toml on ace not filled again:\n%s", got)
 		}
-		if n := strings.Count(out.String(), "restart claude-code.service on ace"); n != 2 {
+		if n := strings.Count(out.String(), "program: restart claude-code.service on ace"); n != 2 { // not the hint the lab prints
 			return fmt.Errorf("claude-code.service on ace restarted %d times, want 2 (start, change):\n%s", n, out.String())
 		}
 		return nil
