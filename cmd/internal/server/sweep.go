@@ -120,6 +120,20 @@ type groupKey struct{ verdict, owner, kind, name, why string }
 type group struct {
 	since time.Time
 	needs []NodeModule
+	why   string // the why as a client wrote it, when every need of the group wrote the same
+	whys  bool   // the needs wrote different whys (that differ only by their own key)
+}
+
+// sharedWhy is a need's why with its own <node>.<module> key written as
+// the placeholder "<node>.<module>", so that needs held back by one cause
+// (a provider refusing every bind: "gitea_bound ace.cc.gitea-read: refused
+// by the provider: …" on every node) group into one finding.
+func sharedWhy(why, node, module string) string {
+	own := spec.EncodeKey(node, module) + "."
+	if !strings.Contains(why, own) {
+		return why
+	}
+	return strings.ReplaceAll(why, " "+own, " <node>.<module>.")
 }
 
 type sweeper struct {
@@ -291,12 +305,13 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, v needValue) {
 	if verdict == VerdictMet {
 		return
 	}
-	k := groupKey{verdict, owner, kind, name, v.Why}
+	k := groupKey{verdict, owner, kind, name, sharedWhy(v.Why, node, module)}
 	g := s.groups[k]
 	if g == nil {
-		g = &group{since: e.Created()}
+		g = &group{since: e.Created(), why: v.Why}
 		s.groups[k] = g
 	}
+	g.whys = g.whys || g.why != v.Why
 	if e.Created().Before(g.since) {
 		g.since = e.Created()
 	}
@@ -407,8 +422,12 @@ func (s *sweeper) finish() {
 			a, b := g.needs[i], g.needs[j]
 			return a.Node < b.Node || a.Node == b.Node && a.Module < b.Module
 		})
+		why := g.why
+		if g.whys {
+			why = k.why
+		}
 		r.Findings = append(r.Findings, Finding{Verdict: k.verdict, Owner: k.owner, Kind: k.kind, Name: k.name,
-			Why: k.why, Since: g.since.UTC().Format(time.RFC3339), Count: len(g.needs), Needs: g.needs})
+			Why: why, Since: g.since.UTC().Format(time.RFC3339), Count: len(g.needs), Needs: g.needs})
 	}
 	r.Findings = append(r.Findings, s.oos...)
 	rank := func(v string) int {

@@ -302,3 +302,18 @@ func must(t *testing.T, js jetstream.JetStream, subject, v string) {
 		t.Fatal(err)
 	}
 }
+
+// A provider refusing every bind writes one why per node, each naming its
+// own key: grouped, they read as one cause.
+func TestSharedWhyWritesTheNeedsOwnKeyAsAPlaceholder(t *testing.T) {
+	for _, c := range []struct{ why, node, module, want string }{
+		{"gitea_bound ace.cc.gitea-read: refused by the provider: no", "ace", "cc", "gitea_bound <node>.<module>.gitea-read: refused by the provider: no"},
+		{"gitea does not offer gitea-read", "ace", "cc", "gitea does not offer gitea-read"},
+		{"mesh-config_resolved g14.grafana.smtp-host: not written yet", "g14", "grafana", "mesh-config_resolved <node>.<module>.smtp-host: not written yet"},
+		{"gitea_bound ace.ccx.gitea-read: other module", "ace", "cc", "gitea_bound ace.ccx.gitea-read: other module"},
+	} {
+		if got := sharedWhy(c.why, c.node, c.module); got != c.want {
+			t.Errorf("sharedWhy(%q) = %q, want %q", c.why, got, c.want)
+		}
+	}
+}
