@@ -3,22 +3,21 @@ package bus
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/rs/zerolog"
 )
 
 func TestConnectWaitsForABusStartedLater(t *testing.T) {
-	port := freePort(t)
+	port := bustest.FreePort(t)
 	var connects atomic.Int32
-	var logs logBuffer // not t.Log: the closed handler may log after the test
+	var logs bustest.Buffer // not t.Log: the closed handler may log after the test
 	nc, err := Connect(Options{
 		URL:         fmt.Sprintf("nats://127.0.0.1:%d", port),
 		Name:        "provisioner.ace",
@@ -34,8 +33,8 @@ func TestConnectWaitsForABusStartedLater(t *testing.T) {
 	}
 
 	time.Sleep(300 * time.Millisecond) // the bus comes up a moment later
-	runServer(t, t.TempDir(), port)
-	checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+	bustest.Start(t, func(o *server.Options) { o.Port = port })
+	bustest.Eventually(t, 5*time.Second, func() error {
 		if !nc.IsConnected() {
 			return fmt.Errorf("status %v", nc.Status())
 		}
@@ -47,11 +46,10 @@ func TestConnectWaitsForABusStartedLater(t *testing.T) {
 }
 
 func TestConnectReportsDisconnectAndReconnect(t *testing.T) {
-	dir := t.TempDir()
-	s := runServer(t, dir, -1)
-	port := s.Addr().(*net.TCPAddr).Port
+	s := bustest.Start(t)
+	again := bustest.Same(s)
 	var disconnects, reconnects atomic.Int32
-	var logs logBuffer
+	var logs bustest.Buffer
 	nc := connect(t, Options{
 		URL:          s.ClientURL(),
 		Log:          zerolog.New(&logs),
@@ -62,15 +60,15 @@ func TestConnectReportsDisconnectAndReconnect(t *testing.T) {
 		t.Fatal("OnReconnect called on a first connect that succeeded at once")
 	}
 
-	stopServer(s)
-	checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+	bustest.Stop(s)
+	bustest.Eventually(t, 5*time.Second, func() error {
 		if disconnects.Load() != 1 {
 			return fmt.Errorf("OnDisconnect called %d times", disconnects.Load())
 		}
 		return nil
 	})
-	runServer(t, dir, port)
-	checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+	bustest.Start(t, again)
+	bustest.Eventually(t, 5*time.Second, func() error {
 		if !nc.IsConnected() || reconnects.Load() != 1 {
 			return fmt.Errorf("connected %v, OnReconnect called %d times", nc.IsConnected(), reconnects.Load())
 		}
@@ -85,29 +83,22 @@ func TestConnectReportsDisconnectAndReconnect(t *testing.T) {
 
 func TestConnectRepliesComeOnTheNamedInboxAndViolationsAreWarned(t *testing.T) {
 	const secret = "s3cret-pw-Value"
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.Users = []*server.User{
-		{Username: "ace", Password: secret, Permissions: &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: []string{"svc"}},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.provisioner.ace.>"}},
-		}},
-		{Username: "svc", Password: "svc"},
-	}
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-
-	responder, err := nats.Connect(s.ClientURL(), nats.UserInfo("svc", "svc"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(responder.Close)
+	s := bustest.Start(t, func(o *server.Options) {
+		o.Users = []*server.User{
+			{Username: "ace", Password: secret, Permissions: &server.Permissions{
+				Publish:   &server.SubjectPermission{Allow: []string{"svc"}},
+				Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.provisioner.ace.>"}},
+			}},
+			{Username: "svc", Password: "svc"},
+		}
+	})
+	responder := bustest.Connect(t, s, nats.UserInfo("svc", "svc"))
 	if _, err := responder.Subscribe("svc", func(m *nats.Msg) { m.Respond([]byte("pong")) }); err != nil {
 		t.Fatal(err)
 	}
 	responder.Flush()
 
-	var logs logBuffer
+	var logs bustest.Buffer
 	nc := connect(t, Options{URL: s.ClientURL(), Name: "provisioner.ace", User: "ace", Password: secret, Log: zerolog.New(&logs)})
 	if in := nc.NewInbox(); !strings.HasPrefix(in, "_INBOX.provisioner.ace.") {
 		t.Errorf("inbox %q does not start with _INBOX.provisioner.ace.", in)
@@ -121,7 +112,7 @@ func TestConnectRepliesComeOnTheNamedInboxAndViolationsAreWarned(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc.Flush()
-	checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 			var ev struct{ Level, Error string }
 			if json.Unmarshal([]byte(line), &ev) == nil && ev.Level == "warn" &&

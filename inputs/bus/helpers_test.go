@@ -1,54 +1,19 @@
 package bus
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/rs/zerolog"
 )
-
-// runServer starts a nats-server with JetStream storing in dir, on port (-1:
-// any free port), listening on loopback.
-func runServer(t *testing.T, dir string, port int) *server.Server {
-	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = port
-	o.JetStream = true
-	o.StoreDir = dir
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-	return s
-}
-
-// stopServer shuts s down and waits until it is gone.
-func stopServer(s *server.Server) {
-	s.Shutdown()
-	s.WaitForShutdown()
-}
-
-// freePort is a loopback port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
 
 // connect opens a bus connection through Connect and waits until it is up.
 func connect(t *testing.T, o Options) *nats.Conn {
@@ -61,7 +26,7 @@ func connect(t *testing.T, o Options) *nats.Conn {
 		t.Fatalf("Connect: %v", err)
 	}
 	t.Cleanup(nc.Close)
-	checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		if !nc.IsConnected() {
 			return fmt.Errorf("not connected (status %v)", nc.Status())
 		}
@@ -210,38 +175,6 @@ func (m mirror) String() string {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, " ")
-}
-
-// checkFor polls fn every sleep until it returns nil, failing after total.
-func checkFor(t *testing.T, total, sleep time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(sleep)
-	}
-	t.Fatalf("condition not met after %s: %v", total, err)
-}
-
-// logBuffer is a log sink safe for the connection's callback goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func testLog(t *testing.T) zerolog.Logger {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // followed is a watch of bucket "assign" (ace.>, Recheck 100 ms) once it has
@@ -12,7 +13,7 @@ import (
 // ace.b=1.
 func followed(t *testing.T, values ...string) (jetstream.JetStream, chan Update, Update) {
 	t.Helper()
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	kv := createBucket(t, js, "assign")
 	for _, v := range values {

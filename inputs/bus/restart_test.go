@@ -2,18 +2,17 @@ package bus
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // The same watcher would resume only 10–15 s after a server restart; the
 // daemon calls Resync on reconnect and must get a fresh snapshot promptly.
 func TestWatchGivesAFreshSnapshotPromptlyAfterAServerRestart(t *testing.T) {
-	dir := t.TempDir()
-	s := runServer(t, dir, -1)
-	port := s.Addr().(*net.TCPAddr).Port
+	s := bustest.Start(t)
 
 	var watch atomic.Pointer[Watch]
 	var reconnects atomic.Int32
@@ -33,8 +32,7 @@ func TestWatchGivesAFreshSnapshotPromptlyAfterAServerRestart(t *testing.T) {
 		t.Fatalf("snapshot = %s", got)
 	}
 
-	stopServer(s)
-	runServer(t, dir, port) // same store, same port
+	bustest.Restart(t, s) // same store, same port
 	restarted := time.Now()
 	u := nextSnapshot(t, out, 8*time.Second)
 	if got, want := describe(u), "snapshot{ace.a=1 ace.b=1}"; got != want {
@@ -58,7 +56,7 @@ func TestWatchGivesAFreshSnapshotPromptlyAfterAServerRestart(t *testing.T) {
 }
 
 func TestWatchRunReturnsPromptlyWhenTheBusIsDown(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	kv := createBucket(t, js, "assign")
 	put(t, kv, "ace.a", "1")
@@ -71,7 +69,7 @@ func TestWatchRunReturnsPromptlyWhenTheBusIsDown(t *testing.T) {
 		t.Fatalf("first update = %s", describe(u))
 	}
 
-	stopServer(s)
+	bustest.Stop(s)
 	cancel()
 	select {
 	case <-done:

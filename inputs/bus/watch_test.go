@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 func TestWatchDeliversExistingKeysUnderItsFilterAsOneSnapshot(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	kv := createBucket(t, js, "assign")
 	revA := put(t, kv, "ace.a", "1")
@@ -37,7 +39,7 @@ func TestWatchDeliversExistingKeysUnderItsFilterAsOneSnapshot(t *testing.T) {
 }
 
 func TestWatchDeliversLivePutsAndDeletesOneByOne(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	kv := createBucket(t, js, "assign")
 	put(t, kv, "ace.a", "1")
@@ -78,7 +80,7 @@ func TestWatchDeliversLivePutsAndDeletesOneByOne(t *testing.T) {
 }
 
 func TestWatchSaysMissingOnceThenSnapshotsTheBucketOnceCreated(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 
 	_, out := startWatch(t, js, "later", ">", 100*time.Millisecond, 0)
@@ -102,7 +104,7 @@ func TestWatchSaysMissingOnceThenSnapshotsTheBucketOnceCreated(t *testing.T) {
 }
 
 func TestWatchResyncDeliversAFreshSnapshot(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	kv := createBucket(t, js, "assign")
 	put(t, kv, "ace.a", "1")
@@ -127,7 +129,7 @@ func TestWatchResyncDeliversAFreshSnapshot(t *testing.T) {
 }
 
 func TestWatchResyncOfAMissingBucketSaysMissingAgain(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 
 	w, out := startWatch(t, js, "nothere", ">", time.Hour, 0)
@@ -141,7 +143,7 @@ func TestWatchResyncOfAMissingBucketSaysMissingAgain(t *testing.T) {
 }
 
 func TestWatchReachesTheSnapshotOf5000Keys(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	createBucket(t, js, "big")
 	const n, batch = 5000, 500 // batches stay under the async publish limit
@@ -175,7 +177,7 @@ func TestWatchReachesTheSnapshotOf5000Keys(t *testing.T) {
 }
 
 func TestWatchRunReturnsWhenContextEndsWhileBlockedOnSend(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	kv := createBucket(t, js, "assign")
 	put(t, kv, "ace.a", "1")
@@ -194,7 +196,7 @@ func TestWatchRunReturnsWhenContextEndsWhileBlockedOnSend(t *testing.T) {
 }
 
 func TestWaitBucketReturnsTheBucketOnceCreated(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 
 	got := make(chan error, 1)
@@ -228,7 +230,7 @@ func TestWaitBucketReturnsTheBucketOnceCreated(t *testing.T) {
 }
 
 func TestWatchSnapshotsSayWhichKnownKeysAreGone(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
 	kv := createBucket(t, js, "assign")
 	put(t, kv, "ace.a", "1")

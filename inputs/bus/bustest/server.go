@@ -2,6 +2,7 @@ package bustest
 
 import (
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -89,4 +90,22 @@ func JetStream(t testing.TB, s *server.Server, opts ...nats.Option) (*nats.Conn,
 		t.Fatal(err)
 	}
 	return nc, js
+}
+
+// Same is a tweak giving a new server s's port and JetStream store
+// directory: one started with it after Stop(s) is s restarted, so clients
+// reconnect to the same URL and find the same streams. Take it while s runs.
+func Same(s *server.Server) func(*server.Options) {
+	port := s.Addr().(*net.TCPAddr).Port
+	dir := filepath.Dir(s.StoreDir()) // the server stores under <StoreDir>/jetstream
+	return func(o *server.Options) { o.Port, o.StoreDir = port, dir }
+}
+
+// Restart stops s and starts it again on the same port and store; tweak
+// repeats whatever else s was started with (users, limits …).
+func Restart(t testing.TB, s *server.Server, tweak ...func(*server.Options)) *server.Server {
+	t.Helper()
+	again := Same(s)
+	Stop(s)
+	return Start(t, append([]func(*server.Options){again}, tweak...)...)
 }
