@@ -3,6 +3,7 @@ package devvault_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -165,7 +167,7 @@ func TestRefusedNodeMismatch(t *testing.T) {
 	e.vault.Set(e.ctx, name, []byte("v"))
 	keys, _ := vault.NewKeys()
 	body, _ := json.Marshal(vault.Request{Secret: name, Node: "g14", Module: "claude-code", PublicKey: keys.PublicBase64()})
-	msg, err := connect(t, e.srv).Request(spec.VaultGetSubject("ace"), body, 2*time.Second)
+	msg, err := bustest.Connect(t, e.srv).Request(spec.VaultGetSubject("ace"), body, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +232,7 @@ func TestSilentWithoutVault(t *testing.T) {
 func TestQueueGroupAnswersOnce(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"})
 	second := devvault.New(zerolog.Nop())
-	if err := second.Start(connect(t, e.srv), nil); err != nil {
+	if err := second.Start(bustest.Connect(t, e.srv), nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(second.Stop)
@@ -246,7 +248,7 @@ func TestQueueGroupAnswersOnce(t *testing.T) {
 
 func TestSecretChanged(t *testing.T) {
 	e := newEnv(t, true)
-	watcher := connect(t, e.srv)
+	watcher := bustest.Connect(t, e.srv)
 	var mu sync.Mutex
 	var got []string
 	sub, err := vault.WatchChanged(watcher, func(s string) {
@@ -271,10 +273,13 @@ func TestSecretChanged(t *testing.T) {
 	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("changed-value-31"))
 	e.vault.Delete(name)
-	checkFor(t, 2*time.Second, "two secret-changed events", func() bool {
+	bustest.Eventually(t, 2*time.Second, func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(got) == 2
+		if len(got) != 2 {
+			return fmt.Errorf("%d secret-changed events, want 2", len(got))
+		}
+		return nil
 	})
 	mu.Lock()
 	if got[0] != name || got[1] != name {
@@ -296,7 +301,7 @@ func TestNothingLeaks(t *testing.T) {
 	var mu sync.Mutex
 	var wire [][]byte
 	var sealedReplies int
-	spy := connect(t, e.srv)
+	spy := bustest.Connect(t, e.srv)
 	if _, err := spy.Subscribe(">", func(m *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -316,7 +321,7 @@ func TestNothingLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	clientLog := &logBuffer{}
+	clientLog := &bustest.Buffer{}
 	c := e.client(t, "ace", zerolog.New(clientLog).Level(zerolog.DebugLevel))
 	forge := e.client(t, "forge", zerolog.New(clientLog).Level(zerolog.DebugLevel))
 	own := spec.OwnSecretName("claude-code", "api-key")
@@ -333,10 +338,13 @@ func TestNothingLeaks(t *testing.T) {
 	results = append(results, c.Ask(e.ctx, own, "claude-code"), c.Ask(e.ctx, pair, "claude-code"))
 	e.vault.Delete(own)
 
-	checkFor(t, 2*time.Second, "both sealed replies on the spy", func() bool {
+	bustest.Eventually(t, 2*time.Second, func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		return sealedReplies == 2
+		if sealedReplies != 2 {
+			return fmt.Errorf("%d sealed replies on the spy, want 2", sealedReplies)
+		}
+		return nil
 	})
 	if !strings.Contains(clientLog.String(), `"outcome":"sealed"`) || !strings.Contains(e.vlog.String(), `"outcome":"sealed"`) {
 		t.Fatalf("logs did not record the asks:\nclient: %s\nvault: %s", clientLog, e.vlog)

@@ -1,73 +1,32 @@
 package devvault_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
-
-// logBuffer is a bytes.Buffer safe for the subscription goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 type env struct {
 	srv    *server.Server
 	nc     *nats.Conn // the vault's connection
 	js     jetstream.JetStream
 	vault  *devvault.Vault
-	vlog   *logBuffer
+	vlog   *bustest.Buffer
 	ctx    context.Context
 	bucket jetstream.KeyValue // nil when made without the bucket
-}
-
-func runServer(t *testing.T) *server.Server {
-	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-	return s
-}
-
-func connect(t *testing.T, s *server.Server) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", s.ClientURL(), err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
 }
 
 // newEnv runs a server, optionally makes the assignments bucket holding
@@ -76,8 +35,8 @@ func newEnv(t *testing.T, withBucket bool, assignments ...[2]string) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	e := &env{srv: runServer(t), vlog: &logBuffer{}, ctx: ctx}
-	e.nc = connect(t, e.srv)
+	e := &env{srv: bustest.Start(t), vlog: &bustest.Buffer{}, ctx: ctx}
+	e.nc = bustest.Connect(t, e.srv)
 	js, err := jetstream.New(e.nc)
 	if err != nil {
 		t.Fatal(err)
@@ -116,18 +75,7 @@ func (e *env) client(t *testing.T, node string, log zerolog.Logger) *vault.Clien
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &vault.Client{NC: connect(t, e.srv), Node: node, Keys: keys, Timeout: 2 * time.Second, Log: log}
-}
-
-func checkFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return &vault.Client{NC: bustest.Connect(t, e.srv), Node: node, Keys: keys, Timeout: 2 * time.Second, Log: log}
 }
 
 func hexOf(b []byte) string { return strings.ToUpper(hex.EncodeToString(b)) }
