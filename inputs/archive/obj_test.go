@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 func startJetStream(t *testing.T) jetstream.JetStream {
@@ -23,21 +24,8 @@ func startJetStream(t *testing.T) jetstream.JetStream {
 // connection reconnects for ever, so requests wait while the server is gone.
 func startServer(t *testing.T) (*server.Server, jetstream.JetStream) {
 	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	return s, js
 }
 
