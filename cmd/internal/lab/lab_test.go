@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,24 +19,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
-
-// syncBuffer is an io.Writer the lab's goroutines may share with the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // labDir is a short temporary directory (the lab's unix sockets live in it).
 func labDir(t *testing.T) string {
@@ -49,21 +34,6 @@ func labDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
-}
-
-func checkFor(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // appliedReports reads every report of the applied bucket at url, as the
@@ -171,7 +141,7 @@ var wantKeys = []string{
 // explanation are printed; no secret reaches the output or the logs.
 func TestOnceFillsTheExampleMesh(t *testing.T) {
 	dir := labDir(t)
-	var out, logs syncBuffer
+	var out, logs bustest.Buffer
 	var reports map[string]report.Report
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -256,7 +226,7 @@ func TestOnceFillsTheExampleMesh(t *testing.T) {
 // part and removes the sockets.
 func TestRunFollowsChangesAndStops(t *testing.T) {
 	dir := labDir(t)
-	var out syncBuffer
+	var out bustest.Buffer
 	urls := make(chan [2]string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -304,7 +274,7 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 	if _, err := kv.PutString(ctx, "ace.claude-code.model", "opus-4"); err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 10*time.Second, func() error {
+	bustest.Eventually(t, 10*time.Second, func() error {
 		got := readFile(t, dir, "ace", "/etc/claude-code/config.toml")
 		if !strings.Contains(got, `model = "opus-4"`) {
 			return fmt.Errorf("config.toml on ace not filled again:\n%s", got)
@@ -364,7 +334,7 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 	if _, err := kv.PutString(ctx, "g14.grafana.smtp-host", "smtp.mesh.internal"); err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 10*time.Second, func() error {
+	bustest.Eventually(t, 10*time.Second, func() error {
 		if !strings.Contains(out.String(), "report: g14 grafana: applied") {
 			return fmt.Errorf("no report of grafana applied:\n%s", out.String())
 		}
@@ -393,7 +363,7 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 			}
 		}
 	}
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		if nc.IsConnected() {
 			return errors.New("the lab's nats-server still serves after Run returned")
 		}
@@ -410,7 +380,7 @@ func TestTakenPortIsSaid(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	err = Run(context.Background(), Config{Dir: labDir(t), Port: port, Once: true, Out: &syncBuffer{}, Log: zerolog.Nop()})
+	err = Run(context.Background(), Config{Dir: labDir(t), Port: port, Once: true, Out: &bustest.Buffer{}, Log: zerolog.Nop()})
 	if err == nil || !strings.Contains(err.Error(), "--port 0") {
 		t.Fatalf("Run on a taken port: %v, want an error saying --port 0", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/examples"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
@@ -40,7 +41,7 @@ func TestNoSecretOfTheLabLeavesItsFiles(t *testing.T) {
 		secrets = append(secrets, v)
 	}
 	dir := labDir(t)
-	var out, logs syncBuffer
+	var out, logs bustest.Buffer
 	var mu sync.Mutex
 	var seen strings.Builder
 	record := func(s string) { mu.Lock(); seen.WriteString(s); seen.WriteByte('\n'); mu.Unlock() }
