@@ -13,14 +13,13 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/test"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
@@ -38,18 +37,8 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	s := natsserver.RunServer(&o)
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
 	ctx := context.Background()
 	if err := srv.EnsureBuckets(ctx, js, 1); err != nil {
 		t.Fatal(err)
