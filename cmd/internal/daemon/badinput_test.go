@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -217,7 +218,7 @@ func TestKeysOutOfShapeAreIgnoredLoggedAndListedByTheServer(t *testing.T) {
 	m.waitState("ace", "cc", "applied")
 
 	// Each is logged by key; none became a module or a value.
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		logs := m.logs.String()
 		for b, keys := range bad {
 			for _, k := range keys {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -21,6 +21,7 @@ import (
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/examples/scale"
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -67,19 +68,10 @@ func newBenchBus(b *testing.B) *benchBus { return newBenchBusAt(b, "") }
 // (os.TempDir() when empty), made by filltest.Dir.
 func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 	b.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = b.TempDir()
-	s := natsserver.RunServer(&o)
+	s := bustest.Start(b)
 	h := &benchBus{b: b, s: s, dir: b.TempDir(), notes: make(chan fillNote, 1<<17), fills: &fillLog{},
 		reports: map[string]report.Report{}, events: map[string]int{}}
-	b.Cleanup(s.Shutdown)
-	var err error
-	if h.nc, err = nats.Connect(s.ClientURL()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(h.nc.Close)
+	h.nc = bustest.Connect(b, s)
 	h.js, _ = jetstream.New(h.nc, jetstream.WithPublishAsyncMaxPending(1<<16))
 	ctx := context.Background()
 	if err := srv.EnsureBuckets(ctx, h.js, 1); err != nil {
@@ -117,7 +109,7 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 	fctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	go fs.Serve(fctx, h.sock)
-	h.waitFor(5*time.Second, "the fill socket", func() bool { _, err := os.Stat(h.sock); return err == nil })
+	bustest.EventuallyEvery(b, 5*time.Second, time.Millisecond, func() error { _, err := os.Stat(h.sock); return err })
 	sub, err := h.nc.Subscribe("prov.applied.>", func(m *nats.Msg) {
 		var r report.Report
 		if json.Unmarshal(m.Data, &r) == nil {
@@ -233,16 +225,15 @@ func (h *benchBus) client(node string) (d *Daemon, stop func()) {
 // that ok accepts.
 func (h *benchBus) waitReports(timeout time.Duration, keys []string, ok func(report.Report) bool) {
 	h.b.Helper()
-	h.waitFor(timeout, "applied reports", func() bool {
+	bustest.EventuallyEvery(h.b, timeout, time.Millisecond, func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for _, k := range keys {
-			r, has := h.reports[k]
-			if !has || !ok(r) {
-				return false
+			if r, has := h.reports[k]; !has || !ok(r) {
+				return fmt.Errorf("no applied report for %s yet", k)
 			}
 		}
-		return true
+		return nil
 	})
 }
 
@@ -251,17 +242,6 @@ func (h *benchBus) appliedEvents(key string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.events[key]
-}
-
-func (h *benchBus) waitFor(timeout time.Duration, what string, cond func() bool) {
-	h.b.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.b.Fatalf("%s: not within %v", what, timeout)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // nextFill is the next fill request for module (others are skipped and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/examples/scale"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
@@ -91,7 +93,12 @@ func latency(h *benchBus, m *scale.Mesh, c change) time.Duration {
 	if !hasBytes(note.req, want[0], v) {
 		h.b.Fatalf("change of %s: %s sent without the new value", c.key, want[0])
 	}
-	h.waitFor(10*time.Second, "the change's applied report", func() bool { return h.appliedEvents(key) > events })
+	bustest.EventuallyEvery(h.b, 10*time.Second, time.Millisecond, func() error {
+		if h.appliedEvents(key) <= events {
+			return errors.New("no applied report of the change yet")
+		}
+		return nil
+	})
 	return took
 }
 

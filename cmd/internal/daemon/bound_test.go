@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
@@ -31,7 +32,7 @@ func (m *mesh) boundConsumer() {
 // holding every one of says.
 func (m *mesh) waitWaiting(node, module string, says ...string) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report(node, module)
 		b, _ := json.Marshal(r["waiting"])
 		if r["state"] != "waiting" {

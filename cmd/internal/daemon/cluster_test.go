@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,11 +11,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -25,18 +24,9 @@ import (
 type clusterMesh struct {
 	*mesh
 	servers []*server.Server
-	opts    []server.Options
-	urls    string // every server's client URL, comma-separated
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	tweaks  []func(*server.Options) // each server's cluster options
+	ports   []int                   // each server's client port
+	urls    string                  // every server's client URL, comma-separated
 }
 
 func newClusterMesh(t *testing.T) *clusterMesh {
@@ -44,7 +34,7 @@ func newClusterMesh(t *testing.T) *clusterMesh {
 	const n = 3
 	var client, route [n]int
 	for i := range n {
-		client[i], route[i] = freePort(t), freePort(t)
+		client[i], route[i] = bustest.FreePort(t), bustest.FreePort(t)
 	}
 	cm := &clusterMesh{}
 	var urls []string
@@ -53,28 +43,24 @@ func newClusterMesh(t *testing.T) *clusterMesh {
 	}
 	cm.urls = strings.Join(urls, ",")
 	for i := range n {
-		o := natsserver.DefaultTestOptions
-		o.ServerName = fmt.Sprintf("s%d", i)
-		o.Port = client[i]
-		o.JetStream = true
-		o.StoreDir = t.TempDir()
-		o.Cluster = server.ClusterOpts{Name: "mesh", Host: "127.0.0.1", Port: route[i]}
-		for j := range n {
-			if j != i {
-				o.Routes = append(o.Routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", route[j])})
+		tweak := func(o *server.Options) {
+			o.ServerName = fmt.Sprintf("s%d", i)
+			o.Port = client[i]
+			o.Cluster = server.ClusterOpts{Name: "mesh", Host: "127.0.0.1", Port: route[i]}
+			for j := range n {
+				if j != i {
+					o.Routes = append(o.Routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", route[j])})
+				}
 			}
 		}
-		cm.opts = append(cm.opts, o)
-		cm.servers = append(cm.servers, natsserver.RunServer(&o))
+		cm.tweaks, cm.ports = append(cm.tweaks, tweak), append(cm.ports, client[i])
+		cm.servers = append(cm.servers, bustest.Start(t, tweak))
 	}
-	m := &mesh{t: t, s: cm.servers[0], opts: cm.opts[0], fills: &fillLog{}, logs: &syncBuffer{}}
+	m := &mesh{t: t, s: cm.servers[0], fills: &fillLog{}, logs: &bustest.Buffer{}}
 	cm.mesh = m
 	t.Cleanup(func() {
 		for _, c := range m.cancel {
 			c()
-		}
-		for _, s := range cm.servers {
-			s.Shutdown()
 		}
 	})
 	nc, err := nats.Connect(cm.urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
@@ -87,7 +73,7 @@ func newClusterMesh(t *testing.T) *clusterMesh {
 
 	// The cluster is ready once it has a meta leader: buckets can be made.
 	ctx := context.Background()
-	m.checkFor(30*time.Second, func() error {
+	bustest.Eventually(m.t, 30*time.Second, func() error {
 		_, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket, Replicas: 3})
 		return err
 	})
@@ -116,7 +102,7 @@ func newClusterMesh(t *testing.T) *clusterMesh {
 // putEventually puts through a cluster that may be electing a leader.
 func (cm *clusterMesh) putEventually(bucket, key, value string) {
 	cm.t.Helper()
-	cm.checkFor(30*time.Second, func() error {
+	bustest.Eventually(cm.t, 30*time.Second, func() error {
 		kv, err := cm.js.KeyValue(context.Background(), bucket)
 		if err != nil {
 			return err
@@ -130,7 +116,7 @@ func (cm *clusterMesh) putEventually(bucket, key, value string) {
 func (cm *clusterMesh) connectedTo(d *Daemon) int {
 	cm.t.Helper()
 	var at int
-	cm.checkFor(10*time.Second, func() error {
+	bustest.Eventually(cm.t, 10*time.Second, func() error {
 		if !d.ready.Load() {
 			return fmt.Errorf("client not ready")
 		}
@@ -138,8 +124,8 @@ func (cm *clusterMesh) connectedTo(d *Daemon) int {
 		if err != nil {
 			return fmt.Errorf("client not connected")
 		}
-		for i, o := range cm.opts {
-			if u.Port() == fmt.Sprint(o.Port) {
+		for i, port := range cm.ports {
+			if u.Port() == fmt.Sprint(port) {
 				at = i
 				return nil
 			}
@@ -164,11 +150,11 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 	cm.waitState("ace", "web", "applied")
 
 	k := cm.connectedTo(d)
-	cm.servers[k].Shutdown()
-	cm.servers[k].WaitForShutdown()
+	again := bustest.Same(cm.servers[k])
+	bustest.Stop(cm.servers[k])
 	start := time.Now()
 	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "mint")
-	cm.checkFor(45*time.Second, func() error {
+	bustest.Eventually(cm.t, 45*time.Second, func() error {
 		got, _, err := cm.file("/etc/web/c.conf")
 		if err != nil || got != "flavour = mint\n" {
 			return fmt.Errorf("c.conf %q %v", got, err)
@@ -180,17 +166,16 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 		t.Fatalf("still connected to the killed server s%d", k)
 	}
 
-	o := cm.opts[k]
-	cm.servers[k] = restart(t, &o)
+	cm.servers[k] = bustest.Start(t, cm.tweaks[k], again)
 	cm.putEventually(spec.ConfigBucket, "ace.web.model", "sonnet")
-	cm.checkFor(45*time.Second, func() error {
+	bustest.Eventually(cm.t, 45*time.Second, func() error {
 		got, _, err := cm.file("/etc/web/a.conf")
 		if err != nil || got != "model = sonnet\nport = 8080\n" {
 			return fmt.Errorf("a.conf %q %v", got, err)
 		}
 		return nil
 	})
-	cm.checkFor(30*time.Second, func() error {
+	bustest.Eventually(cm.t, 30*time.Second, func() error {
 		if r, _ := cm.report("ace", "web"); r["state"] != "applied" {
 			return fmt.Errorf("report %v", r)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/report"
@@ -48,7 +49,7 @@ func (m *mesh) revision(bucket, key string) uint64 {
 
 func (m *mesh) waitGone(bucket, key string) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if v, ok := m.get(bucket, key); ok {
 			return fmt.Errorf("%s %s is still there: %s", bucket, key, v)
 		}
@@ -58,7 +59,7 @@ func (m *mesh) waitGone(bucket, key string) {
 
 func (m *mesh) waitValue(bucket, key, want string) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if v, _ := m.get(bucket, key); v != want {
 			return fmt.Errorf("%s %s is %q, want %q", bucket, key, v, want)
 		}

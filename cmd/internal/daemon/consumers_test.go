@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -68,7 +69,7 @@ func (m *mesh) consumersIn(path string) ([]consumerEntry, error) {
 func (m *mesh) waitConsumers(path string, want ...string) []consumerEntry {
 	m.t.Helper()
 	var list []consumerEntry
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		var err error
 		if list, err = m.consumersIn(path); err != nil {
 			return err
@@ -122,7 +123,7 @@ func TestConsumersListBindingsInKeyThenProvisionsOrderAndFollowBindUnbind(t *tes
 	if d := reportDigests(r)["/etc/gitea/consumers.json"]; !contains(d, "hmac-sha256:") {
 		t.Errorf("consumers file digest %q", d)
 	}
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if !contains(m.logs.String(), pair("g14", "aider", "")) {
 			return fmt.Errorf("the consumer left out is not named in the log")
 		}
@@ -179,7 +180,7 @@ func TestConsumersWithinAPlanFollowItsProvisionsOrderAndARefusalLeavesOneOut(t *
 	m.client("ace")
 	m.waitConsumers("/etc/gitea/consumers.json", pair("g14", "claude-code", "zeta"), pair("g14", "claude-code", ""))
 	m.waitState("ace", "gitea", "applied")
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if !contains(m.logs.String(), "alpha is revoked") {
 			return fmt.Errorf("the refused consumer is not said in the log")
 		}

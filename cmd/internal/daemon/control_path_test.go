@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
@@ -40,7 +41,7 @@ func TestAControlPathUpToTheUnixLimitIsBoundAndALongerOneIsRefusedSayingSo(t *te
 			sock := pathOf(t, filepath.Dir(ctlSock(t)), c.n, c.base)
 			node := fmt.Sprintf("n%d", i)
 			m.client(node, withControl(sock))
-			waitFor(t, 10*time.Second, func() error {
+			bustest.Eventually(t, 10*time.Second, func() error {
 				code, b, err := control.NewClient(sock, 5*time.Second).Get(context.Background(), "/v1/modules")
 				if err != nil || code != http.StatusOK || !strings.Contains(string(b), `"node": "`+node+`"`) {
 					return fmt.Errorf("%d %v %s", code, err, b)

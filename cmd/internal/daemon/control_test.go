@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -23,6 +22,7 @@ import (
 	"gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/simple"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -109,20 +109,6 @@ func roots(e *control.Explanation) []control.Step {
 	return out
 }
 
-// waitFor is checkFor for a subtest.
-func waitFor(t *testing.T, total time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("not within %v: %v", total, err)
-}
-
 func oneFile(module, tmpl string) (nodes.Plan, map[string]string) {
 	return nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/" + module + "/a.conf", Template: "a"}}},
 		map[string]string{"a": tmpl}
@@ -201,7 +187,7 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 			var e *control.Explanation
 			var text string
 			var root control.Step
-			waitFor(t, 10*time.Second, func() error {
+			bustest.Eventually(t, 10*time.Second, func() error {
 				var err error
 				if e, text, err = explainTry(sock, c.module); err != nil {
 					return err
@@ -233,7 +219,7 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 	t.Run("fill socket down", func(t *testing.T) {
 		var e *control.Explanation
 		var text string
-		waitFor(t, 10*time.Second, func() error {
+		bustest.Eventually(t, 10*time.Second, func() error {
 			var err error
 			if e, text, err = explainTry(beeSock, "down"); err != nil {
 				return err
@@ -252,7 +238,7 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 		}
 	})
 	t.Run("not here", func(t *testing.T) {
-		waitFor(t, 5*time.Second, func() error {
+		bustest.Eventually(t, 5*time.Second, func() error {
 			if _, _, err := explainTry(sock, "cyc-b"); err != nil {
 				return err
 			}
@@ -303,7 +289,7 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 
 	var e *control.Explanation
 	var text string
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		var err error
 		if e, text, err = explainTry(sock, "absent"); err != nil {
 			return err
@@ -453,7 +439,7 @@ func TestMetricsMoveWithAChangeAndHealthzFollowsTheBus(t *testing.T) {
 	sock := ctlSock(t)
 	m.client("ace", withControl(sock))
 	m.waitState("ace", "web", "applied")
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if code, b := ctlGet(t, sock, "/healthz"); code != http.StatusOK {
 			return fmt.Errorf("%d %s", code, b)
 		}
@@ -474,7 +460,7 @@ func TestMetricsMoveWithAChangeAndHealthzFollowsTheBus(t *testing.T) {
 	var after map[string]*dto.MetricFamily
 	moved := []string{"provisioner_stabilizations_total", "provisioner_nodes_recomputed_total", "provisioner_nodes_changed_total",
 		"provisioner_cutoffs_total", "provisioner_fill_seconds", "provisioner_stabilize_seconds"}
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		after = scrape(t, sock)
 		for _, name := range moved {
 			if metric(after, name) <= metric(before, name) {
@@ -487,15 +473,15 @@ func TestMetricsMoveWithAChangeAndHealthzFollowsTheBus(t *testing.T) {
 		return nil
 	})
 
-	m.s.Shutdown()
-	m.checkFor(5*time.Second, func() error {
+	bustest.Stop(m.s)
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if code, b := ctlGet(t, sock, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(string(b), "the bus is not connected") {
 			return fmt.Errorf("%d %s", code, b)
 		}
 		return nil
 	})
-	m.s = natsserver.RunServer(&m.opts)
-	m.checkFor(10*time.Second, func() error {
+	m.s = bustest.Start(t, m.again)
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if code, b := ctlGet(t, sock, "/healthz"); code != http.StatusOK {
 			return fmt.Errorf("%d %s", code, b)
 		}
@@ -545,7 +531,7 @@ func TestTheControlSocketIsMode0600AndRefusesOtherUsers(t *testing.T) {
 	m := newMesh(t)
 	sock := ctlSock(t)
 	m.client("ace", withControl(sock))
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		_, err := os.Stat(sock)
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -109,7 +110,7 @@ func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
 		t.Fatalf("needs put again by changes that moved none: %v, then %v", before, after)
 	}
 	m.del(spec.ConfigBucket, "ace.web.flavour")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if need, _ := m.get(spec.NeedsBucket, "ace.web.config.flavour"); !contains(need, `"state":"waiting"`) {
 			return fmt.Errorf("need %s", need)
 		}
@@ -123,7 +124,7 @@ func TestAModuleMissingAConfigKeyWritesNothingAndSaysWhatItWaitsFor(t *testing.T
 	m.assign("ace", "web", webPlan(), webTemplates)
 	m.client("ace")
 	var b []byte
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "web")
 		b, _ = json.Marshal(r["waiting"])
 		if r["state"] != "waiting" || !contains(string(b), `"kind":"config"`) {
@@ -179,7 +180,7 @@ func TestAModuleTakenOffTheNodeLeavesNoNeedsAndSaysRemoved(t *testing.T) {
 			break
 		}
 	}
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if _, ok := m.report("ace", "web"); ok {
 			return fmt.Errorf("applied key still there")
 		}

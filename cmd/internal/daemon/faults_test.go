@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -149,19 +151,14 @@ func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *tes
 	m.waitState("ace", "web", "applied")
 	from := m.fills.count()
 
-	m.s.Shutdown()
-	m.s.WaitForShutdown()
-	side := m.opts
-	side.Port = -1
-	m.s = restart(t, &side)
+	bustest.Stop(m.s)
+	m.s = bustest.Start(t, m.again, func(o *server.Options) { o.Port = -1 }) // same store, another port
 	m.connect()
 	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	m.put(spec.ConfigBucket, "ace.web.model", "sonnet")
-	m.s.Shutdown()
-	m.s.WaitForShutdown()
+	bustest.Stop(m.s)
 	time.Sleep(outage(30*time.Second, 300*time.Millisecond)) // the client keeps trying its own port meanwhile
-	o := m.opts
-	m.s = restart(t, &o)
+	m.s = bustest.Start(t, m.again)
 	m.connect()
 
 	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
@@ -204,7 +201,7 @@ func TestAVaultSilentForAWhileLeavesModulesWaitingAndItsReturnApplies(t *testing
 	d := m.client("ace")
 
 	m.waitState("ace", "web", "applied")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "sec")
 		if w := fmt.Sprint(r["waiting"]); r["state"] != "waiting" || !contains(w, "own/sec/api-key") || !contains(w, "no answer within") {
 			return fmt.Errorf("report %v does not say the vault is silent", r)
@@ -440,7 +437,7 @@ func TestAClientKilledMidFillConvergesAndNoHalfFileIsSeen(t *testing.T) {
 	for r := range 4 {
 		c := start()
 		n0 := m.fills.count()
-		m.checkFor(15*time.Second, func() error {
+		bustest.Eventually(m.t, 15*time.Second, func() error {
 			if n := m.fills.count(); n < n0+1+r%2 {
 				return fmt.Errorf("client %d: %d fills so far", r, n-n0)
 			}
@@ -463,7 +460,7 @@ func TestAClientKilledMidFillConvergesAndNoHalfFileIsSeen(t *testing.T) {
 	t0 := time.Now()
 	start()
 	want := render(value(last))
-	m.checkFor(20*time.Second, func() error {
+	bustest.Eventually(m.t, 20*time.Second, func() error {
 		for _, path := range paths {
 			if got, _, err := m.file(path); err != nil || got != want {
 				return fmt.Errorf("%s not at the last value %d (%v)", path, last, err)

@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
-
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -53,13 +51,11 @@ func TestTheClientRefillsFromCurrentValuesAfterTheServerRestarts(t *testing.T) {
 	m.client("ace")
 	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 
-	m.s.Shutdown()
-	m.s.WaitForShutdown()
-	o := m.opts
-	m.s = restart(t, &o)
+	bustest.Stop(m.s)
+	m.s = bustest.Start(t, m.again)
 	m.connect()
 	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
-	m.checkFor(30*time.Second, func() error {
+	bustest.Eventually(m.t, 30*time.Second, func() error {
 		got, _, err := m.file("/etc/web/c.conf")
 		if err != nil || got != "flavour = mint\n" {
 			return errorf("c.conf %q %v", got, err)
@@ -68,25 +64,3 @@ func TestTheClientRefillsFromCurrentValuesAfterTheServerRestarts(t *testing.T) {
 	})
 	m.waitState("ace", "web", "applied")
 }
-
-func restart(t *testing.T, o *server.Options) *server.Server {
-	t.Helper()
-	var s *server.Server
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var err error
-		s, err = server.NewServer(o)
-		if err == nil {
-			go s.Start()
-			if s.ReadyForConnections(5 * time.Second) {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not restart: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-var _ = natsserver.DefaultTestOptions

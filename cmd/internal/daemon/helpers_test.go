@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,13 +18,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
@@ -37,14 +36,14 @@ import (
 type mesh struct {
 	t      testing.TB
 	s      *server.Server
-	opts   server.Options
+	again  func(*server.Options) // brings m.s back on its port and store
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	root   string
 	sock   string
 	tmpl   string
 	fills  *fillLog
-	logs   *syncBuffer
+	logs   *bustest.Buffer
 	cancel []context.CancelFunc
 	user   string // the bus user the test connects as ("" for none)
 }
@@ -71,39 +70,27 @@ func (f *fillLog) since(from int) []string {
 
 func (f *fillLog) count() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.reqs) }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 func newMesh(t testing.TB) *mesh {
 	t.Helper()
-	o := natsserver.DefaultTestOptions
-	o.Port = -1
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	return newMeshOn(t, o, "")
+	return newMeshOn(t, nil, "")
 }
 
-// newMeshOn is newMesh on a server run with o, the test connecting as
-// user (with its dev password of examples/nats/server.conf).
-func newMeshOn(t testing.TB, o server.Options, user string) *mesh {
+// newMeshOn is newMesh on a server whose options tweak sets (nil: the
+// defaults), the test connecting as user (with its dev password of
+// examples/nats/server.conf).
+func newMeshOn(t testing.TB, tweak func(*server.Options), user string) *mesh {
 	t.Helper()
-	s := natsserver.RunServer(&o)
-	o.Port = s.Addr().(*net.TCPAddr).Port
-	m := &mesh{t: t, s: s, opts: o, fills: &fillLog{}, logs: &syncBuffer{}, user: user}
+	if tweak == nil {
+		tweak = func(*server.Options) {}
+	}
+	s := bustest.Start(t, tweak)
+	same := bustest.Same(s)
+	again := func(o *server.Options) { tweak(o); same(o) }
+	m := &mesh{t: t, s: s, again: again, fills: &fillLog{}, logs: &bustest.Buffer{}, user: user}
 	t.Cleanup(func() {
 		for _, c := range m.cancel {
 			c()
 		}
-		m.s.Shutdown()
 	})
 	m.connect()
 	ctx := context.Background()
@@ -136,13 +123,7 @@ func (m *mesh) connect() {
 	if m.user != "" {
 		opts = append(opts, nats.UserInfo(m.user, "dev-only-"+m.user))
 	}
-	nc, err := nats.Connect(m.s.ClientURL(), opts...)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	m.t.Cleanup(nc.Close)
-	m.nc = nc
-	m.js, _ = jetstream.New(nc)
+	m.nc, m.js = bustest.JetStream(m.t, m.s, opts...)
 }
 
 func (m *mesh) startFill() {
@@ -150,7 +131,7 @@ func (m *mesh) startFill() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = append(m.cancel, cancel)
 	go fs.Serve(ctx, m.sock)
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if _, err := os.Stat(m.sock); err != nil {
 			return err
 		}
@@ -264,19 +245,6 @@ func (m *mesh) startClient(node string, opts ...clientOpt) (*Daemon, func()) {
 	return d, stop
 }
 
-func (m *mesh) checkFor(total time.Duration, f func() error) {
-	m.t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	m.t.Fatalf("not within %v: %v", total, err)
-}
-
 // file reads a filled file under the fill server's root.
 func (m *mesh) file(path string) (string, os.FileMode, error) {
 	p := filepath.Join(m.root, path)
@@ -290,7 +258,7 @@ func (m *mesh) file(path string) (string, os.FileMode, error) {
 
 func (m *mesh) waitFile(path, want string) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		got, _, err := m.file(path)
 		if err != nil {
 			return err
@@ -316,7 +284,7 @@ func (m *mesh) report(node, module string) (map[string]any, bool) {
 func (m *mesh) waitState(node, module, state string) map[string]any {
 	m.t.Helper()
 	var r map[string]any
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		var ok bool
 		r, ok = m.report(node, module)
 		if !ok {

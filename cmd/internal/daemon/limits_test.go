@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -58,7 +59,7 @@ func TestRunEndsWithAnErrorWhenTheBusConnectionClosesForGood(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	m.waitState("ace", "web", "applied")
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if !d.ready.Load() {
 			return fmt.Errorf("not ready")
 		}
@@ -82,7 +83,7 @@ func TestRunEndsWithAnErrorWhenTheBusConnectionClosesForGood(t *testing.T) {
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	go func() { done <- d2.Run(ctx2) }()
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if !d2.ready.Load() {
 			return fmt.Errorf("not ready")
 		}

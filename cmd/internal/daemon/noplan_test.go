@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -81,7 +82,7 @@ func TestAnAssignmentWithoutProvisioningIsNoModule(t *testing.T) {
 
 	// web loses its provisioning: its report and needs go, as if deleted.
 	m.put(spec.AssignmentsBucket, "ace.web", `{"node":"ace","module":"web"}`)
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if _, ok := m.report("ace", "web"); ok {
 			return fmt.Errorf("web's report is still there")
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -32,7 +33,7 @@ func (m *mesh) urlConsumer(tmpl string) {
 // in state with a why holding says.
 func (m *mesh) needSays(node, module, kind, name, state, says string) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		v, ok := m.get(spec.NeedsBucket, spec.EncodeKey(node, module, kind, name))
 		if !ok {
 			return fmt.Errorf("no need %s.%s %s %s", node, module, kind, name)
@@ -48,7 +49,7 @@ func (m *mesh) needSays(node, module, kind, name, state, says string) {
 
 func (m *mesh) waitFailed(node, module, says string) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report(node, module)
 		if r["state"] != "failed" || !contains(fmt.Sprint(r["reason"]), says) {
 			return fmt.Errorf("report %v, want failed saying %q", r, says)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -36,7 +37,7 @@ func TestARotatedSecretRestartsTheProgramThatReadsIt(t *testing.T) {
 
 	v.Set(t.Context(), ownApp, []byte("k-999"))
 	m.waitFile("/etc/app/api-key", "k-999")
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if n := f.programRestarts() - restarts; n != 1 {
 			return fmt.Errorf("%d program restarts after the rotation, want 1", n)
 		}
@@ -55,7 +56,7 @@ func TestARotatedSecretRestartsTheProgramThatReadsIt(t *testing.T) {
 	restarts, from := f.programRestarts(), m.fills.count()
 	asked := v.AskCount(ownApp)
 	v.Set(t.Context(), ownApp, []byte("k-999"))
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if v.AskCount(ownApp) == asked {
 			return fmt.Errorf("%s not asked again after secret-changed", ownApp)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -17,15 +18,17 @@ import (
 // test connecting as its user lab.
 func exampleBus(t *testing.T) *mesh {
 	t.Helper()
-	o, err := server.ProcessConfigFile("../../../examples/nats/server.conf")
+	file, err := server.ProcessConfigFile("../../../examples/nats/server.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Host, o.Port = "127.0.0.1", -1
-	o.HTTPHost, o.HTTPPort = "", 0
-	o.StoreDir = t.TempDir()
-	o.NoLog, o.NoSigs = true, true
-	return newMeshOn(t, *o, "lab")
+	dir := t.TempDir()
+	return newMeshOn(t, func(o *server.Options) {
+		*o = *file
+		o.Host, o.Port = "127.0.0.1", -1
+		o.HTTPHost, o.HTTPPort = "", 0
+		o.StoreDir = dir
+	}, "lab")
 }
 
 func asUser(user string) clientOpt {
@@ -55,7 +58,7 @@ func TestABucketTheClientMayNotReadIsSaid(t *testing.T) {
 	m.waitFile("/etc/cc/forge", "https://forge\n")
 	const why = "not permitted to read route-proxy_bound"
 	// The refused lookup ends at the bus's API timeout (5 s).
-	m.checkFor(20*time.Second, func() error {
+	bustest.Eventually(m.t, 20*time.Second, func() error {
 		r, _ := m.report("ace", "rp")
 		b, _ := json.Marshal(r)
 		if r["state"] != "waiting" || !strings.Contains(string(b), why) {

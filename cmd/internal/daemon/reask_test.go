@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -46,7 +47,7 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 
 	// The bus away: the rotation is stored, its secret-changed lost.
 	m.busDown()
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if !vc.IsReconnecting() {
 			return fmt.Errorf("the vault's connection is %v", vc.Status())
 		}
@@ -65,7 +66,7 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 	from := m.fills.count()
 	m.busDown()
 	m.busUp()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if v.AskCount(ownApp) == own || v.AskCount(provApp) == prov {
 			return fmt.Errorf("asked %d and %d times since the bus came back, want each again",
 				v.AskCount(ownApp)-own, v.AskCount(provApp)-prov)
@@ -83,14 +84,10 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 
 // busDown stops the nats-server; busUp starts it again on its own port
 // and store, and connects the test to it.
-func (m *mesh) busDown() {
-	m.s.Shutdown()
-	m.s.WaitForShutdown()
-}
+func (m *mesh) busDown() { bustest.Stop(m.s) }
 
 func (m *mesh) busUp() {
 	m.t.Helper()
-	o := m.opts
-	m.s = restart(m.t.(*testing.T), &o)
+	m.s = bustest.Start(m.t, m.again)
 	m.connect()
 }

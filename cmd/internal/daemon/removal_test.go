@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
@@ -49,7 +50,7 @@ func (f *stateFill) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel, f.done = cancel, make(chan struct{})
 	go func() { defer close(f.done); fs.Serve(ctx, f.sock) }()
-	f.m.checkFor(5*time.Second, func() error { _, err := os.Stat(f.sock); return err })
+	bustest.Eventually(f.m.t, 5*time.Second, func() error { _, err := os.Stat(f.sock); return err })
 }
 
 // stop shuts mesh-fill down (its socket removed) and waits.
@@ -86,7 +87,7 @@ func (f *fillLog) requests(module string, from int) []fill.Request {
 
 func (m *mesh) waitNoFile(path string) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if _, err := os.Stat(filepath.Join(m.root, path)); !os.IsNotExist(err) {
 			return fmt.Errorf("%s still there (%v)", path, err)
 		}
@@ -96,7 +97,7 @@ func (m *mesh) waitNoFile(path string) {
 
 func (m *mesh) waitContains(path, want string, has bool) {
 	m.t.Helper()
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		got, _, err := m.file(path)
 		if err != nil {
 			return err
@@ -165,7 +166,7 @@ func TestAFileDroppedFromThePlanIsRemovedByTheWholeRequestTheChangeSends(t *test
 	from := m.fills.count()
 	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/a", "a", "")}}, tmpl)
 	m.waitNoFile("/etc/b")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "web")
 		if got := reportFiles(r); got["/etc/b"] != "removed" || got["/etc/a"] == "" {
 			return fmt.Errorf("report files %v", got)
@@ -182,7 +183,7 @@ func TestAFileDroppedFromThePlanIsRemovedByTheWholeRequestTheChangeSends(t *test
 	from = m.fills.count()
 	m.put(spec.ConfigBucket, "ace.web.model", "two")
 	m.waitFile("/etc/a", "a=two\n")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "web")
 		if got := reportFiles(r); len(got) != 1 || got["/etc/a"] != "written" {
 			return fmt.Errorf("report files %v", got)
@@ -225,7 +226,7 @@ func TestARemovalNotAnsweredIsTriedAgainAtTheTick(t *testing.T) {
 
 	m.del(spec.AssignmentsBucket, "ace.web")
 	m.waitGone(spec.AppliedBucket, "ace.web") // the removed report is out
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if n := strings.Count(m.logs.String(), "did not remove the module's files"); n < 2 {
 			return fmt.Errorf("the removal was tried %d times", n)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
@@ -53,7 +54,7 @@ func TestTheSweepNamesWhoHoldsTheMeshBack(t *testing.T) {
 	var reply srv.SweepReply
 	// The refused bucket is known at the bus's API timeout (5 s); the
 	// need then waits, and stands asked a second later.
-	m.checkFor(30*time.Second, func() error {
+	bustest.Eventually(m.t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		r, err := srv.AskSweep(ctx, m.nc, "", "", "1s")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -35,7 +36,7 @@ func TestKeysOfAModuleThatLeftWhileTheClientWasDownAreDeletedAtStart(t *testing.
 	m.waitState("ace", "web", "applied")
 	m.waitFile("/etc/gone.conf", "k = v\n")
 	item := spec.EncodeKey("ace", zshColl, "gone")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		for _, k := range []struct{ bucket, key string }{
 			{spec.NeedsBucket, "ace.gone.config.k"}, {spec.NeedsBucket, "ace.web.config.flavour"}, {spec.CollectBucket, item},
 		} {
@@ -58,7 +59,7 @@ func TestKeysOfAModuleThatLeftWhileTheClientWasDownAreDeletedAtStart(t *testing.
 	m.waitGone(spec.NeedsBucket, "ace.gone.config.k")
 	m.waitGone(spec.CollectBucket, item)
 	m.waitGone(spec.NeedsBucket, "ace.web.config.flavour")
-	m.checkFor(10*time.Second, func() error { // the node-engine was told, and removed the module's file
+	bustest.Eventually(m.t, 10*time.Second, func() error { // the node-engine was told, and removed the module's file
 		if _, _, err := m.file("/etc/gone.conf"); err == nil {
 			return fmt.Errorf("/etc/gone.conf is still there")
 		}
@@ -95,7 +96,7 @@ func TestAStaleKeyTheBusRefusesToDeleteIsDeletedOnceItCan(t *testing.T) {
 	m.nc.Flush()
 	m.client("ace")
 	m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if n := strings.Count(m.logs.String(), "not all deleted yet"); n < 2 {
 			return fmt.Errorf("the sweep failed %d times", n)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -195,7 +196,7 @@ func TestARotatedSecretRefillsOnlyTheFilesNamingIt(t *testing.T) {
 	if n := v.AskCount(ownApp); n != 1 {
 		t.Errorf("%s asked %d times, want once", ownApp, n)
 	}
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		r, _ := m.report("ace", "app")
 		after := reportDigests(r)
 		if after["/etc/app/forge-token"] == before["/etc/app/forge-token"] || !strings.HasPrefix(after["/etc/app/forge-token"], "hmac-sha256:") {
@@ -216,7 +217,7 @@ func waitingText(r map[string]any) string {
 func TestAnAbsentSecretWaitsByNameAndIsAppliedOnceSet(t *testing.T) {
 	m, v := appMesh(t, provApp)
 	m.client("ace")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "app")
 		w := waitingText(r)
 		if r["state"] != "waiting" || !contains(w, `"name":"api-key"`) || !contains(w, ownApp) || !contains(w, "absent") {
@@ -262,7 +263,7 @@ func TestASilentVaultMakesWaitingNotFailedAndItsReturnApplies(t *testing.T) {
 	})
 	defer sub.Unsubscribe()
 	m.client("ace")
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "app")
 		if r["state"] != "waiting" || !contains(waitingText(r), "no answer within") || !contains(waitingText(r), ownApp) {
 			return fmt.Errorf("report %v", r)
@@ -270,7 +271,7 @@ func TestASilentVaultMakesWaitingNotFailedAndItsReturnApplies(t *testing.T) {
 		return nil
 	})
 	// Asked again with backoff while silent, without the client restarting.
-	m.checkFor(5*time.Second, func() error {
+	bustest.Eventually(m.t, 5*time.Second, func() error {
 		if n := v.AskCount(ownApp); n < 3 {
 			return fmt.Errorf("%s asked %d times while silent", ownApp, n)
 		}
@@ -299,7 +300,7 @@ func TestARefusedSecretFailsWithTheVaultsReasonAndIsAskedAgainLater(t *testing.T
 	if !contains(fmt.Sprint(r["reason"]), "policy 42 forbids app on ace") {
 		t.Fatalf("reason %q does not carry the vault's", r["reason"])
 	}
-	m.checkFor(10*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		if n := len(asks.times(ownApp)); n < 2 {
 			return fmt.Errorf("%s asked %d times", ownApp, n)
 		}

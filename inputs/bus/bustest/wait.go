@@ -14,6 +14,13 @@ const Poll = 20 * time.Millisecond
 // with cond's last error when timeout has passed first.
 func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 	t.Helper()
+	EventuallyEvery(t, timeout, Poll, cond)
+}
+
+// EventuallyEvery is Eventually asking every poll: a benchmark that times
+// how soon something happens asks often, so that polling adds little.
+func EventuallyEvery(t testing.TB, timeout, poll time.Duration, cond func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := cond()
@@ -23,7 +30,7 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %s: %v", timeout, err)
 		}
-		time.Sleep(Poll)
+		time.Sleep(poll)
 	}
 }
 
