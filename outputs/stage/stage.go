@@ -28,6 +28,10 @@ type Config struct {
 	// OnFill, if set, is told of each fill request's latency and outcome;
 	// it is called from the fill's own goroutine.
 	OnFill func(took time.Duration, err error)
+	// OnState, if set, is told when a module's state changes, as soon as
+	// its report is written ("" before the first and once it has left),
+	// so a count by state never lags the bucket by a batch.
+	OnState func(was, now string)
 }
 
 // Views gives a module's view after a stabilisation, nil when the module
@@ -223,7 +227,14 @@ func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 		ev = ev.Interface("waiting", r.Waiting)
 	}
 	ev.Msg("module " + r.State)
-	mo.state = r.State
+	s.setState(mo, r.State)
+}
+
+func (s *Stage) setState(mo *moduleOut, now string) {
+	if s.cfg.OnState != nil && now != mo.state {
+		s.cfg.OnState(mo.state, now)
+	}
+	mo.state = now
 }
 
 // needsDelay bounds how long needs wait to be written while input keeps
@@ -271,6 +282,9 @@ func (s *Stage) Removed(ctx context.Context, name string) {
 	if _, err := pub.Report(ctx, report.Report{Module: name, State: "removed"}); err != nil {
 		s.swept = false
 		log.Warn().Err(err).Str("module", name).Msg("removed report not published")
+	}
+	if mo := s.modules[name]; mo != nil {
+		s.setState(mo, "")
 	}
 	delete(s.modules, name)
 	log.Info().Str("module", name).Str("state", "removed").Msg("module removed")

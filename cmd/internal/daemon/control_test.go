@@ -446,11 +446,17 @@ func TestMetricsMoveWithAChangeAndHealthzFollowsTheBus(t *testing.T) {
 		return nil
 	})
 
-	before := scrape(t, sock)
-	if metric(before, "provisioner_modules", "state", "applied") != 1 || metric(before, "provisioner_fills_total", "outcome", "ok") < 1 {
-		t.Fatalf("after the first fill: modules applied %v, fills %v", metric(before, "provisioner_modules", "state", "applied"),
-			metric(before, "provisioner_fills_total", "outcome", "ok"))
-	}
+	// The report and /metrics are read at two instants: the gauge follows
+	// the report as it is written, not at the end of the batch.
+	var before map[string]*dto.MetricFamily
+	bustest.Eventually(t, time.Second, func() error {
+		before = scrape(t, sock)
+		if metric(before, "provisioner_modules", "state", "applied") != 1 || metric(before, "provisioner_fills_total", "outcome", "ok") < 1 {
+			return fmt.Errorf("after the first fill: modules applied %v, fills %v", metric(before, "provisioner_modules", "state", "applied"),
+				metric(before, "provisioner_fills_total", "outcome", "ok"))
+		}
+		return nil
+	})
 	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
 	// The registry's entry for config changes, every value stays: the

@@ -157,7 +157,6 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	if retrying {
 		d.out.FlushNeeds(ctx, true)
 	}
-	d.metrics.observeModules(d.out.States())
 }
 
 // onLoaded runs once the first snapshots are in: it says every module's

@@ -36,6 +36,9 @@ func newMetrics() *metrics {
 			Help: "Modules by state."}, []string{"state"}),
 	}
 	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules)
+	for _, s := range []string{"applied", "waiting", "failed"} {
+		m.modules.WithLabelValues(s) // shown at 0 before any module is
+	}
 	return m
 }
 
@@ -54,10 +57,14 @@ func (m *metrics) engine(read func() (stabs, recomputed, changed, cutoffs uint64
 	}
 }
 
-// observeModules sets the modules gauge from the count by state.
-func (m *metrics) observeModules(counts map[string]int) {
-	for s, n := range counts {
-		m.modules.WithLabelValues(s).Set(float64(n))
+// moduleState moves a module from one state's count to another's (the
+// stage's OnState): the gauge follows each report as it is written.
+func (m *metrics) moduleState(was, now string) {
+	if was != "" {
+		m.modules.WithLabelValues(was).Dec()
+	}
+	if now != "" {
+		m.modules.WithLabelValues(now).Inc()
 	}
 }
 

@@ -21,5 +21,6 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Log:     d.log,
 		Busy:    func() bool { return len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
 		OnFill:  d.metrics.filled,
+		OnState: d.metrics.moduleState,
 	})
 }
