@@ -237,3 +237,16 @@ func moduleOf(name string) string {
 	}
 	return ""
 }
+
+// Asking says an ask is under way or its answer not yet taken (a retry
+// waiting for its backoff is not).
+func (a *Asker) Asking() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, st := range a.pending {
+		if st.inflight {
+			return true
+		}
+	}
+	return false
+}

@@ -66,3 +66,6 @@ func (s *Stage) HoldC() <-chan time.Time {
 
 // Woke says HoldC fired (the timer is no longer armed).
 func (s *Stage) Woke() { s.holdAt = time.Time{} }
+
+// Holding says some module's changes wait for their fill gap to pass.
+func (s *Stage) Holding() bool { return len(s.held) > 0 }

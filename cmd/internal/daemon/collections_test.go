@@ -97,7 +97,7 @@ func TestThreeContributorsAndACollectorMakeTheCollectedFileAndOnlyItMoves(t *tes
 	from := m.fills.count()
 	m.put(spec.ConfigBucket, "ace.beta.level", "2")
 	m.waitFile("/etc/beta.conf", "level=2\n")
-	time.Sleep(300 * time.Millisecond)
+	m.settle()
 	if got := m.fills.since(from); strings.Join(got, ",") != "/etc/beta.conf" {
 		t.Fatalf("sent %v, want only /etc/beta.conf", got)
 	}
@@ -112,12 +112,12 @@ func TestThreeContributorsAndACollectorMakeTheCollectedFileAndOnlyItMoves(t *tes
 	m.waitValue(spec.CollectBucket, zshKey("ace", "beta"), itemJSON(zshColl, "beta", "export EDITOR=nvim\n\n"))
 
 	// A fourth contributor appears: only the collector's file is sent.
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	from = m.fills.count()
 	m.contribute("ace", "delta", "path+=(/opt/delta)\n")
 	want = strings.Replace(want, "## gamma", "## delta\npath+=(/opt/delta)\n## gamma", 1)
 	m.waitFile("/etc/zsh/zshrc", want)
-	time.Sleep(300 * time.Millisecond)
+	m.settle()
 	if got := m.fills.since(from); strings.Join(got, ",") != "/etc/zsh/zshrc" {
 		t.Fatalf("a new contributor sent %v, want only /etc/zsh/zshrc", got)
 	}

@@ -129,13 +129,13 @@ func TestConsumersListBindingsInKeyThenProvisionsOrderAndFollowBindUnbind(t *tes
 		}
 		return nil
 	})
-	time.Sleep(100 * time.Millisecond)
+	m.settle()
 	before, from := askTotals(v), m.fills.count()
 
 	// A fourth consumer: exactly one new ask, only the consumers file sent.
 	m.assign("g14", "bot", consumerPlan(), nil)
 	m.waitConsumers("/etc/gitea/consumers.json", pair("ace", "ci", ""), pair("g14", "bot", ""), pair("g14", "claude-code", ""))
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	after := askTotals(v)
 	for name, n := range after {
 		delta := n - before[name]
@@ -155,7 +155,7 @@ func TestConsumersListBindingsInKeyThenProvisionsOrderAndFollowBindUnbind(t *tes
 	before, from = askTotals(v), m.fills.count()
 	m.del(spec.AssignmentsBucket, "g14.bot")
 	m.waitConsumers("/etc/gitea/consumers.json", pair("ace", "ci", ""), pair("g14", "claude-code", ""))
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	if after := askTotals(v); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("asks moved on an unbinding: %v → %v", before, after)
 	}
@@ -201,7 +201,7 @@ func TestAModuleNamingConsumersItDoesNotProvideFails(t *testing.T) {
 	if !contains(fmt.Sprint(r["reason"]), "does not provide gitea-read") {
 		t.Fatalf("reason %q", r["reason"])
 	}
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	if len(v.Asks()) != 0 {
 		t.Fatalf("the vault was asked %v", v.Asks())
 	}

@@ -68,7 +68,7 @@ func TestOneConfigChangeSendsExactlyTheFileThatNamesIt(t *testing.T) {
 	from := m.fills.count()
 	m.put(spec.ConfigBucket, "ace.web.flavour", "mint")
 	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	if got := m.fills.since(from); len(got) != 1 || got[0] != "/etc/web/c.conf" {
 		t.Fatalf("sent %v, want only /etc/web/c.conf", got)
 	}
@@ -105,7 +105,7 @@ func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
 		m.put(spec.ConfigBucket, "ace.web.flavour", v)
 		m.waitFile("/etc/web/c.conf", "flavour = "+v+"\n")
 	}
-	time.Sleep(300 * time.Millisecond)
+	m.settle()
 	if after := revisions(); !maps.Equal(after, before) {
 		t.Fatalf("needs put again by changes that moved none: %v, then %v", before, after)
 	}

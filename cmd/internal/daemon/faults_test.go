@@ -164,7 +164,7 @@ func TestTheBusGoneWhileValuesChangeBehindItConvergesWithoutNeedlessFills(t *tes
 	m.waitFile("/etc/web/c.conf", "flavour = mint\n")
 	m.waitFile("/etc/web/a.conf", "model = sonnet\nport = 8080\n")
 	m.waitState("ace", "web", "applied")
-	time.Sleep(500 * time.Millisecond) // room for a late, needless fill to show
+	m.settle()
 	got := m.fillsPerPath(from)
 	t.Logf("fills per path after the bus came back: %v", got)
 	// One full refill on reconnect sends each file once, and the changed
@@ -297,7 +297,7 @@ func TestAFlappingValueCoalescesIntoFewFillsAndRestarts(t *testing.T) {
 	took := time.Since(start)
 	m.waitFile("/etc/flap/app.conf", fmt.Sprintf("v = %d\n", puts))
 	m.waitState("ace", "flap", "applied")
-	time.Sleep(300 * time.Millisecond)
+	m.settle()
 	fills := m.fillsPerPath(from)["/etc/flap/app.conf"]
 	restarts := f.programRestarts() - restarts0
 	t.Logf("%d puts in %v: %d fills, %d program restarts", puts, took.Round(time.Millisecond), fills, restarts)

@@ -34,18 +34,19 @@ import (
 // provisioner's buckets and registry, a real fill server writing into a
 // temp dir, and clients.
 type mesh struct {
-	t      testing.TB
-	s      *server.Server
-	again  func(*server.Options) // brings m.s back on its port and store
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	root   string
-	sock   string
-	tmpl   string
-	fills  *fillLog
-	logs   *bustest.Buffer
-	cancel []context.CancelFunc
-	user   string // the bus user the test connects as ("" for none)
+	t       testing.TB
+	s       *server.Server
+	again   func(*server.Options) // brings m.s back on its port and store
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	root    string
+	sock    string
+	tmpl    string
+	fills   *fillLog
+	logs    *bustest.Buffer
+	cancel  []context.CancelFunc
+	user    string    // the bus user the test connects as ("" for none)
+	daemons []started // every client started, for settle
 }
 
 type fillLog struct {
@@ -242,6 +243,7 @@ func (m *mesh) startClient(node string, opts ...clientOpt) (*Daemon, func()) {
 	go func() { defer close(done); d.Run(ctx) }()
 	stop := func() { cancel(); <-done }
 	m.t.Cleanup(stop)
+	m.daemons = append(m.daemons, started{d, done})
 	return d, stop
 }
 

@@ -163,7 +163,7 @@ func TestOwnAndProvisionedSecretsFillTheirFilesAskedOnce(t *testing.T) {
 	// A change elsewhere re-renders, but asks the vault for nothing more.
 	m.put(spec.ConfigBucket, "ace.app.model", "sonnet")
 	m.waitFile("/etc/app/plain.conf", "model = sonnet\n")
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	for _, name := range []string{ownApp, provApp} {
 		if n := v.AskCount(name); n != 1 {
 			t.Errorf("%s asked %d times, want once", name, n)
@@ -184,7 +184,7 @@ func TestARotatedSecretRefillsOnlyTheFilesNamingIt(t *testing.T) {
 	v.Set(t.Context(), provApp, []byte("t-789"))
 	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-789\n")
 	m.waitFile("/etc/app/forge-token", "t-789")
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	got := m.fills.since(from)
 	want := map[string]bool{"/etc/app/app.conf": true, "/etc/app/forge-token": true}
 	if len(got) != 2 || !want[got[0]] || !want[got[1]] {
@@ -334,7 +334,7 @@ func TestAConfigValueHoldingASecretPlaceholderIsWrittenLiterally(t *testing.T) {
 	if got := mode(t, m, "/etc/lit.conf"); got != "0644" {
 		t.Errorf("mode %s, want 0644", got)
 	}
-	time.Sleep(200 * time.Millisecond)
+	m.settle()
 	if asks := v.Asks(); len(asks) != 0 {
 		t.Fatalf("the vault was asked %v", asks)
 	}
