@@ -190,3 +190,25 @@ func (m *Mesh) ModuleNode(module string) *graph.Node {
 
 // Renders counts the files and items this mesh rendered.
 func (m *Mesh) Renders() *RenderCounts { return &m.renders }
+
+// Ready says the module's view is complete: every file rendered.
+func (v *ModuleView) Ready() bool { return v.State == graph.Ready }
+
+// DOT renders the graph in Graphviz form, as graph.DOT does: all of it when
+// module is "", else the module and what it reads; ok is false when module
+// is not on this node.
+func (m *Mesh) DOT(name, module string) (out []byte, ok bool, err error) {
+	if module == "" {
+		out, err = m.g.DOT(name)
+		return out, true, err
+	}
+	mod := m.mods[module]
+	if mod == nil {
+		return nil, false, nil
+	}
+	out, err = m.g.DOT(name, mod.node.Key())
+	return out, true, err
+}
+
+// Counters are the engine's counters of this mesh's graph.
+func (m *Mesh) Counters() *graph.Counters { return m.g.Counters() }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/outputs/control"
 	"github.com/novox/mesh-provisioner/outputs/fill"
@@ -176,17 +175,11 @@ func (d *Daemon) ControlHandler() http.Handler {
 		var derr error
 		var notHere *control.ErrorBody
 		err := d.Do(r.Context(), func(m *nodes.Mesh) {
-			if mod == "" {
-				out, derr = m.Graph().DOT("provisioner")
-				return
-			}
-			n := m.ModuleNode(mod)
-			if n == nil {
+			var here bool
+			if out, here, derr = m.DOT("provisioner", mod); !here {
 				nh := d.answers().NotHere(mod)
 				notHere = &nh
-				return
 			}
-			out, derr = m.Graph().DOT("provisioner", n.Key())
 		})
 		switch {
 		case err != nil:
@@ -216,7 +209,7 @@ func (d *Daemon) answers() control.Answers {
 func (d *Daemon) moduleState(v *nodes.ModuleView) control.ModuleState {
 	s := control.ModuleState{State: control.StateWord(v.State), Reason: v.Reason, Since: v.Since}
 	said, ok := d.out.Said(v.Name)
-	if ok && v.State == graph.Ready && said.Reason != "" {
+	if ok && v.Ready() && said.Reason != "" {
 		s.State, s.Reason, s.Fill = "failed", said.Reason, said.Failure
 	}
 	if ok && said.State == s.State && !said.Since.IsZero() {

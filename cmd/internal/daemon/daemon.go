@@ -73,7 +73,7 @@ func New(cfg Config) (*Daemon, error) {
 		mesh: nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
 		metrics: newMetrics(),
 	}
-	c := d.mesh.Graph().Counters()
+	c := d.mesh.Counters()
 	d.metrics.engine(func() (uint64, uint64, uint64, uint64) {
 		return c.Stabilizations.Load(), c.Recomputed.Load(), c.Changed.Load(), c.Cutoffs.Load()
 	})

@@ -48,14 +48,16 @@ func allowed(from, to string) bool {
 // nothing of the project.
 func testAllowed(to string) bool { return to == "inputs/bus/bustest" }
 
-func TestPackagesImportOnlyWhatTheLayoutAllows(t *testing.T) {
+// packages is every package of the module as go list says it.
+func packages(t *testing.T) []pkg {
+	t.Helper()
 	cmd := exec.Command("go", "list", "-json", "github.com/novox/mesh-provisioner/...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	seen := 0
+	var all []pkg
 	for {
 		var p pkg
 		if err := dec.Decode(&p); err == io.EOF {
@@ -63,7 +65,16 @@ func TestPackagesImportOnlyWhatTheLayoutAllows(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		seen++
+		all = append(all, p)
+	}
+	if len(all) < 5 {
+		t.Fatalf("only %d packages listed", len(all))
+	}
+	return all
+}
+
+func TestPackagesImportOnlyWhatTheLayoutAllows(t *testing.T) {
+	for _, p := range packages(t) {
 		from := strings.TrimPrefix(p.ImportPath, mod)
 		for i, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
 			if !strings.HasPrefix(imp, mod) {
@@ -75,8 +86,23 @@ func TestPackagesImportOnlyWhatTheLayoutAllows(t *testing.T) {
 			}
 		}
 	}
-	if seen < 5 {
-		t.Fatalf("only %d packages listed", seen)
+}
+
+// The daemon is the event loop and wiring: it talks to nodes, never to the
+// engine, and only what starts a client (the client's main, the lab's
+// start-up) imports it; the operator's commands speak outputs/control.
+func TestTheDaemonIsWiringThatOnlyStartUpImports(t *testing.T) {
+	const daemon = mod + "cmd/internal/daemon"
+	startUp := map[string]bool{mod + "cmd/mesh-provisioner-client": true, mod + "cmd/internal/lab": true}
+	for _, p := range packages(t) {
+		for _, imp := range p.Imports {
+			if p.ImportPath == daemon && (imp == mod+"graph" || strings.HasPrefix(imp, mod+"graph/")) {
+				t.Errorf("cmd/internal/daemon imports %s: it talks to nodes, never to the engine", imp)
+			}
+			if imp == daemon && !startUp[p.ImportPath] {
+				t.Errorf("%s imports cmd/internal/daemon: only cmd/mesh-provisioner-client and cmd/internal/lab may", p.ImportPath)
+			}
+		}
 	}
 }
 
