@@ -25,11 +25,9 @@ type Daemon struct {
 	cfg Config
 	log zerolog.Logger
 
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	asker   *vault.Asker     // asks the vault, and again on its own
-	fetcher *archive.Fetcher // gets templates archives, and again on its own
-	out     *stage.Stage     // fills, needs, items and reports
+	nc     *nats.Conn
+	inputs              // what the loop reads from
+	out    *stage.Stage // fills, needs, items and reports
 
 	events chan event
 	// closed gets the last error once the connection is closed for good:
@@ -38,14 +36,27 @@ type Daemon struct {
 
 	// Owned by the loop goroutine.
 	mesh      *nodes.Mesh
-	watches   map[string]*watchState // by bucket
-	loaded    bool                   // the initial load of the base buckets is done
+	loaded    bool // the initial load of the base buckets is done
 	startedAt time.Time
 	calls     []call // Do's calls of this batch, run once it is stabilised
 
-	connected atomic.Bool
-	ready     atomic.Bool
-	metrics   *metrics
+	status
+	metrics *metrics
+}
+
+// inputs are the loop's sources besides its events: the buckets watched,
+// the vault asker and the archive fetcher, which ask again on their own.
+type inputs struct {
+	js      jetstream.JetStream
+	watches map[string]*watchState // by bucket; owned by the loop
+	asker   *vault.Asker
+	fetcher *archive.Fetcher
+}
+
+// status is what /healthz says, written by the bus callbacks and the loop.
+type status struct {
+	connected atomic.Bool // the bus connection is up
+	ready     atomic.Bool // the initial load is done
 }
 
 // New makes a daemon; Run starts it.
@@ -70,7 +81,7 @@ func New(cfg Config) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
-		mesh: nodes.NewMesh(cfg.Node), watches: map[string]*watchState{},
+		mesh: nodes.NewMesh(cfg.Node), inputs: inputs{watches: map[string]*watchState{}},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Counters()
