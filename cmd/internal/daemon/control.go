@@ -2,16 +2,11 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,35 +19,12 @@ import (
 // The control socket (SPEC §5.5): the listener and its HTTP handler; the
 // answers are built, and asked for, by outputs/control.
 
-// serveControl serves the control socket. The socket is bound under a
-// temporary name, made 0600 and only then renamed into place, so it is
-// never reachable with a wider mode.
+// serveControl serves the control socket, bound by control.Listen.
 func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
 	path := d.cfg.Control
-	if err := control.CheckSocketPath(path); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
-	}
-	if c, err := net.Dial("unix", path); err == nil {
-		c.Close()
-		return nil, errors.New("control socket " + path + ": another client answers on it")
-	}
-	ln, tmp, err := listenBeside(path)
+	ln, err := control.Listen(path)
 	if err != nil {
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		ln.Close()
-		_ = os.Remove(tmp)
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		ln.Close()
-		_ = os.Remove(tmp)
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
+		return nil, err
 	}
 	srv := &http.Server{
 		Handler:           d.peerCheck(d.ControlHandler()),
@@ -67,43 +39,6 @@ func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
 		_ = srv.Shutdown(sctx)
 		_ = os.Remove(path)
 	}, nil
-}
-
-// listenBeside binds a unix socket under a temporary name in path's
-// directory, no longer than path, which fits a unix socket: ".new-<pid>"
-// where that fits, else a random name as short as need be (down to one
-// byte, for a path at the limit ending in one). bind refuses a name that
-// is taken, so another is tried; nothing of someone else's is removed.
-func listenBeside(path string) (net.Listener, string, error) {
-	dir, base := filepath.Split(path)
-	room := control.MaxSocketPath - len(dir)
-	if own := ".new-" + strconv.Itoa(os.Getpid()); len(own) <= room {
-		_ = os.Remove(dir + own) // left by a process of this pid that died
-		ln, err := net.Listen("unix", dir+own)
-		return ln, dir + own, err
-	}
-	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, min(room, 8))
-	err := errors.New("no temporary name free in " + dir)
-	for try := 0; try < 100; try++ {
-		for i := range b {
-			b[i] = chars[rand.IntN(len(chars))]
-		}
-		if len(b) > 1 {
-			b[0] = '.'
-		}
-		if string(b) == base {
-			continue
-		}
-		var ln net.Listener
-		if ln, err = net.Listen("unix", dir+string(b)); err == nil {
-			return ln, dir + string(b), nil
-		}
-		if !errors.Is(err, syscall.EADDRINUSE) {
-			break
-		}
-	}
-	return nil, "", err
 }
 
 // peerCheck refuses a peer whose uid is neither the daemon's nor root's.
