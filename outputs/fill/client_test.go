@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 func TestClientSocketAbsent(t *testing.T) {
@@ -104,7 +106,7 @@ func TestServeRemovesStaleSocketAndStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, sock) }()
 	c := &Client{Socket: sock, Timeout: 5 * time.Second}
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		_, err := c.Fill(context.Background(), Request{Module: "m"})
 		return err
 	})

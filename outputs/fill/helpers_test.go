@@ -10,24 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/rs/zerolog"
 )
-
-// checkFor polls cond until it returns nil or the timeout passes.
-func checkFor(t testing.TB, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // socketDir is a short directory for unix sockets (paths are limited to
 // ~108 bytes, and t.TempDir() can be longer).
@@ -62,7 +47,7 @@ func serveOn(t testing.TB, s *Server) *Client {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/rs/zerolog"
 )
 
@@ -42,7 +43,7 @@ func runUntilStopped(t *testing.T, s *Server, log logFile) (c *Client, stop func
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, sock) }()
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()

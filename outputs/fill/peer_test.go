@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // peerDialEnv, when set in a child's environment, makes the child dial the
@@ -43,7 +45,7 @@ func TestTheSocketIs0660(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- (&Server{Root: t.TempDir()}).Serve(ctx, sock) }()
 	defer func() { cancel(); <-done }()
-	checkFor(t, 5*time.Second, func() error {
+	bustest.Eventually(t, 5*time.Second, func() error {
 		fi, err := os.Stat(sock)
 		if err != nil {
 			return err
@@ -162,5 +164,5 @@ func startServerAt(t *testing.T, s *Server, sock string) {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	checkFor(t, 5*time.Second, func() error { _, err := os.Stat(sock); return err })
+	bustest.Eventually(t, 5*time.Second, func() error { _, err := os.Stat(sock); return err })
 }

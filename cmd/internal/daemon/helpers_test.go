@@ -1,17 +1,11 @@
 package daemon
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/examples/scale"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -180,26 +175,19 @@ func (m *mesh) get(bucket, key string) (string, bool) {
 
 // archive writes a tar.gz of files and returns its file:// ref and digest.
 func (m *mesh) archive(name string, files map[string]string) (string, string) {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
+	members := map[string][]byte{}
+	for n, text := range files {
+		members[n] = []byte(text)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg})
-		tw.Write([]byte(files[n]))
-	}
-	tw.Close()
-	gz.Close()
-	p := filepath.Join(m.tmpl, name+".tar.gz")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	data, digest, err := scale.TarGz(members)
+	if err != nil {
 		m.t.Fatal(err)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return "file://" + p, "sha256:" + hex.EncodeToString(sum[:])
+	p := filepath.Join(m.tmpl, name+".tar.gz")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		m.t.Fatal(err)
+	}
+	return "file://" + p, digest
 }
 
 // assign puts an assignment whose templates are files, in an archive.
