@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
@@ -67,16 +69,12 @@ func serve(t *testing.T, args ...string) (c *fill.Client, stderr func() string) 
 		}
 		errFile.Close()
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			break
+	bustest.Eventually(t, 5*time.Second, func() error {
+		if _, err := os.Stat(sock); err != nil {
+			return fmt.Errorf("no socket; stderr:\n%s", stderr())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no socket; stderr:\n%s", stderr())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	return &fill.Client{Socket: sock}, stderr
 }
 

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,17 +118,15 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 // until runs the command until its output holds want.
 func (w *world) until(want string, args ...string) string {
 	w.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	var code int
-	var out, errOut string
-	for time.Now().Before(deadline) {
-		if code, out, errOut = runCLI(args...); code == 0 && strings.Contains(out, want) {
-			return out
+	var out string
+	bustest.Eventually(w.t, 10*time.Second, func() error {
+		code, o, errOut := runCLI(args...)
+		if out = o; code == 0 && strings.Contains(out, want) {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	w.t.Fatalf("%v: never printed %q; last exit %d:\n%s%s", args, want, code, out, errOut)
-	return ""
+		return fmt.Errorf("%v: never printed %q; last exit %d:\n%s%s", args, want, code, out, errOut)
+	})
+	return out
 }
 
 func mustContain(t *testing.T, what, s string, subs ...string) {

@@ -224,14 +224,12 @@ func BenchmarkOneConsumerBinding(b *testing.B) {
 	// waitN waits for a fill request whose consumers file lists n.
 	next := 0
 	waitN := func(n int) {
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			if m.fills.consumersSent(&next, "/etc/gitea/consumers.json") == n {
-				return
+		bustest.EventuallyEvery(b, 60*time.Second, 100*time.Microsecond, func() error {
+			if m.fills.consumersSent(&next, "/etc/gitea/consumers.json") != n {
+				return fmt.Errorf("no fill request listed %d consumers", n)
 			}
-			time.Sleep(100 * time.Microsecond)
-		}
-		b.Fatalf("no fill request listed %d consumers", n)
+			return nil
+		})
 	}
 	waitN(consumers)
 	asks := 0
