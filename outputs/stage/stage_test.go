@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,8 +175,13 @@ func TestAFailedFillIsRetried(t *testing.T) {
 	mesh := views{"web": {Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(bad)}}}
 	var fills []error
 	r.s.cfg.OnFill = func(_ time.Duration, err error) { fills = append(fills, err) }
+	var moves []string
+	r.s.cfg.OnState = func(was, now string) { moves = append(moves, was+"→"+now) }
 
 	r.s.Send(ctx, mesh, []string{"web"}, false)
+	if fmt.Sprint(moves) != "[→failed]" {
+		t.Errorf("OnState heard %v, want [→failed]", moves)
+	}
 	said, _ := r.s.Said("web")
 	if said.State != "failed" || !strings.Contains(said.Failure, "nonsense") {
 		t.Fatalf("said %+v after a refused fill", said)
@@ -192,5 +198,9 @@ func TestAFailedFillIsRetried(t *testing.T) {
 	val, _ := r.get("mesh-provisioner_applied", "n1.web")
 	if !strings.Contains(val, `"state":"failed"`) {
 		t.Errorf("report %s, want failed", val)
+	}
+	r.s.Removed(ctx, "web")
+	if fmt.Sprint(moves) != "[→failed failed→]" {
+		t.Errorf("OnState heard %v, want the module to leave failed once removed", moves)
 	}
 }
