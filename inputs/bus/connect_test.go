@@ -172,9 +172,9 @@ func TestRedactURLHidesThePassword(t *testing.T) {
 // answer "maximum control line exceeded" and nats.go close the connection
 // for good: OnClosed says so, with the error (issue 19.1).
 func TestOnClosedSaysWhyTheConnectionClosedForGood(t *testing.T) {
-	s := runServer(t, t.TempDir(), -1)
+	s := bustest.Start(t)
 	closed := make(chan error, 1)
-	var logs logBuffer
+	var logs bustest.Buffer
 	nc := connect(t, Options{URL: s.ClientURL(), Log: zerolog.New(&logs), OnClosed: func(err error) { closed <- err }})
 	_ = nc.Publish(strings.Repeat("s", 5000), []byte("x"))
 	_ = nc.Flush()

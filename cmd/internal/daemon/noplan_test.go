@@ -62,7 +62,7 @@ func TestAnAssignmentWithoutProvisioningIsNoModule(t *testing.T) {
 	m.client("ace")
 	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
 	m.waitState("ace", "web", "applied")
-	time.Sleep(200 * time.Millisecond) // an event for other or bare would be out by now
+	m.settle() // an event for other or bare would be out by now
 	for _, mod := range []string{"other", "bare"} {
 		if r, ok := m.report("ace", mod); ok {
 			t.Errorf("%s has a report: %v", mod, r)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -14,20 +13,10 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // The server started before the bus waits for it, then creates the
 // buckets, publishes the registry, answers the verb, and stops cleanly.
 func TestRunWaitsForTheBusServesAndStops(t *testing.T) {
-	port := freePort(t)
+	port := bustest.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
