@@ -1,65 +1,28 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/outputs/control"
-	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
-// The control socket (SPEC §5.5): the listener and its HTTP handler; the
-// answers are built, and asked for, by outputs/control.
+// The control socket (SPEC §5.5): its HTTP handler; the socket, and the
+// answers, are outputs/control's.
 
-// serveControl serves the control socket, bound by control.Listen.
-func (d *Daemon) serveControl(ctx context.Context) (func(), error) {
-	path := d.cfg.Control
-	ln, err := control.Listen(path)
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{
-		Handler:           d.peerCheck(d.ControlHandler()),
-		ReadHeaderTimeout: 5 * time.Second,
-		ConnContext:       fill.ConnContext,
-	}
-	go func() { _ = srv.Serve(fill.PeerListener{Listener: ln}) }()
-	d.log.Info().Str("socket", path).Msg("control socket answering")
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		_ = os.Remove(path)
-	}, nil
-}
-
-// peerCheck refuses a peer whose uid is neither the daemon's nor root's.
-// The socket's mode already keeps other users out; this holds when the
-// mode was widened by hand.
-func (d *Daemon) peerCheck(h http.Handler) http.Handler {
-	self := os.Getuid()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		uid, ok := fill.PeerUID(r.Context())
-		if !ok || (uid != self && uid != 0) {
-			who := "a peer whose uid could not be read"
-			if ok {
-				who = "uid " + strconv.Itoa(uid)
-			}
-			d.log.Warn().Int("peer_uid", uid).Str("path", r.URL.Path).Msg("control socket: request refused")
-			writeError(w, http.StatusForbidden, control.ErrorBody{Error: "control socket: " + who +
-				" is neither the daemon's uid (" + strconv.Itoa(self) + ") nor root: refused"})
-			return
-		}
-		h.ServeHTTP(w, r)
+// serveControl serves ControlHandler on the control socket.
+func (d *Daemon) serveControl() (func(), error) {
+	stop, err := control.Serve(d.cfg.Control, d.ControlHandler(), func(uid int, path string) {
+		d.log.Warn().Int("peer_uid", uid).Str("path", path).Msg("control socket: request refused")
 	})
+	if err == nil {
+		d.log.Info().Str("socket", d.cfg.Control).Msg("control socket answering")
+	}
+	return stop, err
 }
 
 // ControlHandler is the control socket's HTTP handler (without the peer
