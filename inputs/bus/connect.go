@@ -186,3 +186,15 @@ func redactURL(u string) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// Drain lets what is in flight on nc finish and waits (up to 5s) for the
+// connection to close: how a client stops.
+func Drain(nc *nats.Conn) {
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return
+	}
+	for deadline := time.Now().Add(5 * time.Second); !nc.IsClosed() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -36,7 +36,6 @@ type Daemon struct {
 
 	// Owned by the loop goroutine.
 	mesh      *nodes.Mesh
-	loaded    bool // the initial load of the base buckets is done
 	startedAt time.Time
 	calls     []call // Do's calls of this batch, run once it is stabilised
 
@@ -56,7 +55,7 @@ type inputs struct {
 // status is what /healthz says, written by the bus callbacks and the loop.
 type status struct {
 	connected atomic.Bool // the bus connection is up
-	ready     atomic.Bool // the initial load is done
+	ready     atomic.Bool // the initial load of the base buckets is done
 }
 
 // New makes a daemon; Run starts it.
@@ -120,7 +119,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer drain(nc)
+	defer bus.Drain(nc)
 	d.nc = nc
 	d.connected.Store(nc.IsConnected())
 	if d.js, err = jetstream.New(nc); err != nil {
@@ -147,7 +146,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer stopAsk()
 	if d.cfg.Control != "" {
-		stop, err := d.serveControl(ctx)
+		stop, err := d.serveControl()
 		if err != nil {
 			return err
 		}
@@ -192,17 +191,5 @@ func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.Mesh)) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-// drain lets what is in flight finish and waits (a while) for the
-// connection to close.
-func drain(nc *nats.Conn) {
-	if err := nc.Drain(); err != nil {
-		nc.Close()
-		return
-	}
-	for deadline := time.Now().Add(5 * time.Second); !nc.IsClosed() && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -89,7 +89,7 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 			ws.resyncing = false
 			return !d.resyncPending() // one full refill once every watch has answered
 		}
-		return e.Snapshot && d.loaded && !d.resyncPending()
+		return e.Snapshot && d.ready.Load() && !d.resyncPending()
 	case secretChanged:
 		if d.mesh.WantsSecret(e.name) {
 			d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
@@ -102,7 +102,7 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 		d.out.Forget()
 		for _, ws := range d.watches {
 			ws.w.Resync()
-			ws.resyncing = d.loaded
+			ws.resyncing = d.ready.Load()
 		}
 		// A secret-changed published while the bus was away is lost: ask
 		// again for every name read (a value that did not move is cut off).
@@ -116,13 +116,12 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 // afterBatch stabilises and acts: new secrets asked, archives fetched,
 // provider buckets watched, changed modules filled and reported.
 func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
-	if !d.loaded {
+	if !d.ready.Load() {
 		for b, ws := range d.watches {
 			if isBase(b) && !ws.loaded {
 				return // no fill before the initial load is complete
 			}
 		}
-		d.loaded = true
 		d.ready.Store(true)
 		full = true
 		d.onLoaded(ctx)

@@ -109,7 +109,7 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	case c.NoPlan:
 		d.log.Debug().Str("bucket", bucket).Str("key", key).Msg(`assignment without "provisioning": not the provisioner's, ignored`)
 	}
-	if c.ConfigModule != "" && d.loaded {
+	if c.ConfigModule != "" && d.ready.Load() {
 		d.changed(c.ConfigModule, c.ConfigKey)
 	}
 	if c.Added != "" && d.loaded {
