@@ -67,5 +67,6 @@ func (s *Stage) HoldC() <-chan time.Time {
 // Woke says HoldC fired (the timer is no longer armed).
 func (s *Stage) Woke() { s.holdAt = time.Time{} }
 
-// Holding says some module's changes wait for their fill gap to pass.
-func (s *Stage) Holding() bool { return len(s.held) > 0 }
+// Pending says output is still to go out: a module's changes held for its
+// fill gap, or needs not written yet (they wait while input keeps coming).
+func (s *Stage) Pending() bool { return len(s.held) > 0 || len(s.pendingNeeds) > 0 }

@@ -97,6 +97,7 @@ func TestAChangeThatMovesNoNeedWritesNoNeed(t *testing.T) {
 		}
 		return out
 	}
+	m.settle() // the needs are written after the report
 	before := revisions()
 	if len(before) < 3 {
 		t.Fatalf("needs %v", before)

@@ -12,13 +12,14 @@ import (
 
 // idle says, from the loop goroutine (so it reads the loop's own state
 // without a race), whether d has nothing to do: no event queued, no vault
-// ask under way and no answer or archive waiting, no module held by the
-// fill gap. The fills of a batch are done before Do's call runs.
+// ask under way and no answer or archive waiting, no output pending (a
+// module held by the fill gap, needs not written yet). The fills of a
+// batch are done before Do's call runs.
 func (d *Daemon) idle(ctx context.Context) bool {
 	var idle bool
 	err := d.Do(ctx, func(*nodes.Mesh) {
 		idle = len(d.events) == 0 && len(d.asker.Answers()) == 0 && len(d.fetcher.Fetched()) == 0 &&
-			!d.asker.Asking() && !d.out.Holding()
+			!d.asker.Asking() && !d.out.Pending()
 	})
 	return err == nil && idle
 }
