@@ -97,7 +97,7 @@ func TestCheckCredsNamesWhatIsWrong(t *testing.T) {
 // up front.
 func TestConnectWithCredsInOperatorMode(t *testing.T) {
 	s, mint := operatorBus(t)
-	var logs logBuffer
+	var logs bustest.Buffer
 	path := mint(spec.RoleClient, "ace", time.Now().Add(time.Hour), 0o640)
 	nc, err := Connect(Options{URL: s.ClientURL(), Creds: path, Name: "provisioner.ace", Log: zerolog.New(&logs)})
 	if err != nil {
