@@ -18,7 +18,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/examples/scale"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -73,16 +72,7 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 		reports: map[string]report.Report{}, events: map[string]int{}}
 	h.nc = bustest.Connect(b, s)
 	h.js, _ = jetstream.New(h.nc, jetstream.WithPublishAsyncMaxPending(1<<16))
-	ctx := context.Background()
-	if err := srv.EnsureBuckets(ctx, h.js, 1); err != nil {
-		b.Fatal(err)
-	}
-	reg, _ := h.js.KeyValue(ctx, spec.RegistryBucket)
-	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
-		b.Fatal(err)
-	}
-	h.bucket(spec.AssignmentsBucket)
-	h.bucket(spec.ConfigBucket)
+	provisionBus(b, h.js, 1)
 	h.root = filltest.Dir(b, fillRoot, "bench-root") // see filltest.Dir for why
 	sockDir, err := os.MkdirTemp("", "bench")        // a short path: unix socket names are limited
 	if err != nil {

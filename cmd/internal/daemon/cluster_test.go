@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -77,25 +74,7 @@ func newClusterMesh(t *testing.T) *clusterMesh {
 		_, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket, Replicas: 3})
 		return err
 	})
-	if _, err := m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.ConfigBucket, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.EnsureBuckets(ctx, m.js, 3); err != nil {
-		t.Fatal(err)
-	}
-	reg, _ := m.js.KeyValue(ctx, spec.RegistryBucket)
-	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "prov")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	m.root, m.tmpl, m.sock = filepath.Join(dir, "root"), filepath.Join(dir, "templates"), filepath.Join(dir, "fill.sock")
-	os.MkdirAll(m.root, 0o755)
-	os.MkdirAll(m.tmpl, 0o755)
-	m.startFill()
+	m.provision(3)
 	return cm
 }
 

@@ -89,29 +89,44 @@ func newMeshOn(t testing.TB, tweak func(*server.Options), user string) *mesh {
 		}
 	})
 	m.connect()
+	m.provision(1)
+	return m
+}
+
+// provisionBus makes the provisioner's buckets, replicas each, and its
+// registry, as the server does, and the assignments and config buckets the
+// operator's tools make.
+func provisionBus(t testing.TB, js jetstream.JetStream, replicas int) {
+	t.Helper()
 	ctx := context.Background()
-	if err := srv.EnsureBuckets(ctx, m.js, 1); err != nil {
+	if err := srv.EnsureBuckets(ctx, js, replicas); err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := m.js.KeyValue(ctx, spec.RegistryBucket)
+	reg, _ := js.KeyValue(ctx, spec.RegistryBucket)
 	if _, _, err := srv.PublishRegistry(ctx, reg, srv.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range []string{spec.AssignmentsBucket, spec.ConfigBucket} {
-		m.bucket(b)
+		if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b, Replicas: replicas}); err != nil {
+			t.Fatalf("bucket %s: %v", b, err)
+		}
 	}
-	dir, err := os.MkdirTemp("", "prov")
+}
+
+// provision readies m's bus (provisionBus) and starts the fill server
+// writing under a temporary root.
+func (m *mesh) provision(replicas int) {
+	m.t.Helper()
+	provisionBus(m.t, m.js, replicas)
+	dir, err := os.MkdirTemp("", "prov") // short: unix socket paths are limited
 	if err != nil {
-		t.Fatal(err)
+		m.t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	m.root = filepath.Join(dir, "root")
-	m.tmpl = filepath.Join(dir, "templates")
+	m.t.Cleanup(func() { os.RemoveAll(dir) })
+	m.root, m.tmpl, m.sock = filepath.Join(dir, "root"), filepath.Join(dir, "templates"), filepath.Join(dir, "fill.sock")
 	os.MkdirAll(m.root, 0o755)
 	os.MkdirAll(m.tmpl, 0o755)
-	m.sock = filepath.Join(dir, "fill.sock")
 	m.startFill()
-	return m
 }
 
 func (m *mesh) connect() {
