@@ -112,12 +112,12 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	if c.ConfigModule != "" && d.ready.Load() {
 		d.changed(c.ConfigModule, c.ConfigKey)
 	}
-	if c.Added != "" && d.loaded {
+	if c.Added != "" && d.ready.Load() {
 		d.changed(c.Added, "") // a tool runner told "not assigned" asks again (SPEC §5.4 r2)
 	}
 	if c.Removed != "" {
 		d.out.Removed(ctx, c.Removed)
-		if d.loaded {
+		if d.ready.Load() {
 			if err := d.out.Gone(c.Removed); err != nil {
 				d.log.Warn().Err(err).Str("module", c.Removed).Msg("prov.changed not published")
 			}
