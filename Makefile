@@ -36,6 +36,7 @@ bench:
 	$(GO) run ./cmd/internal/benchtable -doc docs/PERFORMANCE.md < bench.out
 
 lint:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt -l:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 

@@ -45,14 +45,14 @@ type Views interface {
 type Stage struct {
 	cfg Config
 
-	modules        map[string]*moduleOut    // what was last filled and said, by module
-	pendingNeeds   map[string][]report.Need // module → needs to write at the next flush
-	needsSince     time.Time                // when the oldest pending needs were queued
-	swept          bool                     // keys of modules gone were deleted (Sweep)
-	held           map[string]time.Time     // module → when its held changes go out (Config.FillGap)
-	holdTimer      *time.Timer              // wakes the loop for the earliest of held
-	holdAt         time.Time                // when holdTimer fires; zero: not armed
-	removing       map[string]bool          // modules whose removal the node-engine has not answered yet
+	modules      map[string]*moduleOut    // what was last filled and said, by module
+	pendingNeeds map[string][]report.Need // module → needs to write at the next flush
+	needsSince   time.Time                // when the oldest pending needs were queued
+	swept        bool                     // keys of modules gone were deleted (Sweep)
+	held         map[string]time.Time     // module → when its held changes go out (Config.FillGap)
+	holdTimer    *time.Timer              // wakes the loop for the earliest of held
+	holdAt       time.Time                // when holdTimer fires; zero: not armed
+	removing     map[string]bool          // modules whose removal the node-engine has not answered yet
 }
 
 // New makes a stage.

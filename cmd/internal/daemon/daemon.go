@@ -16,6 +16,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
+	"github.com/novox/mesh-provisioner/outputs/ask"
 	"github.com/novox/mesh-provisioner/outputs/control"
 	"github.com/novox/mesh-provisioner/outputs/stage"
 )
@@ -140,7 +141,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer sub.Unsubscribe()
-	stopAsk, err := d.serveAsk(ctx)
+	stopAsk, err := ask.Serve(ctx, nc, d.cfg.Node, d.lookupConfig)
 	if err != nil {
 		return err
 	}

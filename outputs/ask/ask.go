@@ -1,0 +1,76 @@
+// Package ask is the prov.ask service (SPEC §5.4): a node's tool runner
+// asks its client for a config value of a module on the node, on
+// prov.ask.<node>, and is answered the value or why not. A secret never.
+package ask
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// Request is what the tool runner asks.
+type Request struct {
+	Module string `json:"module"`
+	Kind   string `json:"kind"`
+	Key    string `json:"key"`
+}
+
+// Reply is the answer: the value, or the error saying why not.
+type Reply struct {
+	Value *string `json:"value,omitempty"`
+	Error string  `json:"error,omitempty"`
+}
+
+// Lookup finds module's config value key as mesh-config_resolved holds it;
+// assigned says whether module is on the node at all. It returns an error
+// when it could not look (the client busy past ctx).
+type Lookup func(ctx context.Context, module, key string) (value []byte, assigned, found bool, err error)
+
+// timeout bounds one look-up: a client busy longer answers so.
+const timeout = 5 * time.Second
+
+// Serve answers prov.ask.<node> on nc with lookup until the returned stop
+// is called.
+func Serve(ctx context.Context, nc *nats.Conn, node string, lookup Lookup) (stop func(), err error) {
+	sub, err := nc.Subscribe(spec.AskSubject(node), func(msg *nats.Msg) {
+		b, _ := json.Marshal(Answer(ctx, node, msg.Data, lookup))
+		_ = msg.Respond(b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}
+
+// Answer is the reply to one request: only config values are answered,
+// only for a module assigned to node and a key resolved for it.
+func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply {
+	var q Request
+	if err := json.Unmarshal(data, &q); err != nil {
+		return Reply{Error: "request is not {module, kind, key}: " + err.Error()}
+	}
+	if q.Kind != string(spec.Config) {
+		return Reply{Error: "kind " + q.Kind + " is not answered here: only config values are (a secret never)"}
+	}
+	if q.Module == "" || q.Key == "" {
+		return Reply{Error: "module and key are required"}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, assigned, found, err := lookup(cctx, q.Module, q.Key)
+	switch {
+	case err != nil:
+		return Reply{Error: "the client is busy: " + err.Error()}
+	case !assigned:
+		return Reply{Error: "module " + q.Module + " is not assigned to node " + node}
+	case !found:
+		return Reply{Error: "no config value " + q.Key + " is resolved for module " + q.Module}
+	}
+	s := string(v)
+	return Reply{Value: &s}
+}
