@@ -110,7 +110,7 @@ func TestANodeEngineErrorQuotingASecretReachesNoBucketEventLogOrStatus(t *testin
 		"web":   {Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(plainFile), ready(secretFile)}},
 		"plain": {Name: "plain", State: graph.Ready, Files: []nodes.FileView{ready(owned("/etc/plain.conf", "just text\n", false))}},
 	}
-	r.s.Send(ctx, mesh, []string{"web", "plain"}, false)
+	r.send(ctx, mesh, []string{"web", "plain"}, false)
 
 	said, _ := r.s.Said("web")
 	if said.State != "failed" || !strings.Contains(said.Failure, "500") || !strings.Contains(said.Failure, "/etc/web/db.conf") {
@@ -140,7 +140,7 @@ func TestANodeEngineErrorIsCutBeforeItReachesABucket(t *testing.T) {
 	r := newRig(t)
 	r.misbehaving(func(fill.Request) string { return strings.Repeat("no space left on device; ", 4000) })
 	mesh := views{"plain": {Name: "plain", State: graph.Ready, Files: []nodes.FileView{ready(owned("/etc/plain.conf", "x\n", false))}}}
-	r.s.Send(context.Background(), mesh, []string{"plain"}, false)
+	r.send(context.Background(), mesh, []string{"plain"}, false)
 	val, _ := r.get("mesh-provisioner_applied", "n1.plain")
 	var rep report.Report
 	json.Unmarshal([]byte(val), &rep)
@@ -164,12 +164,12 @@ func TestAReportOfThousandsOfFilesIsWrittenCutToTheBusLimit(t *testing.T) {
 		files[i] = ready(owned(fmt.Sprintf("/srv/big/f%04d.conf", i), fmt.Sprintf("n=%d\n", i), false))
 	}
 	waiting := &nodes.ModuleView{Name: "big", State: graph.Waiting, Reason: "plan not there yet"}
-	r.s.Send(ctx, views{"big": waiting}, []string{"big"}, false)
+	r.send(ctx, views{"big": waiting}, []string{"big"}, false)
 	if val, _ := r.get("mesh-provisioner_applied", "n1.big"); !strings.Contains(val, `"waiting"`) {
 		t.Fatalf("first report %s, want waiting", val)
 	}
 
-	r.s.Send(ctx, views{"big": {Name: "big", State: graph.Ready, Files: files}}, []string{"big"}, false)
+	r.send(ctx, views{"big": {Name: "big", State: graph.Ready, Files: files}}, []string{"big"}, false)
 	if _, err := os.Stat(filepath.Join(r.root, "srv/big/f1499.conf")); err != nil {
 		t.Fatalf("not filled: %v", err)
 	}
@@ -189,12 +189,12 @@ func TestAReportNotWrittenIsLoggedAndWrittenAtTheNextRetry(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	f := owned("/etc/web.conf", "port 80\n", false)
-	r.s.Send(ctx, views{"web": {Name: "web", State: graph.Waiting, Reason: "plan not there yet"}}, []string{"web"}, false)
+	r.send(ctx, views{"web": {Name: "web", State: graph.Waiting, Reason: "plan not there yet"}}, []string{"web"}, false)
 	if err := r.js.DeleteKeyValue(ctx, "mesh-provisioner_applied"); err != nil {
 		t.Fatal(err)
 	}
 	mesh := views{"web": {Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(f)}}}
-	r.s.Send(ctx, mesh, []string{"web"}, false)
+	r.send(ctx, mesh, []string{"web"}, false)
 	if !strings.Contains(r.log.String(), "report not written") {
 		t.Errorf("a report write that failed is not logged: %s", r.log.String())
 	}
@@ -208,7 +208,7 @@ func TestAReportNotWrittenIsLoggedAndWrittenAtTheNextRetry(t *testing.T) {
 	if _, err := r.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mesh-provisioner_applied"}); err != nil {
 		t.Fatal(err)
 	}
-	r.s.Send(ctx, mesh, r.s.Retrying(), false)
+	r.send(ctx, mesh, r.s.Retrying(), false)
 	if val, _ := r.get("mesh-provisioner_applied", "n1.web"); !strings.Contains(val, `"applied"`) {
 		t.Errorf("after the retry the bucket holds %q", val)
 	}
@@ -227,7 +227,7 @@ func TestAnItemTheBusCannotHoldFailsItsModuleNamingTheCollection(t *testing.T) {
 	markup := strings.Repeat("<a&b>", 8<<10)  // 40 KiB; 240 KiB were < & > escaped
 	control := strings.Repeat("\x01", 20<<10) // 20 KiB; 120 KiB encoded, escaped or not
 	mesh := views{"html": item("html", "pages", markup), "ctl": item("ctl", "raw", control)}
-	r.s.Send(ctx, mesh, []string{"html", "ctl"}, false)
+	r.send(ctx, mesh, []string{"html", "ctl"}, false)
 
 	if val, ok := r.get("mesh-provisioner_collect", "n1.pages.html"); !ok || !strings.Contains(val, "<a&b>") {
 		t.Errorf("the markup item is not recorded as is: %.80q", val)
@@ -252,7 +252,7 @@ func TestAnItemTheBusCannotHoldFailsItsModuleNamingTheCollection(t *testing.T) {
 	}
 
 	mesh["ctl"] = item("ctl", "raw", "fits now")
-	r.s.Send(ctx, mesh, []string{"ctl"}, false)
+	r.send(ctx, mesh, []string{"ctl"}, false)
 	if val, _ := r.get("mesh-provisioner_applied", "n1.ctl"); !strings.Contains(val, `"applied"`) {
 		t.Errorf("once its item fits, ctl's report is %s", val)
 	}

@@ -68,5 +68,8 @@ func (s *Stage) HoldC() <-chan time.Time {
 func (s *Stage) Woke() { s.holdAt = time.Time{} }
 
 // Pending says output is still to go out: a module's changes held for its
-// fill gap, or needs not written yet (they wait while input keeps coming).
-func (s *Stage) Pending() bool { return len(s.held) > 0 || len(s.pendingNeeds) > 0 }
+// fill gap, needs not written yet (they wait while input keeps coming), or
+// a request in flight or back but not reported yet.
+func (s *Stage) Pending() bool {
+	return len(s.held) > 0 || len(s.pendingNeeds) > 0 || len(s.flying) > 0 || len(s.landed) > 0
+}

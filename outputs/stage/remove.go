@@ -13,13 +13,31 @@ import (
 
 // Remove tells the node-engine that module left this node, so it removes
 // every file of it (DELETE /v1/modules/<module>, SPEC §4.3 and §4.7 (r2)).
-// One not answered is tried again by RetryRemovals until it is; a module
-// sent again before then (back on the node) is not removed. Removed calls
-// it; so may the clean-up of modules found gone after the first load.
-func (s *Stage) Remove(ctx context.Context, module string) {
-	files, err := s.cfg.Fill.Delete(context.WithoutCancel(ctx), module)
+// The DELETE goes off the loop, after the module's request in flight if
+// one is; until it is answered, RetryRemovals (the retry tick, a full send: a restart's first) tries
+// again. A module sent again before then (back on the node) is not
+// removed. Removed calls it; so may the clean-up of modules found gone
+// after the first load.
+func (s *Stage) Remove(_ context.Context, module string) {
+	s.removing[module] = true
+	if f := s.flying[module]; f != nil {
+		f.again, f.whole, f.remove = false, false, true
+		return
+	}
+	s.launchDelete(module)
+}
+
+// launchDelete sends module's DELETE off the loop.
+func (s *Stage) launchDelete(module string) {
+	s.launch(module, func(ctx context.Context) Done {
+		files, err := s.cfg.Fill.Delete(ctx, module)
+		return Done{removed: files, err: err}
+	})
+}
+
+// deleted takes in the node-engine's answer to module's DELETE.
+func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
 	if err != nil {
-		s.removing[module] = true
 		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("the node-engine did not remove the module's files: trying again at the next tick")
 		return
 	}
@@ -28,10 +46,12 @@ func (s *Stage) Remove(ctx context.Context, module string) {
 }
 
 // RetryRemovals tries again each removal the node-engine has not answered
-// (the retry tick calls it).
+// (the retry tick calls it) and that is not in flight.
 func (s *Stage) RetryRemovals(ctx context.Context) {
 	for _, module := range slices.Sorted(maps.Keys(s.removing)) {
-		s.Remove(ctx, module)
+		if s.flying[module] == nil {
+			s.Remove(ctx, module)
+		}
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -32,6 +32,11 @@ type Config struct {
 	// its report is written ("" before the first and once it has left),
 	// so a count by state never lags the bucket by a batch.
 	OnState func(was, now string)
+	// Landed is handed each fill's or DELETE's outcome, from the request's
+	// own goroutine; it gives it to the loop, which calls Land. ctx ends
+	// when Stop is called: Landed then drops it. Nil: outcomes are lost
+	// (a stage that only writes reports).
+	Landed func(ctx context.Context, d Done)
 }
 
 // Views gives a module's view after a stabilisation, nil when the module
@@ -53,6 +58,7 @@ type Stage struct {
 	holdTimer    *time.Timer              // wakes the loop for the earliest of held
 	holdAt       time.Time                // when holdTimer fires; zero: not armed
 	removing     map[string]bool          // modules whose removal the node-engine has not answered yet
+	flights                               // requests off the loop
 }
 
 // New makes a stage.
@@ -66,8 +72,9 @@ func New(cfg Config) (*Stage, error) {
 	if cfg.Busy == nil {
 		cfg.Busy = func() bool { return false }
 	}
-	return &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]report.Need{},
-		held: map[string]time.Time{}, removing: map[string]bool{}}, nil
+	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]report.Need{},
+		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights()}
+	return s, nil
 }
 
 // outJob is one module's output after a stabilisation: its view, and the
@@ -81,17 +88,15 @@ type outJob struct {
 	err  error
 }
 
-// MaxFillsInFlight bounds the fill requests sent at once (different
-// modules; a module's requests are never concurrent).
-const MaxFillsInFlight = 8
-
 // Send brings the named modules' needs, items, files and reports in line
 // with their views. With all set, every file is sent again (start,
 // reconnect, refill) and nothing is held; otherwise held modules whose gap
 // has passed are sent too, and a module filled less than Config.FillGap
-// ago is held. The fill requests of different modules go out together
-// (the node-engine's durable writes are what a cold start waits on); Send
-// waits for them all.
+// ago is held. Fill requests go off the loop (flight.go): a module's
+// report is written when its fill is back (Land, then the next Send); a
+// module whose request is in flight is sent again once it is back. The
+// modules Land took in since the last Send are sent (when touched
+// meanwhile) and reported here too.
 func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool) {
 	if all {
 		clear(s.held)
@@ -99,61 +104,76 @@ func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool)
 		names = s.dueHeld(names, time.Now())
 	}
 	s.send(ctx, views, names, all)
+	if all {
+		s.RetryRemovals(ctx) // a full send is everything, removals too (a restart's)
+	}
 	s.armHold()
 }
 
 func (s *Stage) send(ctx context.Context, views Views, names []string, all bool) {
 	began := time.Now()
+	back := s.landed
+	s.landed = map[string]landed{}
+	for name, l := range back {
+		if l.again && !slices.Contains(names, name) {
+			names = append(names, name) // touched while in flight
+		}
+	}
+	var out outBatch
 	jobs := make([]*outJob, 0, len(names))
 	items := map[string]map[string][]byte{}
 	for _, name := range names {
-		if !all && s.hold(name, began) {
+		whole := all || back[name].whole
+		if f := s.flying[name]; f != nil {
+			// In flight: sent again, with what changed meanwhile, once it
+			// is back (unless it left: then its DELETE goes, Remove).
+			if views.View(name) != nil {
+				f.again, f.whole, f.remove = true, f.whole || whole, false
+			}
+			continue
+		}
+		if !whole && s.hold(name, began) {
 			continue // filled less than a gap ago: held, and sent once it has passed
 		}
-		if j := s.prepare(views.View(name), all); j != nil {
+		if j := s.prepare(views.View(name), whole); j != nil {
 			jobs = append(jobs, j)
 			items[name] = j.mo.items
 		}
 	}
 	s.itemsRecorded(s.cfg.Pub.ItemsAll(ctx, items), jobs)
-	prepared := time.Since(began)
-	sem := make(chan struct{}, MaxFillsInFlight)
-	var wg sync.WaitGroup
 	for _, j := range jobs {
 		if j.req == nil {
-			continue
+			out.add(j.v, j.mo) // nothing to fill: its report is now
+			delete(back, j.v.Name)
+		} else {
+			s.launchFill(j)
 		}
-		j.mo.lastFill = time.Now()
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(j *outJob) {
-			defer func() { <-sem; wg.Done() }()
-			start := time.Now()
-			// A fill under way is finished even when the daemon is told to stop.
-			j.resp, j.err = s.cfg.Fill.Fill(context.WithoutCancel(ctx), *j.req)
-			if s.cfg.OnFill != nil {
-				s.cfg.OnFill(time.Since(start), j.err)
-			}
-		}(j)
 	}
-	wg.Wait()
-	filledAt := time.Since(began)
-	reports := make([]report.Report, len(jobs))
-	for i, j := range jobs {
-		if j.req != nil {
-			j.mo.takeFill(j.v, j.req, j.sent, j.resp, j.err, s.cfg.Key)
+	for name, l := range back {
+		if mo := s.modules[name]; mo != nil && l.v != nil {
+			out.add(l.v, mo) // the fill that came back (another may be in flight)
 		}
-		reports[i] = reportOf(j.v, j.mo)
-		j.mo.dropRemoved()
 	}
-	for i, w := range s.cfg.Pub.Reports(ctx, reports) {
-		s.reported(jobs[i].mo, reports[i], w)
+	for i, w := range s.cfg.Pub.Reports(ctx, out.reports) {
+		s.reported(out.mos[i], out.reports[i], w)
+		out.mos[i].dropRemoved()
 	}
 	s.FlushNeeds(ctx, false)
-	if len(jobs) > 0 {
-		s.cfg.Log.Debug().Int("modules", len(jobs)).Dur("needs_items", prepared).Dur("fills", filledAt-prepared).
-			Dur("reports", time.Since(began)-filledAt).Msg("output")
+	if len(jobs) > 0 || len(out.reports) > 0 {
+		s.cfg.Log.Debug().Int("modules", len(jobs)).Int("reports", len(out.reports)).Int("in_flight", len(s.flying)).
+			Dur("took", time.Since(began)).Msg("output")
 	}
+}
+
+// outBatch is the reports one Send writes, all modules' together.
+type outBatch struct {
+	reports []report.Report
+	mos     []*moduleOut
+}
+
+func (b *outBatch) add(v *nodes.ModuleView, mo *moduleOut) {
+	b.reports = append(b.reports, reportOf(v, mo))
+	b.mos = append(b.mos, mo)
 }
 
 // prepare works out a module's items (written by the caller, all

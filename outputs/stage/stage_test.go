@@ -36,6 +36,7 @@ type rig struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	fills chan fill.Request
+	done  chan Done       // the requests back, for Land
 	log   *bustest.Buffer // the stage's log
 	s     *Stage
 }
@@ -53,7 +54,8 @@ func newRig(t *testing.T, tweak ...func(*server.Options)) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	r := &rig{t: t, root: filepath.Join(dir, "root"), nc: nc, js: js, fills: make(chan fill.Request, 16), log: &bustest.Buffer{}}
+	r := &rig{t: t, root: filepath.Join(dir, "root"), nc: nc, js: js, fills: make(chan fill.Request, 16),
+		done: make(chan Done, 64), log: &bustest.Buffer{}}
 	os.MkdirAll(r.root, 0o755)
 	sock := filepath.Join(dir, "fill.sock")
 	fs := &fill.Server{Root: r.root, Command: []string{"true"}, OnRequest: func(req fill.Request) { r.fills <- req }}
@@ -63,11 +65,29 @@ func newRig(t *testing.T, tweak ...func(*server.Options)) *rig {
 	bustest.Eventually(t, 5*time.Second, func() error { _, err := os.Stat(sock); return err })
 	r.s, err = New(Config{Node: "n1", Key: []byte("k"),
 		Fill: &fill.Client{Socket: sock, Timeout: 5 * time.Second},
-		Pub:  &report.Publisher{NC: nc, JS: js, Node: "n1"}, Log: zerolog.New(r.log)})
+		Pub:  &report.Publisher{NC: nc, JS: js, Node: "n1"}, Log: zerolog.New(r.log),
+		Landed: func(_ context.Context, d Done) { r.done <- d }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.s.Stop)
 	return r
+}
+
+// send is Send, then what it sent taken back in as the daemon's loop does
+// (Land, Send), until nothing is in flight.
+func (r *rig) send(ctx context.Context, v Views, names []string, all bool) {
+	r.t.Helper()
+	r.s.Send(ctx, v, names, all)
+	for r.s.InFlight() > 0 {
+		select {
+		case d := <-r.done:
+			r.s.Land(d)
+		case <-time.After(10 * time.Second):
+			r.t.Fatalf("%d requests still in flight", r.s.InFlight())
+		}
+		r.s.Send(ctx, v, nil, false)
+	}
 }
 
 func (r *rig) get(bucket, key string) (string, bool) {
@@ -113,7 +133,7 @@ func TestSendFillsReportsAndRemoves(t *testing.T) {
 		Needs: []nodes.NeedView{{Kind: "vault", Name: "tls", State: graph.Ready}}}
 	mesh := views{"web": v}
 
-	r.s.Send(ctx, mesh, []string{"web"}, false)
+	r.send(ctx, mesh, []string{"web"}, false)
 	if b, err := os.ReadFile(filepath.Join(r.root, "etc/web.conf")); err != nil || string(b) != "port 80\n" {
 		t.Fatalf("web.conf: %q, %v", b, err)
 	}
@@ -146,11 +166,11 @@ func TestSendFillsReportsAndRemoves(t *testing.T) {
 	}
 
 	// Nothing changed: no fill; all: every file again.
-	r.s.Send(ctx, mesh, []string{"web"}, false)
+	r.send(ctx, mesh, []string{"web"}, false)
 	if n := r.fillCount(); n != 0 {
 		t.Errorf("%d fill requests for nothing changed", n)
 	}
-	r.s.Send(ctx, mesh, []string{"web"}, true)
+	r.send(ctx, mesh, []string{"web"}, true)
 	if n := r.fillCount(); n != 1 {
 		t.Errorf("%d fill requests for a full send, want 1", n)
 	}
@@ -178,7 +198,7 @@ func TestAFailedFillIsRetried(t *testing.T) {
 	var moves []string
 	r.s.cfg.OnState = func(was, now string) { moves = append(moves, was+"→"+now) }
 
-	r.s.Send(ctx, mesh, []string{"web"}, false)
+	r.send(ctx, mesh, []string{"web"}, false)
 	if fmt.Sprint(moves) != "[→failed]" {
 		t.Errorf("OnState heard %v, want [→failed]", moves)
 	}

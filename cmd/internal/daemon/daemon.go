@@ -93,7 +93,7 @@ func New(cfg Config) (*Daemon, error) {
 }
 
 // Run connects, loads every input, fills, and keeps the files current until
-// ctx ends; then it finishes the fill under way and drains the connection.
+// ctx ends; then it cancels the fills in flight and drains the connection.
 func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info().Str("fill_socket", d.cfg.FillSocket).Str("state_dir", d.cfg.StateDir).Msg("starting")
 	keys, err := vault.NewKeys()
@@ -134,6 +134,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.out, err = d.newStage(nc); err != nil {
 		return err
 	}
+	defer d.out.Stop() // fills in flight are cut off: the next start sends everything
 	d.startedAt = time.Now()
 
 	sub, err := vault.WatchChanged(nc, func(name string) { d.send(ctx, secretChanged{name}) })

@@ -109,6 +109,8 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 		d.asker.Reask(d.cfg.ReaskSpread, d.mesh.WantsSecret)
 	case call:
 		d.calls = append(d.calls, e) // run after the batch: they read a stabilised graph
+	case filled:
+		d.out.Land(e.Done) // reported (and sent again when touched meanwhile) by afterBatch's Send
 	}
 	return false
 }

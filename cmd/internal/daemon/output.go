@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,5 +23,8 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Busy:    func() bool { return len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
 		OnFill:  d.metrics.filled,
 		OnState: d.metrics.moduleState,
+		// Fills and DELETEs run off the loop; their outcomes come back
+		// as events, dropped once the stage stops.
+		Landed: func(ctx context.Context, dn stage.Done) { d.send(ctx, filled{dn}) },
 	})
 }

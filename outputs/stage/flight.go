@@ -1,0 +1,135 @@
+package stage
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+)
+
+// Fills and DELETEs run off the daemon's loop (issue 19.5): a node-engine
+// that is slow or does not answer holds up neither the control socket nor
+// prov.ask nor another module. Each request is a goroutine of its own; at
+// most one is in flight per module (a module touched meanwhile is sent
+// again once it is back, its changes coalesced), at most
+// MaxFillsInFlight across modules. Its outcome goes back to the loop
+// (Config.Landed → Land) and is taken in by the next Send, which writes
+// the report.
+
+// MaxFillsInFlight bounds the fill and DELETE requests sent at once
+// (different modules; a module's requests are never concurrent).
+const MaxFillsInFlight = 8
+
+// Done is the outcome of one request sent off the loop; the loop hands it
+// to Land.
+type Done struct {
+	Module  string
+	job     *outJob           // the fill sent; nil for a DELETE
+	removed []fill.FileResult // a DELETE's answer
+	err     error
+}
+
+// flight is a module whose request is in flight.
+type flight struct {
+	again  bool // touched since it was sent: prepared again once it is back
+	whole  bool // … with every file (a full send came meanwhile)
+	remove bool // left the node since: its DELETE goes once it is back
+}
+
+// flights is the stage's requests off the loop.
+type flights struct {
+	flying map[string]*flight // module → its request in flight
+	landed map[string]landed  // module → its request back, for the next Send
+	slots  chan struct{}      // MaxFillsInFlight
+	ctx    context.Context    // cancelled by Stop
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newFlights() flights {
+	ctx, cancel := context.WithCancel(context.Background())
+	return flights{flying: map[string]*flight{}, landed: map[string]landed{},
+		slots: make(chan struct{}, MaxFillsInFlight), ctx: ctx, cancel: cancel}
+}
+
+// landed is a module whose request came back, for the next Send.
+type landed struct {
+	v     *nodes.ModuleView // the view its fill was made from; nil for a DELETE
+	again bool
+	whole bool
+}
+
+// launch sends a request off the loop: do runs in a goroutine of its own
+// once one of the MaxFillsInFlight slots is free, with a context Stop
+// cancels, and its outcome goes to Config.Landed.
+func (s *Stage) launch(module string, do func(ctx context.Context) Done) {
+	s.flying[module] = &flight{}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-s.ctx.Done(): // stopping: the request fails at once
+		}
+		d := do(s.ctx)
+		d.Module = module
+		if s.cfg.Landed != nil {
+			s.cfg.Landed(s.ctx, d)
+		}
+	}()
+}
+
+// launchFill sends j's fill request off the loop.
+func (s *Stage) launchFill(j *outJob) {
+	j.mo.lastFill = time.Now()
+	s.launch(j.v.Name, func(ctx context.Context) Done {
+		start := time.Now()
+		resp, err := s.cfg.Fill.Fill(ctx, *j.req)
+		if s.cfg.OnFill != nil {
+			s.cfg.OnFill(time.Since(start), err)
+		}
+		j.resp, j.err = resp, err
+		return Done{job: j}
+	})
+}
+
+// Land takes in a request's outcome (on the loop, where Config.Landed
+// handed it): what the node-engine did is recorded now, and the module's
+// report written by the next Send, which also sends it again when it was
+// touched meanwhile.
+func (s *Stage) Land(d Done) {
+	f := s.flying[d.Module]
+	if f == nil {
+		return
+	}
+	delete(s.flying, d.Module)
+	if d.job == nil {
+		s.deleted(d.Module, d.removed, d.err)
+	} else {
+		d.job.mo.takeFill(d.job.v, d.job.req, d.job.sent, d.job.resp, d.job.err, s.cfg.Key)
+	}
+	if f.remove {
+		s.launchDelete(d.Module)
+		return
+	}
+	l := landed{again: f.again, whole: f.whole}
+	if d.job != nil {
+		l.v = d.job.v
+	}
+	if d.job != nil || f.again {
+		s.landed[d.Module] = l
+	}
+}
+
+// InFlight counts the modules whose request is in flight.
+func (s *Stage) InFlight() int { return len(s.flying) }
+
+// Stop cancels the requests in flight and waits for their goroutines: a
+// fill cut off is sent again, whole, at the next start.
+func (s *Stage) Stop() {
+	s.cancel()
+	s.wg.Wait()
+}
