@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
 // next takes the next outcome a request sent off the loop hands back.
@@ -57,5 +60,48 @@ func TestAModuleChangedWhileInFlightIsSentOnceAfterIt(t *testing.T) {
 	}
 	if r.s.InFlight() != 0 {
 		t.Fatalf("%d in flight after both came back", r.s.InFlight())
+	}
+}
+
+// A removal the node-engine did not answer is kept in Config.Removals: a
+// stage made again from it still lists it, and forgets it once the module
+// is sent again (back on the node) or removed.
+func TestRemovalsNotAnsweredOutliveTheStage(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "state", "removals.json")
+	down := &fill.Client{Socket: filepath.Join(t.TempDir(), "none.sock"), Timeout: time.Second}
+	up := r.s.cfg.Fill
+	r.s.cfg.Fill, r.s.cfg.Removals = down, file
+	r.s.Removed(ctx, "web")
+	r.s.Removed(ctx, "api")
+	r.s.Land(r.next())
+	r.s.Land(r.next())
+	if got := r.s.Removing(); !slices.Equal(got, []string{"api", "web"}) {
+		t.Fatalf("removing %v", got)
+	}
+
+	again, err := New(Config{Node: "n1", Fill: down, Pub: r.s.cfg.Pub, Removals: file, Log: r.s.cfg.Log,
+		Landed: func(_ context.Context, d Done) { r.done <- d }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(again.Stop)
+	if got := again.Removing(); !slices.Equal(got, []string{"api", "web"}) {
+		t.Fatalf("a stage made again from %s is removing %v", file, got)
+	}
+	back := views{"api": {Name: "api", State: graph.Waiting, Reason: "plan not there yet"}}
+	again.Send(ctx, back, []string{"api"}, false)
+	if b, _ := os.ReadFile(file); strings.Contains(string(b), "api") || !strings.Contains(string(b), "web") {
+		t.Fatalf("api is back on the node, yet %s holds %s", file, b)
+	}
+	again.cfg.Fill = up // the node-engine answers now
+	again.RetryRemovals(ctx)
+	again.Land(r.next())
+	if got := again.Removing(); len(got) != 0 {
+		t.Fatalf("still removing %v once answered", got)
+	}
+	if b, _ := os.ReadFile(file); strings.Contains(string(b), "web") {
+		t.Fatalf("%s holds %s once web's removal was answered", file, b)
 	}
 }

@@ -14,12 +14,16 @@ import (
 // Remove tells the node-engine that module left this node, so it removes
 // every file of it (DELETE /v1/modules/<module>, SPEC §4.3 and §4.7 (r2)).
 // The DELETE goes off the loop, after the module's request in flight if
-// one is; until it is answered, RetryRemovals (the retry tick, a full send: a restart's first) tries
+// one is; until it is answered the module is kept in Config.Removals, and
+// RetryRemovals (the retry tick, a full send: a restart's first) tries
 // again. A module sent again before then (back on the node) is not
 // removed. Removed calls it; so may the clean-up of modules found gone
 // after the first load.
 func (s *Stage) Remove(_ context.Context, module string) {
-	s.removing[module] = true
+	if !s.removing[module] {
+		s.removing[module] = true
+		s.saveRemovals()
+	}
 	if f := s.flying[module]; f != nil {
 		f.again, f.whole, f.remove = false, false, true
 		return
@@ -41,7 +45,10 @@ func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
 		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("the node-engine did not remove the module's files: trying again at the next tick")
 		return
 	}
-	delete(s.removing, module)
+	if s.removing[module] {
+		delete(s.removing, module)
+		s.saveRemovals()
+	}
 	s.cfg.Log.Info().Str("module", module).Int("files", len(files)).Msg("the node-engine removed the module's files")
 }
 

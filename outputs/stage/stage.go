@@ -37,6 +37,10 @@ type Config struct {
 	// when Stop is called: Landed then drops it. Nil: outcomes are lost
 	// (a stage that only writes reports).
 	Landed func(ctx context.Context, d Done)
+	// Removals is a file where the modules whose removal the node-engine
+	// has not answered are kept, so a restart still removes their files;
+	// "": kept in memory alone.
+	Removals string
 }
 
 // Views gives a module's view after a stabilisation, nil when the module
@@ -57,7 +61,7 @@ type Stage struct {
 	held         map[string]time.Time     // module → when its held changes go out (Config.FillGap)
 	holdTimer    *time.Timer              // wakes the loop for the earliest of held
 	holdAt       time.Time                // when holdTimer fires; zero: not armed
-	removing     map[string]bool          // modules whose removal the node-engine has not answered yet
+	removing     map[string]bool          // modules whose removal the node-engine has not answered yet (Config.Removals)
 	flights                               // requests off the loop
 }
 
@@ -74,6 +78,7 @@ func New(cfg Config) (*Stage, error) {
 	}
 	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]report.Need{},
 		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights()}
+	s.loadRemovals()
 	return s, nil
 }
 
@@ -189,7 +194,10 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 		s.modules[v.Name] = mo
 	}
 	mo.retry = false
-	delete(s.removing, v.Name) // back on the node: its whole request declares it anew
+	if s.removing[v.Name] { // back on the node: its whole request declares it anew
+		delete(s.removing, v.Name)
+		s.saveRemovals()
+	}
 	if len(s.pendingNeeds) == 0 {
 		s.needsSince = time.Now()
 	}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,6 +26,7 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		OnState: d.metrics.moduleState,
 		// Fills and DELETEs run off the loop; their outcomes come back
 		// as events, dropped once the stage stops.
-		Landed: func(ctx context.Context, dn stage.Done) { d.send(ctx, filled{dn}) },
+		Landed:   func(ctx context.Context, dn stage.Done) { d.send(ctx, filled{dn}) },
+		Removals: filepath.Join(d.cfg.StateDir, "removals.json"),
 	})
 }

@@ -244,6 +244,51 @@ func TestARemovalNotAnsweredIsTriedAgainAtTheTick(t *testing.T) {
 	}
 }
 
+// A removal still unanswered when the client stops is kept in its state
+// directory: started again, the client removes the module's files, and
+// leaves alone a module that came back meanwhile.
+func TestARemovalNotAnsweredBeforeTheClientStopsIsMadeOnceItStartsAgain(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	state := t.TempDir()
+	keep := func(c *Config) { c.StateDir = state }
+	for _, mod := range []string{"web", "api"} {
+		m.assign("ace", mod, nodes.Plan{Files: []nodes.FileSpec{owned("/etc/"+mod+".conf", "conf", "")}},
+			map[string]string{"conf": mod + "\n"})
+	}
+	stop := m.runClient("ace", f.socket, keep)
+	m.waitFile("/etc/web.conf", "web\n")
+	m.waitFile("/etc/api.conf", "api\n")
+	m.waitState("ace", "web", "applied")
+	m.waitState("ace", "api", "applied")
+
+	f.stop()
+	m.del(spec.AssignmentsBucket, "ace.web")
+	m.del(spec.AssignmentsBucket, "ace.api")
+	m.waitGone(spec.AppliedBucket, "ace.web") // the removed reports are out: nothing on the bus remembers them
+	m.waitGone(spec.AppliedBucket, "ace.api")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if n := strings.Count(m.logs.String(), "did not remove the module's files"); n < 2 {
+			return fmt.Errorf("the removals were tried %d times", n)
+		}
+		return nil
+	})
+	if !stop(5 * time.Second) {
+		t.Fatal("the client did not stop")
+	}
+	m.assign("ace", "api", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/api.conf", "conf", "")}},
+		map[string]string{"conf": "api again\n"}) // back while the client was down
+
+	f.start()
+	m.runClient("ace", f.socket, keep)
+	m.waitNoFile("/etc/web.conf")
+	m.waitFile("/etc/api.conf", "api again\n")
+	m.waitState("ace", "api", "applied")
+	if _, _, err := m.file("/etc/api.conf"); err != nil {
+		t.Fatalf("a module back on the node lost its file: %v", err)
+	}
+}
+
 func TestTwoModulesOnOnePathFailTheSecondNamingBoth(t *testing.T) {
 	m := newMesh(t)
 	f := m.stateFill()
