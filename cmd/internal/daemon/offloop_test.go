@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -58,35 +55,15 @@ func hangingFill(t *testing.T) (string, <-chan string) {
 	return sock, reached
 }
 
-// runClient starts node's daemon with cfg's defaults as m.client's; stop
-// cancels it and says whether Run returned within limit.
-func (m *mesh) runClient(node string, opts ...clientOpt) (stop func(limit time.Duration) bool) {
-	m.t.Helper()
-	cfg := Config{
-		Node: node, Bus: bus.Options{URL: m.s.ClientURL()}, FillSocket: m.sock,
-		StateDir: m.t.TempDir(), Refill: time.Hour, Recheck: 100 * time.Millisecond,
-		VaultTimeout: 300 * time.Millisecond, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond,
-		Log: zerolog.New(m.logs),
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	d, err := New(cfg)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+// within says whether stop returned within limit.
+func within(limit time.Duration, stop func()) bool {
 	done := make(chan struct{})
-	go func() { defer close(done); d.Run(ctx) }()
-	m.t.Cleanup(func() { cancel(); <-done })
-	return func(limit time.Duration) bool {
-		cancel()
-		select {
-		case <-done:
-			return true
-		case <-time.After(limit):
-			return false
-		}
+	go func() { defer close(done); stop() }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(limit):
+		return false
 	}
 }
 
@@ -97,7 +74,7 @@ func TestAFillSocketThatNeverAnswersHoldsUpNeitherTheControlSocketNorProvAskNorA
 	hang, reached := hangingFill(t)
 	m.webModule()
 	sock := ctlSock(t)
-	stop := m.runClient("ace", fillSocket(hang), withControl(sock))
+	_, stop := m.startClient("ace", fillSocket(hang), withControl(sock))
 	select {
 	case <-reached: // web's fill is in flight, and will be for the client's 30 s
 	case <-time.After(10 * time.Second):
@@ -118,7 +95,7 @@ func TestAFillSocketThatNeverAnswersHoldsUpNeitherTheControlSocketNorProvAskNorA
 			t.Fatalf("prov.ask while a fill hangs: %v %v", msg, err)
 		}
 	}
-	if !stop(2 * time.Second) {
+	if !within(2*time.Second, stop) {
 		t.Fatal("Run did not return within 2 s of its cancel while a fill hung")
 	}
 }

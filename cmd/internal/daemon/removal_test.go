@@ -256,7 +256,7 @@ func TestARemovalNotAnsweredBeforeTheClientStopsIsMadeOnceItStartsAgain(t *testi
 		m.assign("ace", mod, nodes.Plan{Files: []nodes.FileSpec{owned("/etc/"+mod+".conf", "conf", "")}},
 			map[string]string{"conf": mod + "\n"})
 	}
-	stop := m.runClient("ace", f.socket, keep)
+	_, stop := m.startClient("ace", f.socket, keep)
 	m.waitFile("/etc/web.conf", "web\n")
 	m.waitFile("/etc/api.conf", "api\n")
 	m.waitState("ace", "web", "applied")
@@ -273,14 +273,12 @@ func TestARemovalNotAnsweredBeforeTheClientStopsIsMadeOnceItStartsAgain(t *testi
 		}
 		return nil
 	})
-	if !stop(5 * time.Second) {
-		t.Fatal("the client did not stop")
-	}
+	stop()
 	m.assign("ace", "api", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/api.conf", "conf", "")}},
 		map[string]string{"conf": "api again\n"}) // back while the client was down
 
 	f.start()
-	m.runClient("ace", f.socket, keep)
+	m.client("ace", f.socket, keep)
 	m.waitNoFile("/etc/web.conf")
 	m.waitFile("/etc/api.conf", "api again\n")
 	m.waitState("ace", "api", "applied")
