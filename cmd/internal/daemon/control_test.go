@@ -151,7 +151,10 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 	sock := ctlSock(t)
 	m.client("ace", withControl(sock))
 	nowhere := filepath.Join(filepath.Dir(sock), "nowhere.sock")
-	beeSock := filepath.Join(filepath.Dir(sock), "bee.sock")
+	// bee's control socket in a directory of its own: two daemons of one
+	// process bind their sockets under the same temporary name
+	// (.new-<pid>), so in one directory one could take the other's.
+	beeSock := filepath.Join(filepath.Dir(ctlSock(t)), "bee.sock")
 	m.client("bee", withControl(beeSock), func(c *Config) { c.FillSocket = nowhere })
 
 	type want struct {
