@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 )
 
@@ -43,17 +42,18 @@ func Listen(path string) (net.Listener, error) {
 }
 
 // listenBeside binds a unix socket under a temporary name in path's
-// directory, no longer than path, which fits a unix socket: ".new-<pid>"
-// where that fits, else a random name as short as need be (down to one
-// byte, for a path at the limit ending in one). bind refuses a name that
-// is taken, so another is tried; nothing of someone else's is removed.
+// directory, no longer than path, which fits a unix socket: ".new-" and 8
+// random characters where that fits, else a random name as short as need
+// be (down to one byte, for a path at the limit ending in one). bind
+// refuses a name that is taken, so another is tried; nothing of someone
+// else's is removed, not even a socket of another daemon of this process
+// (the lab, tests) binding in the same directory at the same moment.
 func listenBeside(path string) (net.Listener, string, error) {
 	dir, base := filepath.Split(path)
 	room := MaxSocketPath - len(dir)
-	if own := ".new-" + strconv.Itoa(os.Getpid()); len(own) <= room {
-		_ = os.Remove(dir + own) // left by a process of this pid that died
-		ln, err := net.Listen("unix", dir+own)
-		return ln, dir + own, err
+	prefix := ""
+	if room >= len(".new-")+8 {
+		prefix, room = ".new-", room-len(".new-")
 	}
 	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
 	b := make([]byte, min(room, 8))
@@ -62,15 +62,16 @@ func listenBeside(path string) (net.Listener, string, error) {
 		for i := range b {
 			b[i] = chars[rand.IntN(len(chars))]
 		}
-		if len(b) > 1 {
+		if len(b) > 1 && prefix == "" {
 			b[0] = '.'
 		}
-		if string(b) == base {
+		name := prefix + string(b)
+		if name == base {
 			continue
 		}
 		var ln net.Listener
-		if ln, err = net.Listen("unix", dir+string(b)); err == nil {
-			return ln, dir + string(b), nil
+		if ln, err = net.Listen("unix", dir+name); err == nil {
+			return ln, dir + name, nil
 		}
 		if !errors.Is(err, syscall.EADDRINUSE) {
 			break
