@@ -5,7 +5,7 @@ import "math/bits"
 // What made a node recompute: a node keeps which of its inputs had changed
 // when it last recomputed, so explain can follow a file back to its input.
 
-// noteCause records which inputs of n changed in this stabilisation: as a
+// noteCause records which inputs of n changed in this stabilization: as a
 // mask over n's inputs when they are 64 or fewer (no allocation), else as
 // keys, reusing n's last list when it is the same. A node that had no cause
 // and whose inputs did not change keeps none.

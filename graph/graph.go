@@ -23,7 +23,7 @@ type Graph struct {
 	counters      Counters
 	stabilizing   bool
 	leavesChanged []*Node
-	now           int64 // the time of the running stabilisation (unix ns), 0 outside one
+	now           int64 // the time of the running stabilization (unix ns), 0 outside one
 
 	// Now is the clock; tests may replace it.
 	Now func() time.Time

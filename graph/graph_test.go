@@ -60,7 +60,7 @@ func TestAChangeRecomputesOnlyItsDependents(t *testing.T) {
 	}
 }
 
-func TestALeafSetToAnEqualValueStabilisesNothing(t *testing.T) {
+func TestALeafSetToAnEqualValueStabilizesNothing(t *testing.T) {
 	g := New()
 	a := mustInput(t, g, "a")
 	g.Derived(key("file", "1"), concat, a)

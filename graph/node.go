@@ -10,7 +10,7 @@ type Compute func(in In) (any, error)
 // Node is one vertex of the graph. Its fields are read through methods; it
 // is changed only through its Graph.
 type Node struct {
-	// Read and written by every stabilisation that reaches the node: kept
+	// Read and written by every stabilization that reaches the node: kept
 	// together, first, so a recompute touches few cache lines.
 	compute    Compute // nil for an input leaf
 	inputs     []*Node

@@ -10,10 +10,10 @@ import (
 )
 
 // A random graph of inputs → placeholders → files, changed by random batches
-// (values, waiting, rewired files): after every stabilisation each file's
+// (values, waiting, rewired files): after every stabilization each file's
 // state and bytes equal a computation from scratch, and the nodes reported
 // changed are exactly the files whose result changed.
-func TestStabiliseEqualsRecomputingFromScratch(t *testing.T) {
+func TestStabilizeEqualsRecomputingFromScratch(t *testing.T) {
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
 		_ = f.Value.Set("10000")
 	}

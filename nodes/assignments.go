@@ -33,7 +33,7 @@ type module struct {
 // node.name), for any node. One of this node's builds or updates that
 // module; one that does not parse or breaks a rule fails that module alone.
 // Another node's plan is read only for the consumers it binds.
-func (m *Mesh) putAssignment(key, node, name string, data []byte) error {
+func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 	if node != m.node {
 		// Another node's plan is read only for the consumers it binds
 		// and the offers it makes.
@@ -101,7 +101,7 @@ func (m *Mesh) putAssignment(key, node, name string, data []byte) error {
 
 // index keeps, for every provider/provision, the assignments whose plans
 // bind a consumer to it, and refreshes the consumers lists that moved.
-func (m *Mesh) index(key string, asg *Assignment) {
+func (m *NodeGraph) index(key string, asg *Assignment) {
 	touched := map[string]bool{}
 	if old := m.assignments[key]; old != nil {
 		for _, p := range old.Provisioning.Provisions {
@@ -132,7 +132,7 @@ func (m *Mesh) index(key string, asg *Assignment) {
 
 // bindingsOf lists the consumers bound to provider/provision: in the order
 // of the assignments' keys and, within a plan, of its provisions entries.
-func (m *Mesh) bindingsOf(pk string) []Binding {
+func (m *NodeGraph) bindingsOf(pk string) []Binding {
 	keys := make([]string, 0, len(m.bindings[pk]))
 	for k := range m.bindings[pk] {
 		keys = append(keys, k)
@@ -154,7 +154,7 @@ func (m *Mesh) bindingsOf(pk string) []Binding {
 
 // consumersNode is provider/provision's consumers list: it reads the
 // bindings and the vault leaf of each binding's credential.
-func (m *Mesh) consumersNode(provider, provision string) *graph.Node {
+func (m *NodeGraph) consumersNode(provider, provision string) *graph.Node {
 	pk := provider + "/" + provision
 	if n := m.existing(KindConsumers, pk); n != nil {
 		return n
@@ -168,7 +168,7 @@ func (m *Mesh) consumersNode(provider, provision string) *graph.Node {
 	return n
 }
 
-func (m *Mesh) refreshConsumers(pk string) {
+func (m *NodeGraph) refreshConsumers(pk string) {
 	b := m.existing(KindBindings, pk)
 	c := m.existing(KindConsumers, pk)
 	list := m.bindingsOf(pk)

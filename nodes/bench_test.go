@@ -26,7 +26,7 @@ func BenchmarkOneItemChangeInACollectionOf1000(b *testing.B) {
 }
 
 // One contributor added to (and taken again from) that collection: each
-// op is one stabilisation; the collectors render once each (5 files) and
+// op is one stabilization; the collectors render once each (5 files) and
 // the new item once.
 func BenchmarkOneItemAddedToACollectionOf1000(b *testing.B) {
 	m := collectionOf1000(b)
@@ -47,8 +47,8 @@ func BenchmarkOneItemAddedToACollectionOf1000(b *testing.B) {
 	b.ReportMetric(float64(m.Renders().Items.Load()-items)/n, "items/op")
 }
 
-func collectionOf1000(b *testing.B) *Mesh {
-	m := NewMesh("ace")
+func collectionOf1000(b *testing.B) *NodeGraph {
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	for i := 0; i < 1000; i++ {
 		mod := fmt.Sprintf("contrib-%04d", i)

@@ -41,7 +41,7 @@ type Change struct {
 // Put records bucket <key> = value: an assignment (any node's), a registry
 // entry, one of this node's config values or a provider's binding (any
 // other bucket).
-func (m *Mesh) Put(bucket, key string, value []byte) Change {
+func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 	switch bucket {
 	case spec.AssignmentsBucket:
 		toks, err := spec.DecodeKey(key, 2)
@@ -97,7 +97,7 @@ func (m *Mesh) Put(bucket, key string, value []byte) Change {
 // Delete records that bucket <key> is gone. Only an assignment's key out of
 // shape is reported: a registry's, a config's or a binding's key out of
 // shape was reported when it was put.
-func (m *Mesh) Delete(bucket, key string) Change {
+func (m *NodeGraph) Delete(bucket, key string) Change {
 	switch bucket {
 	case spec.AssignmentsBucket:
 		toks, err := spec.DecodeKey(key, 2)
@@ -132,7 +132,7 @@ func (m *Mesh) Delete(bucket, key string) Change {
 // BucketMissing records whether bucket does not exist (yet): the leaves
 // that wait for its keys say so. The assignments bucket missing changes
 // nothing (no assignment is no module).
-func (m *Mesh) BucketMissing(bucket string, missing bool) {
+func (m *NodeGraph) BucketMissing(bucket string, missing bool) {
 	switch bucket {
 	case spec.AssignmentsBucket:
 	case spec.RegistryBucket:
@@ -147,7 +147,7 @@ func (m *Mesh) BucketMissing(bucket string, missing bool) {
 // BucketNotPermitted records whether the bus refuses this client bucket (a
 // permission violation, SPEC §4.6): the leaves that wait for its keys say
 // so, not that they are not written yet.
-func (m *Mesh) BucketNotPermitted(bucket string, refused bool) {
+func (m *NodeGraph) BucketNotPermitted(bucket string, refused bool) {
 	if m.notPermitted[bucket] == refused {
 		return
 	}

@@ -9,9 +9,9 @@ import (
 )
 
 // webMesh is node ace with module web, whose one file reads ${config:model}.
-func webMesh(t *testing.T) *Mesh {
+func webMesh(t *testing.T) *NodeGraph {
 	t.Helper()
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{Added: "web"}) {
 		t.Fatalf("putting a good plan: %+v, want web added", c)

@@ -14,7 +14,7 @@ import (
 // modules that clash, the one taken second fails naming the first, before
 // any fill.
 type claims struct {
-	started bool                         // the first stabilisation is done: order is by arrival, not name
+	started bool                         // the first stabilization is done: order is by arrival, not name
 	seq     int                          // modules taken since then
 	order   map[string]int               // module → when it was taken (0: at start, a tie)
 	paths   map[string]map[string]string // module → path → form
@@ -27,7 +27,7 @@ type claimed struct{ module, form string }
 
 // claim records what mod's plan writes and returns its clashes with the
 // modules taken before it.
-func (m *Mesh) claim(mod *module) []string {
+func (m *NodeGraph) claim(mod *module) []string {
 	c := &m.claims
 	if c.order == nil {
 		c.order, c.paths, c.reasons = map[string]int{}, map[string]map[string]string{}, map[string]string{}
@@ -67,7 +67,7 @@ func (m *Mesh) claim(mod *module) []string {
 
 // unclaim forgets a module taken off the node, and rebuilds the modules
 // it clashed with.
-func (m *Mesh) unclaim(name string) {
+func (m *NodeGraph) unclaim(name string) {
 	c := &m.claims
 	old := c.paths[name]
 	delete(c.paths, name)
@@ -78,7 +78,7 @@ func (m *Mesh) unclaim(name string) {
 
 // reclaim rebuilds the other modules on the paths name held or holds whose
 // clashes changed.
-func (m *Mesh) reclaim(name string, old, now map[string]string) {
+func (m *NodeGraph) reclaim(name string, old, now map[string]string) {
 	c := &m.claims
 	c.busy = true
 	defer func() { c.busy = false }()
@@ -108,7 +108,7 @@ func sharesPath(a, b map[string]string) bool {
 
 // clashesOf says, path by path, which module taken before name writes a
 // path name writes in a way the two cannot share.
-func (m *Mesh) clashesOf(name string) []string {
+func (m *NodeGraph) clashesOf(name string) []string {
 	c := &m.claims
 	mine := c.paths[name]
 	var out []string
@@ -143,9 +143,9 @@ func shareable(a, b string) bool {
 
 // before says whether module a was taken before b: by arrival, and by
 // byte order of name among those taken at start (before the first
-// stabilisation, so in one load, whatever order the bucket gave them in).
-func (m *Mesh) before(a, b string) bool { return m.compareOrder(a, b) < 0 }
+// stabilization, so in one load, whatever order the bucket gave them in).
+func (m *NodeGraph) before(a, b string) bool { return m.compareOrder(a, b) < 0 }
 
-func (m *Mesh) compareOrder(a, b string) int {
+func (m *NodeGraph) compareOrder(a, b string) int {
 	return cmp.Or(cmp.Compare(m.claims.order[a], m.claims.order[b]), strings.Compare(a, b))
 }

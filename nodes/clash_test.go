@@ -9,7 +9,7 @@ import (
 )
 
 // clashPlan is a plan writing each path in the form given (static templates).
-func clashPlan(m *Mesh, mod string, forms map[string]string) {
+func clashPlan(m *NodeGraph, mod string, forms map[string]string) {
 	var p Plan
 	tmpl := map[string][]byte{}
 	for path, form := range forms {
@@ -23,7 +23,7 @@ func clashPlan(m *Mesh, mod string, forms map[string]string) {
 }
 
 func TestAClashAtStartFailsTheModuleLaterByName(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	clashPlan(m, "web", map[string]string{"/etc/x": "owned"})
 	clashPlan(m, "api", map[string]string{"/etc/x": "seed"})

@@ -131,7 +131,7 @@ func computeConsumers(in graph.In) (any, error) {
 	return json.MarshalIndent(out, "", "  ")
 }
 
-// RenderCounts counts the templates a Mesh rendered (each run of a file's
+// RenderCounts counts the templates a NodeGraph rendered (each run of a file's
 // or an item's compute that got as far as rendering), for metrics and for
 // tests that hold fan-out to what depends on a change.
 type RenderCounts struct {

@@ -44,7 +44,7 @@ func parseOffers(data []byte) ([]Offer, error) {
 
 // noteOffers records what assignment key (of module) offers, or why its
 // offers cannot be read (err).
-func (m *Mesh) noteOffers(key, module string, provides []Offer, err string) {
+func (m *NodeGraph) noteOffers(key, module string, provides []Offer, err string) {
 	if m.offerKeys[module] == nil {
 		m.offerKeys[module] = map[string]offersAt{}
 	}
@@ -53,7 +53,7 @@ func (m *Mesh) noteOffers(key, module string, provides []Offer, err string) {
 }
 
 // forgetOffers records that assignment key (of module) is gone.
-func (m *Mesh) forgetOffers(key, module string) {
+func (m *NodeGraph) forgetOffers(key, module string) {
 	delete(m.offerKeys[module], key)
 	if len(m.offerKeys[module]) == 0 {
 		delete(m.offerKeys, module)
@@ -63,7 +63,7 @@ func (m *Mesh) forgetOffers(key, module string) {
 
 // offersOf is provider's plan that offers are read from: its first key in
 // byte order ("" when it is assigned nowhere).
-func (m *Mesh) offersOf(provider string) (string, offersAt) {
+func (m *NodeGraph) offersOf(provider string) (string, offersAt) {
 	keys := make([]string, 0, len(m.offerKeys[provider]))
 	for k := range m.offerKeys[provider] {
 		keys = append(keys, k)
@@ -76,7 +76,7 @@ func (m *Mesh) offersOf(provider string) (string, offersAt) {
 }
 
 // ruleOf is how a binding to provider's offer x is judged now.
-func (m *Mesh) ruleOf(provider, x string) Judgement {
+func (m *NodeGraph) ruleOf(provider, x string) Judgement {
 	key, at := m.offersOf(provider)
 	if key == "" || at.err != "" {
 		return Judgement{Rule: RuleUnknown}
@@ -84,13 +84,13 @@ func (m *Mesh) ruleOf(provider, x string) Judgement {
 	return Judge(at.provides, x)
 }
 
-func (m *Mesh) offersLeaf(provider string) *graph.Node {
+func (m *NodeGraph) offersLeaf(provider string) *graph.Node {
 	return m.leaf(KindOffers, provider, &Origin{Bucket: spec.AssignmentsBucket}, func(n *graph.Node) {
 		m.initOffers(n, provider)
 	})
 }
 
-func (m *Mesh) initOffers(n *graph.Node, provider string) {
+func (m *NodeGraph) initOffers(n *graph.Node, provider string) {
 	key, at := m.offersOf(provider)
 	n.Meta.(*Origin).Key = key
 	switch {
@@ -104,7 +104,7 @@ func (m *Mesh) initOffers(n *graph.Node, provider string) {
 }
 
 // offerNode is how a binding to provider's offer x is judged.
-func (m *Mesh) offerNode(provider, x string) *graph.Node {
+func (m *NodeGraph) offerNode(provider, x string) *graph.Node {
 	k := graph.Key{Kind: KindOffer, Name: provider + "/" + x}
 	if n := m.g.Node(k); n != nil {
 		return n
@@ -130,7 +130,7 @@ func computeOffer(provider, x string) graph.Compute {
 // boundInputs are the inputs of the need of ${bound:X[/L]:…} of mod with
 // provisions entry pr: the offer node, and the entry leaf when the
 // judgement reads it.
-func (m *Mesh) boundInputs(mod string, pr ProvisionSpec, l string) []*graph.Node {
+func (m *NodeGraph) boundInputs(mod string, pr ProvisionSpec, l string) []*graph.Node {
 	out := []*graph.Node{m.offerNode(pr.Provider, pr.Provision)}
 	if m.ruleOf(pr.Provider, pr.Provision).Rule.ReadsEntry() {
 		out = append(out, m.boundLeaf(mod, spec.BoundBucket(pr.Provider), spec.BoundKey(m.node, mod, pr.Provision, l)))
@@ -140,7 +140,7 @@ func (m *Mesh) boundInputs(mod string, pr ProvisionSpec, l string) []*graph.Node
 
 // refreshOffers sets provider's offers leaf anew and rewires the bindings
 // whose judgement moved between reading the entry and not.
-func (m *Mesh) refreshOffers(provider string) {
+func (m *NodeGraph) refreshOffers(provider string) {
 	n := m.existing(KindOffers, provider)
 	if n == nil {
 		return
@@ -162,7 +162,7 @@ func (m *Mesh) refreshOffers(provider string) {
 
 // rewireBound gives a bound need its entry leaf, or takes it away, as rule
 // says; it returns the inputs dropped.
-func (m *Mesh) rewireBound(need *graph.Node, rule Rule) []*graph.Node {
+func (m *NodeGraph) rewireBound(need *graph.Node, rule Rule) []*graph.Node {
 	mod, ok := need.Meta.(*module)
 	if !ok || mod.asg == nil {
 		return nil

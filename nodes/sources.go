@@ -12,7 +12,7 @@ import (
 // BucketMissing (buckets.go) call the bucket ones; the daemon the others.
 
 // putConfig records mesh-config_resolved <key> (this node's) = value.
-func (m *Mesh) putConfig(key string, value []byte) {
+func (m *NodeGraph) putConfig(key string, value []byte) {
 	m.config[key] = append([]byte(nil), value...)
 	if n := m.existing(KindConfig, key); n != nil {
 		m.g.Set(n, m.config[key])
@@ -20,7 +20,7 @@ func (m *Mesh) putConfig(key string, value []byte) {
 }
 
 // deleteConfig records that mesh-config_resolved <key> is gone.
-func (m *Mesh) deleteConfig(key string) {
+func (m *NodeGraph) deleteConfig(key string) {
 	delete(m.config, key)
 	if n := m.existing(KindConfig, key); n != nil {
 		m.initConfig(n, key)
@@ -28,7 +28,7 @@ func (m *Mesh) deleteConfig(key string) {
 }
 
 // configBucketMissing records whether mesh-config_resolved does not exist.
-func (m *Mesh) configBucketMissing(missing bool) {
+func (m *NodeGraph) configBucketMissing(missing bool) {
 	if m.configMissing == missing {
 		return
 	}
@@ -40,14 +40,14 @@ func (m *Mesh) configBucketMissing(missing bool) {
 	})
 }
 
-func (m *Mesh) configLeaf(module, key string) *graph.Node {
+func (m *NodeGraph) configLeaf(module, key string) *graph.Node {
 	bk := spec.EncodeKey(m.node, module, key)
 	return m.leaf(KindConfig, bk, nil, func(n *graph.Node) { // OriginOf reads its key
 		m.initConfig(n, bk)
 	})
 }
 
-func (m *Mesh) initConfig(n *graph.Node, bk string) {
+func (m *NodeGraph) initConfig(n *graph.Node, bk string) {
 	switch v, ok := m.config[bk]; {
 	case ok:
 		m.g.Set(n, v)
@@ -61,13 +61,13 @@ func (m *Mesh) initConfig(n *graph.Node, bk string) {
 }
 
 // ConfigValue is this node's mesh-config_resolved value for module's key.
-func (m *Mesh) ConfigValue(module, key string) ([]byte, bool) {
+func (m *NodeGraph) ConfigValue(module, key string) ([]byte, bool) {
 	v, ok := m.config[spec.EncodeKey(m.node, module, key)]
 	return v, ok
 }
 
 // putRegistry records the registry's entry for kind.
-func (m *Mesh) putRegistry(kind string, entry []byte) {
+func (m *NodeGraph) putRegistry(kind string, entry []byte) {
 	m.registry[kind] = append([]byte(nil), entry...)
 	if n := m.existing(KindRegistry, kind); n != nil {
 		m.initRegistry(n, kind)
@@ -75,7 +75,7 @@ func (m *Mesh) putRegistry(kind string, entry []byte) {
 }
 
 // deleteRegistry records that the registry no longer names kind.
-func (m *Mesh) deleteRegistry(kind string) {
+func (m *NodeGraph) deleteRegistry(kind string) {
 	delete(m.registry, kind)
 	if n := m.existing(KindRegistry, kind); n != nil {
 		m.initRegistry(n, kind)
@@ -83,7 +83,7 @@ func (m *Mesh) deleteRegistry(kind string) {
 }
 
 // registryBucketMissing records whether the registry bucket does not exist.
-func (m *Mesh) registryBucketMissing(missing bool) {
+func (m *NodeGraph) registryBucketMissing(missing bool) {
 	if m.registryMissing == missing {
 		return
 	}
@@ -95,13 +95,13 @@ func (m *Mesh) registryBucketMissing(missing bool) {
 	})
 }
 
-func (m *Mesh) registryLeaf(kind string) *graph.Node {
+func (m *NodeGraph) registryLeaf(kind string) *graph.Node {
 	return m.leaf(KindRegistry, kind, &Origin{Bucket: spec.RegistryBucket, Key: kind}, func(n *graph.Node) {
 		m.initRegistry(n, kind)
 	})
 }
 
-func (m *Mesh) initRegistry(n *graph.Node, kind string) {
+func (m *NodeGraph) initRegistry(n *graph.Node, kind string) {
 	switch e, ok := m.registry[kind]; {
 	case ok:
 		if why := registryMismatch(kind, e); why != "" {
@@ -119,7 +119,7 @@ func (m *Mesh) initRegistry(n *graph.Node, kind string) {
 }
 
 // putBound records <bucket> <key> (a provider's binding for this node).
-func (m *Mesh) putBound(bucket, key string, value []byte) {
+func (m *NodeGraph) putBound(bucket, key string, value []byte) {
 	if m.bound[bucket] == nil {
 		m.bound[bucket] = map[string][]byte{}
 	}
@@ -130,7 +130,7 @@ func (m *Mesh) putBound(bucket, key string, value []byte) {
 }
 
 // deleteBound records that <bucket> <key> is gone.
-func (m *Mesh) deleteBound(bucket, key string) {
+func (m *NodeGraph) deleteBound(bucket, key string) {
 	delete(m.bound[bucket], key)
 	if n := m.existing(KindBound, bucket+" "+key); n != nil {
 		m.initBound(n, bucket, key)
@@ -138,7 +138,7 @@ func (m *Mesh) deleteBound(bucket, key string) {
 }
 
 // boundBucketMissing records whether a provider's bucket does not exist.
-func (m *Mesh) boundBucketMissing(bucket string, missing bool) {
+func (m *NodeGraph) boundBucketMissing(bucket string, missing bool) {
 	if m.boundMissing[bucket] == missing {
 		return
 	}
@@ -150,7 +150,7 @@ func (m *Mesh) boundBucketMissing(bucket string, missing bool) {
 	})
 }
 
-func (m *Mesh) boundLeaf(module, bucket, key string) *graph.Node {
+func (m *NodeGraph) boundLeaf(module, bucket, key string) *graph.Node {
 	return m.leaf(KindBound, bucket+" "+key, &Origin{Module: module, Bucket: bucket, Key: key}, func(n *graph.Node) {
 		if m.boundUse == nil {
 			m.boundUse = map[string]int{}
@@ -161,7 +161,7 @@ func (m *Mesh) boundLeaf(module, bucket, key string) *graph.Node {
 }
 
 // boundGone is called when a bound leaf leaves the graph.
-func (m *Mesh) boundGone(n *graph.Node) {
+func (m *NodeGraph) boundGone(n *graph.Node) {
 	o, ok := n.Meta.(*Origin)
 	if !ok {
 		return
@@ -174,13 +174,13 @@ func (m *Mesh) boundGone(n *graph.Node) {
 // ForgetBound drops what a provider's bucket said. The daemon calls it when
 // it stops watching the bucket (no plan reads it any more), so that a later
 // watch starts from its own snapshot rather than from stale entries.
-func (m *Mesh) ForgetBound(bucket string) {
+func (m *NodeGraph) ForgetBound(bucket string) {
 	delete(m.bound, bucket)
 	delete(m.boundMissing, bucket)
 	delete(m.notPermitted, bucket)
 }
 
-func (m *Mesh) initBound(n *graph.Node, bucket, key string) {
+func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
 	raw, ok := m.bound[bucket][key]
 	switch {
 	case !ok && m.notPermitted[bucket]:
@@ -210,7 +210,7 @@ func (m *Mesh) initBound(n *graph.Node, bucket, key string) {
 }
 
 // BoundBuckets lists the providers' buckets this node's plans read.
-func (m *Mesh) BoundBuckets() []string {
+func (m *NodeGraph) BoundBuckets() []string {
 	out := make([]string, 0, len(m.boundUse))
 	for b := range m.boundUse {
 		out = append(out, b)
@@ -220,21 +220,21 @@ func (m *Mesh) BoundBuckets() []string {
 }
 
 // SetSecret records a secret's value (memory only).
-func (m *Mesh) SetSecret(name string, value []byte) {
+func (m *NodeGraph) SetSecret(name string, value []byte) {
 	m.setSecret(name, secretSource{state: graph.Ready, value: append([]byte(nil), value...)})
 }
 
 // SecretWaiting records that a secret is not there yet, saying why.
-func (m *Mesh) SecretWaiting(name, why string) {
+func (m *NodeGraph) SecretWaiting(name, why string) {
 	m.setSecret(name, secretSource{state: graph.Waiting, why: why})
 }
 
 // SecretFailed records that the vault refused a secret, saying why.
-func (m *Mesh) SecretFailed(name, reason string) {
+func (m *NodeGraph) SecretFailed(name, reason string) {
 	m.setSecret(name, secretSource{state: graph.Failed, why: reason})
 }
 
-func (m *Mesh) setSecret(name string, s secretSource) {
+func (m *NodeGraph) setSecret(name string, s secretSource) {
 	n := m.existing(KindVault, name)
 	if n == nil {
 		return // no longer wanted: keep nothing of it
@@ -245,18 +245,18 @@ func (m *Mesh) setSecret(name string, s secretSource) {
 
 // HoldsSecret says whether the vault name's value is held (the vault
 // handed it and nothing since said otherwise).
-func (m *Mesh) HoldsSecret(name string) bool {
+func (m *NodeGraph) HoldsSecret(name string) bool {
 	s, ok := m.secrets[name]
 	return ok && s.state == graph.Ready
 }
 
 // WantsSecret says whether some file still needs the vault name.
-func (m *Mesh) WantsSecret(name string) bool { return m.existing(KindVault, name) != nil }
+func (m *NodeGraph) WantsSecret(name string) bool { return m.existing(KindVault, name) != nil }
 
 // CredentialOf is the credential form a request for the vault name carries
 // (SPEC §4.2 r2): a provisions entry's credential for a provision/ name of
 // one of this node's modules, "" for every other name.
-func (m *Mesh) CredentialOf(name string) string {
+func (m *NodeGraph) CredentialOf(name string) string {
 	v, err := spec.ParseVaultName(name)
 	if err != nil || v.Class != spec.VaultProvision || v.Node != m.node {
 		return ""
@@ -273,13 +273,13 @@ func (m *Mesh) CredentialOf(name string) string {
 }
 
 // TakeNewSecrets returns the vault names wanted since the last call.
-func (m *Mesh) TakeNewSecrets() []string {
+func (m *NodeGraph) TakeNewSecrets() []string {
 	out := m.newSecrets
 	m.newSecrets = nil
 	return out
 }
 
-func (m *Mesh) vaultLeaf(name string) *graph.Node {
+func (m *NodeGraph) vaultLeaf(name string) *graph.Node {
 	return m.leaf(KindVault, name, &Origin{Vault: name}, func(n *graph.Node) {
 		m.g.MarkSecret(n)
 		if s, ok := m.secrets[name]; ok && s.state == graph.Ready {
@@ -293,7 +293,7 @@ func (m *Mesh) vaultLeaf(name string) *graph.Node {
 
 // ForgetSecret drops a secret held for a module that no file reads at the
 // moment (the vault said it changed: the next leaf for it asks again).
-func (m *Mesh) ForgetSecret(name string) {
+func (m *NodeGraph) ForgetSecret(name string) {
 	if m.existing(KindVault, name) == nil {
 		delete(m.secrets, name)
 	}
@@ -302,7 +302,7 @@ func (m *Mesh) ForgetSecret(name string) {
 // heldFor is the module of this node a module's own secret or provisioned
 // credential belongs to ("" for a consumer's pair/ credential, which is
 // not held once no consumers list reads it).
-func (m *Mesh) heldFor(name string) string {
+func (m *NodeGraph) heldFor(name string) string {
 	v, err := spec.ParseVaultName(name)
 	switch {
 	case err != nil:
@@ -316,21 +316,21 @@ func (m *Mesh) heldFor(name string) string {
 
 // SetArchive records a module's templates archive (members by name) for
 // digest, and builds the module's files from it.
-func (m *Mesh) SetArchive(module, digest string, members map[string][]byte) {
+func (m *NodeGraph) SetArchive(module, digest string, members map[string][]byte) {
 	m.setArchive(module, archiveSource{digest: digest, state: graph.Ready, members: members})
 }
 
 // ArchiveFailed records that a module's archive cannot be used.
-func (m *Mesh) ArchiveFailed(module, digest, reason string) {
+func (m *NodeGraph) ArchiveFailed(module, digest, reason string) {
 	m.setArchive(module, archiveSource{digest: digest, state: graph.Failed, why: reason})
 }
 
 // ArchiveWaiting records that a module's archive is not there yet.
-func (m *Mesh) ArchiveWaiting(module, digest, why string) {
+func (m *NodeGraph) ArchiveWaiting(module, digest, why string) {
 	m.setArchive(module, archiveSource{digest: digest, state: graph.Waiting, why: why})
 }
 
-func (m *Mesh) setArchive(module string, a archiveSource) {
+func (m *NodeGraph) setArchive(module string, a archiveSource) {
 	mod := m.mods[module]
 	if mod == nil || mod.asg == nil || mod.asg.Provisioning.Templates.Digest != a.digest {
 		return // stale: the plan moved on
@@ -340,7 +340,7 @@ func (m *Mesh) setArchive(module string, a archiveSource) {
 }
 
 // TakeNewArchives returns the archives wanted since the last call.
-func (m *Mesh) TakeNewArchives() []ArchiveWant {
+func (m *NodeGraph) TakeNewArchives() []ArchiveWant {
 	out := m.newArchives
 	m.newArchives = nil
 	return out

@@ -11,7 +11,7 @@ import (
 
 // Stabilize recomputes what the last changes made dirty and returns this
 // node's modules whose files, items, needs or state may have moved, sorted.
-func (m *Mesh) Stabilize() []string {
+func (m *NodeGraph) Stabilize() []string {
 	m.claims.started = true // modules taken from now on are ordered by arrival (clash.go)
 	touched := map[string]bool{}
 	seen := map[*graph.Node]bool{}
@@ -27,7 +27,7 @@ func (m *Mesh) Stabilize() []string {
 	return sortedKeys(touched)
 }
 
-func (m *Mesh) touch(n *graph.Node, touched map[string]bool) {
+func (m *NodeGraph) touch(n *graph.Node, touched map[string]bool) {
 	switch n.Key().Kind {
 	case KindNeed, KindFile, KindItem, KindModule, KindPlan, KindArchive:
 	default:
@@ -39,7 +39,7 @@ func (m *Mesh) touch(n *graph.Node, touched map[string]bool) {
 }
 
 // touchHeldUp touches the modules of the nodes n keeps from being ready.
-func (m *Mesh) touchHeldUp(n *graph.Node, touched map[string]bool, seen map[*graph.Node]bool) {
+func (m *NodeGraph) touchHeldUp(n *graph.Node, touched map[string]bool, seen map[*graph.Node]bool) {
 	for _, d := range n.Dependents() {
 		if seen[d] || d.State() == graph.Ready {
 			continue
@@ -50,7 +50,7 @@ func (m *Mesh) touchHeldUp(n *graph.Node, touched map[string]bool, seen map[*gra
 	}
 }
 
-// ModuleView is what the outputs need of a module after a stabilisation.
+// ModuleView is what the outputs need of a module after a stabilization.
 type ModuleView struct {
 	Name   string
 	Plan   string // what the plan is (it changes with the plan); "" when it does not parse
@@ -87,7 +87,7 @@ type NeedView struct {
 }
 
 // View returns module's view, or nil when it is not on this node.
-func (m *Mesh) View(module string) *ModuleView {
+func (m *NodeGraph) View(module string) *ModuleView {
 	mod := m.mods[module]
 	if mod == nil {
 		return nil
@@ -149,7 +149,7 @@ func sortNeeds(needs map[Placeholder]*graph.Node) []placedNeed {
 }
 
 // RootReason joins the reasons of n's root causes (failed ones first).
-func (m *Mesh) RootReason(n *graph.Node) string {
+func (m *NodeGraph) RootReason(n *graph.Node) string {
 	roots := m.g.RootCauses(n)
 	var failed, waiting []string
 	for _, r := range roots {
@@ -181,7 +181,7 @@ func appendOnce(list []string, s string) []string {
 }
 
 // ModuleNode is the graph node of module (for explain and DOT).
-func (m *Mesh) ModuleNode(module string) *graph.Node {
+func (m *NodeGraph) ModuleNode(module string) *graph.Node {
 	if mod := m.mods[module]; mod != nil {
 		return mod.node
 	}
@@ -189,7 +189,7 @@ func (m *Mesh) ModuleNode(module string) *graph.Node {
 }
 
 // Renders counts the files and items this mesh rendered.
-func (m *Mesh) Renders() *RenderCounts { return &m.renders }
+func (m *NodeGraph) Renders() *RenderCounts { return &m.renders }
 
 // Ready says the module's view is complete: every file rendered.
 func (v *ModuleView) Ready() bool { return v.State == graph.Ready }
@@ -197,7 +197,7 @@ func (v *ModuleView) Ready() bool { return v.State == graph.Ready }
 // DOT renders the graph in Graphviz form, as graph.DOT does: all of it when
 // module is "", else the module and what it reads; ok is false when module
 // is not on this node.
-func (m *Mesh) DOT(name, module string) (out []byte, ok bool, err error) {
+func (m *NodeGraph) DOT(name, module string) (out []byte, ok bool, err error) {
 	if module == "" {
 		out, err = m.g.DOT(name)
 		return out, true, err
@@ -211,4 +211,4 @@ func (m *Mesh) DOT(name, module string) (out []byte, ok bool, err error) {
 }
 
 // Counters are the engine's counters of this mesh's graph.
-func (m *Mesh) Counters() *graph.Counters { return m.g.Counters() }
+func (m *NodeGraph) Counters() *graph.Counters { return m.g.Counters() }

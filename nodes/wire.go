@@ -13,7 +13,7 @@ import (
 // templates. Nodes whose key stays are rewired in place, so a plan change
 // that leaves a file's bytes alone sends nothing; nodes no longer named are
 // removed, and inputs nobody reads any more go with them.
-func (m *Mesh) rebuild(mod *module) {
+func (m *NodeGraph) rebuild(mod *module) {
 	old := mod.owned
 	oldItems := mod.items
 	mod.owned = map[*graph.Node]bool{}
@@ -66,14 +66,14 @@ func (m *Mesh) rebuild(mod *module) {
 	m.collect(gone)
 }
 
-func (m *Mesh) planValue(mod *module) string {
+func (m *NodeGraph) planValue(mod *module) string {
 	if mod.asg == nil {
 		return ""
 	}
 	return mod.key + "@" + mod.asg.Provisioning.Templates.Digest + "#" + planFingerprint(mod.asg)
 }
 
-func (m *Mesh) archiveLeaf(mod *module) *graph.Node {
+func (m *NodeGraph) archiveLeaf(mod *module) *graph.Node {
 	t := mod.asg.Provisioning.Templates
 	n := m.leaf(KindArchive, mod.name, &Origin{Module: mod.name, Key: t.Ref}, func(*graph.Node) {})
 	if o, ok := n.Meta.(*Origin); ok {
@@ -94,7 +94,7 @@ func (m *Mesh) archiveLeaf(mod *module) *graph.Node {
 // parseTemplates parses every template the plan's files and items name. A
 // template is parsed once per archive digest, however many modules use it
 // (a parsed template is never changed, so modules share it).
-func (m *Mesh) parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, []string) {
+func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, []string) {
 	cache := m.parsed[p.Templates.Digest]
 	if cache == nil {
 		cache = map[string]parsedTemplate{}
@@ -143,7 +143,7 @@ type parsedTemplate struct {
 }
 
 // pruneParsed forgets the parsed templates of digests no plan names.
-func (m *Mesh) pruneParsed() {
+func (m *NodeGraph) pruneParsed() {
 	live := map[string]bool{}
 	for _, mod := range m.mods {
 		if mod.asg != nil {
@@ -159,7 +159,7 @@ func (m *Mesh) pruneParsed() {
 
 // checkPlaceholders holds the rules a plan's placeholders must keep: every
 // one names something the plan holds, and an item names no secret.
-func (m *Mesh) checkPlaceholders(mod *module, tmpls map[string]*Template) []string {
+func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) []string {
 	p := &mod.asg.Provisioning
 	var reasons []string
 	check := func(t *Template, item bool) {
@@ -205,7 +205,7 @@ func (m *Mesh) checkPlaceholders(mod *module, tmpls map[string]*Template) []stri
 // wireWaitingFiles: the templates are not here yet, so each file and each
 // item waits on the archive alone (an item waiting is in its collection's
 // inputs, left out of its text, and shown in the module's view).
-func (m *Mesh) wireWaitingFiles(mod *module, archive *graph.Node) {
+func (m *NodeGraph) wireWaitingFiles(mod *module, archive *graph.Node) {
 	for _, f := range mod.asg.Provisioning.Files {
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path}, computeNothing,
 			[]*graph.Node{mod.plan, archive}, &Origin{Module: mod.name, Path: f.Path})
@@ -230,7 +230,7 @@ func itemKey(module, c string) graph.Key {
 	return graph.Key{Kind: KindItem, Name: module + "/" + c}
 }
 
-func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Template) {
+func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Template) {
 	p := &mod.asg.Provisioning
 	head := []*graph.Node{mod.plan}
 	if archive != nil {
@@ -285,7 +285,7 @@ func (m *Mesh) wireFiles(mod *module, archive *graph.Node, tmpls map[string]*Tem
 
 // needsOf returns the need nodes of t's placeholders, in t's order, and
 // whether one of them is a secret or a consumers list.
-func (m *Mesh) needsOf(mod *module, t *Template) ([]*graph.Node, bool) {
+func (m *NodeGraph) needsOf(mod *module, t *Template) ([]*graph.Node, bool) {
 	phs := t.Placeholders()
 	out := make([]*graph.Node, len(phs))
 	secret := false
@@ -300,7 +300,7 @@ func (m *Mesh) needsOf(mod *module, t *Template) ([]*graph.Node, bool) {
 
 // needNode is the node of one placeholder of a module: it reads the
 // registry's entry for the kind and the input that answers it.
-func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
+func (m *NodeGraph) needNode(mod *module, ph Placeholder) *graph.Node {
 	if n := mod.needs[ph]; n != nil {
 		return n
 	}
@@ -340,7 +340,7 @@ func (m *Mesh) needNode(mod *module, ph Placeholder) *graph.Node {
 	return n
 }
 
-func (m *Mesh) secretVaultName(mod *module, name string) string {
+func (m *NodeGraph) secretVaultName(mod *module, name string) string {
 	p := &mod.asg.Provisioning
 	for _, s := range p.Secrets {
 		if s.Name == name {
@@ -355,7 +355,7 @@ func (m *Mesh) secretVaultName(mod *module, name string) string {
 	return spec.OwnSecretName(mod.name, name)
 }
 
-func (m *Mesh) placementLeaf(mod *module, ph Placeholder) *graph.Node {
+func (m *NodeGraph) placementLeaf(mod *module, ph Placeholder) *graph.Node {
 	n := m.leaf(KindPlacement, mod.name+"/"+string(ph.Kind)+"."+ph.Name,
 		&Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
 	mod.owned[n] = true
@@ -369,7 +369,7 @@ func (m *Mesh) placementLeaf(mod *module, ph Placeholder) *graph.Node {
 
 // derived returns the node keyed k computed by f from inputs, rewiring it
 // when it exists already.
-func (m *Mesh) derived(k graph.Key, f graph.Compute, inputs []*graph.Node, origin any) *graph.Node {
+func (m *NodeGraph) derived(k graph.Key, f graph.Compute, inputs []*graph.Node, origin any) *graph.Node {
 	if n := m.g.Node(k); n != nil {
 		m.g.SetCompute(n, f)
 		_ = m.g.SetInputs(n, inputs...) // a cycle fails the node; the engine names it
@@ -382,7 +382,7 @@ func (m *Mesh) derived(k graph.Key, f graph.Compute, inputs []*graph.Node, origi
 }
 
 // collectionNode is collection c's items on this node.
-func (m *Mesh) collectionNode(c string) *graph.Node {
+func (m *NodeGraph) collectionNode(c string) *graph.Node {
 	if n := m.existing(KindCollection, c); n != nil {
 		return n
 	}
@@ -394,7 +394,7 @@ func (m *Mesh) collectionNode(c string) *graph.Node {
 }
 
 // reregisterItems moves a module's items into their collections' inputs.
-func (m *Mesh) reregisterItems(mod *module, oldItems []*graph.Node) {
+func (m *NodeGraph) reregisterItems(mod *module, oldItems []*graph.Node) {
 	touched := map[string]bool{}
 	for _, it := range oldItems {
 		c := it.Meta.(*Origin).Collection
@@ -416,7 +416,7 @@ func (m *Mesh) reregisterItems(mod *module, oldItems []*graph.Node) {
 	}
 }
 
-func (m *Mesh) refreshCollection(c string) {
+func (m *NodeGraph) refreshCollection(c string) {
 	n := m.existing(KindCollection, c)
 	contributors := make([]string, 0, len(m.collItems[c]))
 	for name := range m.collItems[c] {
@@ -431,7 +431,7 @@ func (m *Mesh) refreshCollection(c string) {
 }
 
 // removeModule takes a module off this node.
-func (m *Mesh) removeModule(mod *module) {
+func (m *NodeGraph) removeModule(mod *module) {
 	delete(m.mods, mod.name)
 	defer m.unclaim(mod.name)
 	defer func() { // its secrets held without a leaf; those with one go in collect
@@ -457,7 +457,7 @@ func (m *Mesh) removeModule(mod *module) {
 // collect removes the given nodes once nothing reads them, and then the
 // inputs they read that nothing reads any more (a secret's value is
 // forgotten with its leaf).
-func (m *Mesh) collect(cands []*graph.Node) {
+func (m *NodeGraph) collect(cands []*graph.Node) {
 	for len(cands) > 0 {
 		n := cands[len(cands)-1]
 		cands = cands[:len(cands)-1]
@@ -488,7 +488,7 @@ func (m *Mesh) collect(cands []*graph.Node) {
 	}
 }
 
-func (m *Mesh) ownedByLive(n *graph.Node) bool {
+func (m *NodeGraph) ownedByLive(n *graph.Node) bool {
 	name := moduleOf(n)
 	if name == "" {
 		return false
@@ -550,7 +550,7 @@ func cycleReason(c *graph.CycleError) string {
 }
 
 // cycleOf is the refused cycle n is on, or nil.
-func (m *Mesh) cycleOf(n *graph.Node) *graph.CycleError {
+func (m *NodeGraph) cycleOf(n *graph.Node) *graph.CycleError {
 	for _, c := range m.g.Cycles() {
 		for _, k := range c.Cycle {
 			if k == n.Key() {

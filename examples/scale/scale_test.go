@@ -62,7 +62,7 @@ func archiveName(t *testing.T, m *Mesh, ref string) string {
 }
 
 // TestTheRealGraphRendersWhatTheRendererRenders feeds the generated mesh
-// to the client's own graph (nodes.Mesh) and checks every file is filled
+// to the client's own graph (nodes.NodeGraph) and checks every file is filled
 // with the bytes the full re-render gives, and that a provider lists
 // exactly K consumers.
 func TestTheRealGraphRendersWhatTheRendererRenders(t *testing.T) {
@@ -121,9 +121,9 @@ func TestDependentsAreExactlyTheFilesThatChange(t *testing.T) {
 	}
 }
 
-func load(t *testing.T, m *Mesh, n int) *nodes.Mesh {
+func load(t *testing.T, m *Mesh, n int) *nodes.NodeGraph {
 	t.Helper()
-	g := nodes.NewMesh(NodeName(n))
+	g := nodes.NewNodeGraph(NodeName(n))
 	for _, r := range spec.Kinds() {
 		g.Put(spec.RegistryBucket, string(r.Kind), []byte(`{"kind":"`+string(r.Kind)+`"}`))
 	}
@@ -155,7 +155,7 @@ func load(t *testing.T, m *Mesh, n int) *nodes.Mesh {
 	return g
 }
 
-func contents(g *nodes.Mesh, m *Mesh) map[string][]byte {
+func contents(g *nodes.NodeGraph, m *Mesh) map[string][]byte {
 	out := map[string][]byte{}
 	for _, name := range g.Modules() {
 		for _, f := range g.View(name).Files {

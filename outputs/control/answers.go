@@ -24,7 +24,7 @@ type ModuleState struct {
 type Answers struct {
 	Node       string
 	FillSocket string
-	Mesh       *nodes.Mesh
+	Graph      *nodes.NodeGraph
 	// State is what the daemon says of the module v is the view of.
 	State func(v *nodes.ModuleView) ModuleState
 }
@@ -40,8 +40,8 @@ func StateWord(s graph.State) string {
 // Modules is /v1/modules' answer.
 func (a Answers) Modules() Modules {
 	out := Modules{Node: a.Node, At: time.Now(), Modules: []ModuleStatus{}}
-	for _, name := range a.Mesh.Modules() {
-		v := a.Mesh.View(name)
+	for _, name := range a.Graph.Modules() {
+		v := a.Graph.View(name)
 		st := a.State(v)
 		ms := ModuleStatus{Module: name, Files: len(v.Files), State: st.State, Reason: st.Reason, Since: st.Since}
 		for _, f := range v.Files {
@@ -56,7 +56,7 @@ func (a Answers) Modules() Modules {
 
 // NotHere is the 404 answer for module, which is not on this node.
 func (a Answers) NotHere(module string) ErrorBody {
-	mods := a.Mesh.Modules()
+	mods := a.Graph.Modules()
 	here := "no module is assigned to node " + a.Node
 	if len(mods) > 0 {
 		here = "modules on node " + a.Node + ": " + strings.Join(mods, ", ")
@@ -69,8 +69,8 @@ func (a Answers) NotHere(module string) ErrorBody {
 
 // Explain builds module's explanation; nil when it is not on this node.
 func (a Answers) Explain(module string) *Explanation {
-	mn := a.Mesh.ModuleNode(module)
-	v := a.Mesh.View(module)
+	mn := a.Graph.ModuleNode(module)
+	v := a.Graph.View(module)
 	if mn == nil || v == nil {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (a Answers) Explain(module string) *Explanation {
 	if st.Fill != "" {
 		e.Fill = &FillFailure{Socket: a.FillSocket, Why: st.Fill, Since: e.Since}
 	}
-	g := a.Mesh.Graph()
+	g := a.Graph.Graph()
 	meta := func(n *graph.Node) any {
 		if o := nodes.OriginOf(n); o != nil {
 			return o
@@ -109,7 +109,7 @@ func (a Answers) Explain(module string) *Explanation {
 				out.Kind, out.Secret = "secret-file", name
 			}
 			if in.State() != graph.Ready {
-				out.Why = a.Mesh.RootReason(in)
+				out.Why = a.Graph.RootReason(in)
 				for _, ix := range x.Inputs {
 					if ix.Key.Kind == nodes.KindNeed || ix.State != graph.Ready.String() {
 						out.Chain = append(out.Chain, toStep(judged(g, ix, meta)))

@@ -1,4 +1,4 @@
 // Package stage is the daemon's output stage: it takes module views after a
-// stabilisation and brings the fill socket, needs, items and reports in line
+// stabilization and brings the fill socket, needs, items and reports in line
 // with them, remembering what it last filled and said of each module.
 package stage

@@ -43,8 +43,8 @@ type Config struct {
 	Removals string
 }
 
-// Views gives a module's view after a stabilisation, nil when the module
-// is not on this node; *nodes.Mesh is one.
+// Views gives a module's view after a stabilization, nil when the module
+// is not on this node; *nodes.NodeGraph is one.
 type Views interface {
 	View(module string) *nodes.ModuleView
 }
@@ -82,7 +82,7 @@ func New(cfg Config) (*Stage, error) {
 	return s, nil
 }
 
-// outJob is one module's output after a stabilisation: its view, and the
+// outJob is one module's output after a stabilization: its view, and the
 // fill request to send (nil when no file of it is to be sent).
 type outJob struct {
 	v    *nodes.ModuleView

@@ -295,8 +295,8 @@ func heapInUse() uint64 {
 	return ms.HeapInuse
 }
 
-// stabilizeSeconds is the time the daemon spent stabilising so far, and
-// how many stabilisations it timed.
+// stabilizeSeconds is the time the daemon spent stabilizing so far, and
+// how many stabilizations it timed.
 func stabilizeSeconds(d *Daemon) (float64, uint64) {
 	mfs, err := d.metrics.reg.Gather()
 	if err != nil {
@@ -314,7 +314,7 @@ func stabilizeSeconds(d *Daemon) (float64, uint64) {
 // graphSize is how many nodes the daemon's graph holds.
 func graphSize(b *testing.B, d *Daemon) int {
 	n := 0
-	if err := d.Do(context.Background(), func(m *nodes.Mesh) { n = len(m.Graph().Nodes()) }); err != nil {
+	if err := d.Do(context.Background(), func(m *nodes.NodeGraph) { n = len(m.Graph().Nodes()) }); err != nil {
 		b.Fatal(err)
 	}
 	return n

@@ -68,7 +68,7 @@ func BenchmarkClientProcess(b *testing.B) {
 		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/float64(files), "peak-RSS-B/file")
 	})
 	// The client's whole CPU per change (receiving it, the graph, the fill
-	// request, the report and event), not only the stabilisation, against
+	// request, the report and event), not only the stabilization, against
 	// rendering every template of the node again.
 	b.Run("one-change", func(b *testing.B) {
 		const n = 1000

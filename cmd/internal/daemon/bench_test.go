@@ -280,7 +280,7 @@ func benchNode(b *testing.B, mods int, fillRoot string) {
 // 1,000-file node is started beside the 100,000-file one (big), and their
 // changes alternate, one at a time, each timed put → fill request and
 // checked as in one-change. It reports both p50s, both nodes'
-// stabilisation per change, and the ratios.
+// stabilization per change, and the ratios.
 func benchScaling(b *testing.B, big *benchBus, bm *scale.Mesh, bd *Daemon) {
 	small := newBenchBus(b)
 	sm := small.generate(scale.Config{Nodes: 1, Modules: 10, Files: 100, Placeholders: 10, Contributors: 10, Consumers: 100})
@@ -317,7 +317,7 @@ func benchScaling(b *testing.B, big *benchBus, bm *scale.Mesh, bd *Daemon) {
 
 // benchBurst puts 10,000 config changes at once (own keys of files all
 // over the node) and measures the time until the last is filled, the
-// stabilisations and fills it took, then checks every changed file on disk.
+// stabilizations and fills it took, then checks every changed file on disk.
 func benchBurst(b *testing.B, h *benchBus, m *scale.Mesh, d *Daemon) {
 	const burst = 10_000
 	var changes []change

@@ -47,14 +47,14 @@ func (d *Daemon) ControlHandler() http.Handler {
 	})
 	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
 		var out control.Modules
-		err := d.Do(r.Context(), func(m *nodes.Mesh) { out = d.answers().Modules() })
+		err := d.Do(r.Context(), func(m *nodes.NodeGraph) { out = d.answers().Modules() })
 		writeJSON(w, out, err)
 	})
 	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
 		mod := r.URL.Query().Get("module")
 		var out *control.Explanation
 		var notHere *control.ErrorBody
-		err := d.Do(r.Context(), func(m *nodes.Mesh) {
+		err := d.Do(r.Context(), func(m *nodes.NodeGraph) {
 			a := d.answers()
 			if out = a.Explain(mod); out == nil {
 				nh := a.NotHere(mod)
@@ -72,7 +72,7 @@ func (d *Daemon) ControlHandler() http.Handler {
 		var out []byte
 		var derr error
 		var notHere *control.ErrorBody
-		err := d.Do(r.Context(), func(m *nodes.Mesh) {
+		err := d.Do(r.Context(), func(m *nodes.NodeGraph) {
 			var here bool
 			if out, here, derr = m.DOT("provisioner", mod); !here {
 				nh := d.answers().NotHere(mod)
@@ -98,7 +98,7 @@ func (d *Daemon) ControlHandler() http.Handler {
 // answers builds the control socket's answers from the mesh: call it on
 // the loop.
 func (d *Daemon) answers() control.Answers {
-	return control.Answers{Node: d.cfg.Node, FillSocket: d.cfg.FillSocket, Mesh: d.mesh, State: d.moduleState}
+	return control.Answers{Node: d.cfg.Node, FillSocket: d.cfg.FillSocket, Graph: d.mesh, State: d.moduleState}
 }
 
 // moduleState is what the module's report says (or will say at the end
@@ -127,7 +127,7 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 func writeError(w http.ResponseWriter, code int, e control.ErrorBody) { control.WriteJSON(w, code, e) }
 
 // runCalls runs the calls Do handed the loop during the batch just
-// stabilised, so the control socket never reads a graph half-changed.
+// stabilized, so the control socket never reads a graph half-changed.
 func (d *Daemon) runCalls() {
 	for _, c := range d.calls {
 		c.fn()

@@ -340,7 +340,7 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 		t.Fatalf("DOT does not parse back: %v\n%s", err, dotOut)
 	}
 	var nodesN, edgesN int
-	d.Do(t.Context(), func(ms *nodes.Mesh) {
+	d.Do(t.Context(), func(ms *nodes.NodeGraph) {
 		g := ms.Graph()
 		nodesN = g.Len()
 		type pair struct{ a, b int64 }

@@ -36,9 +36,9 @@ type Daemon struct {
 	closed chan error
 
 	// Owned by the loop goroutine.
-	mesh      *nodes.Mesh
+	mesh      *nodes.NodeGraph
 	startedAt time.Time
-	calls     []call // Do's calls of this batch, run once it is stabilised
+	calls     []call // Do's calls of this batch, run once it is stabilized
 
 	status
 	metrics *metrics
@@ -81,7 +81,7 @@ func New(cfg Config) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
-		mesh: nodes.NewMesh(cfg.Node), inputs: inputs{watches: map[string]*watchState{}},
+		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Counters()
@@ -181,7 +181,7 @@ type call struct {
 
 // Do runs fn in the loop goroutine and waits; for the control socket and
 // prov.ask, which read the graph.
-func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.Mesh)) error {
+func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.NodeGraph)) error {
 	c := call{fn: func() { fn(d.mesh) }, done: make(chan struct{})}
 	select {
 	case d.events <- c:

@@ -17,7 +17,7 @@ import (
 // batch are done before Do's call runs.
 func (d *Daemon) idle(ctx context.Context) bool {
 	var idle bool
-	err := d.Do(ctx, func(*nodes.Mesh) {
+	err := d.Do(ctx, func(*nodes.NodeGraph) {
 		idle = len(d.events) == 0 && len(d.asker.Answers()) == 0 && len(d.fetcher.Fetched()) == 0 &&
 			!d.asker.Asking() && !d.out.Pending()
 	})

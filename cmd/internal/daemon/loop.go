@@ -8,12 +8,12 @@ import (
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
-// maxBatch bounds how many events one stabilisation takes in, so a flood
+// maxBatch bounds how many events one stabilization takes in, so a flood
 // of changes still gets filled now and then.
 const maxBatch = 20000
 
 // loop owns the mesh: it takes every event waiting as one batch, then
-// stabilises once and acts on what changed.
+// stabilizes once and acts on what changed.
 func (d *Daemon) loop(ctx context.Context) error {
 	refill := time.NewTicker(d.cfg.Refill)
 	defer refill.Stop()
@@ -108,14 +108,14 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 		// again for every name read (a value that did not move is cut off).
 		d.asker.Reask(d.cfg.ReaskSpread, d.mesh.WantsSecret)
 	case call:
-		d.calls = append(d.calls, e) // run after the batch: they read a stabilised graph
+		d.calls = append(d.calls, e) // run after the batch: they read a stabilized graph
 	case filled:
 		d.out.Land(e.Done) // reported (and sent again when touched meanwhile) by afterBatch's Send
 	}
 	return false
 }
 
-// afterBatch stabilises and acts: new secrets asked, archives fetched,
+// afterBatch stabilizes and acts: new secrets asked, archives fetched,
 // provider buckets watched, changed modules filled and reported.
 func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	if !d.ready.Load() {

@@ -29,7 +29,7 @@ func newMetrics() *metrics {
 		fillLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "provisioner_fill_seconds",
 			Help: "Latency of fill requests.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
 		stabilize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "provisioner_stabilize_seconds",
-			Help: "Time of one stabilisation.", Buckets: prometheus.ExponentialBuckets(0.00001, 4, 12)}),
+			Help: "Time of one stabilization.", Buckets: prometheus.ExponentialBuckets(0.00001, 4, 12)}),
 		vaultAsks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "provisioner_vault_asks_total",
 			Help: "Vault asks, by outcome."}, []string{"outcome"}),
 		modules: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "provisioner_modules",
@@ -48,7 +48,7 @@ func (m *metrics) engine(read func() (stabs, recomputed, changed, cutoffs uint64
 		name, help string
 		pick       func() float64
 	}{
-		{"provisioner_stabilizations_total", "Stabilisations of the graph.", func() float64 { s, _, _, _ := read(); return float64(s) }},
+		{"provisioner_stabilizations_total", "Stabilizations of the graph.", func() float64 { s, _, _, _ := read(); return float64(s) }},
 		{"provisioner_nodes_recomputed_total", "Graph nodes recomputed.", func() float64 { _, r, _, _ := read(); return float64(r) }},
 		{"provisioner_nodes_changed_total", "Graph nodes whose value changed.", func() float64 { _, _, c, _ := read(); return float64(c) }},
 		{"provisioner_cutoffs_total", "Recomputed nodes whose value stayed (cutoff).", func() float64 { _, _, _, c := read(); return float64(c) }},

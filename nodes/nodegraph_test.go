@@ -20,13 +20,13 @@ func planJSON(node, mod string, p Plan) []byte {
 	return b
 }
 
-func registryAll(m *Mesh) {
+func registryAll(m *NodeGraph) {
 	for _, r := range spec.Kinds() {
 		m.Put(spec.RegistryBucket, string(r.Kind), []byte(`{"kind":"`+string(r.Kind)+`"}`))
 	}
 }
 
-func file(m *Mesh, mod, path string) FileView {
+func file(m *NodeGraph, mod, path string) FileView {
 	for _, f := range m.View(mod).Files {
 		if f.Path == path {
 			return f
@@ -36,7 +36,7 @@ func file(m *Mesh, mod, path string) FileView {
 }
 
 func TestAPlanWithItsValuesRendersItsFiles(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	if err := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{
 		Files:     []FileSpec{{Path: "/etc/web.conf", Template: "web.conf"}, {Path: "/etc/other", Template: "other"}},
@@ -73,7 +73,7 @@ func TestAPlanWithItsValuesRendersItsFiles(t *testing.T) {
 }
 
 func TestABrokenPlanFailsThatModuleAlone(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	m.Put(spec.AssignmentsBucket, "ace.good", planJSON("ace", "good", Plan{Files: []FileSpec{{Path: "/etc/good", Template: "g"}}}))
 	m.SetArchive("good", digestA, map[string][]byte{"g": []byte("fine\n")})
@@ -98,7 +98,7 @@ func collectorPlan(node, mod, coll string) []byte {
 }
 
 func TestCollectedTextIsOrderedByContributorWithCommentLines(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "shell:zsh:normal"))
 	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${shell:zsh:normal}")})
@@ -122,7 +122,7 @@ func TestCollectedTextIsOrderedByContributorWithCommentLines(t *testing.T) {
 }
 
 func TestACycleOfCollectionsFailsEveryModuleOnItWithTheCycleNamed(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{
 		Items: []ItemSpec{{Collection: "c2", Template: "i"}}, Collections: []CollectionSpec{{Name: "c1", Comment: "#"}}}))
@@ -172,7 +172,7 @@ func TestACycleOfCollectionsFailsEveryModuleOnItWithTheCycleNamed(t *testing.T) 
 // another place, and every value must still land in its own placeholder and
 // the collection stay ordered by contributor.
 func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	const digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 	planA := func(digest string) []byte {
@@ -226,7 +226,7 @@ func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
 }
 
 func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFails(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	m.Put(spec.AssignmentsBucket, "ace.s", planJSON("ace", "s", Plan{Secrets: []SecretSpec{{Name: "k"}},
 		Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
@@ -253,7 +253,7 @@ func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFai
 }
 
 func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
 	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
@@ -274,7 +274,7 @@ func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing
 }
 
 func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	m.Put(spec.AssignmentsBucket, "ace.gitea", planJSON("ace", "gitea", Plan{
 		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []Offer{{Provision: "gitea-read"}}}))
@@ -312,7 +312,7 @@ func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 // 200 modules, 20 collections: one item changes → only that collection's
 // collectors render again.
 func TestOneItemChangeRendersOnlyItsCollectors(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	for i := 0; i < 200; i++ {
 		mod := fmt.Sprint("m", i)
@@ -381,7 +381,7 @@ func TestACollectionOrdersItsItemsWhateverTheOrderOfItsInputs(t *testing.T) {
 }
 
 func TestAKindWaitsWhileTheRegistrySaysItLivesElsewhere(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	m.Put(spec.RegistryBucket, "config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"other-config","key":"<node>.<module>.<key>"}`))
 	m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}}))
@@ -402,7 +402,7 @@ func TestAKindWaitsWhileTheRegistrySaysItLivesElsewhere(t *testing.T) {
 // the module already holds is not asked again (asked once per run), and
 // its value is dropped when the module goes.
 func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
-	m := NewMesh("ace")
+	m := NewNodeGraph("ace")
 	registryAll(m)
 	p := Plan{Files: []FileSpec{{Path: "/etc/k", Template: "t"}}, Secrets: []SecretSpec{{Name: "key"}}}
 	m.Put(spec.AssignmentsBucket, "ace.app", planJSON("ace", "app", p))

@@ -7,13 +7,13 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// Mesh is the provisioner's graph for one node: every assignment, config
+// NodeGraph is the provisioner's graph for one node: every assignment, config
 // value, registry entry, secret, binding and templates archive the node's
 // client knows is an input, and every placeholder, file, item, collection,
 // consumers list and module of the node's own modules is a node computed
 // from them. It does no I/O: the daemon feeds it what the bus says and acts
 // on what Stabilize reports. Like the graph, it is owned by one goroutine.
-type Mesh struct {
+type NodeGraph struct {
 	node string
 	g    *graph.Graph
 	mods map[string]*module
@@ -60,9 +60,9 @@ type archiveSource struct {
 // ArchiveWant asks the daemon to fetch a module's templates archive.
 type ArchiveWant struct{ Module, Ref, Digest string }
 
-// NewMesh makes the graph of node's client.
-func NewMesh(node string) *Mesh {
-	return &Mesh{
+// NewNodeGraph makes the graph of node's client.
+func NewNodeGraph(node string) *NodeGraph {
+	return &NodeGraph{
 		node: node, g: graph.New(), mods: map[string]*module{},
 		config: map[string][]byte{}, registry: map[string][]byte{},
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
@@ -73,13 +73,13 @@ func NewMesh(node string) *Mesh {
 }
 
 // Graph is the engine underneath (for explain, DOT and counters).
-func (m *Mesh) Graph() *graph.Graph { return m.g }
+func (m *NodeGraph) Graph() *graph.Graph { return m.g }
 
 // Node is the node this mesh is for.
-func (m *Mesh) Node() string { return m.node }
+func (m *NodeGraph) Node() string { return m.node }
 
 // Modules lists this node's modules, sorted.
-func (m *Mesh) Modules() []string {
+func (m *NodeGraph) Modules() []string {
 	out := make([]string, 0, len(m.mods))
 	for name := range m.mods {
 		out = append(out, name)
@@ -89,7 +89,7 @@ func (m *Mesh) Modules() []string {
 }
 
 // HasModule says whether module is assigned to this node.
-func (m *Mesh) HasModule(module string) bool { return m.mods[module] != nil }
+func (m *NodeGraph) HasModule(module string) bool { return m.mods[module] != nil }
 
 // Origin says where a node's value comes from, for explain.
 type Origin struct {
@@ -137,7 +137,7 @@ func moduleOf(n *graph.Node) string {
 }
 
 // leaf returns the input keyed (kind, name), making it with init when new.
-func (m *Mesh) leaf(kind, name string, origin any, init func(*graph.Node)) *graph.Node {
+func (m *NodeGraph) leaf(kind, name string, origin any, init func(*graph.Node)) *graph.Node {
 	k := graph.Key{Kind: kind, Name: name}
 	if n := m.g.Node(k); n != nil {
 		return n
@@ -152,7 +152,7 @@ func (m *Mesh) leaf(kind, name string, origin any, init func(*graph.Node)) *grap
 }
 
 // set makes leaf n say (state, value, why).
-func (m *Mesh) set(n *graph.Node, s graph.State, v any, why string) {
+func (m *NodeGraph) set(n *graph.Node, s graph.State, v any, why string) {
 	switch s {
 	case graph.Ready:
 		m.g.Set(n, v)
@@ -163,13 +163,13 @@ func (m *Mesh) set(n *graph.Node, s graph.State, v any, why string) {
 	}
 }
 
-func (m *Mesh) existing(kind, name string) *graph.Node {
+func (m *NodeGraph) existing(kind, name string) *graph.Node {
 	return m.g.Node(graph.Key{Kind: kind, Name: name})
 }
 
 // WantsArchive says whether module's plan still names the archive digest
 // (a fetch for a plan that moved on is dropped).
-func (m *Mesh) WantsArchive(module, digest string) bool {
+func (m *NodeGraph) WantsArchive(module, digest string) bool {
 	mod := m.mods[module]
 	return mod != nil && mod.asg != nil && mod.asg.Provisioning.Templates.Digest == digest
 }
