@@ -25,7 +25,8 @@ import (
 // BenchmarkSweep100kNeeds sweeps a mesh of 100 nodes × 100 modules × 10
 // needs (100,000 need keys, 10,000 assignments and reports) through the
 // verb, all pages joined. Per module: 8 needs met, one bound need waiting
-// with a why of its own (10,000 findings: the reply is paged), and on
+// with a why of its own (10,000 findings: the reply is paged; a why that
+// differs only by the need's own key would group into one), and on
 // every tenth module one failed need shared across the mesh. It says when
 // the fastest of three sweeps takes over 2 s (the target), and reports the
 // peak heap of the process (the server's and the embedded bus's) meanwhile.
@@ -150,7 +151,7 @@ func plant100k(b *testing.B, ctx context.Context) (*nats.Conn, jetstream.JetStre
 				put(spec.NeedsBucket, fmt.Sprintf("%s.%s.config.key-%d", node, mod, k), needJSON(node, mod, "config", fmt.Sprintf("key-%d", k), "met", ""))
 			}
 			put(spec.NeedsBucket, node+"."+mod+".bound.gitea-read=3Aurl", needJSON(node, mod, "bound", "gitea-read:url", "waiting",
-				"gitea_bound "+node+"."+mod+".gitea-read not written yet"))
+				fmt.Sprintf("gitea's helper has it at %d in its queue", n*modulesN+m)))
 			state := "met"
 			if m%10 == 0 {
 				state = "failed"
