@@ -42,16 +42,46 @@ type flight struct {
 type flights struct {
 	flying map[string]*flight // module → its request in flight
 	landed map[string]landed  // module → its request back, for the next Send
-	slots  chan struct{}      // MaxFillsInFlight
-	ctx    context.Context    // cancelled by Stop
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// reportsDue: the reports of requests back while others were in
+	// flight wait for them until then at the latest (reportWait).
+	reportsDue time.Time
+	slots      chan struct{}   // MaxFillsInFlight
+	ctx        context.Context // cancelled by Stop
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 func newFlights() flights {
 	ctx, cancel := context.WithCancel(context.Background())
 	return flights{flying: map[string]*flight{}, landed: map[string]landed{},
 		slots: make(chan struct{}, MaxFillsInFlight), ctx: ctx, cancel: cancel}
+}
+
+// Reports of requests back while others are still in flight wait for
+// them, up to reportWait or reportBatch reports, and go to the bus
+// together: a cold start's thousand modules would otherwise each cost a
+// bus round trip on the loop. A request back with none in flight is
+// reported at once.
+const (
+	reportWait  = 20 * time.Millisecond
+	reportBatch = 256
+)
+
+// holdReports says whether the reports of the requests back wait for
+// those still in flight; the first to wait sets when they are due.
+func (s *Stage) holdReports(now time.Time) bool {
+	if len(s.flying) == 0 || len(s.landed) >= reportBatch {
+		return false
+	}
+	for _, l := range s.landed {
+		if l.again {
+			return false // touched while in flight: sent again now
+		}
+	}
+	if s.reportsDue.IsZero() {
+		s.reportsDue = now.Add(reportWait)
+	}
+	return now.Before(s.reportsDue)
 }
 
 // landed is a module whose request came back, for the next Send.

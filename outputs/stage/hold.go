@@ -36,9 +36,10 @@ func (s *Stage) dueHeld(touched []string, now time.Time) []string {
 	return touched
 }
 
-// armHold sets the loop's wake-up for the earliest held module.
+// armHold sets the loop's wake-up for the earliest held module (or the
+// reports waiting for requests in flight, holdReports).
 func (s *Stage) armHold() {
-	var first time.Time
+	first := s.reportsDue
 	for _, due := range s.held {
 		if first.IsZero() || due.Before(first) {
 			first = due

@@ -118,7 +118,10 @@ func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool)
 func (s *Stage) send(ctx context.Context, views Views, names []string, all bool) {
 	began := time.Now()
 	back := s.landed
-	s.landed = map[string]landed{}
+	if !all && len(names) == 0 && s.holdReports(began) {
+		return // only reports to write, and more requests coming back soon
+	}
+	s.landed, s.reportsDue = map[string]landed{}, time.Time{}
 	for name, l := range back {
 		if l.again && !slices.Contains(names, name) {
 			names = append(names, name) // touched while in flight
