@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -18,6 +19,7 @@ type claims struct {
 	seq     int                          // modules taken since then
 	order   map[string]int               // module → when it was taken (0: at start, a tie)
 	paths   map[string]map[string]string // module → path → form
+	byPath  map[string]map[string]string // path → module → form: the same, by path
 	reasons map[string]string            // module → its clashes, as last built into its plan
 	busy    bool                         // rebuilding the modules a change touched
 }
@@ -31,6 +33,7 @@ func (m *NodeGraph) claim(mod *module) []string {
 	c := &m.claims
 	if c.order == nil {
 		c.order, c.paths, c.reasons = map[string]int{}, map[string]map[string]string{}, map[string]string{}
+		c.byPath = map[string]map[string]string{}
 	}
 	if _, ok := c.order[mod.name]; !ok {
 		if c.started {
@@ -56,7 +59,7 @@ func (m *NodeGraph) claim(mod *module) []string {
 			}
 		}
 	}
-	c.paths[mod.name] = now
+	c.setPaths(mod.name, old, now)
 	reasons := m.clashesOf(mod.name)
 	c.reasons[mod.name] = strings.Join(reasons, "; ")
 	if !c.busy {
@@ -70,7 +73,7 @@ func (m *NodeGraph) claim(mod *module) []string {
 func (m *NodeGraph) unclaim(name string) {
 	c := &m.claims
 	old := c.paths[name]
-	delete(c.paths, name)
+	c.setPaths(name, old, nil)
 	delete(c.order, name)
 	delete(c.reasons, name)
 	m.reclaim(name, old, nil)
@@ -82,13 +85,17 @@ func (m *NodeGraph) reclaim(name string, old, now map[string]string) {
 	c := &m.claims
 	c.busy = true
 	defer func() { c.busy = false }()
-	for _, other := range slices.Sorted(func(yield func(string) bool) {
-		for o, ps := range c.paths {
-			if o != name && (sharesPath(ps, old) || sharesPath(ps, now)) && !yield(o) {
-				return
+	others := map[string]bool{}
+	for _, ps := range []map[string]string{old, now} {
+		for p := range ps {
+			for o := range c.byPath[p] {
+				if o != name {
+					others[o] = true
+				}
 			}
 		}
-	}) {
+	}
+	for _, other := range slices.Sorted(maps.Keys(others)) {
 		if strings.Join(m.clashesOf(other), "; ") != c.reasons[other] {
 			if mod := m.mods[other]; mod != nil {
 				m.rebuild(mod)
@@ -97,13 +104,27 @@ func (m *NodeGraph) reclaim(name string, old, now map[string]string) {
 	}
 }
 
-func sharesPath(a, b map[string]string) bool {
-	for p := range a {
-		if _, ok := b[p]; ok {
-			return true
+// setPaths makes now the paths name writes, in both indexes (nil: none).
+func (c *claims) setPaths(name string, old, now map[string]string) {
+	for p := range old {
+		if holders := c.byPath[p]; holders != nil {
+			delete(holders, name)
+			if len(holders) == 0 {
+				delete(c.byPath, p)
+			}
 		}
 	}
-	return false
+	for p, form := range now {
+		if c.byPath[p] == nil {
+			c.byPath[p] = map[string]string{}
+		}
+		c.byPath[p][name] = form
+	}
+	if now == nil {
+		delete(c.paths, name)
+	} else {
+		c.paths[name] = now
+	}
 }
 
 // clashesOf says, path by path, which module taken before name writes a
@@ -120,8 +141,8 @@ func (m *NodeGraph) clashesOf(name string) []string {
 		}
 	}) {
 		var first []claimed
-		for o, ps := range c.paths {
-			if f, ok := ps[p]; ok && o != name && m.before(o, name) && !shareable(f, mine[p]) {
+		for o, f := range c.byPath[p] {
+			if o != name && m.before(o, name) && !shareable(f, mine[p]) {
 				first = append(first, claimed{o, f})
 			}
 		}
