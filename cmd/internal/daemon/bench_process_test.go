@@ -1,17 +1,14 @@
 package daemon
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/proctest"
 	"github.com/novox/mesh-provisioner/examples/scale"
 )
 
@@ -22,10 +19,9 @@ import (
 // CPU per config change, and its CPU over 60 idle seconds. This is the client alone, without the
 // nats-server and harness that share the in-process benchmarks' numbers.
 func BenchmarkClientProcess(b *testing.B) {
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		b.Skip("needs /proc")
-	}
-	bin := buildClient(b)
+	// BENCH_CLIENT_BIN: a client already built (kept for perf to read its
+	// symbols from after the run).
+	bin := proctest.Build(b, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner-client", "BENCH_CLIENT_BIN")
 	// BENCH_FILL_ROOT=/dev/shm: mesh-fill writes to tmpfs, so the time is
 	// the client's own, without this disk's durable writes.
 	h := newBenchBusAt(b, os.Getenv("BENCH_FILL_ROOT"))
@@ -59,22 +55,22 @@ func BenchmarkClientProcess(b *testing.B) {
 	b.Run("cold-start", func(b *testing.B) {
 		// The issue's bound for a 10,000-file node, with default settings.
 		const maxPeak = 200 << 20
-		if peak := procStatus(b, pid, "VmHWM"); files == 10_000 && peak >= maxPeak {
+		if peak := proctest.Status(b, pid, "VmHWM"); files == 10_000 && peak >= maxPeak {
 			b.Errorf("the client peaked at %d MiB resident, over the %d MiB a 10,000-file node may take (all applied after %v)", peak>>20, maxPeak>>20, cold)
 		}
 		b.ReportMetric(cold.Seconds(), "s-to-all-applied")
-		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/(1<<20), "peak-RSS-MiB")
-		b.ReportMetric(float64(procStatus(b, pid, "VmRSS"))/(1<<20), "RSS-MiB")
-		b.ReportMetric(float64(procStatus(b, pid, "VmHWM"))/float64(files), "peak-RSS-B/file")
+		b.ReportMetric(float64(proctest.Status(b, pid, "VmHWM"))/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(proctest.Status(b, pid, "VmRSS"))/(1<<20), "RSS-MiB")
+		b.ReportMetric(float64(proctest.Status(b, pid, "VmHWM"))/float64(files), "peak-RSS-B/file")
 	})
 	// The client's whole CPU per change (receiving it, the graph, the fill
 	// request, the report and event), not only the stabilization, against
 	// rendering every template of the node again.
 	b.Run("one-change", func(b *testing.B) {
 		const n = 1000
-		c0 := procCPU(b, pid)
+		c0 := proctest.CPU(b, pid)
 		latencies(h, m, rotating(m, n))
-		perChange := (procCPU(b, pid) - c0) / n
+		perChange := (proctest.CPU(b, pid) - c0) / n
 		full := fullRerender(b, m.Renderer(0))
 		b.ReportMetric(float64(perChange.Microseconds()), "client-cpu-us/change")
 		b.ReportMetric(ms(full), "full-rerender-ms")
@@ -83,74 +79,16 @@ func BenchmarkClientProcess(b *testing.B) {
 	b.Run("idle", func(b *testing.B) {
 		const idleFor = 60 * time.Second
 		fills0 := h.fills.count()
-		c0 := procCPU(b, pid)
+		c0 := proctest.CPU(b, pid)
 		time.Sleep(idleFor)
-		idle := procCPU(b, pid) - c0
+		idle := proctest.CPU(b, pid) - c0
 		if n := h.fills.count() - fills0; n > 0 {
 			b.Fatalf("an idle client sent %d fill requests", n)
 		}
 		b.ReportMetric(ms(idle)/idleFor.Seconds(), "cpu-ms/s")
-		b.ReportMetric(float64(procStatus(b, pid, "VmRSS"))/(1<<20), "RSS-MiB-after")
+		b.ReportMetric(float64(proctest.Status(b, pid, "VmRSS"))/(1<<20), "RSS-MiB-after")
 	})
 	if strings.Contains(logs.String(), `"level":"error"`) {
 		b.Fatalf("the client logged errors:\n%s", logs.String())
 	}
-}
-
-// buildClient builds cmd/mesh-provisioner-client into a temp dir, or
-// returns BENCH_CLIENT_BIN when set (a binary kept for perf to read its
-// symbols from after the run).
-func buildClient(b *testing.B) string {
-	b.Helper()
-	if bin := os.Getenv("BENCH_CLIENT_BIN"); bin != "" {
-		return bin
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("no go command to build the client with")
-	}
-	bin := filepath.Join(b.TempDir(), "mesh-provisioner-client")
-	out, err := exec.Command(gobin, "build", "-o", bin, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner-client").CombinedOutput()
-	if err != nil {
-		b.Fatalf("building the client: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// procStatus is a "kB" field of /proc/<pid>/status, in bytes.
-func procStatus(b *testing.B, pid int, field string) int64 {
-	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if ok && name == field {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb * 1024
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
-}
-
-// procCPU is a process's user+system CPU time so far, from
-// /proc/<pid>/stat (in clock ticks of 1/100 s, as on Linux).
-func procCPU(b *testing.B, pid int) time.Duration {
-	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The command name (field 2) may hold spaces: fields are counted after its ')'.
-	fields := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

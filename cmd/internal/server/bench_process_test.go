@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/novox/mesh-provisioner/cmd/internal/proctest"
 )
 
 // BenchmarkServerProcessSweep: the real mesh-provisioner binary as its own
@@ -22,17 +18,7 @@ import (
 // (SPEC's server, without the embedded bus the in-process benchmark
 // counts) against the 150 MiB, and the best sweep.
 func BenchmarkServerProcessSweep(b *testing.B) {
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		b.Skip("needs /proc")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("no go command to build the server with")
-	}
-	bin := filepath.Join(b.TempDir(), "mesh-provisioner")
-	if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner").CombinedOutput(); err != nil {
-		b.Fatalf("building the server: %v\n%s", err, out)
-	}
+	bin := proctest.Build(b, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	nc, _ := plant100k(b, ctx)
@@ -58,7 +44,7 @@ func BenchmarkServerProcessSweep(b *testing.B) {
 			}
 		}
 	}
-	peak := vmHWM(b, cmd.Process.Pid)
+	peak := proctest.Status(b, cmd.Process.Pid, "VmHWM")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 	b.ReportMetric(best.Seconds(), "s/sweep-best")
 	if peak > 150<<20 {
@@ -84,21 +70,4 @@ func askUntilServed(b *testing.B, ctx context.Context, nc *nats.Conn) time.Durat
 		}
 		return time.Since(start)
 	}
-}
-
-// vmHWM is a process's peak resident set, in bytes.
-func vmHWM(b *testing.B, pid int) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(raw), "VmHWM:")
-	if !ok {
-		b.Fatal("no VmHWM")
-	}
-	kb, err := strconv.ParseInt(strings.Fields(after)[0], 10, 64)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return kb << 10
 }

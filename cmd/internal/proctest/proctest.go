@@ -1,0 +1,78 @@
+// Package proctest is what the benchmarks of a command run as its own
+// process share: building the command, and reading the process's resident
+// set and CPU from /proc. It imports nothing of the project.
+package proctest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Build builds the command pkg (an import path) into a temp dir, or returns
+// $env when it names a binary already built (one kept for perf to read its
+// symbols from after the run). It skips the benchmark without /proc or a go
+// command.
+func Build(b *testing.B, pkg, env string) string {
+	b.Helper()
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc")
+	}
+	if bin := os.Getenv(env); env != "" && bin != "" {
+		return bin
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		b.Skip("no go command to build " + pkg + " with")
+	}
+	bin := filepath.Join(b.TempDir(), filepath.Base(pkg))
+	if out, err := exec.Command(gobin, "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		b.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// Status is a "kB" field of /proc/<pid>/status (VmHWM, VmRSS …), in bytes.
+func Status(b *testing.B, pid int, field string) int64 {
+	b.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if ok && name == field {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// CPU is a process's user+system CPU time so far, from /proc/<pid>/stat
+// (in clock ticks of 1/100 s, as on Linux).
+func CPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name (field 2) may hold spaces: fields are counted after its ')'.
+	fields := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
