@@ -127,11 +127,7 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 }
 
 func (h *benchBus) bucket(name string) jetstream.KeyValue {
-	kv, err := h.js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name})
-	if err != nil {
-		h.b.Fatal(err)
-	}
-	return kv
+	return bustest.Bucket(h.b, h.js, name)
 }
 
 // generate makes a synthetic mesh whose archives are files of this bus.

@@ -151,11 +151,7 @@ func (m *mesh) startFill() {
 }
 
 func (m *mesh) bucket(name string) jetstream.KeyValue {
-	kv, err := m.js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name})
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	return kv
+	return bustest.Bucket(m.t, m.js, name)
 }
 
 func (m *mesh) kv(name string) jetstream.KeyValue {

@@ -1,6 +1,7 @@
 package bustest
 
 import (
+	"context"
 	"net"
 	"path/filepath"
 	"testing"
@@ -90,6 +91,16 @@ func JetStream(t testing.TB, s *server.Server, opts ...nats.Option) (*nats.Conn,
 		t.Fatal(err)
 	}
 	return nc, js
+}
+
+// Bucket makes (or finds) the key-value bucket name with default settings.
+func Bucket(t testing.TB, js jetstream.JetStream, name string) jetstream.KeyValue {
+	t.Helper()
+	kv, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }
 
 // Same is a tweak giving a new server s's port and JetStream store
