@@ -18,15 +18,18 @@ type module struct {
 	asg     *Assignment // nil when the plan does not parse or breaks a rule
 	planErr string
 
-	plan  *graph.Node
-	node  *graph.Node
-	needs map[Placeholder]*graph.Node
-	// needOrder is needs by kind then name, as View lists them; nil when
-	// needs changed since it was sorted (View sorts it again).
-	needOrder []placedNeed
-	files     []*graph.Node
-	items     []*graph.Node
-	owned     map[*graph.Node]bool
+	plan *graph.Node
+	node *graph.Node
+	// needs are the module's need nodes by kind then name, as View lists
+	// them: sorted once per rebuild (a change of one value views its module
+	// again, and a module may have hundreds of needs).
+	needs []placedNeed
+	// wiring finds a placeholder's need node while rebuild runs; nil
+	// otherwise (a map per module, kept, cost more than its needs).
+	wiring map[Placeholder]*graph.Node
+	files  []*graph.Node
+	items  []*graph.Node
+	owned  map[*graph.Node]bool
 }
 
 // putAssignment records mesh-controller_assignments <key> = data (key is
@@ -74,7 +77,7 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		return perr
 	}
 	if mod == nil {
-		mod = &module{name: name, key: key, owned: map[*graph.Node]bool{}, needs: map[Placeholder]*graph.Node{}}
+		mod = &module{name: name, key: key, owned: map[*graph.Node]bool{}}
 		m.mods[name] = mod
 	}
 	oldDigest := ""

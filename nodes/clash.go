@@ -19,7 +19,7 @@ type claims struct {
 	seq     int                          // modules taken since then
 	order   map[string]int               // module → when it was taken (0: at start, a tie)
 	paths   map[string]map[string]string // module → path → form
-	byPath  map[string]map[string]string // path → module → form: the same, by path
+	byPath  map[string][]claimed         // path → its holders: the same, by path (a slice: almost every path has one)
 	reasons map[string]string            // module → its clashes, as last built into its plan
 	busy    bool                         // rebuilding the modules a change touched
 }
@@ -33,7 +33,7 @@ func (m *NodeGraph) claim(mod *module) []string {
 	c := &m.claims
 	if c.order == nil {
 		c.order, c.paths, c.reasons = map[string]int{}, map[string]map[string]string{}, map[string]string{}
-		c.byPath = map[string]map[string]string{}
+		c.byPath = map[string][]claimed{}
 	}
 	if _, ok := c.order[mod.name]; !ok {
 		if c.started {
@@ -88,9 +88,9 @@ func (m *NodeGraph) reclaim(name string, old, now map[string]string) {
 	others := map[string]bool{}
 	for _, ps := range []map[string]string{old, now} {
 		for p := range ps {
-			for o := range c.byPath[p] {
-				if o != name {
-					others[o] = true
+			for _, h := range c.byPath[p] {
+				if h.module != name {
+					others[h.module] = true
 				}
 			}
 		}
@@ -107,18 +107,15 @@ func (m *NodeGraph) reclaim(name string, old, now map[string]string) {
 // setPaths makes now the paths name writes, in both indexes (nil: none).
 func (c *claims) setPaths(name string, old, now map[string]string) {
 	for p := range old {
-		if holders := c.byPath[p]; holders != nil {
-			delete(holders, name)
-			if len(holders) == 0 {
-				delete(c.byPath, p)
-			}
+		holders := slices.DeleteFunc(c.byPath[p], func(h claimed) bool { return h.module == name })
+		if len(holders) == 0 {
+			delete(c.byPath, p)
+		} else {
+			c.byPath[p] = holders
 		}
 	}
 	for p, form := range now {
-		if c.byPath[p] == nil {
-			c.byPath[p] = map[string]string{}
-		}
-		c.byPath[p][name] = form
+		c.byPath[p] = append(c.byPath[p], claimed{name, form})
 	}
 	if now == nil {
 		delete(c.paths, name)
@@ -141,9 +138,9 @@ func (m *NodeGraph) clashesOf(name string) []string {
 		}
 	}) {
 		var first []claimed
-		for o, f := range c.byPath[p] {
-			if o != name && m.before(o, name) && !shareable(f, mine[p]) {
-				first = append(first, claimed{o, f})
+		for _, h := range c.byPath[p] {
+			if h.module != name && m.before(h.module, name) && !shareable(h.form, mine[p]) {
+				first = append(first, h)
 			}
 		}
 		if len(first) == 0 {

@@ -114,11 +114,8 @@ func (m *NodeGraph) View(module string) *ModuleView {
 		}
 		v.Items = append(v.Items, iv)
 	}
-	if mod.needOrder == nil {
-		mod.needOrder = sortNeeds(mod.needs)
-	}
-	v.Needs = make([]NeedView, 0, len(mod.needOrder))
-	for _, pn := range mod.needOrder {
+	v.Needs = make([]NeedView, 0, len(mod.needs))
+	for _, pn := range mod.needs {
 		nv := NeedView{Kind: string(pn.ph.Kind), Name: pn.ph.Name, State: pn.n.State()}
 		if pn.n.State() != graph.Ready {
 			nv.Why = m.RootReason(pn.n)
@@ -135,8 +132,8 @@ type placedNeed struct {
 }
 
 // sortNeeds lists a module's needs by kind, then name: sorted once per
-// change of the set, not on every View (a change of one value views its
-// module again, and a module may have hundreds of needs).
+// rebuild, not on every View (a change of one value views its module
+// again, and a module may have hundreds of needs).
 func sortNeeds(needs map[Placeholder]*graph.Node) []placedNeed {
 	out := make([]placedNeed, 0, len(needs))
 	for ph, n := range needs {

@@ -17,7 +17,8 @@ func (m *NodeGraph) rebuild(mod *module) {
 	old := mod.owned
 	oldItems := mod.items
 	mod.owned = map[*graph.Node]bool{}
-	mod.needs, mod.needOrder = map[Placeholder]*graph.Node{}, nil
+	mod.wiring = map[Placeholder]*graph.Node{}
+	defer func() { mod.needs, mod.wiring = sortNeeds(mod.wiring), nil }()
 	mod.files, mod.items = nil, nil
 
 	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
@@ -301,7 +302,7 @@ func (m *NodeGraph) needsOf(mod *module, t *Template) ([]*graph.Node, bool) {
 // needNode is the node of one placeholder of a module: it reads the
 // registry's entry for the kind and the input that answers it.
 func (m *NodeGraph) needNode(mod *module, ph Placeholder) *graph.Node {
-	if n := mod.needs[ph]; n != nil {
+	if n := mod.wiring[ph]; n != nil {
 		return n
 	}
 	p := &mod.asg.Provisioning
@@ -335,7 +336,7 @@ func (m *NodeGraph) needNode(mod *module, ph Placeholder) *graph.Node {
 	if row.Secret {
 		m.g.MarkSecret(n)
 	}
-	mod.needs[ph], mod.needOrder = n, nil
+	mod.wiring[ph] = n
 	mod.owned[n] = true
 	return n
 }
