@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -238,7 +239,6 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	want := make(map[string]map[string][]byte, len(needs))
 	sums := make(map[string]sum, len(needs))
 	for m, n := range needs {
 		s := p.needsListSum(n)
@@ -246,9 +246,12 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 			continue
 		}
 		sums[m] = s
-		want[m] = p.needsWant(m, n)
 	}
-	errs := p.syncAll(ctx, spec.NeedsBucket, want)
+	// Each module's needs are encoded just before its puts go out, not all
+	// at once: a cold start's tens of thousands of encoded needs were the
+	// client's peak of memory.
+	errs := p.syncAll(ctx, spec.NeedsBucket, slices.Collect(maps.Keys(sums)),
+		func(m string) map[string][]byte { return p.needsWant(m, needs[m]) })
 	for m, s := range sums {
 		if errs[m] == nil {
 			p.needsSynced[m] = s
@@ -259,16 +262,13 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 	return errs
 }
 
-// syncAll makes each module's keys in bucket exactly its want: it puts
+// syncAll makes each module's keys in bucket exactly its want (wantOf,
+// asked when the module's turn comes): it puts
 // what differs from what was last written and deletes what is no longer
 // wanted (a nil value keeps what is recorded for that key). The puts of
 // all modules are in flight together, up to maxInFlight, before their acks
 // are awaited; it returns each module's error, if any.
-func (p *Publisher) syncAll(ctx context.Context, bucket string, want map[string]map[string][]byte) map[string]error {
-	modules := make([]string, 0, len(want))
-	for m := range want {
-		modules = append(modules, m)
-	}
+func (p *Publisher) syncAll(ctx context.Context, bucket string, modules []string, wantOf func(module string) map[string][]byte) map[string]error {
 	sort.Strings(modules)
 	out := map[string]error{}
 	var ops []*syncOp
@@ -279,10 +279,11 @@ func (p *Publisher) syncAll(ctx context.Context, bucket string, want map[string]
 				out[op.module] = err
 			}
 		}
+		clear(ops) // their wants go now
 		ops, inFlight = ops[:0], 0
 	}
 	for _, m := range modules {
-		op := p.issue(ctx, bucket, m, want[m])
+		op := p.issue(ctx, bucket, m, wantOf(m))
 		ops = append(ops, op)
 		if inFlight += len(op.acks); inFlight >= maxInFlight {
 			flush()
@@ -365,7 +366,8 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 		}
 		want[module] = w
 	}
-	errs := p.syncAll(ctx, spec.CollectBucket, want)
+	errs := p.syncAll(ctx, spec.CollectBucket, slices.Collect(maps.Keys(want)),
+		func(m string) map[string][]byte { return want[m] })
 	for module, tl := range tooLarge {
 		errs[module] = errors.Join(append(tl, errs[module])...)
 	}
