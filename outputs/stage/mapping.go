@@ -91,9 +91,9 @@ func waitingOf(v *nodes.ModuleView) []report.Waiting {
 }
 
 // needsOf is the needs a module's view says, for node's needs bucket.
-func needsOf(node string, v *nodes.ModuleView) []report.Need {
-	out := make([]report.Need, len(v.Needs))
-	for i, n := range v.Needs {
+func needsOf(node, module string, needs []nodes.NeedView) []report.Need {
+	out := make([]report.Need, len(needs))
+	for i, n := range needs {
 		st := "met"
 		switch n.State {
 		case graph.Waiting:
@@ -101,7 +101,7 @@ func needsOf(node string, v *nodes.ModuleView) []report.Need {
 		case graph.Failed:
 			st = "failed"
 		}
-		out[i] = report.Need{Node: node, Module: v.Name, Kind: n.Kind, Name: n.Name, State: st, Why: n.Why}
+		out[i] = report.Need{Node: node, Module: module, Kind: n.Kind, Name: n.Name, State: st, Why: n.Why}
 	}
 	return out
 }

@@ -142,7 +142,7 @@ func TestNeedsOf(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := needsOf("n1", &nodes.ModuleView{Name: "web", Needs: c.needs})
+			got := needsOf("n1", "web", c.needs)
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("got  %+v\nwant %+v", got, c.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -54,15 +55,15 @@ type Views interface {
 type Stage struct {
 	cfg Config
 
-	modules      map[string]*moduleOut    // what was last filled and said, by module
-	pendingNeeds map[string][]report.Need // module → needs to write at the next flush
-	needsSince   time.Time                // when the oldest pending needs were queued
-	swept        bool                     // keys of modules gone were deleted (Sweep)
-	held         map[string]time.Time     // module → when its held changes go out (Config.FillGap)
-	holdTimer    *time.Timer              // wakes the loop for the earliest of held
-	holdAt       time.Time                // when holdTimer fires; zero: not armed
-	removing     map[string]bool          // modules whose removal the node-engine has not answered yet (Config.Removals)
-	flights                               // requests off the loop
+	modules      map[string]*moduleOut       // what was last filled and said, by module
+	pendingNeeds map[string][]nodes.NeedView // module → its view's needs, to write at the next flush
+	needsSince   time.Time                   // when the oldest pending needs were queued
+	swept        bool                        // keys of modules gone were deleted (Sweep)
+	held         map[string]time.Time        // module → when its held changes go out (Config.FillGap)
+	holdTimer    *time.Timer                 // wakes the loop for the earliest of held
+	holdAt       time.Time                   // when holdTimer fires; zero: not armed
+	removing     map[string]bool             // modules whose removal the node-engine has not answered yet (Config.Removals)
+	flights                                  // requests off the loop
 }
 
 // New makes a stage.
@@ -76,7 +77,7 @@ func New(cfg Config) (*Stage, error) {
 	if cfg.Busy == nil {
 		cfg.Busy = func() bool { return false }
 	}
-	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]report.Need{},
+	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]nodes.NeedView{},
 		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights()}
 	s.loadRemovals()
 	return s, nil
@@ -204,7 +205,7 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 	if len(s.pendingNeeds) == 0 {
 		s.needsSince = time.Now()
 	}
-	s.pendingNeeds[v.Name] = needsOf(s.cfg.Node, v)
+	s.pendingNeeds[v.Name] = v.Needs // made into the bus's form at the flush, a few modules at a time
 	mo.takeItems(v)
 	j := &outJob{v: v, mo: mo}
 	j.req, j.sent = fillRequest(v, mo, all)
@@ -284,14 +285,36 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 	if !force && s.cfg.Busy() && time.Since(s.needsSince) < needsDelay {
 		return
 	}
-	for module, err := range s.cfg.Pub.NeedsAll(ctx, s.pendingNeeds) {
-		if mo := s.modules[module]; mo != nil {
-			mo.retry = true
+	// The needs go in chunks of about needsChunk: a cold start's tens of
+	// thousands, all in the bus's form at once, were part of the client's
+	// peak of memory, and the publisher keeps no more puts than that in
+	// flight anyway.
+	chunk, n := map[string][]report.Need{}, 0
+	write := func() {
+		for module, err := range s.cfg.Pub.NeedsAll(ctx, chunk) {
+			if mo := s.modules[module]; mo != nil {
+				mo.retry = true
+			}
+			s.cfg.Log.Warn().Err(err).Str("module", module).Msg("needs not written")
 		}
-		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("needs not written")
+		clear(chunk)
+		n = 0
+	}
+	for _, module := range slices.Sorted(maps.Keys(s.pendingNeeds)) {
+		needs := s.pendingNeeds[module]
+		chunk[module] = needsOf(s.cfg.Node, module, needs)
+		if n += len(needs); n >= needsChunk {
+			write()
+		}
+	}
+	if len(chunk) > 0 {
+		write()
 	}
 	clear(s.pendingNeeds)
 }
+
+// needsChunk is about how many needs FlushNeeds hands the publisher at once.
+const needsChunk = 2000
 
 // Removed says a module was taken off this node: its needs and items go,
 // a removed report is published and its applied key deleted (what fails
