@@ -31,7 +31,7 @@ func (g *Graph) noteCause(n *Node) {
 	same, count := true, 0
 	for _, in := range n.inputs {
 		if in.changedRun == g.run {
-			if count >= len(old) || old[count] != in.key {
+			if count >= len(old) || old[count] != in.Key() {
 				same = false
 			}
 			count++
@@ -46,7 +46,7 @@ func (g *Graph) noteCause(n *Node) {
 	cause := make([]Key, 0, count)
 	for _, in := range n.inputs {
 		if in.changedRun == g.run {
-			cause = append(cause, in.key)
+			cause = append(cause, in.Key())
 		}
 	}
 	g.keepCause(n, cause)
@@ -66,7 +66,7 @@ func (g *Graph) Cause(n *Node) []Key {
 		out := make([]Key, 0, bits.OnesCount64(n.causeMask))
 		for i, in := range n.inputs {
 			if n.causeMask&(1<<i) != 0 {
-				out = append(out, in.key)
+				out = append(out, in.Key())
 			}
 		}
 		return out

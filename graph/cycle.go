@@ -39,15 +39,15 @@ func (g *Graph) reachable(n *Node) map[int64]int64 {
 // cyclePath names the cycle closed by the edge in → n: in → n → … → in.
 func (g *Graph) cyclePath(n, in *Node, parent map[int64]int64) *CycleError {
 	var back []Key
-	for id := in.id; id != n.id; id = parent[id] {
-		back = append(back, g.byID[id].key)
+	for id := int64(in.id); id != int64(n.id); id = parent[id] {
+		back = append(back, g.byID[id].Key())
 	}
-	cyc := []Key{in.key, n.key}
+	cyc := []Key{in.Key(), n.Key()}
 	for i := len(back) - 1; i >= 1; i-- {
 		cyc = append(cyc, back[i])
 	}
-	cyc = append(cyc, in.key)
-	return &CycleError{Node: n.key, Cycle: cyc}
+	cyc = append(cyc, in.Key())
+	return &CycleError{Node: n.Key(), Cycle: cyc}
 }
 
 func (g *Graph) clearCycle(n *Node) {
@@ -58,7 +58,7 @@ func (g *Graph) clearCycle(n *Node) {
 	delete(g.cycles, n)
 	g.rebuildOnCycle()
 	for _, k := range c.Cycle {
-		if m := g.nodes[k]; m != nil {
+		if m := g.Node(k); m != nil {
 			g.markDirty(m)
 		}
 	}
@@ -68,7 +68,7 @@ func (g *Graph) rebuildOnCycle() {
 	clear(g.onCycle)
 	for _, c := range g.cycles {
 		for _, k := range c.Cycle {
-			if m := g.nodes[k]; m != nil {
+			if m := g.Node(k); m != nil {
 				g.onCycle[m] = c
 				g.markDirty(m)
 			}

@@ -17,7 +17,7 @@ func (g *Graph) DOT(name string, roots ...Key) ([]byte, error) {
 	} else {
 		var rs []*Node
 		for _, k := range roots {
-			rs = append(rs, g.nodes[k])
+			rs = append(rs, g.Node(k))
 		}
 		ns = g.Reach(rs...)
 	}
@@ -43,7 +43,7 @@ type dotNode struct {
 }
 
 func (d dotNode) ID() int64     { return d.id }
-func (d dotNode) DOTID() string { return d.n.key.String() }
+func (d dotNode) DOTID() string { return d.n.Key().String() }
 
 func (d dotNode) Attributes() []encoding.Attribute {
 	color := map[State]string{Ready: "darkgreen", Waiting: "orange", Failed: "red"}[d.n.state]
@@ -51,7 +51,7 @@ func (d dotNode) Attributes() []encoding.Attribute {
 	if d.n.compute == nil {
 		shape = "box"
 	}
-	label := d.n.key.String()
+	label := d.n.Key().String()
 	if d.n.secret {
 		label += " (secret)"
 	}

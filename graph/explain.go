@@ -26,7 +26,7 @@ type Explanation struct {
 // Meta, when a function is given, is filled with what it returns for each
 // node (the owner's description: a bucket and key, a vault name).
 func (g *Graph) Explain(k Key, meta func(*Node) any) (Explanation, error) {
-	n := g.nodes[k]
+	n := g.Node(k)
 	if n == nil {
 		return Explanation{}, fmt.Errorf("graph: no node %s", k)
 	}
@@ -36,7 +36,7 @@ func (g *Graph) Explain(k Key, meta func(*Node) any) (Explanation, error) {
 
 func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Explanation {
 	e := Explanation{
-		Key: n.key, State: n.state.String(), Why: n.why, Input: n.compute == nil,
+		Key: n.Key(), State: n.state.String(), Why: n.why, Input: n.compute == nil,
 		Secret: n.secret, Since: n.Since(), ChangedAt: n.ChangedAt(), Cause: g.Cause(n),
 		Root: n.state != Ready && n.own,
 	}
@@ -52,7 +52,7 @@ func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Expl
 	seen[n] = true
 	for _, in := range n.inputs {
 		if in.state == Ready {
-			ie := Explanation{Key: in.key, State: in.state.String(), Input: in.compute == nil,
+			ie := Explanation{Key: in.Key(), State: in.state.String(), Input: in.compute == nil,
 				Secret: in.secret, Since: in.Since(), ChangedAt: in.ChangedAt(), Cause: g.Cause(in)}
 			if meta != nil {
 				ie.Meta = meta(in)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 )
@@ -10,9 +11,11 @@ import (
 // owns it (inputs send that goroutine batches); only Counters may be read
 // from others.
 type Graph struct {
-	nodes  map[Key]*Node
-	byID   map[int64]*Node
-	nextID int64
+	nodes map[nodeKey]*Node
+	// byID[id] is the node numbered id (nil: none; 0 is never a node's);
+	// free are the numbers of removed nodes, given again to new ones.
+	byID []*Node
+	free []int32
 
 	dirty         heightQueue
 	cycles        map[*Node]*CycleError // by the node whose input edge was refused
@@ -32,8 +35,8 @@ type Graph struct {
 // New makes an empty graph.
 func New() *Graph {
 	return &Graph{
-		nodes:   make(map[Key]*Node),
-		byID:    make(map[int64]*Node),
+		nodes:   make(map[nodeKey]*Node),
+		byID:    []*Node{nil},
 		cycles:  make(map[*Node]*CycleError),
 		onCycle: make(map[*Node]*CycleError),
 		refused: make(map[*Node][]*Node),
@@ -43,7 +46,21 @@ func New() *Graph {
 }
 
 // Node returns the node with key k, or nil.
-func (g *Graph) Node(k Key) *Node { return g.nodes[k] }
+func (g *Graph) Node(k Key) *Node {
+	nk, ok := lookupKey(k)
+	if !ok {
+		return nil
+	}
+	return g.nodes[nk]
+}
+
+// byNumber is the node whose ID is id, or nil.
+func (g *Graph) byNumber(id int64) *Node {
+	if id <= 0 || id >= int64(len(g.byID)) {
+		return nil
+	}
+	return g.byID[id]
+}
 
 // Len is the number of nodes.
 func (g *Graph) Len() int { return len(g.nodes) }
@@ -67,18 +84,18 @@ func (g *Graph) Range(fn func(*Node)) {
 
 func sortNodes(ns []*Node) {
 	sort.Slice(ns, func(i, j int) bool {
-		a, b := ns[i].key, ns[j].key
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
+		a, b := ns[i], ns[j]
+		if a.kind != b.kind {
+			return kindName(a.kind) < kindName(b.kind)
 		}
-		return a.Name < b.Name
+		return a.name < b.name
 	})
 }
 
 // Input adds an input leaf, waiting "not set yet" until set. Adding a key
 // that exists returns the existing node when it is an input, else an error.
 func (g *Graph) Input(k Key) (*Node, error) {
-	if n := g.nodes[k]; n != nil {
+	if n := g.Node(k); n != nil {
 		if n.compute != nil {
 			return nil, fmt.Errorf("graph: %s exists and is not an input", k)
 		}
@@ -97,7 +114,7 @@ func (g *Graph) Derived(k Key, f Compute, inputs ...*Node) (*Node, error) {
 	if f == nil {
 		return nil, fmt.Errorf("graph: %s: nil compute", k)
 	}
-	if g.nodes[k] != nil {
+	if g.Node(k) != nil {
 		return nil, fmt.Errorf("graph: %s exists", k)
 	}
 	n := g.add(k)
@@ -110,11 +127,21 @@ func (g *Graph) Derived(k Key, f Compute, inputs ...*Node) (*Node, error) {
 }
 
 func (g *Graph) add(k Key) *Node {
-	g.nextID++
+	kind, _ := kindNumber(k.Kind, true)
+	var id int32
+	if last := len(g.free) - 1; last >= 0 {
+		id, g.free = g.free[last], g.free[:last]
+	} else {
+		if len(g.byID) > math.MaxInt32 {
+			panic("graph: more than 2^31 nodes")
+		}
+		id = int32(len(g.byID))
+		g.byID = append(g.byID, nil)
+	}
 	now := g.Now().UnixNano()
-	n := &Node{key: k, id: g.nextID, since: now, changedAt: now}
-	g.nodes[k] = n
-	g.byID[n.id] = n
+	n := &Node{kind: kind, name: k.Name, id: id, since: now, changedAt: now}
+	g.nodes[nodeKey{kind, k.Name}] = n
+	g.byID[id] = n
 	return n
 }
 
@@ -150,7 +177,7 @@ func (g *Graph) SetFailed(n *Node, reason string) { g.setLeaf(n, Failed, nil, re
 
 func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 	if n.compute != nil {
-		panic(fmt.Sprintf("graph: %s is not an input", n.key))
+		panic(fmt.Sprintf("graph: %s is not an input", n.Key()))
 	}
 	if g.stabilizing {
 		panic("graph: input set during Stabilize")
@@ -203,15 +230,16 @@ func (g *Graph) Remove(n *Node) error {
 		return nil
 	}
 	if len(n.deps) > 0 {
-		return fmt.Errorf("graph: %s still has %d dependents (first %s)", n.key, len(n.deps), n.deps[0].key)
+		return fmt.Errorf("graph: %s still has %d dependents (first %s)", n.Key(), len(n.deps), n.deps[0].Key())
 	}
 	for _, in := range n.inputs {
 		in.deps = removeNode(in.deps, n)
 	}
 	n.inputs = nil
 	n.removed = true
-	delete(g.nodes, n.key)
-	delete(g.byID, n.id)
+	delete(g.nodes, nodeKey{n.kind, n.name})
+	g.byID[n.id] = nil
+	g.free = append(g.free, n.id)
 	delete(g.refused, n)
 	if n.causeKept {
 		delete(g.causes, n)

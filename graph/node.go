@@ -20,7 +20,8 @@ type Node struct {
 	changedRun uint64
 	since      int64 // unix nanoseconds: when (state, why) last changed
 	changedAt  int64 // unix nanoseconds: when state, why or value last changed
-	height     int32 // with the flags below, in one word (a graph holds 100k+ nodes)
+	height     int32 // with the id and the flags below, in one word (a graph holds 100k+ nodes)
+	id         int32 // the node's number in its graph: its place in byID
 	state      State
 	own        bool // the non-ready state began here (not inherited from an input)
 	dirty      bool
@@ -30,9 +31,9 @@ type Node struct {
 	pending    bool // an input set since the last Stabilize
 	causeBits  bool // the cause is causeMask over inputs
 	causeKept  bool // the cause is in its graph's causes map
+	kind       uint16 // the key's kind, by its number in the kinds table
 
-	key Key
-	id  int64
+	name string // the key's name
 	// The inputs that had changed when it last recomputed: bit i for
 	// inputs[i] (a slice of keys per node was 24 bytes here and an array
 	// elsewhere). Inputs rewired, or more than 64 of them, keep the keys in
@@ -44,7 +45,7 @@ type Node struct {
 }
 
 // Key is the node's unique name.
-func (n *Node) Key() Key { return n.key }
+func (n *Node) Key() Key { return Key{Kind: kindName(n.kind), Name: n.name} }
 
 // State is what the node knows of its value.
 func (n *Node) State() State { return n.state }
@@ -82,14 +83,14 @@ func (n *Node) Inputs() []*Node { return n.inputs }
 func (n *Node) Dependents() []*Node { return n.deps }
 
 // ID is the node's number in its graph (stable for the node's life).
-func (n *Node) ID() int64 { return n.id }
+func (n *Node) ID() int64 { return int64(n.id) }
 
 // String names the node and its state, never its value.
 func (n *Node) String() string {
 	if n.state == Ready {
-		return n.key.String() + " (ready)"
+		return n.Key().String() + " (ready)"
 	}
-	return n.key.String() + " (" + n.state.String() + ": " + n.why + ")"
+	return n.Key().String() + " (" + n.state.String() + ": " + n.why + ")"
 }
 
 // In gives a compute function its node's inputs.
@@ -108,7 +109,7 @@ func (in In) State(i int) State { return in.n.inputs[i].state }
 func (in In) Why(i int) string { return in.n.inputs[i].why }
 
 // Key is input i's key.
-func (in In) Key(i int) Key { return in.n.inputs[i].key }
+func (in In) Key(i int) Key { return in.n.inputs[i].Key() }
 
 // Input is input i itself.
 func (in In) Input(i int) *Node { return in.n.inputs[i] }

@@ -83,7 +83,7 @@ func (g *Graph) evaluate(n *Node) (State, any, string, bool) {
 		for _, in := range n.inputs {
 			switch in.state {
 			case Failed:
-				return Failed, nil, "input " + in.key.String() + " failed", false
+				return Failed, nil, "input " + in.Key().String() + " failed", false
 			case Waiting:
 				if waitOn == nil {
 					waitOn = in
@@ -91,7 +91,7 @@ func (g *Graph) evaluate(n *Node) (State, any, string, bool) {
 			}
 		}
 		if waitOn != nil {
-			return Waiting, nil, "waits for " + waitOn.key.String(), false
+			return Waiting, nil, "waits for " + waitOn.Key().String(), false
 		}
 	}
 	v, err := g.call(n)
@@ -108,9 +108,9 @@ func (g *Graph) call(n *Node) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if n.secret {
-				err = fmt.Errorf("panic in compute of %s (detail withheld: secret node)", n.key)
+				err = fmt.Errorf("panic in compute of %s (detail withheld: secret node)", n.Key())
 			} else {
-				err = fmt.Errorf("panic in compute of %s: %v", n.key, r)
+				err = fmt.Errorf("panic in compute of %s: %v", n.Key(), r)
 			}
 		}
 	}()

@@ -13,14 +13,14 @@ type view struct{ g *Graph }
 var _ gg.Directed = view{}
 
 func (v view) Node(id int64) gg.Node {
-	if n := v.g.byID[id]; n != nil {
+	if n := v.g.byNumber(id); n != nil {
 		return n
 	}
 	return nil
 }
 
 func (v view) Nodes() gg.Nodes {
-	ns := make([]gg.Node, 0, len(v.g.byID))
+	ns := make([]gg.Node, 0, len(v.g.nodes))
 	for _, n := range v.g.Nodes() {
 		ns = append(ns, n)
 	}
@@ -28,7 +28,7 @@ func (v view) Nodes() gg.Nodes {
 }
 
 func (v view) From(id int64) gg.Nodes {
-	n := v.g.byID[id]
+	n := v.g.byNumber(id)
 	if n == nil || len(n.deps) == 0 {
 		return gg.Empty
 	}
@@ -40,7 +40,7 @@ func (v view) From(id int64) gg.Nodes {
 }
 
 func (v view) To(id int64) gg.Nodes {
-	n := v.g.byID[id]
+	n := v.g.byNumber(id)
 	if n == nil || len(n.inputs) == 0 {
 		return gg.Empty
 	}
@@ -54,13 +54,13 @@ func (v view) To(id int64) gg.Nodes {
 func (v view) HasEdgeBetween(x, y int64) bool { return v.HasEdgeFromTo(x, y) || v.HasEdgeFromTo(y, x) }
 
 func (v view) HasEdgeFromTo(u, w int64) bool {
-	n := v.g.byID[u]
-	return n != nil && containsNode(n.deps, v.g.byID[w])
+	n := v.g.byNumber(u)
+	return n != nil && containsNode(n.deps, v.g.byNumber(w))
 }
 
 func (v view) Edge(u, w int64) gg.Edge {
 	if !v.HasEdgeFromTo(u, w) {
 		return nil
 	}
-	return simple.Edge{F: v.g.byID[u], T: v.g.byID[w]}
+	return simple.Edge{F: v.g.byNumber(u), T: v.g.byNumber(w)}
 }

@@ -11,7 +11,7 @@ import "fmt"
 // until a later rewiring breaks it, and the error is returned.
 func (g *Graph) SetInputs(n *Node, inputs ...*Node) error {
 	if n.compute == nil {
-		return fmt.Errorf("graph: %s is an input and reads nothing", n.key)
+		return fmt.Errorf("graph: %s is an input and reads nothing", n.Key())
 	}
 	if g.stabilizing {
 		panic("graph: SetInputs during Stabilize")
@@ -33,11 +33,11 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 	var cerr *CycleError
 	for _, in := range inputs {
 		if in.removed {
-			return fmt.Errorf("graph: %s reads removed node %s", n.key, in.key)
+			return fmt.Errorf("graph: %s reads removed node %s", n.Key(), in.Key())
 		}
 		if in == n {
 			if cerr == nil {
-				cerr = &CycleError{Node: n.key, Cycle: []Key{n.key, n.key}}
+				cerr = &CycleError{Node: n.Key(), Cycle: []Key{n.Key(), n.Key()}}
 			}
 			continue
 		}
@@ -45,7 +45,7 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 			if reach == nil {
 				reach = g.reachable(n)
 			}
-			if _, ok := reach[in.id]; ok {
+			if _, ok := reach[int64(in.id)]; ok {
 				if cerr == nil {
 					cerr = g.cyclePath(n, in, reach)
 				}
