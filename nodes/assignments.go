@@ -29,7 +29,11 @@ type module struct {
 	wiring map[Placeholder]*graph.Node
 	files  []*graph.Node
 	items  []*graph.Node
-	owned  map[*graph.Node]bool
+	// owned are the nodes its last rebuild made or kept (a slice: a map
+	// per module cost ~25 bytes a node); owning is the same set while
+	// rebuild runs, nil otherwise.
+	owned  []*graph.Node
+	owning map[*graph.Node]bool
 }
 
 // putAssignment records mesh-controller_assignments <key> = data (key is
@@ -77,7 +81,7 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		return perr
 	}
 	if mod == nil {
-		mod = &module{name: name, key: key, owned: map[*graph.Node]bool{}}
+		mod = &module{name: name, key: key}
 		m.mods[name] = mod
 	}
 	oldDigest := ""

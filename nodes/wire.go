@@ -2,6 +2,8 @@ package nodes
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,13 +18,13 @@ import (
 func (m *NodeGraph) rebuild(mod *module) {
 	old := mod.owned
 	oldItems := mod.items
-	mod.owned = map[*graph.Node]bool{}
+	mod.owning = map[*graph.Node]bool{}
 	mod.wiring = map[Placeholder]*graph.Node{}
 	defer func() { mod.needs, mod.wiring = sortNeeds(mod.wiring), nil }()
 	mod.files, mod.items = nil, nil
 
 	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
-	mod.owned[mod.plan] = true
+	mod.owning[mod.plan] = true
 	var reasons []string
 	var archive *graph.Node
 	var tmpls map[string]*Template
@@ -30,7 +32,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 		reasons = append(reasons, mod.planErr)
 	} else if p := &mod.asg.Provisioning; len(p.Files)+len(p.Items) > 0 {
 		archive = m.archiveLeaf(mod)
-		mod.owned[archive] = true
+		mod.owning[archive] = true
 		if a := m.archives[mod.name]; a.state == graph.Ready && a.digest == p.Templates.Digest {
 			tmpls, reasons = m.parseTemplates(p, a.members)
 		}
@@ -55,16 +57,18 @@ func (m *NodeGraph) rebuild(mod *module) {
 	}
 	inputs = append(append(inputs, mod.files...), mod.items...)
 	mod.node = m.derived(graph.Key{Kind: KindModule, Name: mod.name}, computeModule, inputs, &Origin{Module: mod.name})
-	mod.owned[mod.node] = true
+	mod.owning[mod.node] = true
 
 	m.reregisterItems(mod, oldItems)
 	var gone []*graph.Node
-	for n := range old {
-		if !mod.owned[n] {
+	for _, n := range old {
+		if !mod.owning[n] {
 			gone = append(gone, n)
 		}
 	}
 	m.collect(gone)
+	mod.owned = slices.Collect(maps.Keys(mod.owning))
+	mod.owning = nil
 }
 
 func (m *NodeGraph) planValue(mod *module) string {
@@ -211,13 +215,13 @@ func (m *NodeGraph) wireWaitingFiles(mod *module, archive *graph.Node) {
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path}, computeNothing,
 			[]*graph.Node{mod.plan, archive}, &Origin{Module: mod.name, Path: f.Path})
 		mod.files = append(mod.files, n)
-		mod.owned[n] = true
+		mod.owning[n] = true
 	}
 	for _, it := range mod.asg.Provisioning.Items {
 		n := m.derived(itemKey(mod.name, it.Collection), computeNothing,
 			[]*graph.Node{mod.plan, archive}, &Origin{Module: mod.name, Collection: it.Collection})
 		mod.items = append(mod.items, n)
-		mod.owned[n] = true
+		mod.owning[n] = true
 	}
 }
 
@@ -249,7 +253,7 @@ func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string
 			m.g.MarkSecret(n)
 		}
 		mod.files = append(mod.files, n)
-		mod.owned[n] = true
+		mod.owning[n] = true
 	}
 	// A secret written to its own path restarts or reloads what reads it
 	// as a templated file does (SPEC §3 r2): the request carries its on_change.
@@ -261,7 +265,7 @@ func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string
 			[]*graph.Node{mod.plan, need}, &Origin{Module: mod.name, Path: path, Placeholder: "${secret:" + name + "}"})
 		m.g.MarkSecret(n)
 		mod.files = append(mod.files, n)
-		mod.owned[n] = true
+		mod.owning[n] = true
 	}
 	for _, s := range p.Secrets {
 		if s.Path != "" {
@@ -280,7 +284,7 @@ func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string
 			renderItem(&m.renders, mod.name, t, len(head)), append(append([]*graph.Node(nil), head...), needs...),
 			&Origin{Module: mod.name, Collection: it.Collection})
 		mod.items = append(mod.items, n)
-		mod.owned[n] = true
+		mod.owning[n] = true
 	}
 }
 
@@ -337,7 +341,7 @@ func (m *NodeGraph) needNode(mod *module, ph Placeholder) *graph.Node {
 		m.g.MarkSecret(n)
 	}
 	mod.wiring[ph] = n
-	mod.owned[n] = true
+	mod.owning[n] = true
 	return n
 }
 
@@ -359,7 +363,7 @@ func (m *NodeGraph) secretVaultName(mod *module, name string) string {
 func (m *NodeGraph) placementLeaf(mod *module, ph Placeholder) *graph.Node {
 	n := m.leaf(KindPlacement, mod.name+"/"+string(ph.Kind)+"."+ph.Name,
 		&Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
-	mod.owned[n] = true
+	mod.owning[n] = true
 	if v, ok := mod.asg.Provisioning.Placement[string(ph.Kind)][ph.Name]; ok {
 		m.g.Set(n, []byte(v))
 	} else {
@@ -447,11 +451,8 @@ func (m *NodeGraph) removeModule(mod *module) {
 	items := mod.items
 	mod.items = nil
 	m.reregisterItems(mod, items)
-	var gone []*graph.Node
-	for n := range mod.owned {
-		gone = append(gone, n)
-	}
-	mod.owned = map[*graph.Node]bool{}
+	gone := mod.owned
+	mod.owned = nil
 	m.collect(gone)
 }
 
@@ -494,8 +495,14 @@ func (m *NodeGraph) ownedByLive(n *graph.Node) bool {
 	if name == "" {
 		return false
 	}
-	mod := m.mods[name]
-	return mod != nil && mod.owned[n]
+	switch mod := m.mods[name]; {
+	case mod == nil:
+		return false
+	case mod.owning != nil: // its rebuild is running
+		return mod.owning[n]
+	default:
+		return slices.Contains(mod.owned, n)
+	}
 }
 
 func contains(list []string, s string) bool {
