@@ -37,11 +37,13 @@ func (g *Graph) Stabilize() []*Node {
 		}
 	}
 	g.leavesChanged = g.leavesChanged[:0]
+	popped := 0
 	for {
 		n := g.dirty.pop()
 		if n == nil {
 			break
 		}
+		popped++
 		if !n.dirty || n.removed {
 			continue
 		}
@@ -53,8 +55,17 @@ func (g *Graph) Stabilize() []*Node {
 			}
 		}
 	}
+	if popped > keepQueued || cap(g.leavesChanged) > keepQueued {
+		g.dirty.trim()
+		g.leavesChanged = nil
+	}
 	return changed
 }
+
+// keepQueued is the most queued nodes whose room the queues keep between
+// stabilizations: a cold start queues every node at once (117k at 10k
+// files, 1 MB of arrays kept for good), the changes after it a few.
+const keepQueued = 4096
 
 // recompute computes n again and says whether its result changed.
 func (g *Graph) recompute(n *Node) bool {
@@ -152,6 +163,16 @@ func (q *heightQueue) push(n *Node) {
 		q.min = h
 	}
 	q.n++
+}
+
+// trim lets go of the room of buckets grown past keepQueued (the queue is
+// empty).
+func (q *heightQueue) trim() {
+	for i, b := range q.buckets {
+		if cap(b) > keepQueued {
+			q.buckets[i] = nil
+		}
+	}
 }
 
 func (q *heightQueue) pop() *Node {
