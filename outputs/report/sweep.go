@@ -71,7 +71,7 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 			case live(module) && sb.bucket != spec.AppliedBucket:
 				done := p.done(sb.bucket, module)
 				if _, ok := done[k]; !ok {
-					done[k] = sumOf(v)
+					done[k] = mark{bytes: sumOf(v)} // its fields not known: encoded again, put only if its bytes differ
 					adopted[module] = true
 					delete(p.needsSynced, module) // its next NeedsAll looks at each key
 				}
