@@ -194,13 +194,14 @@ func (r *renderer) render(in graph.In) ([]byte, error) {
 // renderFile: [plan, archive, needs…] → the file rendered from t.
 func renderFile(counts *RenderCounts, module string, spec FileSpec, t *Template, skip int, secret bool) graph.Compute {
 	r := newRenderer(module, t, skip)
+	sp := &spec // one copy per file, not one in each of its values
 	return func(in graph.In) (any, error) {
 		counts.Files.Add(1)
 		content, err := r.render(in)
 		if err != nil {
 			return nil, err
 		}
-		return &FileValue{Module: module, Spec: spec, Content: content, Secret: secret}, nil
+		return &FileValue{Module: module, Spec: sp, Content: content, Secret: secret}, nil
 	}
 }
 
@@ -222,9 +223,10 @@ func renderItem(counts *RenderCounts, module string, t *Template, skip int) grap
 
 // secretContent: [plan, need secret] → a file holding the secret alone.
 func secretContent(module string, spec FileSpec) graph.Compute {
+	sp := &spec
 	return func(in graph.In) (any, error) {
 		v, _ := in.Value(1).([]byte)
-		return &FileValue{Module: module, Spec: spec, Content: v, Secret: true}, nil
+		return &FileValue{Module: module, Spec: sp, Content: v, Secret: true}, nil
 	}
 }
 

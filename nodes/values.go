@@ -29,7 +29,7 @@ const (
 // FileValue is a rendered file, ready for the fill socket.
 type FileValue struct {
 	Module  string
-	Spec    FileSpec // mode already defaulted
+	Spec    *FileSpec // mode already defaulted; shared by the file's values (never changed)
 	Content []byte
 	Secret  bool // holds a secret or a consumers list
 }
@@ -37,7 +37,8 @@ type FileValue struct {
 // Equal is the cutoff: same bytes, same spec.
 func (f *FileValue) Equal(o any) bool {
 	g, ok := o.(*FileValue)
-	return ok && f.Spec == g.Spec && f.Secret == g.Secret && bytes.Equal(f.Content, g.Content)
+	return ok && (f.Spec == g.Spec || f.Spec != nil && g.Spec != nil && *f.Spec == *g.Spec) &&
+		f.Secret == g.Secret && bytes.Equal(f.Content, g.Content)
 }
 
 // Digest is sha256:<hex> of the content.

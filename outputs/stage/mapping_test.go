@@ -16,7 +16,7 @@ import (
 
 func value(path, content string, secret bool) *nodes.FileValue {
 	return &nodes.FileValue{Module: "web", Content: []byte(content), Secret: secret,
-		Spec: nodes.FileSpec{Path: path, Owner: "root", Group: "www", Mode: "0640", Form: "text",
+		Spec: &nodes.FileSpec{Path: path, Owner: "root", Group: "www", Mode: "0640", Form: "text",
 			OnChange: nodes.OnChange{Action: "reload", Unit: "web.service"}}}
 }
 
