@@ -26,6 +26,7 @@ type Graph struct {
 	counters      Counters
 	stabilizing   bool
 	leavesChanged []*Node
+	grown         bool  // the last stabilization grew the queues past keepQueued
 	now           int64 // the time of the running stabilization (unix ns), 0 outside one
 
 	// Now is the clock; tests may replace it.

@@ -28,9 +28,9 @@ type Node struct {
 	secret     bool
 	tolerant   bool
 	removed    bool
-	pending    bool // an input set since the last Stabilize
-	causeBits  bool // the cause is causeMask over inputs
-	causeKept  bool // the cause is in its graph's causes map
+	pending    bool   // an input set since the last Stabilize
+	causeBits  bool   // the cause is causeMask over inputs
+	causeKept  bool   // the cause is in its graph's causes map
 	kind       uint16 // the key's kind, by its number in the kinds table
 
 	name string // the key's name

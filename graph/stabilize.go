@@ -55,16 +55,23 @@ func (g *Graph) Stabilize() []*Node {
 			}
 		}
 	}
-	if popped > keepQueued || cap(g.leavesChanged) > keepQueued {
+	switch {
+	case popped > keepQueued:
+		g.grown = true
+	case g.grown: // the first small one after a large one
 		g.dirty.trim()
-		g.leavesChanged = nil
+		if cap(g.leavesChanged) > keepQueued {
+			g.leavesChanged = nil
+		}
+		g.grown = false
 	}
 	return changed
 }
 
-// keepQueued is the most queued nodes whose room the queues keep between
-// stabilizations: a cold start queues every node at once (117k at 10k
-// files, 1 MB of arrays kept for good), the changes after it a few.
+// keepQueued is the most queued nodes whose room the queues keep once
+// stabilizations are small again: a cold start queues every node at once
+// (117k at 10k files, 1 MB of arrays otherwise kept for good), the changes
+// after it a few. Large stabilizations one after another keep their room.
 const keepQueued = 4096
 
 // recompute computes n again and says whether its result changed.
