@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"bytes"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -67,7 +66,10 @@ func (m *NodeGraph) rebuild(mod *module) {
 		}
 	}
 	m.collect(gone)
-	mod.owned = slices.Collect(maps.Keys(mod.owning))
+	mod.owned = make([]*graph.Node, 0, len(mod.owning)) // one allocation, not one per doubling
+	for n := range mod.owning {
+		mod.owned = append(mod.owned, n)
+	}
 	mod.owning = nil
 }
 
