@@ -1,15 +1,14 @@
 package fill
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,12 +18,17 @@ const DefaultSocket = "/run/nox-mesh-host/fill.sock"
 // DefaultTimeout bounds one fill request when Client.Timeout is zero.
 const DefaultTimeout = 2 * time.Minute
 
-// Client sends fill requests to a fill socket (the daemon side).
+// Client sends fill requests to a fill socket (the daemon side). Safe for
+// concurrent use: each request in flight has a connection of its own, and
+// a connection whose request is answered is kept for the next one (conn.go).
 type Client struct {
 	// Socket is the unix socket path; DefaultSocket when empty.
 	Socket string
 	// Timeout bounds one request; DefaultTimeout when zero.
 	Timeout time.Duration
+
+	mu   sync.Mutex
+	idle []*conn // kept connections, none in use
 }
 
 func (c *Client) socket() string {
@@ -57,12 +61,8 @@ func (e *StatusError) Error() string {
 // is the node-engine's and may quote a file (see StatusError). The client
 // puts no file content in an error itself.
 func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return Response{}, fmt.Errorf("fill socket %s: encoding the request of module %q: %w", c.socket(), req.Module, err)
-	}
 	var out Response
-	err = c.do(ctx, http.MethodPost, FillPath, body, &out)
+	err := c.do(ctx, http.MethodPost, FillPath, &req, &out)
 	return out, err
 }
 
@@ -76,47 +76,108 @@ func (c *Client) Delete(ctx context.Context, module string) ([]FileResult, error
 	return out.Files, err
 }
 
-// do sends one request to the socket and decodes a 2xx answer into out.
-func (c *Client) do(ctx context.Context, method, route string, body []byte, out any) error {
+// CloseIdle closes the connections kept for the next requests (a request
+// after it dials again).
+func (c *Client) CloseIdle() {
+	c.mu.Lock()
+	idle := c.idle
+	c.idle = nil
+	c.mu.Unlock()
+	for _, cn := range idle {
+		cn.close()
+	}
+}
+
+// do sends one request (req nil: no body) and decodes a 2xx answer into
+// out. It goes over a kept connection when there is one; when that fails
+// before any answer came (the node-engine restarted since, and the kept
+// connection is dead), it is sent once more over a new one: a fill names
+// the whole content of its files, so sending it twice does what sending it
+// once does.
+func (c *Client) do(ctx context.Context, method, route string, req *Request, out any) error {
 	sock := c.socket()
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	deadline := time.Now().Add(timeout)
+	cn := c.take()
+	if cn != nil {
+		status, raw, err := cn.roundTrip(ctx, deadline, method, route, req)
+		if err == nil {
+			c.keep(cn)
+			return answer(sock, status, raw, out)
+		}
+		cn.close()
+		if !errors.Is(err, errNoAnswer) || ctx.Err() != nil || !time.Now().Before(deadline) {
+			return requestError(ctx, sock, timeout, err)
+		}
+	}
+	cn, err := dial(ctx, sock, deadline)
+	if err != nil {
+		return requestError(ctx, sock, timeout, err)
+	}
+	status, raw, err := cn.roundTrip(ctx, deadline, method, route, req)
+	if err != nil {
+		cn.close()
+		return requestError(ctx, sock, timeout, err)
+	}
+	c.keep(cn)
+	return answer(sock, status, raw, out)
+}
 
-	transport := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-		DisableKeepAlives: true,
+// take is a kept connection, or nil.
+func (c *Client) take() *conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.idle)
+	if n == 0 {
+		return nil
 	}
-	defer transport.CloseIdleConnections()
-	hc := &http.Client{Transport: transport}
+	cn := c.idle[n-1]
+	c.idle[n-1] = nil
+	c.idle = c.idle[:n-1]
+	return cn
+}
 
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+// maxIdle bounds the connections kept: as many as the stage has requests
+// in flight at most.
+const maxIdle = 8
+
+// keep keeps cn for the next request, unless the server said it closes it.
+func (c *Client) keep(cn *conn) {
+	if cn.closing {
+		cn.close()
+		return
 	}
-	hreq, err := http.NewRequestWithContext(ctx, method, "http://fill"+route, rd)
-	if err != nil {
-		return fmt.Errorf("fill socket %s: %w", sock, err)
+	c.mu.Lock()
+	if len(c.idle) < maxIdle {
+		c.idle = append(c.idle, cn)
+		cn = nil
 	}
-	if body != nil {
-		hreq.Header.Set("Content-Type", "application/json")
+	c.mu.Unlock()
+	if cn != nil {
+		cn.close()
 	}
-	resp, err := hc.Do(hreq)
-	if err != nil {
-		return fmt.Errorf("fill socket %s: not answering: %w", sock, err)
+}
+
+// requestError says why a request got no answer, never with its content.
+func requestError(ctx context.Context, sock string, timeout time.Duration, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("fill socket %s: not answering: %w", sock, ctx.Err())
+	case errors.Is(err, errTimedOut):
+		return fmt.Errorf("fill socket %s: not answering within %s: %w", sock, timeout, context.DeadlineExceeded)
+	case errors.Is(err, errNoAnswer):
+		return fmt.Errorf("fill socket %s: not answering: %w", sock, errors.Unwrap(err))
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("fill socket %s: reading the answer: %w", sock, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	return fmt.Errorf("fill socket %s: %w", sock, err)
+}
+
+// answer decodes a 2xx answer's body into out, or makes a non-2xx one a
+// *StatusError.
+func answer(sock string, status int, raw []byte, out any) error {
+	if status < 200 || status > 299 {
 		var eb errorBody
 		msg := ""
 		if json.Unmarshal(raw, &eb) == nil && eb.Error != "" {
@@ -127,7 +188,7 @@ func (c *Client) do(ctx context.Context, method, route string, body []byte, out 
 		if len(msg) > 512 { // the caller bounds it again at a character boundary
 			msg = msg[:512] + "…"
 		}
-		return &StatusError{Socket: sock, Status: resp.StatusCode, Msg: msg}
+		return &StatusError{Socket: sock, Status: status, Msg: msg}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("fill socket %s: decoding the answer: %w", sock, err)

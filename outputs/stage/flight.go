@@ -11,12 +11,13 @@ import (
 
 // Fills and DELETEs run off the daemon's loop (issue 19.5): a node-engine
 // that is slow or does not answer holds up neither the control socket nor
-// prov.ask nor another module. Each request is a goroutine of its own; at
-// most one is in flight per module (a module touched meanwhile is sent
-// again once it is back, its changes coalesced), at most
-// MaxFillsInFlight across modules. Its outcome goes back to the loop
-// (Config.Landed → Land) and is taken in by the next Send, which writes
-// the report.
+// prov.ask nor another module. At most one request is in flight per
+// module (a module touched meanwhile is sent again once it is back, its
+// changes coalesced), at most MaxFillsInFlight across modules: the loop
+// hands each to one of that many workers, goroutines that live as long as
+// the stage (a change costs no goroutine of its own: issue 20), and queues
+// the rest. Its outcome comes back to the loop on Back (→ Land) and is
+// taken in by the next Send, which writes the report.
 
 // MaxFillsInFlight bounds the fill and DELETE requests sent at once
 // (different modules; a module's requests are never concurrent).
@@ -38,14 +39,24 @@ type flight struct {
 	remove bool // left the node since: its DELETE goes once it is back
 }
 
+// request is a request for a worker to send: do sends it.
+type request struct {
+	module string
+	do     func(ctx context.Context) Done
+}
+
 // flights is the stage's requests off the loop.
 type flights struct {
-	flying map[string]*flight // module → its request in flight
+	flying map[string]*flight // module → its request in flight (or queued)
 	landed map[string]landed  // module → its request back, for the next Send
 	// reportsDue: the reports of requests back while others were in
 	// flight wait for them until then at the latest (reportWait).
 	reportsDue time.Time
-	slots      chan struct{}   // MaxFillsInFlight
+	queued     []request       // waiting for a worker
+	out        int             // handed to the workers and not yet Landed
+	workers    int             // started so far (up to MaxFillsInFlight)
+	toWorkers  chan request    // never full: at most MaxFillsInFlight out
+	back       chan Done       // never full, for the same reason
 	ctx        context.Context // cancelled by Stop
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
@@ -54,7 +65,8 @@ type flights struct {
 func newFlights() flights {
 	ctx, cancel := context.WithCancel(context.Background())
 	return flights{flying: map[string]*flight{}, landed: map[string]landed{},
-		slots: make(chan struct{}, MaxFillsInFlight), ctx: ctx, cancel: cancel}
+		toWorkers: make(chan request, MaxFillsInFlight), back: make(chan Done, MaxFillsInFlight),
+		ctx: ctx, cancel: cancel}
 }
 
 // Reports of requests back while others are still in flight wait for
@@ -91,26 +103,48 @@ type landed struct {
 	whole bool
 }
 
-// launch sends a request off the loop: do runs in a goroutine of its own
-// once one of the MaxFillsInFlight slots is free, with a context Stop
-// cancels, and its outcome goes to Config.Landed.
+// launch sends a request off the loop: do runs on a worker, with a
+// context Stop cancels, and its outcome comes back on Back.
 func (s *Stage) launch(module string, do func(ctx context.Context) Done) {
 	s.flying[module] = &flight{}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-s.ctx.Done(): // stopping: the request fails at once
-		}
-		d := do(s.ctx)
-		d.Module = module
-		if s.cfg.Landed != nil {
-			s.cfg.Landed(s.ctx, d)
-		}
-	}()
+	s.queued = append(s.queued, request{module, do})
+	s.dispatch()
 }
+
+// dispatch hands queued requests to the workers while fewer than
+// MaxFillsInFlight are out, starting a worker when none is free.
+func (s *Stage) dispatch() {
+	for len(s.queued) > 0 && s.out < MaxFillsInFlight {
+		if s.workers == s.out {
+			s.workers++
+			s.wg.Add(1)
+			go s.work()
+		}
+		s.toWorkers <- s.queued[0]
+		s.queued[0] = request{}
+		s.queued = s.queued[1:]
+		s.out++
+	}
+}
+
+// work sends the requests it is handed until the stage stops.
+func (s *Stage) work() {
+	defer s.wg.Done()
+	for {
+		select {
+		case r := <-s.toWorkers:
+			d := r.do(s.ctx)
+			d.Module = r.module
+			s.back <- d
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// Back gives the outcome of each request sent off the loop: the loop hands
+// it to Land.
+func (s *Stage) Back() <-chan Done { return s.back }
 
 // launchFill sends j's fill request off the loop.
 func (s *Stage) launchFill(j *outJob) {
@@ -126,11 +160,12 @@ func (s *Stage) launchFill(j *outJob) {
 	})
 }
 
-// Land takes in a request's outcome (on the loop, where Config.Landed
-// handed it): what the node-engine did is recorded now, and the module's
+// Land takes in a request's outcome (on the loop, from Back): what the node-engine did is recorded now, and the module's
 // report written by the next Send, which also sends it again when it was
 // touched meanwhile.
 func (s *Stage) Land(d Done) {
+	s.out--
+	s.dispatch()
 	f := s.flying[d.Module]
 	if f == nil {
 		return
@@ -162,4 +197,7 @@ func (s *Stage) InFlight() int { return len(s.flying) }
 func (s *Stage) Stop() {
 	s.cancel()
 	s.wg.Wait()
+	if s.cfg.Fill != nil {
+		s.cfg.Fill.CloseIdle()
+	}
 }

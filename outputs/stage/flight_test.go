@@ -15,10 +15,13 @@ import (
 )
 
 // next takes the next outcome a request sent off the loop hands back.
-func (r *rig) next() Done {
+func (r *rig) next() Done { r.t.Helper(); return r.nextOf(r.s) }
+
+// nextOf takes the next outcome s hands back.
+func (r *rig) nextOf(s *Stage) Done {
 	r.t.Helper()
 	select {
-	case d := <-r.done:
+	case d := <-s.Back():
 		return d
 	case <-time.After(10 * time.Second):
 		r.t.Fatal("no request came back")
@@ -81,8 +84,7 @@ func TestRemovalsNotAnsweredOutliveTheStage(t *testing.T) {
 		t.Fatalf("removing %v", got)
 	}
 
-	again, err := New(Config{Node: "n1", Fill: down, Pub: r.s.cfg.Pub, Removals: file, Log: r.s.cfg.Log,
-		Landed: func(_ context.Context, d Done) { r.done <- d }})
+	again, err := New(Config{Node: "n1", Fill: down, Pub: r.s.cfg.Pub, Removals: file, Log: r.s.cfg.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestRemovalsNotAnsweredOutliveTheStage(t *testing.T) {
 	}
 	again.cfg.Fill = up // the node-engine answers now
 	again.RetryRemovals(ctx)
-	again.Land(r.next())
+	again.Land(r.nextOf(again))
 	if got := again.Removing(); len(got) != 0 {
 		t.Fatalf("still removing %v once answered", got)
 	}

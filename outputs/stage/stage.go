@@ -27,17 +27,12 @@ type Config struct {
 	// for it to settle. Nil: never busy.
 	Busy func() bool
 	// OnFill, if set, is told of each fill request's latency and outcome;
-	// it is called from the fill's own goroutine.
+	// it is called from the worker that sent the fill.
 	OnFill func(took time.Duration, err error)
 	// OnState, if set, is told when a module's state changes, as soon as
 	// its report is written ("" before the first and once it has left),
 	// so a count by state never lags the bucket by a batch.
 	OnState func(was, now string)
-	// Landed is handed each fill's or DELETE's outcome, from the request's
-	// own goroutine; it gives it to the loop, which calls Land. ctx ends
-	// when Stop is called: Landed then drops it. Nil: outcomes are lost
-	// (a stage that only writes reports).
-	Landed func(ctx context.Context, d Done)
 	// Removals is a file where the modules whose removal the node-engine
 	// has not answered are kept, so a restart still removes their files;
 	// "": kept in memory alone.

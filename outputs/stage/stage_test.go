@@ -36,7 +36,6 @@ type rig struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	fills chan fill.Request
-	done  chan Done       // the requests back, for Land
 	log   *bustest.Buffer // the stage's log
 	s     *Stage
 }
@@ -55,7 +54,7 @@ func newRig(t *testing.T, tweak ...func(*server.Options)) *rig {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	r := &rig{t: t, root: filepath.Join(dir, "root"), nc: nc, js: js, fills: make(chan fill.Request, 16),
-		done: make(chan Done, 64), log: &bustest.Buffer{}}
+		log: &bustest.Buffer{}}
 	os.MkdirAll(r.root, 0o755)
 	sock := filepath.Join(dir, "fill.sock")
 	fs := &fill.Server{Root: r.root, Command: []string{"true"}, OnRequest: func(req fill.Request) { r.fills <- req }}
@@ -65,8 +64,7 @@ func newRig(t *testing.T, tweak ...func(*server.Options)) *rig {
 	bustest.Eventually(t, 5*time.Second, func() error { _, err := os.Stat(sock); return err })
 	r.s, err = New(Config{Node: "n1", Key: []byte("k"),
 		Fill: &fill.Client{Socket: sock, Timeout: 5 * time.Second},
-		Pub:  &report.Publisher{NC: nc, JS: js, Node: "n1"}, Log: zerolog.New(r.log),
-		Landed: func(_ context.Context, d Done) { r.done <- d }})
+		Pub:  &report.Publisher{NC: nc, JS: js, Node: "n1"}, Log: zerolog.New(r.log)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +79,7 @@ func (r *rig) send(ctx context.Context, v Views, names []string, all bool) {
 	r.s.Send(ctx, v, names, all)
 	for r.s.InFlight() > 0 {
 		select {
-		case d := <-r.done:
+		case d := <-r.s.Back():
 			r.s.Land(d)
 		case <-time.After(10 * time.Second):
 			r.t.Fatalf("%d requests still in flight", r.s.InFlight())

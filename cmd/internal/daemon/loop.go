@@ -35,6 +35,9 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case r := <-d.fetcher.Fetched():
 			d.onArchive(r)
 			full = d.drain(ctx)
+		case dn := <-d.out.Back():
+			d.out.Land(dn) // reported (and sent again when touched meanwhile) by afterBatch's Send
+			full = d.drain(ctx)
 		case <-refill.C:
 			full = true
 		case <-retry.C:
@@ -73,6 +76,8 @@ func (d *Daemon) drain(ctx context.Context) (full bool) {
 			d.onVault(a)
 		case r := <-d.fetcher.Fetched():
 			d.onArchive(r)
+		case dn := <-d.out.Back():
+			d.out.Land(dn)
 		default:
 			return full
 		}
@@ -109,8 +114,6 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 		d.asker.Reask(d.cfg.ReaskSpread, d.mesh.WantsSecret)
 	case call:
 		d.calls = append(d.calls, e) // run after the batch: they read a stabilized graph
-	case filled:
-		d.out.Land(e.Done) // reported (and sent again when touched meanwhile) by afterBatch's Send
 	}
 	return false
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"path/filepath"
 	"time"
 
@@ -16,17 +15,14 @@ import (
 // and the metrics of the fills.
 func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 	return stage.New(stage.Config{
-		Node:    d.cfg.Node,
-		Fill:    &fill.Client{Socket: d.cfg.FillSocket, Timeout: 30 * time.Second},
-		Pub:     &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node},
-		FillGap: d.cfg.FillGap,
-		Log:     d.log,
-		Busy:    func() bool { return len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
-		OnFill:  d.metrics.filled,
-		OnState: d.metrics.moduleState,
-		// Fills and DELETEs run off the loop; their outcomes come back
-		// as events, dropped once the stage stops.
-		Landed:   func(ctx context.Context, dn stage.Done) { d.send(ctx, filled{dn}) },
+		Node:     d.cfg.Node,
+		Fill:     &fill.Client{Socket: d.cfg.FillSocket, Timeout: 30 * time.Second},
+		Pub:      &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node},
+		FillGap:  d.cfg.FillGap,
+		Log:      d.log,
+		Busy:     func() bool { return len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
+		OnFill:   d.metrics.filled,
+		OnState:  d.metrics.moduleState,
 		Removals: filepath.Join(d.cfg.StateDir, "removals.json"),
 	})
 }

@@ -1,0 +1,170 @@
+package fill
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+)
+
+// A change is one small request: over a connection of its own (a dial, a
+// transport and its two goroutines, a close) that cost more of the
+// client's CPU than the rest of the change (issue 20). A conn is one kept
+// connection to the fill socket: the goroutine that sends a request writes
+// it and reads its answer itself, in HTTP/1.1 (net/http parses the answer),
+// and the connection serves the next request once the answer is read.
+type conn struct {
+	nc      net.Conn
+	br      *bufio.Reader
+	body    bytes.Buffer // the request's JSON; cleared once sent, as it may carry a secret
+	enc     *json.Encoder
+	hdr     []byte
+	raw     []byte // the answer's body, reused
+	closing bool   // the server closes it after this answer: not kept
+}
+
+// errNoAnswer wraps what made a request get nothing of an answer: on a
+// kept connection, the request is sent again over a new one.
+var errNoAnswer = errors.New("no answer")
+
+// errTimedOut: the request's deadline (Client.Timeout) passed.
+var errTimedOut = errors.New("timed out")
+
+// headRoom is the room before a request's body for its head: the request
+// line and three headers.
+var headRoom [256]byte
+
+// maxAnswer bounds an answer's body (a module's files' results).
+const maxAnswer = 16 << 20
+
+func dial(ctx context.Context, sock string, deadline time.Time) (*conn, error) {
+	d := net.Dialer{Deadline: deadline}
+	nc, err := d.DialContext(ctx, "unix", sock)
+	if err != nil {
+		return nil, noAnswer(err)
+	}
+	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}
+	cn.enc = json.NewEncoder(&cn.body)
+	return cn, nil
+}
+
+func (cn *conn) close() { cn.nc.Close() }
+
+// noAnswer marks err as met before any answer came.
+func noAnswer(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return errTimedOut
+	}
+	return fmt.Errorf("%w: %w", errNoAnswer, err)
+}
+
+// roundTrip sends one request (req nil: none has a body) and reads its
+// answer: its status and body (raw is the conn's, valid until its next
+// request). ctx ending cuts it off.
+func (cn *conn) roundTrip(ctx context.Context, deadline time.Time, method, route string, req *Request) (status int, raw []byte, err error) {
+	cn.nc.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	defer func() {
+		clear(cn.body.Bytes()) // the request's files, secrets included, are kept nowhere
+		cn.body.Reset()
+	}()
+	// The head goes right before the body, in the room left for it, so
+	// the request is one write (one buffer: the race detector sees a
+	// write's bytes as read by the server, which it does not for writev).
+	cn.body.Write(headRoom[:])
+	cn.hdr = append(append(append(cn.hdr[:0], method...), ' '), route...)
+	cn.hdr = append(cn.hdr, " HTTP/1.1\r\nHost: fill\r\n"...)
+	if req != nil {
+		if err := cn.enc.Encode(req); err != nil {
+			return 0, nil, fmt.Errorf("encoding the request of module %q: %w", req.Module, err)
+		}
+		cn.hdr = append(cn.hdr, "Content-Type: application/json\r\nContent-Length: "...)
+		cn.hdr = strconv.AppendInt(cn.hdr, int64(cn.body.Len()-len(headRoom)), 10)
+		cn.hdr = append(cn.hdr, "\r\n"...)
+	}
+	cn.hdr = append(cn.hdr, "\r\n"...)
+	if err := cn.write(); err != nil {
+		return 0, nil, noAnswer(err)
+	}
+	if _, err := cn.br.Peek(1); err != nil {
+		return 0, nil, noAnswer(err)
+	}
+	resp, err := http.ReadResponse(cn.br, nil)
+	if err != nil {
+		return 0, nil, readError(err)
+	}
+	defer resp.Body.Close()
+	raw, err = cn.readBody(resp)
+	if err != nil {
+		return 0, nil, readError(err)
+	}
+	cn.closing = cn.closing || resp.Close
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// The node-engine's error text may quote a file: the caller
+		// copies what it keeps, and the conn does not hold on to it.
+		raw = bytes.Clone(raw)
+		clear(cn.raw)
+	}
+	return resp.StatusCode, raw, nil
+}
+
+// write sends the head (cn.hdr) and the body (cn.body after headRoom).
+func (cn *conn) write() error {
+	out := cn.body.Bytes()
+	if len(cn.hdr) > len(headRoom) { // a DELETE of a module whose name escapes long
+		if _, err := cn.nc.Write(cn.hdr); err != nil {
+			return err
+		}
+		_, err := cn.nc.Write(out[len(headRoom):])
+		return err
+	}
+	out = out[len(headRoom)-len(cn.hdr):]
+	copy(out, cn.hdr)
+	_, err := cn.nc.Write(out)
+	return err
+}
+
+// readBody reads an answer's body whole into the conn's buffer; one
+// longer than maxAnswer is cut there and the connection not kept.
+func (cn *conn) readBody(resp *http.Response) ([]byte, error) {
+	b := cn.raw[:0]
+	if n := resp.ContentLength; n > 0 && n <= maxAnswer && int64(cap(b)) < n {
+		b = make([]byte, 0, n)
+	}
+	lr := io.LimitedReader{R: resp.Body, N: maxAnswer}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if lr.N == 0 {
+		cn.closing = true // more may follow: the connection is not at a request's start
+	}
+	cn.raw = b
+	return b, nil
+}
+
+func readError(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return errTimedOut
+	}
+	return fmt.Errorf("reading the answer: %w", err)
+}
