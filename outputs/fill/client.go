@@ -105,8 +105,9 @@ func (c *Client) do(ctx context.Context, method, route string, req *Request, out
 	if cn != nil {
 		status, raw, err := cn.roundTrip(ctx, deadline, method, route, req)
 		if err == nil {
+			err = answer(sock, status, raw, out) // before the next request reuses raw
 			c.keep(cn)
-			return answer(sock, status, raw, out)
+			return err
 		}
 		cn.close()
 		if !errors.Is(err, errNoAnswer) || ctx.Err() != nil || !time.Now().Before(deadline) {
@@ -122,8 +123,9 @@ func (c *Client) do(ctx context.Context, method, route string, req *Request, out
 		cn.close()
 		return requestError(ctx, sock, timeout, err)
 	}
+	err = answer(sock, status, raw, out)
 	c.keep(cn)
-	return answer(sock, status, raw, out)
+	return err
 }
 
 // take is a kept connection, or nil.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -129,5 +130,40 @@ func TestAKeptConnectionHoldsNoRequestBytes(t *testing.T) {
 	b := cn.body.Bytes()
 	if all := b[:cap(b)]; bytes.Contains(all, secret) || bytes.Contains(all, []byte("czNjcjN0")) {
 		t.Error("the kept connection's request buffer still holds the secret")
+	}
+}
+
+// Requests at once, each over a connection of its own, each get their own
+// answer, as the connections are kept and taken again by the others.
+func TestRequestsAtOnceEachGetTheirOwnAnswer(t *testing.T) {
+	c := startServer(t, &Server{Root: t.TempDir()})
+	const senders, each, files = 16, 6, 20
+	errs := make(chan error, senders)
+	for i := range senders {
+		go func() {
+			for n := range each {
+				req := Request{Module: fmt.Sprintf("m%d", i)}
+				for f := range files {
+					p := fmt.Sprintf("/etc/m%d/r%d/f%d", i, n, f)
+					req.Files = append(req.Files, File{Path: p, Form: FormOwned, Content: []byte(p)})
+				}
+				resp, err := c.Fill(context.Background(), req)
+				for f := 0; err == nil && f < files; f++ {
+					if p := req.Files[f].Path; len(resp.Files) != files || resp.Files[f].Path != p || resp.Files[f].Digest != sha([]byte(p)) {
+						err = fmt.Errorf("the answer to %s is %+v", p, resp.Files)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range senders {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
