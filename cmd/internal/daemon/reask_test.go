@@ -73,9 +73,21 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(500 * time.Millisecond) // room for a needless fill to show
+	// The refill waits for every watch's fresh snapshot, and a watch may
+	// be in a look at its bucket the outage holds up (up to 5 s): wait for
+	// the refill itself, then for the client to settle.
+	paths := []string{"/etc/app/api-key", "/etc/app/forge-token", "/etc/app/app.conf"}
+	bustest.Eventually(m.t, 15*time.Second, func() error {
+		for _, p := range paths {
+			if m.fillsPerPath(from)[p] == 0 {
+				return fmt.Errorf("%s not sent again since the bus came back", p)
+			}
+		}
+		return nil
+	})
+	m.settle() // room for a needless fill to show
 	got := m.fillsPerPath(from)
-	for _, p := range []string{"/etc/app/api-key", "/etc/app/forge-token", "/etc/app/app.conf"} {
+	for _, p := range paths {
 		if got[p] != 1 {
 			t.Errorf("%s sent %d times after a reconnect with nothing rotated, want the one refill: %v", p, got[p], got)
 		}
