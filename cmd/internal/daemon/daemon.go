@@ -49,6 +49,7 @@ type Daemon struct {
 type inputs struct {
 	js      jetstream.JetStream
 	watches map[string]*watchState // by bucket; owned by the loop
+	updates chan bus.Update        // every watch's
 	asker   *vault.Asker
 	fetcher *archive.Fetcher
 }
@@ -81,7 +82,7 @@ func New(cfg Config) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
-		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}},
+		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
 		metrics: newMetrics(),
 	}
 	c := d.mesh.Counters()

@@ -18,7 +18,7 @@ import (
 func (d *Daemon) idle(ctx context.Context) bool {
 	var idle bool
 	err := d.Do(ctx, func(*nodes.NodeGraph) {
-		idle = len(d.events) == 0 && len(d.asker.Answers()) == 0 && len(d.fetcher.Fetched()) == 0 &&
+		idle = len(d.updates) == 0 && len(d.events) == 0 && len(d.asker.Answers()) == 0 && len(d.fetcher.Fetched()) == 0 &&
 			!d.asker.Asking() && !d.out.Pending()
 	})
 	return err == nil && idle

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
@@ -26,9 +27,12 @@ func (d *Daemon) loop(ctx context.Context) error {
 			return nil
 		case err := <-d.closed:
 			return busClosed(ctx, err)
-		case ev := <-d.events:
-			full = d.handle(ctx, ev)
+		case u := <-d.updates:
+			full = d.update(ctx, u)
 			full = d.drain(ctx) || full
+		case ev := <-d.events:
+			d.handle(ev)
+			full = d.drain(ctx)
 		case a := <-d.asker.Answers():
 			d.onVault(a)
 			full = d.drain(ctx)
@@ -70,8 +74,10 @@ func busClosed(ctx context.Context, err error) error {
 func (d *Daemon) drain(ctx context.Context) (full bool) {
 	for n := 1; n < maxBatch; n++ {
 		select {
+		case u := <-d.updates:
+			full = d.update(ctx, u) || full
 		case ev := <-d.events:
-			full = d.handle(ctx, ev) || full
+			d.handle(ev)
 		case a := <-d.asker.Answers():
 			d.onVault(a)
 		case r := <-d.fetcher.Fetched():
@@ -85,16 +91,20 @@ func (d *Daemon) drain(ctx context.Context) (full bool) {
 	return full
 }
 
-// handle applies one event; it says whether every file must be sent again.
-func (d *Daemon) handle(ctx context.Context, ev event) bool {
+// update applies one watch's update; it says whether every file must be
+// sent again.
+func (d *Daemon) update(ctx context.Context, u bus.Update) bool {
+	d.apply(ctx, u)
+	if ws := d.watches[u.Bucket]; ws != nil && ws.resyncing && (u.Snapshot || u.Missing || u.NotPermitted) {
+		ws.resyncing = false
+		return !d.resyncPending() // one full refill once every watch has answered
+	}
+	return u.Snapshot && d.ready.Load() && !d.resyncPending()
+}
+
+// handle applies one event.
+func (d *Daemon) handle(ev event) {
 	switch e := ev.(type) {
-	case busUpdate:
-		d.apply(ctx, e.Update)
-		if ws := d.watches[e.Bucket]; ws != nil && ws.resyncing && (e.Snapshot || e.Missing || e.NotPermitted) {
-			ws.resyncing = false
-			return !d.resyncPending() // one full refill once every watch has answered
-		}
-		return e.Snapshot && d.ready.Load() && !d.resyncPending()
 	case secretChanged:
 		if d.mesh.WantsSecret(e.name) {
 			d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
@@ -115,7 +125,6 @@ func (d *Daemon) handle(ctx context.Context, ev event) bool {
 	case call:
 		d.calls = append(d.calls, e) // run after the batch: they read a stabilized graph
 	}
-	return false
 }
 
 // afterBatch stabilizes and acts: new secrets asked, archives fetched,

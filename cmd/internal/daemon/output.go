@@ -20,7 +20,7 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Pub:      &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node},
 		FillGap:  d.cfg.FillGap,
 		Log:      d.log,
-		Busy:     func() bool { return len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
+		Busy:     func() bool { return len(d.updates)+len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
 		OnFill:   d.metrics.filled,
 		OnState:  d.metrics.moduleState,
 		Removals: filepath.Join(d.cfg.StateDir, "removals.json"),

@@ -23,21 +23,13 @@ func (d *Daemon) watch(ctx context.Context, bucket, filter string) {
 		return
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	out := make(chan bus.Update, 64)
-	w := bus.NewWatch(d.js, bucket, filter, out, d.log)
+	// Every watch delivers to the loop's one channel of updates, each
+	// naming its bucket: no goroutine hands them on (issue 20). An update
+	// of a watch stopped meanwhile is dropped by apply.
+	w := bus.NewWatch(d.js, bucket, filter, d.updates, d.log)
 	w.Recheck = d.cfg.Recheck
 	d.watches[bucket] = &watchState{w: w, cancel: cancel}
 	go w.Run(wctx)
-	go func() {
-		for {
-			select {
-			case u := <-out:
-				d.send(wctx, busUpdate{u})
-			case <-wctx.Done():
-				return
-			}
-		}
-	}()
 }
 
 // syncBoundWatches watches each provider bucket the plans read, for this
