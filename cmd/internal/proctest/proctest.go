@@ -1,5 +1,5 @@
-// Package proctest is what the benchmarks of a command run as its own
-// process share: building the command, and reading the process's resident
+// Package proctest is what the benchmarks (and the chaos run) of a
+// command run as its own process share: building the command, and reading the process's resident
 // set and CPU from /proc. It imports nothing of the project.
 package proctest
 
@@ -18,9 +18,9 @@ import (
 
 // Build builds the command pkg (an import path) into a temp dir, or returns
 // $env when it names a binary already built (one kept for perf to read its
-// symbols from after the run). It skips the benchmark without /proc or a go
-// command.
-func Build(b *testing.B, pkg, env string) string {
+// symbols from after the run). It skips the benchmark (or test: the chaos
+// run starts real client processes too) without /proc or a go command.
+func Build(b testing.TB, pkg, env string) string {
 	b.Helper()
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc")

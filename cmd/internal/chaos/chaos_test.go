@@ -1,0 +1,243 @@
+package chaos
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/proctest"
+)
+
+var (
+	seedFlag    = flag.String("chaos.seed", "", "run this seed alone (default $CHAOS_SEED; none: the short run's fixed and random seed)")
+	seedsFlag   = flag.Int("chaos.seeds", 0, "run this many seeds from -chaos.seed on (default $CHAOS_SEEDS or 1)")
+	minutesFlag = flag.Float64("chaos.minutes", 0, "each seed's schedule lasts about this long (default $CHAOS_MINUTES or the short run's)")
+)
+
+const (
+	// fixedSeed is the short run's seed that never changes.
+	fixedSeed = 1
+	// shortMinutes is the short run's schedule per seed: about 10 s.
+	shortMinutes = 1.0 / 6
+	// stepsPerMinute: a step takes about a quarter of a second.
+	stepsPerMinute = 240
+	// bound is how long after the faults and the churn stop every node
+	// must equal a fresh client's render. A restarted server's watchers
+	// resume after 10–15 s (heartbeats, NATS-NOTES), a vault silent for
+	// a while is asked again within its backoff, the refill tick is 10 s.
+	bound = 60 * time.Second
+)
+
+// Every seed a run is told, from flags or the environment; none: the
+// short run of `make test`, the fixed seed and one drawn now (printed).
+func seedsToRun(t *testing.T) (seeds []uint64, minutes float64) {
+	s := *seedFlag
+	if s == "" {
+		s = os.Getenv("CHAOS_SEED")
+	}
+	n := *seedsFlag
+	if n == 0 {
+		n, _ = strconv.Atoi(os.Getenv("CHAOS_SEEDS"))
+	}
+	minutes = *minutesFlag
+	if minutes == 0 {
+		minutes, _ = strconv.ParseFloat(os.Getenv("CHAOS_MINUTES"), 64)
+	}
+	if minutes <= 0 {
+		minutes = shortMinutes
+	}
+	if s == "" {
+		random := rand.Uint64() % 1_000_000
+		t.Logf("the short run: seed %d and the random seed %d (replay one: CHAOS_SEED=%d)", fixedSeed, random, random)
+		return []uint64{fixedSeed, random}, minutes
+	}
+	first, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("chaos seed %q: %v", s, err)
+	}
+	for i := range max(n, 1) {
+		seeds = append(seeds, first+uint64(i))
+	}
+	return seeds, minutes
+}
+
+var (
+	binOnce sync.Once
+	bin     string
+)
+
+// clientBin is the client binary, built once per test process.
+func clientBin(t *testing.T) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "chaos-bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin = filepath.Join(dir, "mesh-provisioner-client")
+		if env := os.Getenv("CHAOS_CLIENT_BIN"); env != "" {
+			bin = env
+			return
+		}
+		built := proctest.Build(t, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner-client", "")
+		data, err := os.ReadFile(built)
+		if err == nil {
+			err = os.WriteFile(bin, data, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	return bin
+}
+
+// TestChaos runs each seed's schedule of churn and faults and then checks
+// that the files caught up (see converged and the leak scan).
+func TestChaos(t *testing.T) {
+	seeds, minutes := seedsToRun(t)
+	b := clientBin(t)
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, b, seed, minutes) })
+	}
+}
+
+func runSeed(t *testing.T, bin string, seed uint64, minutes float64) {
+	w, err := newWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := draw(seed, max(1, int(minutes*stepsPerMinute)), w, shortFaults)
+	replay := fmt.Sprintf("chaos seed %d, %g minutes (replay: go test ./cmd/internal/chaos -run Chaos -v -chaos.seed %d -chaos.minutes %g)", seed, minutes, seed, minutes)
+	fail := func(format string, a ...any) {
+		t.Helper()
+		t.Fatalf("%s:\n%s\nthe schedule:\n%s", replay, fmt.Sprintf(format, a...), describe(steps))
+	}
+	leaks := newLeakWatch(w)
+
+	bus := newCluster(t, 3)
+	stopListen, err := leaks.listen(bus.urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopListen()
+	load(bus, w)
+	real := newRig(t, w, bus, bin, w.secrets, leaks)
+	// Every module reported once: the clients are up before any fault.
+	start := time.Now()
+	if err := waitFor(2*time.Minute, func() error {
+		reps, err := reportsOf(bus)
+		if err != nil {
+			return err
+		}
+		for k := range w.base {
+			if _, ok := reps[k]; !ok {
+				return fmt.Errorf("%s not reported yet", k)
+			}
+		}
+		return nil
+	}); err != nil {
+		fail("before the schedule: %v", err)
+	}
+	t.Logf("%s: %d steps; every module reported %v after the start", replay, len(steps), time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	for _, s := range steps {
+		time.Sleep(s.Pause) // the schedule's own spacing, not a wait on a condition
+		real.do(s)
+	}
+	stopped := time.Now()
+	t.Logf("schedule done in %v", stopped.Sub(start).Round(time.Millisecond))
+
+	fbus := newCluster(t, 1)
+	copyInputs(bus, fbus, w)
+	fresh := newRig(t, w, fbus, bin, w.secrets, leaks)
+	var last []string
+	if err := waitFor(bound-time.Since(stopped), func() error {
+		last = converged(real, fresh)
+		if len(last) > 0 {
+			return fmt.Errorf("%d differences", len(last))
+		}
+		return nil
+	}); err != nil {
+		fail("%v after the faults and churn stopped, the files have not caught up:\n  %s", bound, strings.Join(last, "\n  "))
+	}
+	t.Logf("caught up %v after the faults and churn stopped: %s", time.Since(stopped).Round(time.Millisecond), tally(fresh))
+	if testing.Verbose() {
+		t.Logf("the schedule:\n%s", describe(steps))
+	}
+
+	checkTheCheck(t, real, fresh)
+
+	if err := leaks.scanBuckets(bus, "the cluster's"); err != nil {
+		fail("leak scan: %v", err)
+	}
+	if err := leaks.scanBuckets(fbus, "the fresh bus's"); err != nil {
+		fail("leak scan: %v", err)
+	}
+	for _, r := range []*rig{real, fresh} {
+		roots := map[string]bool{}
+		for _, f := range r.fills {
+			roots[f.root] = true
+		}
+		leaks.scanDir(r.dir, "file", roots)
+	}
+	if found := leaks.found(); len(found) > 0 {
+		fail("a secret's value left the filled files:\n  %s", strings.Join(found, "\n  "))
+	}
+}
+
+// checkTheCheck plants what converged must catch in a node's root (a
+// file of no module, a temp file, an owned file changed on disk) and
+// fails when it does not say so: a check that passes whatever the files
+// hold would prove nothing. The plants are taken away again.
+func checkTheCheck(t *testing.T, real, fresh *rig) {
+	t.Helper()
+	root := real.fills[chaosNodes[0]].root
+	stray := filepath.Join(root, "etc", "chaos-stray.conf")
+	temp := filepath.Join(root, "etc", ".chaos-temp123")
+	for _, p := range []string{stray, temp} {
+		if err := os.WriteFile(p, []byte("planted\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+	}
+	got := strings.Join(converged(real, fresh), "\n")
+	for _, want := range []string{"/etc/chaos-stray.conf belongs to no module", "temp file /etc/.chaos-temp123 left"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the check missed a planted fault: no %q in:\n%s", want, got)
+		}
+	}
+}
+
+// tally counts the reports of r's bus by state, and the files they name.
+func tally(r *rig) string {
+	reps, err := reportsOf(r.bus)
+	if err != nil {
+		return err.Error()
+	}
+	states, files := map[string]int{}, 0
+	for _, rep := range reps {
+		states[rep.State]++
+		files += len(rep.Files)
+	}
+	return fmt.Sprintf("a fresh client's reports %v, %d files", states, files)
+}
+
+// waitFor asks cond until it holds or timeout has passed, and returns its
+// last error then.
+func waitFor(timeout time.Duration, cond func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
