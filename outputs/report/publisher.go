@@ -192,17 +192,14 @@ func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[s
 }
 
 // finish awaits a sync's acks, records what was written and deletes what is
-// no longer wanted.
+// no longer wanted. ctx bounds the wait (syncAll gives every op in flight
+// one ackWait).
 func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	if op.kv == nil {
 		return errors.Join(op.errs...)
 	}
 	done := p.done(op.bucket, op.module)
 	errs := op.errs
-	// An ack lost with a connection never comes: wait a bounded time, and
-	// what was not acknowledged is written again at the next call.
-	ctx, cancel := context.WithTimeout(ctx, ackWait)
-	defer cancel()
 	for _, a := range op.acks {
 		select {
 		case <-a.ack.Ok():
@@ -229,8 +226,9 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	return errors.Join(errs...)
 }
 
-// ackWait bounds how long a sync waits for its puts' acks.
-const ackWait = 10 * time.Second
+// ackWait bounds how long a sync waits for its puts' acks (a variable for
+// a test to shorten).
+var ackWait = 10 * time.Second
 
 // maxInFlight bounds the puts NeedsAll has in flight (below the JetStream
 // context's limit on pending async publishes).
@@ -278,8 +276,15 @@ func (p *Publisher) syncAll(ctx context.Context, bucket string, modules []string
 	var ops []*syncOp
 	inFlight := 0
 	flush := func() {
+		// An ack lost with a connection never comes: the ops in flight
+		// wait one ackWait together, and what was not acknowledged is
+		// written again at the next call. (Each op waiting its own
+		// ackWait in turn held the daemon's loop for 10 s per module
+		// after a whole cluster restarted: chaos seed 342810.)
+		fctx, cancel := context.WithTimeout(ctx, ackWait)
+		defer cancel()
 		for _, op := range ops {
-			if err := p.finish(ctx, op); err != nil {
+			if err := p.finish(fctx, op); err != nil {
 				out[op.module] = err
 			}
 		}

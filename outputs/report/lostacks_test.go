@@ -1,0 +1,56 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Acks lost (as with a connection, or a stream without a leader after a
+// whole cluster restarted): the items of many modules wait one ackWait
+// together, each module's error says so, and the next call writes them.
+// Before, each module waited its own ackWait in turn, holding the daemon's
+// loop for 10 s per module (chaos seed 342810).
+func TestItemsWhoseAcksAreLostWaitOneAckWaitForAllModules(t *testing.T) {
+	b := newBus(t, collectBucket)
+	ctx := context.Background()
+	was := ackWait
+	ackWait = 200 * time.Millisecond
+	t.Cleanup(func() { ackWait = was })
+
+	// A stream that never acknowledges: its puts are stored, no ack comes.
+	stream, err := b.js.Stream(ctx, "KV_"+collectBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	cfg.NoAck = true
+	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	const modules = 30
+	items := map[string]map[string][]byte{}
+	for i := range modules {
+		items[fmt.Sprintf("m%02d", i)] = map[string][]byte{"hosts": []byte(fmt.Sprintf("item %d", i))}
+	}
+	start := time.Now()
+	errs := b.pub.ItemsAll(ctx, items)
+	took := time.Since(start)
+	if len(errs) != modules {
+		t.Errorf("%d modules' errors, want all %d: %v", len(errs), modules, errs)
+	}
+	// One ackWait, not one per module (30 × 200 ms = 6 s): a bound a
+	// tenth of that leaves room for a loaded machine.
+	if limit := modules * ackWait / 10; took > limit {
+		t.Errorf("ItemsAll took %v with every ack lost, over %v: the modules waited in turn", took, limit)
+	}
+
+	cfg.NoAck = false
+	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if errs := b.pub.ItemsAll(ctx, items); len(errs) != 0 {
+		t.Fatalf("once acks come back: %v", errs)
+	}
+}
