@@ -7,7 +7,7 @@ GO ?= go
 FUZZTIME ?= 150000x
 PKGS = ./...
 
-.PHONY: build test bench lint run fuzz dot
+.PHONY: build test bench lint run fuzz dot chaos
 
 build:
 	$(GO) build ./...
@@ -16,6 +16,19 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 12m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=60000x
+
+# The chaos run (cmd/internal/chaos, docs/RELIABILITY.md): SEEDS seeds from
+# SEED on, each a schedule of about MINUTES of churn and faults, then the
+# check that every node caught up. `make test` runs the short one (its
+# regression seeds and one random seed, about ten seconds of schedule
+# each). A failure prints the seed and the schedule: replay it with
+# `make chaos SEED=<seed> MINUTES=<minutes>`.
+SEED ?= 1
+SEEDS ?= 1
+MINUTES ?= 5
+chaos:
+	$(GO) test -race -count=1 -v -run '^TestChaos$$' -timeout 0 ./cmd/internal/chaos \
+		-chaos.seed $(SEED) -chaos.seeds $(SEEDS) -chaos.minutes $(MINUTES)
 
 # Engine and node-kind benchmarks run long enough to be steady; the daemon's
 # (embedded NATS, mesh-fill, dev vault), mesh-fill's writes and the server's

@@ -59,6 +59,11 @@ func converged(real, fresh *rig) []string {
 				say("%s: the fresh client has not reported it yet", key)
 				continue
 			}
+			for _, w := range fr.Waiting {
+				if w.Kind == "secret" || w.Kind == "consumers" {
+					say("%s: the fresh client still waits for the vault (%s)", key, w.Why)
+				}
+			}
 			rr, ok := realReps[key]
 			if !ok {
 				say("%s: no report (a fresh client's: %s)", key, fr.State)

@@ -27,15 +27,15 @@ const keptWaiting = "g14.grafana"
 // world is the meshes' inputs as the driver last wrote them: what it
 // churns, what the heal puts back, what the leak scan looks for.
 type world struct {
-	archives map[string][]byte           // object name in mesh-artifacts → tar.gz
-	base     map[string]nodes.Assignment // assignment key → the plan as generated
-	variant  map[string]int              // assignment key → plan variant now (see planVariant)
-	assigned map[string]bool             // assignment key → on the bus now
-	config   map[string]string           // config key → value
-	deleted  map[string]bool             // config keys deleted now
+	archives map[string][]byte                      // object name in mesh-artifacts → tar.gz
+	base     map[string]nodes.Assignment            // assignment key → the plan as generated
+	variant  map[string]int                         // assignment key → plan variant now (see planVariant)
+	assigned map[string]bool                        // assignment key → on the bus now
+	config   map[string]string                      // config key → value
+	deleted  map[string]bool                        // config keys deleted now
 	bound    map[string]map[string]nodes.BoundEntry // as generated
 	boundNow map[string]map[string][]byte           // as last written
-	unbound  map[string]bool // "<bucket> <key>" deleted now
+	unbound  map[string]bool                        // "<bucket> <key>" deleted now
 	secrets  map[string]string
 	// planted: every secret value ever given to the vault (leak scan).
 	planted []string
@@ -178,7 +178,7 @@ func localOwners(a nodes.Assignment) nodes.Assignment {
 	}
 	p.Secrets = slices.Clone(p.Secrets)
 	for i := range p.Secrets {
-		p.Secrets[i].Owner = known(p.Secrets[i].Owner, usr)
+		p.Secrets[i].Owner, p.Secrets[i].Group = known(p.Secrets[i].Owner, usr), known(p.Secrets[i].Group, grp)
 	}
 	p.Provisions = slices.Clone(p.Provisions)
 	for i := range p.Provisions {

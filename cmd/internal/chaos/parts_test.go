@@ -190,7 +190,13 @@ func shortDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if os.Getenv("CHAOS_KEEP") != "" {
+			t.Logf("kept %s (CHAOS_KEEP)", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	return dir
 }
 

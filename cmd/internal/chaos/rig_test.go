@@ -47,6 +47,22 @@ func newRig(t *testing.T, w *world, bus *cluster, bin string, secrets map[string
 	r.log = newLog(t, filepath.Join(r.dir, "parts.log"))
 	r.server = startServer(bus.urls, bus.replicas(), r.log)
 	t.Cleanup(r.server.stop)
+	// The clients start once the server's buckets and registry are there,
+	// rather than finding them at their next look (every 5 s).
+	if err := waitFor(time.Minute, func() error {
+		reg, err := bus.entries(spec.RegistryBucket)
+		if err == nil && len(reg) == 0 {
+			err = fmt.Errorf("the registry is empty")
+		}
+		for _, b := range []string{spec.NeedsBucket, spec.AppliedBucket, spec.CollectBucket} {
+			if err == nil {
+				_, err = bus.entries(b)
+			}
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("the provisioner server's buckets: %v", err)
+	}
 
 	vnc, err := nats.Connect(bus.urls, nats.Name("mesh-vault"), nats.MaxReconnects(-1),
 		nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
