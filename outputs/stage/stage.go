@@ -320,6 +320,12 @@ func (s *Stage) Removed(ctx context.Context, name string) {
 	delete(s.pendingNeeds, name)
 	pub, log := s.cfg.Pub, s.cfg.Log
 	// What is not deleted now is by the next Sweep (at the retry tick).
+	// The publisher deletes only the keys it remembers writing, and after
+	// a reconnect it remembers none until they are written again (acks
+	// lost while a stream has no leader leave them unwritten): so the next
+	// Sweep reads the bus whatever these deletes say (chaos seed 887105:
+	// a module's needs outlived it for good).
+	s.swept = false
 	if err := pub.Needs(ctx, name, nil); err != nil {
 		s.swept = false
 		log.Warn().Err(err).Str("module", name).Msg("needs not deleted")

@@ -1,0 +1,47 @@
+package stage
+
+import (
+	"context"
+	"testing"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// The bus came back, so the publisher forgot what it wrote, and the
+// module was taken off the node before its keys were written again: its
+// removal deletes none of them itself (it knows of none), and the next
+// Sweep (the retry tick) reads the bus and deletes them all. Before, a
+// sweep that had held once was never run again, and the module's needs
+// and items outlived it for good (chaos seed 887105).
+func TestAModuleRemovedAfterTheBusCameBackLosesItsKeysAtTheNextSweep(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	v := &nodes.ModuleView{Name: "web", State: graph.Ready,
+		Files: []nodes.FileView{ready(owned("/etc/web.conf", "port 80\n", false))},
+		Items: []nodes.ItemView{{Collection: "hosts", State: graph.Ready, Text: []byte("10.0.0.1 web")}},
+		Needs: []nodes.NeedView{{Kind: "config", Name: "port", State: graph.Ready}}}
+	r.send(ctx, views{"web": v}, []string{"web"}, false)
+	r.s.FlushNeeds(ctx, true)
+	r.s.Sweep(ctx, func(m string) bool { return m == "web" }) // the start's sweep: nothing to delete
+	keys := []struct{ bucket, key string }{
+		{"mesh-provisioner_needs", "n1.web.config.port"}, {"mesh-provisioner_collect", "n1.hosts.web"},
+	}
+	for _, k := range keys {
+		if _, ok := r.get(k.bucket, k.key); !ok {
+			t.Fatalf("%s %s not written", k.bucket, k.key)
+		}
+	}
+
+	r.s.Forget() // the bus came back
+	r.s.Removed(ctx, "web")
+	r.s.Sweep(ctx, func(string) bool { return false }) // the next retry tick
+	for _, k := range keys {
+		if v, ok := r.get(k.bucket, k.key); ok {
+			t.Errorf("%s %s still holds %s after the module left and a sweep", k.bucket, k.key, v)
+		}
+	}
+	if v, ok := r.get("mesh-provisioner_applied", "n1.web"); ok {
+		t.Errorf("the applied key holds %s after the module left", v)
+	}
+}
