@@ -28,7 +28,11 @@ var (
 //   - 342810: after the whole cluster restarted, the acks of the items a
 //     client re-sent were lost and each module waited 10 s in turn on the
 //     daemon's loop (outputs/report: one ackWait for all now).
-var regressions = []uint64{342810}
+//   - 887105: after two whole-cluster restarts the client forgot what it
+//     had written and the needs it wrote again were lost; the module was
+//     then unassigned, and its needs outlived it for good (outputs/stage:
+//     a removal makes the next sweep read the bus).
+var regressions = []uint64{342810, 887105}
 
 const (
 	// shortMinutes is the short run's schedule per seed: about 10 s.
@@ -123,6 +127,7 @@ func runSeed(t *testing.T, bin string, seed uint64, minutes float64) {
 	}); err != nil {
 		fail("before the schedule: %v", err)
 	}
+	seeds := seedFiles(real)
 	t.Logf("%s: %d steps; every module reported %v after the start", replay, len(steps), time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
@@ -152,11 +157,17 @@ func runSeed(t *testing.T, bin string, seed uint64, minutes float64) {
 		fail("%v after the faults and churn stopped, the files have not caught up:\n  %s", bound, strings.Join(last, "\n  "))
 	}
 	t.Logf("caught up %v after the faults and churn stopped: %s", time.Since(stopped).Round(time.Millisecond), tally(fresh))
+	t.Logf("seed files kept: %d; messages heard by the leak scan: %d", len(seeds), leaks.messages())
 	if testing.Verbose() {
 		t.Logf("the schedule:\n%s", describe(steps))
 	}
 
 	checkTheCheck(t, real, fresh)
+	for _, p := range seeds {
+		if _, err := os.Stat(p); err != nil {
+			fail("a seed file written before the schedule is gone: %v", err)
+		}
+	}
 
 	if err := leaks.scanBuckets(bus, "the cluster's"); err != nil {
 		fail("leak scan: %v", err)
@@ -170,6 +181,9 @@ func runSeed(t *testing.T, bin string, seed uint64, minutes float64) {
 			roots[f.root] = true
 		}
 		leaks.scanDir(r.dir, "file", roots)
+	}
+	if n := leaks.holds(real.fills[chaosNodes[0]].root); n == 0 || leaks.messages() == 0 {
+		fail("the leak scan looks for nothing the files hold (%d values found there) or heard nothing (%d messages)", n, leaks.messages())
 	}
 	if found := leaks.found(); len(found) > 0 {
 		fail("a secret's value left the filled files:\n  %s", strings.Join(found, "\n  "))
@@ -210,6 +224,24 @@ func checkTheCheck(t *testing.T, real, fresh *rig) {
 			t.Errorf("the check missed a planted fault: no %q in:\n%s", want, got)
 		}
 	}
+}
+
+// seedFiles are the seed files the real roots hold now: mesh-fill keeps
+// them whatever becomes of their module.
+func seedFiles(r *rig) []string {
+	var out []string
+	for _, node := range chaosNodes {
+		for p := range r.w.leftover {
+			full := filepath.Join(r.fills[node].root, p)
+			if _, isStandIn := r.w.standIns[p]; !isStandIn {
+				if _, err := os.Stat(full); err == nil {
+					out = append(out, full)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ownedFileOf is a 0600 owned file of a module of node the fresh client

@@ -22,6 +22,7 @@ type leakWatch struct {
 	planted [][]byte
 	names   map[string]string // value → a name for it (never the value)
 	seen    []string
+	heard   int // messages heard on the bus
 }
 
 func newLeakWatch(w *world) *leakWatch {
@@ -60,6 +61,9 @@ func (l *leakWatch) listen(urls string) (stop func(), err error) {
 		return nil, err
 	}
 	if _, err := nc.Subscribe(">", func(m *nats.Msg) {
+		l.mu.Lock()
+		l.heard++
+		l.mu.Unlock()
 		l.scan("a message on "+m.Subject, m.Data)
 	}); err != nil {
 		nc.Close()
@@ -101,6 +105,33 @@ func (l *leakWatch) scanDir(dir, who string, roots map[string]bool) {
 		}
 		return nil
 	})
+}
+
+// holds says how many planted values the files under dir hold: the leak
+// scan's own check, that what it looks for is what the files hold.
+func (l *leakWatch) holds(dir string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			for _, v := range l.planted {
+				if bytes.Contains(data, v) {
+					n++
+				}
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// messages is how many messages were heard on the bus.
+func (l *leakWatch) messages() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.heard
 }
 
 func (l *leakWatch) found() []string {

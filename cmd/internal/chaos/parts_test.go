@@ -113,6 +113,7 @@ func (c *clientPart) start() {
 	}
 	cmd := exec.Command(c.args[0], c.args[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		c.t.Fatalf("starting the client of %s: %v", c.node, err)
