@@ -22,13 +22,15 @@ test:
 # check that every node caught up. `make test` runs the short one (its
 # regression seeds and one random seed, about ten seconds of schedule
 # each). A failure prints the seed and the schedule: replay it with
-# `make chaos SEED=<seed> MINUTES=<minutes>`.
+# `make chaos SEED=<seed> STEPS=<steps>` (STEPS, when given, wins over
+# MINUTES: about 400 steps a minute).
 SEED ?= 1
 SEEDS ?= 1
 MINUTES ?= 5
+STEPS ?= 0
 chaos:
 	$(GO) test -race -count=1 -v -run '^TestChaos$$' -timeout 0 ./cmd/internal/chaos \
-		-chaos.seed $(SEED) -chaos.seeds $(SEEDS) -chaos.minutes $(MINUTES)
+		-chaos.seed $(SEED) -chaos.seeds $(SEEDS) -chaos.minutes $(MINUTES) -chaos.steps $(STEPS)
 
 # Engine and node-kind benchmarks run long enough to be steady; the daemon's
 # (embedded NATS, mesh-fill, dev vault), mesh-fill's writes and the server's

@@ -19,7 +19,8 @@ import (
 var (
 	seedFlag    = flag.String("chaos.seed", "", "run this seed alone (default $CHAOS_SEED; none: the short run's fixed and random seed)")
 	seedsFlag   = flag.Int("chaos.seeds", 0, "run this many seeds from -chaos.seed on (default $CHAOS_SEEDS or 1)")
-	minutesFlag = flag.Float64("chaos.minutes", 0, "each seed's schedule lasts about this long (default $CHAOS_MINUTES or the short run's)")
+	minutesFlag = flag.Float64("chaos.minutes", 0, "each seed's schedule lasts about this long (default $CHAOS_MINUTES)")
+	stepsFlag   = flag.Int("chaos.steps", 0, "each seed's schedule has this many steps (default $CHAOS_STEPS; else from the minutes; neither: the short run's)")
 )
 
 // regressions are the seeds that found a defect, each kept as the short
@@ -35,10 +36,11 @@ var (
 var regressions = []uint64{342810, 887105}
 
 const (
-	// shortMinutes is the short run's schedule per seed: about 10 s.
-	shortMinutes = 1.0 / 6
-	// stepsPerMinute: a step takes about a quarter of a second.
-	stepsPerMinute = 240
+	// shortSteps is the short run's schedule per seed: 5–25 s here.
+	shortSteps = 40
+	// stepsPerMinute: a step takes about 0.15 s (its pause, 135 ms on
+	// average, and the write or the fault).
+	stepsPerMinute = 400
 	// bound is how long after the faults and the churn stop every node
 	// must equal a fresh client's render. A restarted server's watchers
 	// resume after 10–15 s (heartbeats, NATS-NOTES), a vault silent for
@@ -46,9 +48,10 @@ const (
 	bound = 60 * time.Second
 )
 
-// Every seed a run is told, from flags or the environment; none: the
-// short run of `make test`, the fixed seed and one drawn now (printed).
-func seedsToRun(t *testing.T) (seeds []uint64, minutes float64) {
+// Every seed a run is told, from flags or the environment, and the
+// schedule's steps; none: the short run of `make test`, the regression
+// seeds and one drawn now (printed).
+func seedsToRun(t *testing.T) (seeds []uint64, steps int) {
 	s := *seedFlag
 	if s == "" {
 		s = os.Getenv("CHAOS_SEED")
@@ -57,17 +60,24 @@ func seedsToRun(t *testing.T) (seeds []uint64, minutes float64) {
 	if n == 0 {
 		n, _ = strconv.Atoi(os.Getenv("CHAOS_SEEDS"))
 	}
-	minutes = *minutesFlag
+	steps = *stepsFlag
+	if steps == 0 {
+		steps, _ = strconv.Atoi(os.Getenv("CHAOS_STEPS"))
+	}
+	minutes := *minutesFlag
 	if minutes == 0 {
 		minutes, _ = strconv.ParseFloat(os.Getenv("CHAOS_MINUTES"), 64)
 	}
-	if minutes <= 0 {
-		minutes = shortMinutes
+	if steps <= 0 && minutes > 0 {
+		steps = max(1, int(minutes*stepsPerMinute))
+	}
+	if steps <= 0 {
+		steps = shortSteps
 	}
 	if s == "" {
 		random := rand.Uint64() % 1_000_000
 		t.Logf("the short run: seeds %v and the random seed %d (replay one: CHAOS_SEED=%d)", regressions, random, random)
-		return append(slices.Clone(regressions), random), minutes
+		return append(slices.Clone(regressions), random), steps
 	}
 	first, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
@@ -76,27 +86,27 @@ func seedsToRun(t *testing.T) (seeds []uint64, minutes float64) {
 	for i := range max(n, 1) {
 		seeds = append(seeds, first+uint64(i))
 	}
-	return seeds, minutes
+	return seeds, steps
 }
 
 // TestChaos runs each seed's schedule of churn and faults and then checks
 // that the files caught up (see converged and the leak scan).
 func TestChaos(t *testing.T) {
-	seeds, minutes := seedsToRun(t)
+	seeds, steps := seedsToRun(t)
 	// The client binary, built once ($CHAOS_CLIENT_BIN: one built already).
 	b := proctest.Build(t, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner-client", "CHAOS_CLIENT_BIN")
 	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, b, seed, minutes) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, b, seed, steps) })
 	}
 }
 
-func runSeed(t *testing.T, bin string, seed uint64, minutes float64) {
+func runSeed(t *testing.T, bin string, seed uint64, n int) {
 	w, err := newWorld()
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := draw(seed, max(1, int(minutes*stepsPerMinute)), w, shortFaults)
-	replay := fmt.Sprintf("chaos seed %d, %g minutes (replay: go test ./cmd/internal/chaos -run Chaos -v -chaos.seed %d -chaos.minutes %g)", seed, minutes, seed, minutes)
+	steps := draw(seed, n, w, shortFaults)
+	replay := fmt.Sprintf("chaos seed %d, %d steps (replay: go test ./cmd/internal/chaos -run Chaos -v -chaos.seed %d -chaos.steps %d, or make chaos SEED=%d STEPS=%d)", seed, n, seed, n, seed, n)
 	fail := func(format string, a ...any) {
 		t.Helper()
 		t.Fatalf("%s:\n%s\nthe schedule:\n%s", replay, fmt.Sprintf(format, a...), describe(steps))
