@@ -37,8 +37,6 @@ type world struct {
 	boundNow map[string]map[string][]byte           // as last written
 	unbound  map[string]bool                        // "<bucket> <key>" deleted now
 	secrets  map[string]string
-	// planted: every secret value ever given to the vault (leak scan).
-	planted []string
 	// leftover: paths of any plan written seed or managed-keys, or given a
 	// stand-in: mesh-fill leaves them when their module goes (SPEC §4.3).
 	leftover map[string]bool
@@ -145,7 +143,6 @@ func newWorld() (*world, error) {
 			}
 		}
 	}
-	w.planted = slices.Collect(maps.Values(w.secrets))
 	w.boundNow = map[string]map[string][]byte{}
 	for b, entries := range w.bound {
 		w.boundNow[b] = map[string][]byte{}

@@ -92,7 +92,6 @@ func draw(seed uint64, n int, w *world, fs faults) []step {
 	for k := range w.base {
 		assigned[k] = true
 	}
-	variant := map[string]int{}
 	delConfig, delBound := map[string]bool{}, map[string]bool{}
 	configKeys := []string{}
 	for _, k := range keysOf(w.config) {
@@ -159,12 +158,12 @@ func draw(seed uint64, n int, w *world, fs faults) []step {
 					v = r.IntN(variants)
 				}
 				s.Op, s.Key, s.N = opAssign, k, v
-				assigned[k], variant[k] = true, v
+				assigned[k] = true
 			case c < 12:
 				k := pick(genKeys)
 				v := r.IntN(variants)
 				s.Op, s.Key, s.N = opAssign, k, v
-				assigned[k], variant[k] = true, v
+				assigned[k] = true
 			case c < 15:
 				bk := boundKeys[r.IntN(len(boundKeys))]
 				s.Op, s.Bucket, s.Key, s.Value = opPutBound, bk[0], bk[1], value(i)
