@@ -7,7 +7,7 @@ GO ?= go
 FUZZTIME ?= 150000x
 PKGS = ./...
 
-.PHONY: build test bench lint run fuzz dot chaos
+.PHONY: build test bench bench-peer lint run fuzz dot chaos
 
 build:
 	$(GO) build ./...
@@ -49,6 +49,20 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./outputs/fill | tee -a bench.out && \
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./cmd/internal/server | tee -a bench.out
 	$(GO) run ./cmd/internal/benchtable -doc docs/PERFORMANCE.md < bench.out
+
+# Our client beside consul-template on the same node (500 modules of one
+# file), in one run on this machine: BenchmarkPeer in cmd/internal/daemon,
+# with consul-template v0.41.1 installed into a temp dir for the run
+# (nothing of it is kept). Both sides' files go to tmpfs when there is
+# one, so neither measures this disk. The table lands in
+# docs/PERFORMANCE.md (its own section, beside make bench's).
+CONSUL_TEMPLATE ?= github.com/hashicorp/consul-template@v0.41.1
+bench-peer:
+	@tmp=$$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	GOBIN="$$tmp/bin" $(GO) install $(CONSUL_TEMPLATE) && \
+	export TMPDIR="$$tmp" BENCH_CONSUL_TEMPLATE="$$tmp/bin/consul-template" && \
+	$(GO) test -run '^$$' -bench '^BenchmarkPeer$$' -benchtime 1x -timeout 20m ./cmd/internal/daemon | tee bench-peer.out
+	$(GO) run ./cmd/internal/benchtable -name bench-peer -doc docs/PERFORMANCE.md < bench-peer.out
 
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt -l:"; gofmt -l .; exit 1; }
