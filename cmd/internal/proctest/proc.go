@@ -63,31 +63,41 @@ func (p *Proc) Output() string { return p.out.String() }
 
 // GC is one collection as gctrace told it.
 type GC struct {
-	At     time.Duration // since the process started
-	Live   int64         // the heap marked live, in bytes (whole MiB: the trace's unit)
-	CPU    time.Duration // the collection's own CPU (its stop-the-world phases and mark workers)
-	Forced bool          // the runtime's own, two minutes after the last one (or runtime.GC)
+	At   time.Duration // since the process started
+	Wall time.Duration // from its start to its end (its phases' clock times)
+	Live int64         // the heap marked live, in bytes (whole MiB: the trace's unit)
+	// CPU is the collection's CPU as the runtime counts it: its mark
+	// workers' time includes time their threads waited for a core the
+	// machine's other processes held, so under load it can exceed what
+	// /proc counts.
+	CPU    time.Duration
+	Forced bool // the runtime's own, two minutes after the last one (or runtime.GC)
 }
 
 // gcLine is gctrace's line, as of Go 1.26:
 // gc 4 @0.205s 2%: 0.25+19+0.40 ms clock, 0.50+0.16/3.5/0.27+0.81 ms cpu, 22->23->13 MB, 24 MB goal, …
-var gcLine = regexp.MustCompile(`(?m)^gc \d+ @([0-9.]+)s \d+%: [0-9.+]+ ms clock, ([0-9.+/]+) ms cpu, \d+->\d+->(\d+) MB.*$`)
+var gcLine = regexp.MustCompile(`(?m)^gc \d+ @([0-9.]+)s \d+%: ([0-9.+]+) ms clock, ([0-9.+/]+) ms cpu, \d+->\d+->(\d+) MB.*$`)
 
 // GCs are the collections so far, in order.
 func (p *Proc) GCs() []GC {
 	var out []GC
 	for _, m := range gcLine.FindAllStringSubmatch(p.Output(), -1) {
 		at, _ := strconv.ParseFloat(m[1], 64)
-		var cpu float64
-		for _, f := range strings.FieldsFunc(m[2], func(r rune) bool { return r == '+' || r == '/' }) {
-			v, _ := strconv.ParseFloat(f, 64)
-			cpu += v
-		}
-		live, _ := strconv.ParseInt(m[3], 10, 64)
-		out = append(out, GC{At: time.Duration(at * float64(time.Second)), Live: live << 20,
-			CPU: time.Duration(cpu * float64(time.Millisecond)), Forced: strings.HasSuffix(m[0], "(forced)")})
+		live, _ := strconv.ParseInt(m[4], 10, 64)
+		out = append(out, GC{At: time.Duration(at * float64(time.Second)), Wall: sumMs(m[2]), CPU: sumMs(m[3]),
+			Live: live << 20, Forced: strings.HasSuffix(m[0], "(forced)")})
 	}
 	return out
+}
+
+// sumMs adds up gctrace's "a+b/c/d+e" milliseconds.
+func sumMs(s string) time.Duration {
+	var sum float64
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == '+' || r == '/' }) {
+		v, _ := strconv.ParseFloat(f, 64)
+		sum += v
+	}
+	return time.Duration(sum * float64(time.Millisecond))
 }
 
 // WaitGC waits up to timeout for a collection that began after the
