@@ -3,11 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -162,18 +160,6 @@ func (p *provServer) stop() {
 	}
 }
 
-// lockedFile is a log file several parts of the test process append to.
-type lockedFile struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedFile) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // newLog is a zerolog logger appending to path (closed when the test ends).
 func newLog(t *testing.T, path string) zerolog.Logger {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -181,7 +167,7 @@ func newLog(t *testing.T, path string) zerolog.Logger {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return zerolog.New(&lockedFile{w: f}).With().Timestamp().Logger()
+	return zerolog.New(zerolog.SyncWriter(f)) // several parts of the test append to it.With().Timestamp().Logger()
 }
 
 // shortDir is a temp dir with a short path (unix socket paths are limited

@@ -60,7 +60,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
 	}
-	out := &lockedWriter{w: cfg.Out}
+	out := zerolog.SyncWriter(cfg.Out) // the parts of the lab write to one Out
 	log := cfg.Log
 	started := time.Now()
 
@@ -277,16 +277,4 @@ The lab runs until Ctrl-C. Try, in another terminal:
   go run ./cmd/mesh-provisioner-client graph dot --control %[8]s | dot -Tsvg > graph.svg
   nats -s %[2]s kv watch mesh-provisioner_applied
 `, show(l.root(first)), url, first, show(l.control(WaitingNode)), WaitingModule, WaitingNode, WaitingConfig, show(l.control(first)))
-}
-
-// lockedWriter lets the parts of the lab write to one Out.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
