@@ -50,8 +50,8 @@ const (
 
 // Every seed a run is told, from flags or the environment, and the
 // schedule's steps; none: the short run of `make test`, the regression
-// seeds and one drawn now (printed).
-func seedsToRun(t *testing.T) (seeds []uint64, steps int) {
+// seeds and one drawn now (printed), with short true.
+func seedsToRun(t *testing.T) (seeds []uint64, steps int, short bool) {
 	s := *seedFlag
 	if s == "" {
 		s = os.Getenv("CHAOS_SEED")
@@ -77,7 +77,7 @@ func seedsToRun(t *testing.T) (seeds []uint64, steps int) {
 	if s == "" {
 		random := rand.Uint64() % 1_000_000
 		t.Logf("the short run: seeds %v and the random seed %d (replay one: CHAOS_SEED=%d)", regressions, random, random)
-		return append(slices.Clone(regressions), random), steps
+		return append(slices.Clone(regressions), random), steps, true
 	}
 	first, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
@@ -86,17 +86,26 @@ func seedsToRun(t *testing.T) (seeds []uint64, steps int) {
 	for i := range max(n, 1) {
 		seeds = append(seeds, first+uint64(i))
 	}
-	return seeds, steps
+	return seeds, steps, false
 }
 
 // TestChaos runs each seed's schedule of churn and faults and then checks
 // that the files caught up (see converged and the leak scan).
 func TestChaos(t *testing.T) {
-	seeds, steps := seedsToRun(t)
+	seeds, steps, short := seedsToRun(t)
 	// The client binary, built once ($CHAOS_CLIENT_BIN: one built already).
 	b := proctest.Build(t, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner-client", "CHAOS_CLIENT_BIN")
+	// The short run's seeds run side by side, each with its own cluster,
+	// parts and roots (nothing is shared but the client binary), so the
+	// package takes about one seed's time in `make test`; seeds asked
+	// for by flag run one after the other, as their minutes say.
 	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, b, seed, steps) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			if short {
+				t.Parallel()
+			}
+			runSeed(t, b, seed, steps)
+		})
 	}
 }
 
