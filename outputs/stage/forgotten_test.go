@@ -45,3 +45,42 @@ func TestAModuleRemovedAfterTheBusCameBackLosesItsKeysAtTheNextSweep(t *testing.
 		t.Errorf("the applied key holds %s after the module left", v)
 	}
 }
+
+// After a reconnect the publisher remembers none of what it wrote; a
+// placeholder a module drops then has no remembered key to delete. The
+// bus is read again at the next retry tick's sweep, as at start, and the
+// need's key goes (SPEC §4.7 r2: needs say what waits, nothing else).
+func TestAPlaceholderDroppedAfterTheBusCameBackLosesItsNeedAtTheNextTick(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	live := func(m string) bool { return m == "web" }
+	needs := []nodes.NeedView{{Kind: "config", Name: "port", State: graph.Ready}, {Kind: "config", Name: "host", State: graph.Ready}}
+	v := &nodes.ModuleView{Name: "web", State: graph.Ready,
+		Files: []nodes.FileView{ready(owned("/etc/web.conf", "port 80\n", false))},
+		Needs: needs}
+	r.send(ctx, views{"web": v}, []string{"web"}, false)
+	r.s.FlushNeeds(ctx, true)
+	r.s.Sweep(ctx, live) // the start's sweep: nothing to delete
+	if _, ok := r.get("mesh-provisioner_needs", "n1.web.config.port"); !ok {
+		t.Fatal("the need of port was not written")
+	}
+
+	r.s.Forget() // the bus came back
+	v2 := &nodes.ModuleView{Name: "web", State: graph.Ready,
+		Files: []nodes.FileView{ready(owned("/etc/web.conf", "host a\n", false))},
+		Needs: needs[1:]} // the plan no longer reads port
+	r.send(ctx, views{"web": v2}, []string{"web"}, false)
+	r.s.FlushNeeds(ctx, true)
+	// The retry tick, as the daemon runs it: sweep, then what is retrying.
+	for range 2 {
+		r.s.Sweep(ctx, live)
+		r.send(ctx, views{"web": v2}, r.s.Retrying(), false)
+		r.s.FlushNeeds(ctx, true)
+	}
+	if v, ok := r.get("mesh-provisioner_needs", "n1.web.config.port"); ok {
+		t.Errorf("the need of port, dropped after the bus came back, still holds %s", v)
+	}
+	if _, ok := r.get("mesh-provisioner_needs", "n1.web.config.host"); !ok {
+		t.Error("the need of host, still read, was deleted")
+	}
+}

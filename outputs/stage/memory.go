@@ -56,8 +56,15 @@ func (s *Stage) States() map[string]int {
 }
 
 // Forget makes the publisher compare everything against the bus again
-// (after a reconnect the bus may have lost or kept writes).
-func (s *Stage) Forget() { s.cfg.Pub.Forget() }
+// (after a reconnect the bus may have lost or kept writes). What it wrote
+// before is forgotten too, so a key it no longer wants (a placeholder
+// dropped, an item gone) would have nothing to delete it: the next Sweep
+// reads the bus again, as at start, and adopts what is there for each
+// live module's next sync to delete.
+func (s *Stage) Forget() {
+	s.cfg.Pub.Forget()
+	s.swept = false
+}
 
 // Changed publishes prov.changed for module (kind, key; key empty: every
 // key). Never a value.
@@ -73,7 +80,8 @@ func (s *Stage) Gone(module string) error { return s.cfg.Pub.Gone(module) }
 // that left, or a placeholder dropped, while the client was down), and
 // tells the node-engine of each module gone. Until a sweep held, each call
 // tries again (the daemon calls it once loaded, then at every retry tick);
-// once one did, calls do nothing until a removal's deletes fail.
+// once one did, calls do nothing until a removal's deletes fail or the
+// bus came back (Forget).
 func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 	if s.swept {
 		return
