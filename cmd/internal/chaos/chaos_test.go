@@ -38,9 +38,13 @@ var regressions = []uint64{342810, 887105}
 const (
 	// shortSteps is the short run's schedule per seed: 5–25 s here.
 	shortSteps = 40
-	// stepsPerMinute: a step takes about 0.15 s (its pause, 135 ms on
-	// average, and the write or the fault).
-	stepsPerMinute = 400
+	// stepsPerMinute is how many steps are drawn for a minute of
+	// schedule. About a fifth of those drawn are dropped (a fault already
+	// on, nothing left to remove); the rest take about 0.15 s each (the
+	// pause, 135 ms on average, and the write or the fault): 2,500 drawn
+	// made 1,928–1,992 steps and 4m37–5m18 of schedule here, so
+	// MINUTES=5 (2,900 drawn) is at least five minutes.
+	stepsPerMinute = 580
 	// bound is how long after the faults and the churn stop every node
 	// must equal a fresh client's render. A restarted server's watchers
 	// resume after 10–15 s (heartbeats, NATS-NOTES), a vault silent for
