@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"testing"
@@ -41,6 +42,10 @@ func newCluster(t *testing.T, n int) *cluster {
 		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
 	}
 	c.urls = strings.Join(urls, ",")
+	// A name of its own: a member of another run's cluster found on one
+	// of these ports (it cannot be, see FreePort, but if) is refused as a
+	// route instead of joining this cluster.
+	name := fmt.Sprintf("chaos-%x", rand.Uint64())
 	for i := range n {
 		tweak := func(o *server.Options) {
 			o.ServerName = fmt.Sprintf("s%d", i)
@@ -48,7 +53,7 @@ func newCluster(t *testing.T, n int) *cluster {
 			if n == 1 {
 				return
 			}
-			o.Cluster = server.ClusterOpts{Name: "chaos", Host: "127.0.0.1", Port: route[i]}
+			o.Cluster = server.ClusterOpts{Name: name, Host: "127.0.0.1", Port: route[i]}
 			for j := range n {
 				if j != i {
 					o.Routes = append(o.Routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", route[j])})
@@ -120,10 +125,44 @@ func (c *cluster) retry(what string, op func(ctx context.Context) error) {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s: %v", what, err)
+			c.t.Fatalf("%s: %v\nthe cluster: %s", what, err, c.state())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// state says, for a failure's message, what each member thinks of the
+// cluster: stopped, or its meta leader and its streams with and without
+// a leader.
+func (c *cluster) state() string {
+	var b strings.Builder
+	for i, s := range c.servers {
+		fmt.Fprintf(&b, "\n  s%d: ", i)
+		if s == nil {
+			b.WriteString("stopped")
+			continue
+		}
+		info, err := s.Jsz(&server.JSzOptions{Accounts: true, Streams: true, RaftGroups: true})
+		if err != nil {
+			fmt.Fprintf(&b, "jsz: %v", err)
+			continue
+		}
+		if info.Meta != nil {
+			fmt.Fprintf(&b, "meta leader %q (quorum %d of %d, %d pending); ", info.Meta.Leader, info.Meta.QuorumNeeded, info.Meta.Size, info.Meta.Pending)
+		}
+		var led, leaderless []string
+		for _, a := range info.AccountDetails {
+			for _, st := range a.Streams {
+				if st.Cluster != nil && st.Cluster.Leader != "" {
+					led = append(led, st.Name)
+				} else {
+					leaderless = append(leaderless, st.Name)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "%d streams with a leader, without: %v", len(led), leaderless)
+	}
+	return b.String()
 }
 
 // kv opens bucket (which must exist).

@@ -122,8 +122,17 @@ func runSeed(t *testing.T, bin string, seed uint64, n int) {
 	replay := fmt.Sprintf("chaos seed %d, %d steps (replay: go test ./cmd/internal/chaos -run Chaos -v -chaos.seed %d -chaos.steps %d, or make chaos SEED=%d STEPS=%d)", seed, n, seed, n, seed, n)
 	fail := func(format string, a ...any) {
 		t.Helper()
-		t.Fatalf("%s:\n%s\nthe schedule:\n%s", replay, fmt.Sprintf(format, a...), describe(steps))
+		t.Fatalf("%s:\n%s", replay, fmt.Sprintf(format, a...))
 	}
+	// Whatever fails the seed (the check, or the driver's own writes to a
+	// bus that never came back), the seed and the schedule are printed,
+	// and how far it got.
+	at := -1
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s: failed with %d of %d steps done\nthe schedule:\n%s", replay, at+1, len(steps), describe(steps))
+		}
+	})
 	leaks := newLeakWatch(w)
 
 	bus := newCluster(t, 3)
@@ -154,9 +163,10 @@ func runSeed(t *testing.T, bin string, seed uint64, n int) {
 	t.Logf("%s: %d steps; every module reported %v after the start", replay, len(steps), time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
-	for _, s := range steps {
+	for i, s := range steps {
 		time.Sleep(s.Pause) // the schedule's own spacing, not a wait on a condition
 		real.do(s)
+		at = i
 	}
 	stopped := time.Now()
 	t.Logf("schedule done in %v", stopped.Sub(start).Round(time.Millisecond))

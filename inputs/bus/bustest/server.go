@@ -2,7 +2,10 @@ package bustest
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -59,16 +62,40 @@ func Stop(s *server.Server) {
 	s.WaitForShutdown()
 }
 
-// FreePort is a loopback port nobody listens on right now.
+// FreePort is a loopback port nobody listens on right now, for a server
+// that will be stopped and started again on it. It is drawn below the
+// kernel's ephemeral range (where every outgoing connection's local port
+// and every ":0" listener's port come from): a port from that range, free
+// while its server is down, could be taken in between by any connection
+// of the test process or of another one on the machine (a chaos run's
+// clients found another cluster's member on their member's port).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo, hi := stablePorts()
+	for range 1000 {
+		port := lo + rand.IntN(hi-lo)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken: draw again
+		}
+		l.Close()
+		return port
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
+	t.Fatalf("no free loopback port in %d–%d", lo, hi)
+	return 0
+}
+
+// stablePorts is the range FreePort draws from: from 10000 up to the
+// start of the kernel's ephemeral range (32768 on Linux by default).
+func stablePorts() (lo, hi int) {
+	lo, hi = 10000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var first, last int
+		if _, err := fmt.Sscan(string(b), &first, &last); err == nil && first > lo+1000 {
+			hi = first
+		}
+	}
+	return lo, hi
 }
 
 // Connect opens a connection to s, closed when the test ends.
