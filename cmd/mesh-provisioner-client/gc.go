@@ -144,7 +144,7 @@ func (p *pacer) pace() {
 	live := v(mLive)
 	growth := max((live+v(mStacks)+v(mGlobals))/100*gcGrowthPercent, minGrowth)
 	goal := live + growth
-	held := sub(v(mTotal), v(mReleased))        // what the limit is compared with
+	held := sub(v(mTotal), v(mReleased))       // what the limit is compared with
 	nonHeap := sub(held, v(mFree)+v(mObjects)) // held besides heap objects and free pages
 	limit := goal/(100-heapHeadroomPercent)*100 + nonHeap
 	if last := uint64(p.limit.Load()); last > 0 {

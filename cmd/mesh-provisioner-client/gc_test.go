@@ -73,7 +73,7 @@ const mib = 1 << 20
 // measured is what the child saw.
 type measured struct {
 	LiveCollections, DroppedCollections uint64
-	LimitLive, LimitDropped              int64 // the pacer's, after each phase
+	LimitLive, LimitDropped             int64 // the pacer's, after each phase
 }
 
 // allocate is the child: it makes 64 MiB live, 640 MiB of garbage, drops
