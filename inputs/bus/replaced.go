@@ -16,17 +16,39 @@ import (
 // A Watch therefore tells one incarnation of its bucket from the next by its
 // stream's creation time, read before the watcher is made (so a bucket
 // replaced in between is seen as replaced, at worst once too often) and
-// read again every Recheck while the watcher is live: a stream not found, or
-// one created at another time, ends the watcher, and Run looks the bucket up
-// again at once — Missing while it is not there, then a fresh Snapshot (whose
-// Gone drops what the old bucket held). The creation time is kept by the
-// server in the stream's metadata (it survives a restart) and the check is
-// one STREAM.INFO request per watch per Recheck, a subject the client's
-// account must publish on anyway to open the bucket. Other ways were set
-// aside: the JetStream "stream deleted" advisory needs one more subscribe
-// right and is lost while the bus is away; a watcher that stops delivering is
-// the 10–20 s heartbeat detection; a revision that goes backwards never shows
-// (the recreated consumer starts past the new bucket's first values).
+// read again every replacedEvery while the watcher is live: a stream not
+// found, or one created at another time, ends the watcher, and Run looks the
+// bucket up again at once — Missing while it is not there, then a fresh
+// Snapshot (whose Gone drops what the old bucket held). The creation time is
+// kept by the server in the stream's metadata (it survives a restart) and the
+// check is one STREAM.INFO request, a subject the client's account must
+// publish on anyway to open the bucket. Other ways were set aside: the
+// JetStream "stream deleted" advisory needs one more subscribe right and is
+// lost while the bus is away; a watcher that stops delivering is the 10–20 s
+// heartbeat detection; a revision that goes backwards never shows (the
+// recreated consumer starts past the new bucket's first values).
+//
+// What the check costs an idle daemon (issue 20, 12-01): it was one request,
+// its reply and its JSON per watch every Recheck (5 s), each watch on its own
+// ticker, so a node's half-dozen watches woke the process a few times a
+// second between them: a tenth of an idle client's CPU. Now a watch looks
+// every replacedChecks Rechecks (30 s by default; a bucket deleted and made
+// again is a rare repair, and the library's own heartbeat detection takes
+// 10–20 s), and every watch of the process looks at the same instants (the
+// multiples of that period on the clock), so their requests leave in one
+// write and their replies come back together: one wake-up for all of them.
+// Missing buckets are still looked for every Recheck (SPEC §2.2).
+
+// replacedChecks is how many Rechecks apart a live watch looks whether its
+// bucket was replaced.
+const replacedChecks = 6
+
+// untilReplacedCheck is how long from now to the next look at a live
+// watch's bucket, one in every `every` ago from the clock's zero, the same
+// instants for every watch.
+func untilReplacedCheck(now time.Time, every time.Duration) time.Duration {
+	return every - time.Duration(now.UnixNano()%int64(every))
+}
 
 // bucketCheckTimeout bounds one look at the bucket's stream.
 const bucketCheckTimeout = 5 * time.Second

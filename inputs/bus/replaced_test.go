@@ -1,9 +1,11 @@
 package bus
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
@@ -71,5 +73,64 @@ func TestWatchFollowsABucketDeletedAndMadeAgainAtOnce(t *testing.T) {
 	put(t, kv, "ace.d", "live")
 	if got := describe(next(t, out, 3*time.Second)); got != "put ace.d=live" {
 		t.Fatalf("live in the new bucket: %s", got)
+	}
+}
+
+// A live watch looks whether its bucket was replaced every replacedChecks
+// Rechecks, not every Recheck, and every watch at the same instants: two
+// watches' STREAM.INFO requests, counted on the bus over 2.4 s of a 100 ms
+// Recheck, are a few (not one per Recheck) and arrive in pairs.
+func TestLiveWatchesLookAtTheirBucketsRarelyAndTogether(t *testing.T) {
+	s := bustest.Start(t)
+	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
+	for _, b := range []string{"assign", "other"} {
+		put(t, createBucket(t, js, b), "ace.a", "1")
+	}
+	type request struct {
+		at     time.Time
+		stream string
+	}
+	requests := make(chan request, 1000)
+	mon := bustest.Connect(t, s)
+	if _, err := mon.Subscribe("$JS.API.STREAM.INFO.*", func(m *nats.Msg) {
+		requests <- request{time.Now(), strings.TrimPrefix(m.Subject, "$JS.API.STREAM.INFO.")}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mon.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	_, a := startWatch(t, js, "assign", "ace.>", 100*time.Millisecond, 16)
+	_, o := startWatch(t, js, "other", "ace.>", 100*time.Millisecond, 16)
+	nextSnapshot(t, a, 5*time.Second)
+	nextSnapshot(t, o, 5*time.Second)
+	for len(requests) > 0 { // the lookups before each watcher
+		<-requests
+	}
+
+	time.Sleep(2400 * time.Millisecond) // 24 Rechecks: 4 looks, give or take one
+	var got []request
+	for len(requests) > 0 {
+		got = append(got, <-requests)
+	}
+	n := map[string]int{}
+	for _, r := range got {
+		n[r.stream]++
+	}
+	for _, st := range []string{"KV_assign", "KV_other"} {
+		if n[st] < 2 || n[st] > 6 {
+			t.Errorf("%s was looked at %d times in 24 Rechecks, want about 4 (one per %d Rechecks)", st, n[st], replacedChecks)
+		}
+	}
+	for _, r := range got {
+		together := false
+		for _, q := range got {
+			if q.stream != r.stream && q.at.Sub(r.at).Abs() < 50*time.Millisecond {
+				together = true
+			}
+		}
+		if !together {
+			t.Errorf("%s was looked at alone at %s: want every watch's look at the same instants", r.stream, r.at.Format("15:04:05.000"))
+		}
 	}
 }

@@ -172,8 +172,8 @@ func (w *Watch) Run(ctx context.Context) {
 }
 
 // follow runs one watcher: the snapshot up to the end of its initial values,
-// then live changes, looking every recheck whether the bucket was replaced
-// (replaced.go). live is how long it ran after its snapshot.
+// then live changes, looking every replacedChecks rechecks whether the
+// bucket was replaced (replaced.go). live is how long it ran after its snapshot.
 func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, recheck time.Duration) (why stop, live time.Duration, err error) {
 	born, err := created(ctx, kv)
 	switch {
@@ -228,7 +228,8 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 	w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
 
 	since := time.Now()
-	check := time.NewTicker(recheck)
+	every := replacedChecks * recheck
+	check := time.NewTimer(untilReplacedCheck(since, every))
 	defer check.Stop()
 	for {
 		select {
@@ -240,6 +241,7 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 			if w.replaced(ctx, kv, born) {
 				return stopGone, time.Since(since), nil
 			}
+			check.Reset(untilReplacedCheck(time.Now(), every))
 		case e, ok := <-kw.Updates():
 			if !ok {
 				return stopFailed, time.Since(since), fmt.Errorf("bus: watcher of %s in bucket %s closed", w.filter, w.bucket)
