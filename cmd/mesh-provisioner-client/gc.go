@@ -84,7 +84,7 @@ func tuneGC() *pacer {
 // pacer sets the memory limit after each collection.
 type pacer struct {
 	samples []metrics.Sample
-	limit   atomic.Int64 // the limit last set (read by tests while it is set)
+	limit   atomic.Int64 // the limit last set: the next is not below 7/8 of it
 }
 
 // The runtime's metrics the pacer reads, in samples' order.
