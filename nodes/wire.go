@@ -77,7 +77,11 @@ func (m *NodeGraph) planValue(mod *module) string {
 	if mod.asg == nil {
 		return ""
 	}
-	return mod.key + "@" + mod.asg.Provisioning.Templates.Digest + "#" + planFingerprint(mod.asg)
+	if mod.planOf != mod.asg {
+		mod.planVal = mod.key + "@" + mod.asg.Provisioning.Templates.Digest + "#" + planFingerprint(mod.asg)
+		mod.planOf = mod.asg
+	}
+	return mod.planVal
 }
 
 func (m *NodeGraph) archiveLeaf(mod *module) *graph.Node {
