@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -35,7 +36,8 @@ type Publisher struct {
 	// are not looked at one by one (a change that moves one value of a
 	// module of hundreds of needs moves none of them).
 	needsSynced map[string]sum
-	buf         []byte // needsListSum's
+	buf         []byte     // needsListSum's
+	acks        reportAcks // PutReports' puts in flight (acks.go)
 }
 
 // sum stands for bytes written: a prefix of their SHA-256, enough to tell
@@ -398,6 +400,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
+	p.forgetLost()
 	out := make([]Written, len(rs))
 	kv, err := p.kv(ctx, spec.AppliedBucket)
 	type pending struct {
@@ -407,6 +410,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		sig    sum
 		ack    jetstream.PubAckFuture
 		module string
+		state  string
 	}
 	var inFlight []pending
 	settle := func() {
@@ -415,7 +419,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		for _, pp := range inFlight {
 			select {
 			case <-pp.ack.Ok():
-				out[pp.i] = p.reported(pp.module, pp.b, &pp.sig)
+				out[pp.i] = p.reported(pp.module, pp.state, pp.b, &pp.sig)
 			case err := <-pp.ack.Err():
 				out[pp.i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, pp.key, err)
 			case <-wctx.Done():
@@ -424,21 +428,14 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		}
 		inFlight = inFlight[:0]
 	}
-	for i, r := range rs {
-		r.Node = p.Node
-		if r.Files == nil {
-			r.Files = []File{}
+	at := p.Now().UTC().Format(time.RFC3339)
+	for i := range rs {
+		r := rs[i]
+		b, sig, ferr := p.encodeReport(&r, at)
+		if ferr != nil {
+			out[i].Err = ferr
+			continue
 		}
-		r.Reason = Bound(r.Reason)
-		if r.Waiting != nil {
-			r.Waiting = slices.Clone(r.Waiting)
-			for i := range r.Waiting {
-				r.Waiting[i].Why = Bound(r.Waiting[i].Why)
-			}
-		}
-		cmp := r
-		cmp.At = ""
-		sig := sumOf(encode(cmp))
 		if old, ok := p.reports[r.Module]; ok && old == sig {
 			continue
 		}
@@ -446,19 +443,9 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 			out[i].Err = err
 			continue
 		}
-		r.At = p.Now().UTC().Format(time.RFC3339)
-		b, ferr := fitReport(r, p.maxPayload())
-		if ferr != nil {
-			out[i].Err = ferr
-			continue
-		}
 		key := spec.EncodeKey(p.Node, r.Module)
 		if r.State == "removed" {
-			if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-				out[i].Err = err
-				continue
-			}
-			out[i] = p.reported(r.Module, b, nil)
+			out[i] = p.removedReport(ctx, kv, key, r.Module, b)
 			continue
 		}
 		ack, err := p.JS.PublishAsync("$KV."+spec.AppliedBucket+"."+key, b)
@@ -466,7 +453,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 			out[i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, key, err)
 			continue
 		}
-		inFlight = append(inFlight, pending{i: i, key: key, b: b, sig: sig, ack: ack, module: r.Module})
+		inFlight = append(inFlight, pending{i: i, key: key, b: b, sig: sig, ack: ack, module: r.Module, state: r.State})
 		if len(inFlight) >= maxInFlight {
 			settle()
 		}
@@ -475,17 +462,119 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 	return out
 }
 
+// PutReports does what Reports does without waiting for the puts' acks
+// (acks.go): Wrote says a report differed and its put was sent. Its
+// prov.applied event goes out when the ack comes; a put lost is listed by
+// TakeLost, and the same report is put again at the next call.
+func (p *Publisher) PutReports(ctx context.Context, rs []Report) []Written {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.init()
+	p.forgetLost()
+	out := make([]Written, len(rs))
+	kv, err := p.kv(ctx, spec.AppliedBucket)
+	at := p.Now().UTC().Format(time.RFC3339)
+	for i := range rs {
+		r := rs[i]
+		b, sig, ferr := p.encodeReport(&r, at)
+		if ferr != nil {
+			out[i].Err = ferr
+			continue
+		}
+		if old, ok := p.reports[r.Module]; ok && old == sig {
+			continue
+		}
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		key := spec.EncodeKey(p.Node, r.Module)
+		if r.State == "removed" {
+			out[i] = p.removedReport(ctx, kv, key, r.Module, b)
+			continue
+		}
+		if err := p.put(key, r.Module, r.State, b, sig); err != nil {
+			out[i].Err = err
+			continue
+		}
+		// In flight: the same report is not put again (forgotten if
+		// its put is lost).
+		p.reports[r.Module] = sig
+		out[i].Wrote = true
+	}
+	return out
+}
+
+// encodeReport is r as written (its node set, its texts bounded, at
+// given), fitted to the bus's limit, and the sum of those bytes without
+// at's value: one encoding serves both (the signature was a second
+// encoding of the whole report, issue 20).
+func (p *Publisher) encodeReport(r *Report, at string) ([]byte, sum, error) {
+	r.Node = p.Node
+	if r.Files == nil {
+		r.Files = []File{}
+	}
+	r.Reason = Bound(r.Reason)
+	if r.Waiting != nil {
+		r.Waiting = slices.Clone(r.Waiting)
+		for i := range r.Waiting {
+			r.Waiting[i].Why = Bound(r.Waiting[i].Why)
+		}
+	}
+	r.At = at
+	b, err := fitReport(*r, p.maxPayload())
+	if err != nil {
+		return nil, sum{}, err
+	}
+	return b, reportSig(b), nil
+}
+
+// atField is how a report's "at" begins once encoded: a string's quotes
+// are escaped inside it, so the first is the field.
+var atField = []byte(`,"at":"`)
+
+// reportSig is the sum of an encoded report without at's value.
+func reportSig(b []byte) sum {
+	h := sha256.New()
+	if i := bytes.Index(b, atField); i >= 0 {
+		j := i + len(atField)
+		k := bytes.IndexByte(b[j:], '"')
+		h.Write(b[:j])
+		h.Write(b[j+k:])
+	} else {
+		h.Write(b)
+	}
+	var s [sha256.Size]byte
+	return sum(h.Sum(s[:0])[:16])
+}
+
+// removedReport deletes a module's report and publishes that it was
+// removed.
+func (p *Publisher) removedReport(ctx context.Context, kv jetstream.KeyValue, key, module string, b []byte) Written {
+	if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Written{Err: err}
+	}
+	return p.reported(module, "removed", b, nil)
+}
+
 // reported publishes a report that is in the bucket (or deleted from it,
 // sig nil) and remembers it.
-func (p *Publisher) reported(module string, b []byte, sig *sum) Written {
+func (p *Publisher) reported(module, state string, b []byte, sig *sum) Written {
 	if err := p.NC.Publish(spec.AppliedSubject(p.Node, module), b); err != nil {
 		return Written{Err: err}
 	}
+	p.acks.mu.Lock()
 	if sig == nil {
 		delete(p.reports, module)
+		delete(p.acks.acked, module)
 	} else {
 		p.reports[module] = *sig
+		if p.acks.acked == nil {
+			p.acks.acked = map[string]string{}
+		}
+		p.acks.acked[module] = state
 	}
+	p.acks.mu.Unlock()
 	return Written{Wrote: true}
 }
 

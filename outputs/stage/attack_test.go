@@ -195,11 +195,13 @@ func TestAReportNotWrittenIsLoggedAndWrittenAtTheNextRetry(t *testing.T) {
 	}
 	mesh := views{"web": {Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(f)}}}
 	r.send(ctx, mesh, []string{"web"}, false)
-	if !strings.Contains(r.log.String(), "report not written") {
-		t.Errorf("a report write that failed is not logged: %s", r.log.String())
-	}
+	// The put's failure is known once its ack is in (report.PutReports),
+	// and taken in by the retry tick at the latest.
 	if got := r.s.Retrying(); len(got) != 1 || got[0] != "web" {
 		t.Fatalf("retrying %v, want [web]", got)
+	}
+	if !strings.Contains(r.log.String(), "report not written") {
+		t.Errorf("a report write that failed is not logged: %s", r.log.String())
 	}
 	if said, _ := r.s.Said("web"); said.State != "waiting" {
 		t.Errorf("said %q: the state of a report never written (the bucket says waiting)", said.State)

@@ -9,6 +9,7 @@ import (
 // sends them again (a fill that failed left its files unrecorded, so only
 // what was not filled yet goes out).
 func (s *Stage) Retrying() []string {
+	s.takeLost()
 	var out []string
 	for name, mo := range s.modules {
 		if mo.retry {

@@ -113,6 +113,7 @@ func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool)
 
 func (s *Stage) send(ctx context.Context, views Views, names []string, all bool) {
 	began := time.Now()
+	s.takeLost()
 	back := s.landed
 	if !all && len(names) == 0 && s.holdReports(began) {
 		return // only reports to write, and more requests coming back soon
@@ -158,7 +159,10 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 			out.add(l.v, mo) // the fill that came back (another may be in flight)
 		}
 	}
-	for i, w := range s.cfg.Pub.Reports(ctx, out.reports) {
+	// The reports' puts are not waited for (report.PutReports): their
+	// events go out as their acks come, and a put lost is taken in by a
+	// later Send or the retry tick (takeLost).
+	for i, w := range s.cfg.Pub.PutReports(ctx, out.reports) {
 		s.reported(out.mos[i], out.reports[i], w)
 		out.mos[i].dropRemoved()
 	}
@@ -255,6 +259,22 @@ func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 	}
 	ev.Msg("module " + r.State)
 	s.setState(mo, r.State)
+}
+
+// takeLost takes in the reports whose puts were lost since it was last
+// called: each is logged, its module tried again at the next retry tick,
+// and the state remembered goes back to the one the bucket holds (the
+// state of its last report acknowledged).
+func (s *Stage) takeLost() {
+	for _, l := range s.cfg.Pub.TakeLost() {
+		mo := s.modules[l.Module]
+		if mo == nil {
+			continue
+		}
+		mo.retry = true
+		s.cfg.Log.Warn().Err(l.Err).Str("module", l.Module).Str("state", l.State).Msg("report not written")
+		s.setState(mo, s.cfg.Pub.Acked(l.Module))
+	}
 }
 
 func (s *Stage) setState(mo *moduleOut, now string) {

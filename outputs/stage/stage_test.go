@@ -86,6 +86,11 @@ func (r *rig) send(ctx context.Context, v Views, names []string, all bool) {
 		}
 		r.s.Send(ctx, v, nil, false)
 	}
+	// The reports' puts are not waited for by Send: what the bucket
+	// holds is read once they are acknowledged (or lost).
+	if !r.s.cfg.Pub.Settle(10 * time.Second) {
+		r.t.Fatal("report puts still awaiting their acks")
+	}
 }
 
 func (r *rig) get(bucket, key string) (string, bool) {

@@ -1,0 +1,234 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// Reports put by PutReports are not waited for: the daemon's loop goes back
+// to its inputs as soon as a report's put is sent, and the report's
+// prov.applied event is published by the goroutine its put's ack arrives
+// on (the subscription's, below), so a change no longer wakes the loop a
+// third time only to publish it (issue 20). A subscriber still never
+// hears of a state the bucket lacks: the event follows the ack.
+//
+// A put whose ack says an error, or that has none after ackWait (an ack
+// lost with a connection, or a stream without a leader), is lost: the
+// report is forgotten, so the same report is put again at the next call,
+// and TakeLost hands its module to the caller, to try again at its retry
+// tick. All puts in flight wait the one ackWait from when they were sent,
+// swept by one timer: nothing holds the loop meanwhile (chaos seed
+// 342810).
+
+// reportAcks is the report puts in flight and what became of them.
+type reportAcks struct {
+	mu      sync.Mutex
+	sub     *nats.Subscription
+	prefix  string // reply subjects: prefix + a sequence number
+	seq     uint64
+	pending map[string]*reportPut // reply token → put
+	lost    []LostReport
+	forget  []LostReport      // lost, not yet forgotten by the publisher (under its own lock)
+	acked   map[string]string // module → the state of its last report acknowledged
+	sweep   *time.Timer       // armed while puts may be pending
+}
+
+// reportPut is one report's put awaiting its ack.
+type reportPut struct {
+	module, state string
+	event         string // prov.applied.<node>.<module>
+	b             []byte
+	sig           sum
+	sent          time.Time
+}
+
+// LostReport is a report whose put was not acknowledged.
+type LostReport struct {
+	Module string
+	State  string // what the report said
+	Err    error
+	sig    sum
+}
+
+// put sends a report's put with a reply subject of its own; the ack is
+// taken by onAck.
+func (p *Publisher) put(key, module, state string, b []byte, sig sum) error {
+	a := &p.acks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub == nil {
+		a.prefix = nats.NewInbox() + "."
+		sub, err := p.NC.Subscribe(a.prefix+"*", p.onAck)
+		if err != nil {
+			return fmt.Errorf("%s: subscribing to acks: %w", spec.AppliedBucket, err)
+		}
+		a.sub, a.pending = sub, map[string]*reportPut{}
+	}
+	a.seq++
+	id := strconv.FormatUint(a.seq, 36)
+	if err := p.NC.PublishRequest("$KV."+spec.AppliedBucket+"."+key, a.prefix+id, b); err != nil {
+		return fmt.Errorf("%s %s: %w", spec.AppliedBucket, key, err)
+	}
+	now := time.Now()
+	a.pending[id] = &reportPut{module: module, state: state, event: spec.AppliedSubject(p.Node, module), b: b, sig: sig, sent: now}
+	if a.sweep == nil {
+		a.sweep = time.AfterFunc(ackWait, p.sweepAcks)
+	}
+	return nil
+}
+
+// onAck takes a report put's ack (on the subscription's goroutine): the
+// event goes out, or the put is lost.
+func (p *Publisher) onAck(m *nats.Msg) {
+	a := &p.acks
+	a.mu.Lock()
+	id := m.Subject[min(len(a.prefix), len(m.Subject)):]
+	rp := a.pending[id]
+	delete(a.pending, id)
+	a.mu.Unlock()
+	if rp == nil {
+		return // lost already (swept)
+	}
+	err := ackError(m)
+	if err == nil {
+		err = p.NC.Publish(rp.event, rp.b)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.loseLocked(rp, err)
+		return
+	}
+	if a.acked == nil {
+		a.acked = map[string]string{}
+	}
+	a.acked[rp.module] = rp.state
+}
+
+// ackPrefix is how a JetStream publish ack that succeeded begins (the
+// server encodes an error first, a stream name otherwise).
+var ackPrefix = []byte(`{"stream":"`)
+
+// ackError is what a publish ack says went wrong; nil when it succeeded.
+func ackError(m *nats.Msg) error {
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		return errors.New("no stream answered the put (no responders)")
+	}
+	if bytes.HasPrefix(m.Data, ackPrefix) {
+		return nil
+	}
+	var r struct {
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+		Stream string `json:"stream"`
+	}
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return fmt.Errorf("invalid put ack %q: %w", m.Data, err)
+	}
+	if r.Error != nil {
+		return fmt.Errorf("put refused: %s (%d)", r.Error.Description, r.Error.Code)
+	}
+	if r.Stream == "" {
+		return fmt.Errorf("invalid put ack %q", m.Data)
+	}
+	return nil
+}
+
+func (a *reportAcks) loseLocked(rp *reportPut, err error) {
+	l := LostReport{Module: rp.module, State: rp.state, Err: err, sig: rp.sig}
+	a.lost = append(a.lost, l)
+	a.forget = append(a.forget, l)
+}
+
+// sweepAcks loses the puts that have waited ackWait, and is armed again
+// while any are pending.
+func (p *Publisher) sweepAcks() {
+	a := &p.acks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	var next time.Time
+	for id, rp := range a.pending {
+		if due := rp.sent.Add(ackWait); now.Before(due) {
+			if next.IsZero() || due.Before(next) {
+				next = due
+			}
+			continue
+		}
+		delete(a.pending, id)
+		a.loseLocked(rp, fmt.Errorf("%s %s: no ack within %v", spec.AppliedBucket, spec.EncodeKey(p.Node, rp.module), ackWait))
+	}
+	if next.IsZero() {
+		a.sweep = nil
+		return
+	}
+	a.sweep = time.AfterFunc(time.Until(next), p.sweepAcks)
+}
+
+// forgetLost makes the reports lost since the last call be put again
+// (their sums forgotten unless a later report replaced them). Under p.mu.
+func (p *Publisher) forgetLost() {
+	a := &p.acks
+	a.mu.Lock()
+	lost := a.forget
+	a.forget = nil
+	a.mu.Unlock()
+	for _, l := range lost {
+		if s, ok := p.reports[l.Module]; ok && s == l.sig {
+			delete(p.reports, l.Module)
+		}
+	}
+}
+
+// TakeLost returns the reports PutReports sent whose puts were lost since
+// the last call (Acked says what the bucket holds instead); they are put
+// again at the next call that gives them.
+func (p *Publisher) TakeLost() []LostReport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.forgetLost()
+	a := &p.acks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	lost := a.lost
+	a.lost = nil
+	return lost
+}
+
+// Acked is the state of module's last report whose put was acknowledged
+// ("" when none was, in this process).
+func (p *Publisher) Acked(module string) string {
+	a := &p.acks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acked[module]
+}
+
+// Settle waits, up to timeout, until no report put is awaiting its ack;
+// it says whether none is.
+func (p *Publisher) Settle(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		p.acks.mu.Lock()
+		n := len(p.acks.pending)
+		p.acks.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
