@@ -259,3 +259,34 @@ func TestAnItemTheBusCannotHoldFailsItsModuleNamingTheCollection(t *testing.T) {
 		t.Errorf("once its item fits, ctl's report is %s", val)
 	}
 }
+
+// Items are handed to the publisher only when they moved; after the bus
+// came back (Forget) they are compared against the bus again, so an item
+// the bus lost meanwhile is written by the module's next send, not only
+// by a full one.
+func TestAnItemTheBusLostIsWrittenAgainByTheNextSendAfterTheBusCameBack(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	f := owned("/etc/web.conf", "port 80\n", false)
+	view := func(content string) *nodes.ModuleView {
+		f = owned("/etc/web.conf", content, false)
+		return &nodes.ModuleView{Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(f)},
+			Items: []nodes.ItemView{{Collection: "hosts", State: graph.Ready, Text: []byte("web 10.0.0.1")}}}
+	}
+	r.send(ctx, views{"web": view("port 80\n")}, []string{"web"}, false)
+	if val, ok := r.get("mesh-provisioner_collect", "n1.hosts.web"); !ok || !strings.Contains(val, "10.0.0.1") {
+		t.Fatalf("item %q", val)
+	}
+	kv, err := r.js.KeyValue(ctx, "mesh-provisioner_collect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(ctx, "n1.hosts.web"); err != nil { // the bus lost it while the connection was away
+		t.Fatal(err)
+	}
+	r.s.Forget()
+	r.send(ctx, views{"web": view("port 81\n")}, []string{"web"}, false)
+	if val, ok := r.get("mesh-provisioner_collect", "n1.hosts.web"); !ok || !strings.Contains(val, "10.0.0.1") {
+		t.Errorf("after the bus came back, the item the bus lost is %q", val)
+	}
+}

@@ -226,26 +226,37 @@ func TestTakeItems(t *testing.T) {
 		before map[string][]byte
 		items  []nodes.ItemView
 		want   map[string][]byte
+		dirty  bool // they moved: the publisher is handed them
 	}{
 		{"ready is recorded", nil, []nodes.ItemView{{Collection: "c", State: graph.Ready, Text: []byte("t")}},
-			map[string][]byte{"c": []byte("t")}},
+			map[string][]byte{"c": []byte("t")}, true},
 		{"waiting and unknown keeps the bucket's", nil, []nodes.ItemView{{Collection: "c", State: graph.Waiting}},
-			map[string][]byte{"c": nil}},
+			map[string][]byte{"c": nil}, true},
 		{"waiting keeps the text recorded", map[string][]byte{"c": []byte("old")}, []nodes.ItemView{{Collection: "c", State: graph.Waiting}},
-			map[string][]byte{"c": []byte("old")}},
+			map[string][]byte{"c": []byte("old")}, false},
 		{"failed is not recorded", map[string][]byte{"c": []byte("old")}, []nodes.ItemView{{Collection: "c", State: graph.Failed}},
-			map[string][]byte{}},
-		{"an item gone is dropped", map[string][]byte{"c": []byte("old"), "d": []byte("d")}, []nodes.ItemView{{Collection: "d", State: graph.Ready, Text: []byte("d2")}},
-			map[string][]byte{"d": []byte("d2")}},
+			map[string][]byte{}, true},
+		{"an item gone is dropped", map[string][]byte{"c": []byte("old"), "d": []byte("d")}, []nodes.ItemView{{Collection: "d", State: graph.Ready, Text: []byte("d")}},
+			map[string][]byte{"d": []byte("d")}, true},
+		{"the same text again moves nothing", map[string][]byte{"c": []byte("t")}, []nodes.ItemView{{Collection: "c", State: graph.Ready, Text: []byte("t")}},
+			map[string][]byte{"c": []byte("t")}, false},
+		{"a new text", map[string][]byte{"c": []byte("t")}, []nodes.ItemView{{Collection: "c", State: graph.Ready, Text: []byte("t2")}},
+			map[string][]byte{"c": []byte("t2")}, true},
+		{"a text once waiting", map[string][]byte{"c": nil}, []nodes.ItemView{{Collection: "c", State: graph.Ready, Text: []byte("t")}},
+			map[string][]byte{"c": []byte("t")}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mo := newModuleOut()
 			for k, v := range c.before {
 				mo.items[k] = v
 			}
+			mo.itemsDirty = false // as recorded
 			mo.takeItems(&nodes.ModuleView{Name: "web", Items: c.items})
 			if !reflect.DeepEqual(mo.items, c.want) {
 				t.Errorf("items %q, want %q", mo.items, c.want)
+			}
+			if mo.itemsDirty != c.dirty {
+				t.Errorf("dirty %v, want %v", mo.itemsDirty, c.dirty)
 			}
 		})
 	}

@@ -65,6 +65,9 @@ func (s *Stage) States() map[string]int {
 func (s *Stage) Forget() {
 	s.cfg.Pub.Forget()
 	s.swept = false
+	for _, mo := range s.modules {
+		mo.itemsDirty = true // the publisher compares them against the bus again
+	}
 }
 
 // Changed publishes prov.changed for module (kind, key; key empty: every

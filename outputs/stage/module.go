@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -11,38 +12,52 @@ import (
 
 // moduleOut is what the stage last filled and said of a module.
 type moduleOut struct {
-	filled   map[string]*nodes.FileValue // path → the value last filled (the engine keeps an equal value's pointer)
-	files    map[string]report.File      // path → what the report says of it
-	items    map[string][]byte           // collection → text last recorded
-	state    string
-	failure  string // the fill socket's failure, until a fill succeeds
-	itemFail string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
-	declared string // the plan (ModuleView.Plan) of the last whole request answered; "" before one
-	retry    bool   // a write or fill failed: try again at the next retry tick
-	since    time.Time
-	lastFill time.Time // when its last fill request was sent (Config.FillGap)
+	filled map[string]*nodes.FileValue // path → the value last filled (the engine keeps an equal value's pointer)
+	files  map[string]report.File      // path → what the report says of it
+	items  map[string][]byte           // collection → text last recorded
+	// itemsDirty: items changed (or the publisher forgot them) since they
+	// were last recorded; a module's items are handed to the publisher
+	// only then (issue 20: they were encoded each change only to be found
+	// unchanged).
+	itemsDirty bool
+	state      string
+	failure    string // the fill socket's failure, until a fill succeeds
+	itemFail   string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
+	declared   string // the plan (ModuleView.Plan) of the last whole request answered; "" before one
+	retry      bool   // a write or fill failed: try again at the next retry tick
+	since      time.Time
+	lastFill   time.Time // when its last fill request was sent (Config.FillGap)
 }
 
 func newModuleOut() *moduleOut {
-	return &moduleOut{filled: map[string]*nodes.FileValue{}, files: map[string]report.File{}, items: map[string][]byte{}}
+	return &moduleOut{filled: map[string]*nodes.FileValue{}, files: map[string]report.File{}, items: map[string][]byte{}, itemsDirty: true}
 }
 
 // takeItems brings the items recorded in line with the view's: a ready
 // item's text is recorded, a failed one is not, a waiting one keeps what is
 // recorded (nil, keep the bucket's, when nothing is), one gone is dropped.
+// Any of these that moves something marks the items dirty.
 func (mo *moduleOut) takeItems(v *nodes.ModuleView) {
 	for _, it := range v.Items {
-		switch _, known := mo.items[it.Collection]; {
+		switch old, known := mo.items[it.Collection]; {
 		case it.State == graph.Ready:
+			if !known || old == nil || !bytes.Equal(old, it.Text) {
+				mo.itemsDirty = true
+			}
 			mo.items[it.Collection] = it.Text
 		case it.State == graph.Failed:
+			if known {
+				mo.itemsDirty = true
+			}
 			delete(mo.items, it.Collection) // a failed item is not recorded
 		case !known:
+			mo.itemsDirty = true
 			mo.items[it.Collection] = nil // waiting, no text in this run yet: keep what is recorded
 		}
 	}
 	for c := range mo.items {
 		if !hasItem(v, c) {
+			mo.itemsDirty = true
 			delete(mo.items, c)
 		}
 	}

@@ -81,12 +81,13 @@ func New(cfg Config) (*Stage, error) {
 // outJob is one module's output after a stabilization: its view, and the
 // fill request to send (nil when no file of it is to be sent).
 type outJob struct {
-	v    *nodes.ModuleView
-	mo   *moduleOut
-	req  *fill.Request
-	sent map[string]*nodes.FileValue // path → what the request carries
-	resp fill.Response
-	err  error
+	v         *nodes.ModuleView
+	mo        *moduleOut
+	syncItems bool // its items go to the publisher (moduleOut.itemsDirty)
+	req       *fill.Request
+	sent      map[string]*nodes.FileValue // path → what the request carries
+	resp      fill.Response
+	err       error
 }
 
 // Send brings the named modules' needs, items, files and reports in line
@@ -142,10 +143,14 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		}
 		if j := s.prepare(views.View(name), whole); j != nil {
 			jobs = append(jobs, j)
-			items[name] = j.mo.items
+			if j.syncItems {
+				items[name] = j.mo.items
+			}
 		}
 	}
-	s.itemsRecorded(s.cfg.Pub.ItemsAll(ctx, items), jobs)
+	if len(items) > 0 {
+		s.itemsRecorded(s.cfg.Pub.ItemsAll(ctx, items), jobs)
+	}
 	for _, j := range jobs {
 		if j.req == nil {
 			out.add(j.v, j.mo) // nothing to fill: its report is now
@@ -196,6 +201,10 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 		mo = newModuleOut()
 		s.modules[v.Name] = mo
 	}
+	// Items are synced when they moved, on a full send, or when the
+	// module is retried (a write failed, or a Sweep adopted keys its sync
+	// is to delete).
+	syncItems := all || mo.retry
 	mo.retry = false
 	if s.removing[v.Name] { // back on the node: its whole request declares it anew
 		delete(s.removing, v.Name)
@@ -206,7 +215,7 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 	}
 	s.pendingNeeds[v.Name] = v.Needs // made into the bus's form at the flush, a few modules at a time
 	mo.takeItems(v)
-	j := &outJob{v: v, mo: mo}
+	j := &outJob{v: v, mo: mo, syncItems: syncItems || mo.itemsDirty}
 	j.req, j.sent = fillRequest(v, mo, all)
 	return j
 }
@@ -217,13 +226,16 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 // again at the next retry tick.
 func (s *Stage) itemsRecorded(errs map[string]error, jobs []*outJob) {
 	for _, j := range jobs {
+		if !j.syncItems {
+			continue
+		}
 		module, err := j.v.Name, errs[j.v.Name]
 		var tl *report.TooLargeError
 		switch {
 		case err == nil:
-			j.mo.itemFail = ""
+			j.mo.itemFail, j.mo.itemsDirty = "", false
 		case errors.As(err, &tl):
-			j.mo.itemFail = report.Bound(err.Error())
+			j.mo.itemFail, j.mo.itemsDirty = report.Bound(err.Error()), false
 		default:
 			j.mo.retry = true
 			s.cfg.Log.Warn().Err(err).Str("module", module).Msg("items not recorded")
