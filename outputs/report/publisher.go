@@ -251,6 +251,9 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 		}
 		sums[m] = s
 	}
+	if len(sums) == 0 {
+		return map[string]error{} // nothing moved: no sync, no ackWait armed
+	}
 	// Each module's needs are encoded just before its puts go out, not all
 	// at once: a cold start's tens of thousands of encoded needs were the
 	// client's peak of memory.
@@ -581,11 +584,36 @@ func (p *Publisher) reported(module, state string, b []byte, sig *sum) Written {
 // Changed publishes prov.changed.<node>.<module>: {"kind","key"}, or
 // {"kind"} alone (every key) when key is empty. Never a value.
 func (p *Publisher) Changed(module, kind, key string) error {
-	msg := map[string]string{"kind": kind}
+	return p.NC.Publish(spec.ChangedSubject(p.Node, module), changedMsg(kind, key))
+}
+
+// changedMsg is prov.changed's {"key","kind"} (the keys in the order a
+// map's encoding gave them), built without encoding a map: one is
+// published per value changed (issue 20).
+func changedMsg(kind, key string) []byte {
+	b := make([]byte, 0, 24+len(kind)+len(key))
+	b = append(b, '{')
 	if key != "" {
-		msg["key"] = key
+		b = append(b, `"key":`...)
+		b = appendJSONString(b, key)
+		b = append(b, ',')
 	}
-	return p.NC.Publish(spec.ChangedSubject(p.Node, module), encode(msg))
+	b = append(b, `"kind":`...)
+	b = appendJSONString(b, kind)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string: as is between quotes when
+// it is printable ASCII with nothing to escape, else as encode says.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return append(b, encode(s)...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Gone publishes prov.changed.<node>.<module> {"kind":"config","gone":true}:

@@ -126,3 +126,17 @@ func TestChangedNeverCarriesAValue(t *testing.T) {
 		}
 	}
 }
+
+// prov.changed's bytes are what encoding a map gave (the keys sorted), a
+// key needing escapes included.
+func TestChangedSaysWhatAMapEncodedSays(t *testing.T) {
+	for _, c := range [][2]string{{"config", "db.host"}, {"config", ""}, {"vault", `we"ird\key` + "\x01é<&>"}} {
+		msg := map[string]string{"kind": c[0]}
+		if c[1] != "" {
+			msg["key"] = c[1]
+		}
+		if got, want := string(changedMsg(c[0], c[1])), string(encode(msg)); got != want {
+			t.Errorf("changedMsg(%q, %q) = %s, want %s", c[0], c[1], got, want)
+		}
+	}
+}

@@ -92,8 +92,12 @@ func waitingOf(v *nodes.ModuleView) []report.Waiting {
 
 // needsOf is the needs a module's view says, for node's needs bucket.
 func needsOf(node, module string, needs []nodes.NeedView) []report.Need {
-	out := make([]report.Need, len(needs))
-	for i, n := range needs {
+	return appendNeeds(make([]report.Need, 0, len(needs)), node, module, needs)
+}
+
+// appendNeeds appends to out the needs a module's view says.
+func appendNeeds(out []report.Need, node, module string, needs []nodes.NeedView) []report.Need {
+	for _, n := range needs {
 		st := "met"
 		switch n.State {
 		case graph.Waiting:
@@ -101,7 +105,7 @@ func needsOf(node, module string, needs []nodes.NeedView) []report.Need {
 		case graph.Failed:
 			st = "failed"
 		}
-		out[i] = report.Need{Node: node, Module: module, Kind: n.Kind, Name: n.Name, State: st, Why: n.Why}
+		out = append(out, report.Need{Node: node, Module: module, Kind: n.Kind, Name: n.Name, State: st, Why: n.Why})
 	}
 	return out
 }

@@ -58,6 +58,7 @@ type Stage struct {
 	holdTimer    *time.Timer                 // wakes the loop for the earliest of held
 	holdAt       time.Time                   // when holdTimer fires; zero: not armed
 	removing     map[string]bool             // modules whose removal the node-engine has not answered yet (Config.Removals)
+	needBuf      []report.Need               // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	flights                                  // requests off the loop
 }
 
@@ -327,15 +328,23 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 		clear(chunk)
 		n = 0
 	}
+	buf := s.needBuf[:0] // the chunk's needs, in one array kept for the next flush
 	for _, module := range slices.Sorted(maps.Keys(s.pendingNeeds)) {
 		needs := s.pendingNeeds[module]
-		chunk[module] = needsOf(s.cfg.Node, module, needs)
+		at := len(buf) // (a chunk's earlier slices keep the array they were made on when it grows)
+		buf = appendNeeds(buf, s.cfg.Node, module, needs)
+		chunk[module] = buf[at:len(buf):len(buf)]
 		if n += len(needs); n >= needsChunk {
 			write()
+			buf = buf[:0]
 		}
 	}
 	if len(chunk) > 0 {
 		write()
+	}
+	clear(buf[:cap(buf)]) // no strings held between flushes
+	if cap(buf) <= 1024 { // a change's needs; not a cold start's
+		s.needBuf = buf[:0]
 	}
 	clear(s.pendingNeeds)
 }
