@@ -73,16 +73,16 @@ func fits(b []byte, limit int64, what string) error {
 // module's explain on the control socket. An error when even the lists
 // cut to nothing do not fit.
 func fitReport(r Report, limit int64) ([]byte, error) {
-	b := encode(r)
+	b := encodeReport(&r)
 	if limit <= 0 || int64(len(b)) <= limit {
 		return b, nil
 	}
 	files, waiting := r.Files, r.Waiting
 	if cut(&r, files, limit, func(r *Report, kept []File, more int) { r.Files, r.FilesMore = kept, more }) {
-		return encode(r), nil
+		return encodeReport(&r), nil
 	}
 	if cut(&r, waiting, limit, func(r *Report, kept []Waiting, more int) { r.Waiting, r.WaitingMore = kept, more }) {
-		return encode(r), nil
+		return encodeReport(&r), nil
 	}
 	return nil, &TooLargeError{What: "report of module " + r.Module, Size: len(b), Limit: limit}
 }
@@ -93,12 +93,12 @@ func fitReport(r Report, limit int64) ([]byte, error) {
 // measured with the prefix they go with.
 func cut[T any](r *Report, list []T, limit int64, set func(r *Report, kept []T, more int)) bool {
 	set(r, list[:0], len(list))
-	if int64(len(encode(*r))) > limit {
+	if int64(len(encodeReport(r))) > limit {
 		return false
 	}
 	n := sort.Search(len(list)+1, func(n int) bool {
 		set(r, list[:n], len(list)-n)
-		return int64(len(encode(*r))) > limit
+		return int64(len(encodeReport(r))) > limit
 	}) - 1
 	set(r, list[:n], len(list)-n)
 	return true

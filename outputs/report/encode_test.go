@@ -1,0 +1,23 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// The report's bytes written field by field are encoding/json's: every
+// field, empty and omitted ones, and strings needing escapes.
+func TestEncodeReportSaysWhatEncodingJSONSays(t *testing.T) {
+	odd := `we"ird\ <&> ` + "\x01\t\n é 日本 \u2028 \xff"
+	for _, r := range []Report{
+		{},
+		{Node: "n1", Module: "web", State: "applied", At: "2026-01-02T03:04:05Z", Files: []File{}},
+		{Node: "n1", Module: "web", State: "applied", At: "x", Files: []File{{Path: "/etc/a", Action: "created", Digest: "sha256:aa"}, {Path: odd, Action: odd, Digest: odd}}, FilesMore: 3},
+		{Node: odd, Module: odd, State: "waiting", At: odd, Waiting: []Waiting{{Kind: "vault", Name: "tls", Why: odd}, {}}, WaitingMore: 12, Reason: odd},
+		{Module: "m", Waiting: []Waiting{}, FilesMore: -1, Reason: strings.Repeat("r", 600)},
+	} {
+		if got, want := string(encodeReport(&r)), string(encode(r)); got != want {
+			t.Errorf("encodeReport\n%s\nencoding/json\n%s", got, want)
+		}
+	}
+}
