@@ -96,6 +96,8 @@ func (m *NodeGraph) View(module string) *ModuleView {
 	if v.State != graph.Ready {
 		v.Reason = m.RootReason(mod.node)
 	}
+	v.Files = make([]FileView, 0, len(mod.files)) // one allocation each: a view is made per change of its module
+	v.Items = make([]ItemView, 0, len(mod.items))
 	for _, f := range mod.files {
 		fv := FileView{Path: f.Meta.(*Origin).Path, State: f.State()}
 		if f.State() == graph.Ready {

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -82,5 +83,55 @@ func TestAPlaceholderDroppedAfterTheBusCameBackLosesItsNeedAtTheNextTick(t *test
 	}
 	if _, ok := r.get("mesh-provisioner_needs", "n1.web.config.host"); !ok {
 		t.Error("the need of host, still read, was deleted")
+	}
+}
+
+// Needs the same as those last written are not queued again; but a need
+// that moved and came back before its flush (input kept coming) is
+// written as it is now, not as it was in between, and after the bus came
+// back every module's needs are written again with its next send.
+func TestNeedsBackToWhatWasWrittenBeforeTheirFlushStayAsTheyAre(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	busy := false
+	r.s.cfg.Busy = func() bool { return busy }
+	view := func(state graph.State, content string) *nodes.ModuleView {
+		return &nodes.ModuleView{Name: "web", State: graph.Ready,
+			Files: []nodes.FileView{ready(owned("/etc/web.conf", content, false))},
+			Needs: []nodes.NeedView{{Kind: "config", Name: "port", State: state, Why: "why " + state.String()}}}
+	}
+	need := func() string {
+		t.Helper()
+		v, ok := r.get("mesh-provisioner_needs", "n1.web.config.port")
+		if !ok {
+			t.Fatal("the need of port is not written")
+		}
+		return v
+	}
+	r.send(ctx, views{"web": view(graph.Ready, "a\n")}, []string{"web"}, false)
+	if !strings.Contains(need(), `"met"`) {
+		t.Fatalf("need %s", need())
+	}
+
+	busy = true // more input queued: needs wait
+	r.send(ctx, views{"web": view(graph.Waiting, "b\n")}, []string{"web"}, false)
+	r.send(ctx, views{"web": view(graph.Ready, "c\n")}, []string{"web"}, false)
+	busy = false
+	r.s.FlushNeeds(ctx, false)
+	if v := need(); !strings.Contains(v, `"met"`) {
+		t.Errorf("the need, met again before its flush, says %s", v)
+	}
+
+	kv, err := r.js.KeyValue(ctx, "mesh-provisioner_needs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(ctx, "n1.web.config.port"); err != nil { // the bus lost it while away
+		t.Fatal(err)
+	}
+	r.s.Forget()
+	r.send(ctx, views{"web": view(graph.Ready, "d\n")}, []string{"web"}, false)
+	if v := need(); !strings.Contains(v, `"met"`) {
+		t.Errorf("after the bus came back the need says %s", v)
 	}
 }

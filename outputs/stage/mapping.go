@@ -67,6 +67,9 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 	default:
 		r.State = "applied"
 	}
+	if len(v.Files) > 0 {
+		r.Files = make([]report.File, 0, len(v.Files))
+	}
 	for _, f := range v.Files {
 		if rf, ok := mo.files[f.Path]; ok {
 			r.Files = append(r.Files, rf)

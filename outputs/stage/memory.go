@@ -67,6 +67,7 @@ func (s *Stage) Forget() {
 	s.swept = false
 	for _, mo := range s.modules {
 		mo.itemsDirty = true // the publisher compares them against the bus again
+		mo.needsKnown = false
 	}
 }
 

@@ -20,13 +20,21 @@ type moduleOut struct {
 	// only then (issue 20: they were encoded each change only to be found
 	// unchanged).
 	itemsDirty bool
-	state      string
-	failure    string // the fill socket's failure, until a fill succeeds
-	itemFail   string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
-	declared   string // the plan (ModuleView.Plan) of the last whole request answered; "" before one
-	retry      bool   // a write or fill failed: try again at the next retry tick
-	since      time.Time
-	lastFill   time.Time // when its last fill request was sent (Config.FillGap)
+	removed    bool // files holds one reported removed (dropRemoved: reported once, then dropped)
+	// needsQueued is the sum of the needs last queued for the bus
+	// (needsSum), needsWritten of those last written; needs whose sum is
+	// the one written are not queued again (issue 20: each change summed
+	// every need of its module in the publisher only to find them the
+	// same). needsKnown: needsWritten holds.
+	needsQueued, needsWritten uint64
+	needsKnown                bool
+	state                     string
+	failure                   string // the fill socket's failure, until a fill succeeds
+	itemFail                  string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
+	declared                  string // the plan (ModuleView.Plan) of the last whole request answered; "" before one
+	retry                     bool   // a write or fill failed: try again at the next retry tick
+	since                     time.Time
+	lastFill                  time.Time // when its last fill request was sent (Config.FillGap)
 }
 
 func newModuleOut() *moduleOut {
@@ -93,27 +101,30 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		mo.declared = v.Plan
 		clear(mo.filled)
 	}
-	secret := map[string][]byte{}
-	for _, f := range v.Files {
-		if f.Value.Secret {
-			secret[f.Path] = f.Value.Content
-		}
-	}
 	for p, fv := range sent {
 		mo.filled[p] = fv
 	}
 	for _, r := range resp.Files {
-		if c, ok := secret[r.Path]; ok {
-			r.Digest = secretDigest(key, c)
+		// A secret-bearing file's digest is keyed: the request carried
+		// its value (the node-engine answers for the files it was sent,
+		// and those a whole request removes, which carry no value).
+		if fv := sent[r.Path]; fv != nil && fv.Secret {
+			r.Digest = secretDigest(key, fv.Content)
 		}
 		old, had := mo.files[r.Path]
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
 			continue // a refill that changed nothing says nothing new
 		}
 		mo.files[r.Path] = report.File{Path: r.Path, Action: r.Action, Digest: r.Digest}
+		if r.Action == fill.ActionRemoved {
+			mo.removed = true
+		}
+	}
+	if !req.Whole {
+		return
 	}
 	for p, f := range mo.files {
-		if _, named := sent[p]; req.Whole && !named && f.Action != fill.ActionRemoved {
+		if _, named := sent[p]; !named && f.Action != fill.ActionRemoved {
 			delete(mo.files, p) // no longer the module's: a seed or managed-keys file is left as it is
 		}
 	}

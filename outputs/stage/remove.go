@@ -69,6 +69,9 @@ func (s *Stage) Removing() []string { return slices.Sorted(maps.Keys(s.removing)
 // appendRemoved adds to r the files the node-engine removed that the view
 // no longer names (a whole request's "removed" answers), by path.
 func appendRemoved(r report.Report, v *nodes.ModuleView, mo *moduleOut) report.Report {
+	if !mo.removed {
+		return r
+	}
 	var gone []report.File
 	for p, f := range mo.files {
 		if f.Action == fill.ActionRemoved && !named(v, p) {
@@ -92,9 +95,13 @@ func named(v *nodes.ModuleView, path string) bool {
 // dropRemoved forgets the files reported removed: the report that said so
 // was made, and later ones do not list them.
 func (mo *moduleOut) dropRemoved() {
+	if !mo.removed {
+		return
+	}
 	for p, f := range mo.files {
 		if f.Action == fill.ActionRemoved {
 			delete(mo.files, p)
 		}
 	}
+	mo.removed = false
 }

@@ -3,7 +3,9 @@ package stage
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"time"
@@ -59,6 +61,7 @@ type Stage struct {
 	holdAt       time.Time                   // when holdTimer fires; zero: not armed
 	removing     map[string]bool             // modules whose removal the node-engine has not answered yet (Config.Removals)
 	needBuf      []report.Need               // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
+	seed         maphash.Seed                // needsSum's
 	flights                                  // requests off the loop
 }
 
@@ -74,7 +77,7 @@ func New(cfg Config) (*Stage, error) {
 		cfg.Busy = func() bool { return false }
 	}
 	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]nodes.NeedView{},
-		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights()}
+		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights(), seed: maphash.MakeSeed()}
 	s.loadRemovals()
 	return s, nil
 }
@@ -205,18 +208,16 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 	// Items are synced when they moved, on a full send, or when the
 	// module is retried (a write failed, or a Sweep adopted keys its sync
 	// is to delete).
-	syncItems := all || mo.retry
+	// So are needs (queueNeeds).
+	force := all || mo.retry
 	mo.retry = false
 	if s.removing[v.Name] { // back on the node: its whole request declares it anew
 		delete(s.removing, v.Name)
 		s.saveRemovals()
 	}
-	if len(s.pendingNeeds) == 0 {
-		s.needsSince = time.Now()
-	}
-	s.pendingNeeds[v.Name] = v.Needs // made into the bus's form at the flush, a few modules at a time
+	s.queueNeeds(v, mo, force)
 	mo.takeItems(v)
-	j := &outJob{v: v, mo: mo, syncItems: syncItems || mo.itemsDirty}
+	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
 	j.req, j.sent = fillRequest(v, mo, all)
 	return j
 }
@@ -297,6 +298,39 @@ func (s *Stage) setState(mo *moduleOut, now string) {
 	mo.state = now
 }
 
+// queueNeeds queues the view's needs for the next FlushNeeds, unless
+// they are those last written (and not forced: a full send, a retry).
+func (s *Stage) queueNeeds(v *nodes.ModuleView, mo *moduleOut, force bool) {
+	sum := needsSum(s.seed, v.Needs)
+	if !force && mo.needsKnown && sum == mo.needsWritten {
+		delete(s.pendingNeeds, v.Name) // a state queued meanwhile is not the view's any more
+		return
+	}
+	if len(s.pendingNeeds) == 0 {
+		s.needsSince = time.Now()
+	}
+	s.pendingNeeds[v.Name] = v.Needs // made into the bus's form at the flush, a few modules at a time
+	mo.needsQueued = sum
+}
+
+// needsSum stands for a module's needs as a view says them, in their
+// order (what the needs bucket's values are made of, the node and module
+// aside).
+func needsSum(seed maphash.Seed, needs []nodes.NeedView) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var n [binary.MaxVarintLen64]byte
+	for i := range needs {
+		nv := &needs[i]
+		for _, f := range [...]string{nv.Kind, nv.Name, nv.Why} {
+			h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
+			h.WriteString(f)
+		}
+		h.WriteByte(byte(nv.State))
+	}
+	return h.Sum64()
+}
+
 // needsDelay bounds how long needs wait to be written while input keeps
 // coming (a need moving waiting → met within one burst is written once).
 const needsDelay = time.Second
@@ -319,9 +353,15 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 	// flight anyway.
 	chunk, n := map[string][]report.Need{}, 0
 	write := func() {
-		for module, err := range s.cfg.Pub.NeedsAll(ctx, chunk) {
+		errs := s.cfg.Pub.NeedsAll(ctx, chunk)
+		for module := range chunk {
+			if mo := s.modules[module]; mo != nil && errs[module] == nil {
+				mo.needsWritten, mo.needsKnown = mo.needsQueued, true
+			}
+		}
+		for module, err := range errs {
 			if mo := s.modules[module]; mo != nil {
-				mo.retry = true
+				mo.retry, mo.needsKnown = true, false
 			}
 			s.cfg.Log.Warn().Err(err).Str("module", module).Msg("needs not written")
 		}
