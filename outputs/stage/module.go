@@ -22,7 +22,7 @@ type moduleOut struct {
 	itemsDirty bool
 	removed    bool // files holds one reported removed (dropRemoved: reported once, then dropped)
 	// needsQueued is the sum of the needs last queued for the bus
-	// (needsSum), needsWritten of those last written; needs whose sum is
+	// (nodes.SumNeeds), needsWritten of those last written; needs whose sum is
 	// the one written are not queued again (issue 20: each change summed
 	// every need of its module in the publisher only to find them the
 	// same). needsKnown: needsWritten holds.

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"hash/maphash"
 	"maps"
-	"math/bits"
 	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/report"
@@ -137,7 +137,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		if f := s.flying[name]; f != nil {
 			// In flight: sent again, with what changed meanwhile, once it
 			// is back (unless it left: then its DELETE goes, Remove).
-			if views.View(name) != nil {
+			if viewOf(views, name) != nil {
 				f.again, f.whole, f.remove = true, f.whole || whole, false
 			}
 			continue
@@ -145,7 +145,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		if !whole && s.hold(name, began) {
 			continue // filled less than a gap ago: held, and sent once it has passed
 		}
-		if j := s.prepare(views.View(name), whole); j != nil {
+		if j := s.prepare(views, viewOf(views, name), whole); j != nil {
 			jobs = append(jobs, j)
 			if j.syncItems {
 				items[name] = j.mo.items
@@ -196,7 +196,7 @@ func (b *outBatch) add(v *nodes.ModuleView, mo *moduleOut) {
 // prepare works out a module's items (written by the caller, all
 // modules' together), queues its needs and makes its fill request; nil
 // when the module is not on this node (v nil).
-func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
+func (s *Stage) prepare(views Views, v *nodes.ModuleView, all bool) *outJob {
 	if v == nil {
 		return nil
 	}
@@ -215,7 +215,7 @@ func (s *Stage) prepare(v *nodes.ModuleView, all bool) *outJob {
 		delete(s.removing, v.Name)
 		s.saveRemovals()
 	}
-	s.queueNeeds(v, mo, force)
+	s.queueNeeds(views, v, mo, force)
 	mo.takeItems(v)
 	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
 	j.req, j.sent = fillRequest(v, mo, all)
@@ -300,42 +300,53 @@ func (s *Stage) setState(mo *moduleOut, now string) {
 
 // queueNeeds queues the view's needs for the next FlushNeeds, unless
 // they are those last written (and not forced: a full send, a retry).
-func (s *Stage) queueNeeds(v *nodes.ModuleView, mo *moduleOut, force bool) {
-	sum := needsSum(s.seed, v.Needs)
+// A lean view's needs are summed where they are, and listed only when
+// queued.
+func (s *Stage) queueNeeds(views Views, v *nodes.ModuleView, mo *moduleOut, force bool) {
+	lv, lean := views.(leanViews)
+	lean = lean && v.Needs == nil
+	var sum uint64
+	if lean {
+		sum = lv.NeedsSum(v.Name, s.seed)
+	} else {
+		sum = nodes.SumNeeds(s.seed, v.Needs)
+	}
 	if !force && mo.needsKnown && sum == mo.needsWritten {
 		delete(s.pendingNeeds, v.Name) // a state queued meanwhile is not the view's any more
 		return
 	}
+	needs := v.Needs
+	if lean {
+		needs = lv.Needs(v.Name)
+	}
 	if len(s.pendingNeeds) == 0 {
 		s.needsSince = time.Now()
 	}
-	s.pendingNeeds[v.Name] = v.Needs // made into the bus's form at the flush, a few modules at a time
+	s.pendingNeeds[v.Name] = needs // made into the bus's form at the flush, a few modules at a time
 	mo.needsQueued = sum
 }
 
-// needsSum stands for a module's needs as a view says them, in their
-// order (what the needs bucket's values are made of, the node and module
-// aside): each field's maphash, mixed in turn (a module may have a
-// thousand needs; one maphash.Hash written field by field cost ~40 ns a
-// need).
-func needsSum(seed maphash.Seed, needs []nodes.NeedView) uint64 {
-	x := uint64(len(needs))
-	for i := range needs {
-		nv := &needs[i]
-		x = mix(x, maphash.String(seed, nv.Kind))
-		x = mix(x, maphash.String(seed, nv.Name))
-		x = mix(x, uint64(nv.State))
-		if nv.Why != "" {
-			x = mix(x, maphash.String(seed, nv.Why))
-		}
-	}
-	return x
+// leanViews is Views that give a module's view without its needs, and
+// its needs apart (*nodes.NodeGraph): a change of one value then lists a
+// module's needs only when they moved.
+type leanViews interface {
+	ViewLean(module string) *nodes.ModuleView
+	Needs(module string) []nodes.NeedView
+	NeedsSum(module string, seed maphash.Seed) uint64
 }
 
-// mix folds v into the running sum x, order mattering (a rotate and
-// multiply: the fields' hashes are already uniform).
-func mix(x, v uint64) uint64 {
-	return bits.RotateLeft64(x^v, 29)*0x9e3779b97f4a7c15 + 1
+// viewOf is module's view, lean when views can: its needs are listed
+// only when it waits (its report names the needs not met, waitingOf).
+func viewOf(views Views, module string) *nodes.ModuleView {
+	lv, ok := views.(leanViews)
+	if !ok {
+		return views.View(module)
+	}
+	v := lv.ViewLean(module)
+	if v != nil && v.State == graph.Waiting {
+		v.Needs = lv.Needs(module)
+	}
+	return v
 }
 
 // needsDelay bounds how long needs wait to be written while input keeps
