@@ -200,4 +200,12 @@ func (s *Stage) Stop() {
 	if s.cfg.Fill != nil {
 		s.cfg.Fill.CloseIdle()
 	}
+	// The last reports' acks, so their events go out before the
+	// connection is drained (briefly: a bus away answers none).
+	if s.cfg.Pub != nil {
+		s.cfg.Pub.Settle(stopSettle)
+	}
 }
+
+// stopSettle bounds how long Stop waits for report puts' acks.
+const stopSettle = 500 * time.Millisecond

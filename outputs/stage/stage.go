@@ -177,8 +177,10 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 	}
 	s.FlushNeeds(ctx, false)
 	if len(jobs) > 0 || len(out.reports) > 0 {
-		s.cfg.Log.Debug().Int("modules", len(jobs)).Int("reports", len(out.reports)).Int("in_flight", len(s.flying)).
-			Dur("took", time.Since(began)).Msg("output")
+		if e := s.cfg.Log.Debug(); e.Enabled() { // off by default: nothing of it is made
+			e.Int("modules", len(jobs)).Int("reports", len(out.reports)).Int("in_flight", len(s.flying)).
+				Dur("took", time.Since(began)).Msg("output")
+		}
 	}
 }
 
