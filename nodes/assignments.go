@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strings"
 
@@ -30,6 +31,11 @@ type module struct {
 	// them: sorted once per rebuild (a change of one value views its module
 	// again, and a module may have hundreds of needs).
 	needs []placedNeed
+	// namesSum is the sum of the needs' kinds and names for namesSeed
+	// (NeedsSum), kept until the next rebuild (namesOK).
+	namesSum  uint64
+	namesSeed maphash.Seed
+	namesOK   bool
 	// wiring finds a placeholder's need node while rebuild runs; nil
 	// otherwise (a map per module, kept, cost more than its needs).
 	wiring map[Placeholder]*graph.Node

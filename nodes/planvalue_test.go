@@ -82,6 +82,18 @@ func TestALeanViewAndTheNeedsSumSayWhatTheViewSays(t *testing.T) {
 	if again := check(); met == waiting || again != met {
 		t.Errorf("sums: waiting %x, met %x, met with another value %x", waiting, met, again)
 	}
+	// A new plan reading another placeholder: other needs, another sum.
+	if err := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{
+		Files:     []FileSpec{{Path: "/etc/web.conf", Template: "web.conf"}},
+		Placement: map[string]map[string]string{"port": {"http": "8081"}},
+	})).Refused; err != nil {
+		t.Fatal(err)
+	}
+	m.SetArchive("web", digestA, map[string][]byte{"web.conf": []byte("port=${port:http} size=${config:size}\n")})
+	m.Stabilize()
+	if replanned := check(); replanned == met {
+		t.Errorf("needs of another plan sum as the old ones: %x", met)
+	}
 	if m.NeedsSum("gone", seed) != 0 || m.Needs("gone") != nil || m.ViewLean("gone") != nil {
 		t.Error("a module not on the node has a view or needs")
 	}

@@ -151,40 +151,53 @@ func (m *NodeGraph) Needs(module string) []NeedView {
 	return out
 }
 
-// NeedsSum is SumNeeds of module's Needs, without making their list.
+// NeedsSum is SumNeeds of module's Needs, without making their list. The
+// needs' kinds and names are summed once per rebuild of the module (they
+// change only then), their states and whys on every call.
 func (m *NodeGraph) NeedsSum(module string, seed maphash.Seed) uint64 {
 	mod := m.mods[module]
 	if mod == nil {
 		return 0
 	}
-	x := uint64(len(mod.needs))
+	if !mod.namesOK || mod.namesSeed != seed {
+		x := uint64(len(mod.needs))
+		for _, pn := range mod.needs {
+			x = mixName(x, seed, string(pn.ph.Kind), pn.ph.Name)
+		}
+		mod.namesSum, mod.namesSeed, mod.namesOK = x, seed, true
+	}
+	x := mod.namesSum
 	for _, pn := range mod.needs {
-		why := ""
-		if pn.n.State() != graph.Ready {
+		st, why := pn.n.State(), ""
+		if st != graph.Ready {
 			why = m.RootReason(pn.n)
 		}
-		x = mixNeed(x, seed, string(pn.ph.Kind), pn.ph.Name, pn.n.State(), why)
+		x = mixState(x, seed, st, why)
 	}
 	return x
 }
 
 // SumNeeds stands for needs (their fields, in their order): what tells a
-// module's needs from those it had, without keeping them.
+// module's needs from those it had, without keeping them. Each field's
+// maphash is mixed in turn (one maphash.Hash written field by field cost
+// ~40 ns a need, this ~15): the kinds and names first, then the states
+// and whys, so the first part can be kept (NeedsSum).
 func SumNeeds(seed maphash.Seed, needs []NeedView) uint64 {
 	x := uint64(len(needs))
 	for i := range needs {
-		n := &needs[i]
-		x = mixNeed(x, seed, n.Kind, n.Name, n.State, n.Why)
+		x = mixName(x, seed, needs[i].Kind, needs[i].Name)
+	}
+	for i := range needs {
+		x = mixState(x, seed, needs[i].State, needs[i].Why)
 	}
 	return x
 }
 
-// mixNeed folds one need into a running sum: each field's maphash, mixed
-// in turn (one maphash.Hash written field by field cost ~40 ns a need,
-// this ~15).
-func mixNeed(x uint64, seed maphash.Seed, kind, name string, state graph.State, why string) uint64 {
-	x = mix(x, maphash.String(seed, kind))
-	x = mix(x, maphash.String(seed, name))
+func mixName(x uint64, seed maphash.Seed, kind, name string) uint64 {
+	return mix(mix(x, maphash.String(seed, kind)), maphash.String(seed, name))
+}
+
+func mixState(x uint64, seed maphash.Seed, state graph.State, why string) uint64 {
 	x = mix(x, uint64(state))
 	if why != "" {
 		x = mix(x, maphash.String(seed, why))
