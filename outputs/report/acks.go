@@ -100,7 +100,9 @@ func (p *Publisher) onAck(m *nats.Msg) {
 	}
 	err := ackError(m)
 	if err == nil {
-		err = p.NC.Publish(rp.event, rp.b)
+		err = p.NC.Publish(rp.event, rp.b) // copies rp.b
+		putReportBuf(rp.b)
+		rp.b = nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -1,12 +1,19 @@
 package report
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+	"sync"
+)
 
 // encodeReport is what encode(r) is, written field by field: a report is
 // encoded on every change of its module, and encoding/json's reflection
 // over a 100-file report was most of its cost (issue 20).
 // TestEncodeReportSaysWhatEncodingJSONSays holds the two together.
-func encodeReport(r *Report) []byte {
+func encodeReport(r *Report) []byte { return appendReport(nil, r) }
+
+// appendReport appends encodeReport(r) to dst.
+func appendReport(dst []byte, r *Report) []byte {
 	n := 96 + len(r.Node) + len(r.Module) + len(r.State) + len(r.At) + len(r.Reason)
 	for i := range r.Files {
 		n += 40 + len(r.Files[i].Path) + len(r.Files[i].Action) + len(r.Files[i].Digest)
@@ -14,7 +21,7 @@ func encodeReport(r *Report) []byte {
 	for i := range r.Waiting {
 		n += 32 + len(r.Waiting[i].Kind) + len(r.Waiting[i].Name) + len(r.Waiting[i].Why)
 	}
-	b := make([]byte, 0, n)
+	b := slices.Grow(dst, n)
 	b = append(b, `{"node":`...)
 	b = appendJSONString(b, r.Node)
 	b = append(b, `,"module":`...)
@@ -73,4 +80,24 @@ func encodeReport(r *Report) []byte {
 		b = appendJSONString(b, r.Reason)
 	}
 	return append(b, '}')
+}
+
+// reportBufs holds encoded reports' arrays once their event is out
+// (onAck), for the next reports: a 100-file report is ~13 KB a change.
+var reportBufs sync.Pool // of *[]byte
+
+func getReportBuf() []byte {
+	if b, ok := reportBufs.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// putReportBuf gives b's array back; nothing may use b afterwards.
+func putReportBuf(b []byte) {
+	if cap(b) == 0 || cap(b) > 256<<10 {
+		return
+	}
+	b = b[:0]
+	reportBufs.Put(&b)
 }

@@ -73,7 +73,12 @@ func fits(b []byte, limit int64, what string) error {
 // module's explain on the control socket. An error when even the lists
 // cut to nothing do not fit.
 func fitReport(r Report, limit int64) ([]byte, error) {
-	b := encodeReport(&r)
+	return fitReportTo(nil, r, limit)
+}
+
+// fitReportTo is fitReport, r whole encoded on dst's array.
+func fitReportTo(dst []byte, r Report, limit int64) ([]byte, error) {
+	b := appendReport(dst, &r)
 	if limit <= 0 || int64(len(b)) <= limit {
 		return b, nil
 	}

@@ -438,7 +438,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 	at := p.Now().UTC().Format(time.RFC3339)
 	for i := range rs {
 		r := rs[i]
-		b, sig, ferr := p.encodeReport(&r, at)
+		b, sig, ferr := p.encodeReport(nil, &r, at)
 		if ferr != nil {
 			out[i].Err = ferr
 			continue
@@ -483,12 +483,13 @@ func (p *Publisher) PutReports(ctx context.Context, rs []Report) []Written {
 	at := p.Now().UTC().Format(time.RFC3339)
 	for i := range rs {
 		r := rs[i]
-		b, sig, ferr := p.encodeReport(&r, at)
+		b, sig, ferr := p.encodeReport(getReportBuf(), &r, at)
 		if ferr != nil {
 			out[i].Err = ferr
 			continue
 		}
 		if old, ok := p.reports[r.Module]; ok && old == sig {
+			putReportBuf(b)
 			continue
 		}
 		if err != nil {
@@ -516,7 +517,7 @@ func (p *Publisher) PutReports(ctx context.Context, rs []Report) []Written {
 // given), fitted to the bus's limit, and the sum of those bytes without
 // at's value: one encoding serves both (the signature was a second
 // encoding of the whole report, issue 20).
-func (p *Publisher) encodeReport(r *Report, at string) ([]byte, sum, error) {
+func (p *Publisher) encodeReport(dst []byte, r *Report, at string) ([]byte, sum, error) {
 	r.Node = p.Node
 	if r.Files == nil {
 		r.Files = []File{}
@@ -529,7 +530,7 @@ func (p *Publisher) encodeReport(r *Report, at string) ([]byte, sum, error) {
 		}
 	}
 	r.At = at
-	b, err := fitReport(*r, p.maxPayload())
+	b, err := fitReportTo(dst, *r, p.maxPayload())
 	if err != nil {
 		return nil, sum{}, err
 	}
