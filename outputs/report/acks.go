@@ -66,7 +66,9 @@ func (p *Publisher) put(key, module, state string, b []byte, sig sum) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.sub == nil {
-		a.prefix = nats.NewInbox() + "."
+		// The connection's own inbox prefix: its permissions allow replies
+		// there alone (inputs/bus/auth: _INBOX.provisioner.<node>).
+		a.prefix = p.NC.NewInbox() + "."
 		sub, err := p.NC.Subscribe(a.prefix+"*", p.onAck)
 		if err != nil {
 			return fmt.Errorf("%s: subscribing to acks: %w", spec.AppliedBucket, err)

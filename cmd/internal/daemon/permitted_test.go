@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -80,5 +81,43 @@ func TestABucketTheClientMayNotReadIsSaid(t *testing.T) {
 	m.waitState("ace", "cc", "applied")
 	if v, _ := m.get(spec.NeedsBucket, spec.EncodeKey("ace", "cc", "bound", "gitea-read:url")); !strings.Contains(v, `"met"`) {
 		t.Fatalf("the permitted binding's need: %s", v)
+	}
+}
+
+// A report's prov.applied event follows its put's ack (report.PutReports),
+// taken on a reply subject under the connection's own inbox prefix: the
+// only one the example config lets provisioner-ace receive on. An ack it
+// may not receive would leave the report unsaid and retried for ever.
+func TestAReportsEventGoesOutUnderTheExamplePermissions(t *testing.T) {
+	m := exampleBus(t)
+	sub, err := m.nc.SubscribeSync("prov.applied.ace.web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/web/conf", Template: "conf"}}},
+		map[string]string{"conf": "port 80\n"})
+	m.client("ace", asUser("provisioner-ace"))
+	m.waitFile("/etc/web/conf", "port 80\n")
+	// Within the publisher's ackWait (10 s): a lost ack would say nothing.
+	deadline := time.Now().Add(8 * time.Second)
+	var msg *nats.Msg
+	for {
+		var err error
+		if msg, err = sub.NextMsg(time.Until(deadline)); err != nil {
+			t.Fatalf("no prov.applied event saying applied: %v\n%s", err, m.logs.String())
+		}
+		var r struct{ State string }
+		if json.Unmarshal(msg.Data, &r); r.State == "applied" {
+			break
+		}
+	}
+	if v, _ := m.get(spec.AppliedBucket, spec.EncodeKey("ace", "web")); v != string(msg.Data) {
+		t.Errorf("the event says %s, the bucket %s", msg.Data, v)
+	}
+	if strings.Contains(m.logs.String(), "report not written") {
+		t.Errorf("log: %s", m.logs.String())
 	}
 }
