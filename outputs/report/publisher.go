@@ -438,21 +438,8 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 	at := p.Now().UTC().Format(time.RFC3339)
 	for i := range rs {
 		r := rs[i]
-		b, sig, ferr := p.encodeReport(nil, &r, at)
-		if ferr != nil {
-			out[i].Err = ferr
-			continue
-		}
-		if old, ok := p.reports[r.Module]; ok && old == sig {
-			continue
-		}
-		if err != nil {
-			out[i].Err = err
-			continue
-		}
-		key := spec.EncodeKey(p.Node, r.Module)
-		if r.State == "removed" {
-			out[i] = p.removedReport(ctx, kv, key, r.Module, b)
+		b, sig, key, done := p.nextReport(ctx, kv, err, nil, &r, at, &out[i])
+		if done {
 			continue
 		}
 		ack, err := p.JS.PublishAsync("$KV."+spec.AppliedBucket+"."+key, b)
@@ -483,22 +470,8 @@ func (p *Publisher) PutReports(ctx context.Context, rs []Report) []Written {
 	at := p.Now().UTC().Format(time.RFC3339)
 	for i := range rs {
 		r := rs[i]
-		b, sig, ferr := p.encodeReport(getReportBuf(), &r, at)
-		if ferr != nil {
-			out[i].Err = ferr
-			continue
-		}
-		if old, ok := p.reports[r.Module]; ok && old == sig {
-			putReportBuf(b)
-			continue
-		}
-		if err != nil {
-			out[i].Err = err
-			continue
-		}
-		key := spec.EncodeKey(p.Node, r.Module)
-		if r.State == "removed" {
-			out[i] = p.removedReport(ctx, kv, key, r.Module, b)
+		b, sig, key, done := p.nextReport(ctx, kv, err, getReportBuf(), &r, at, &out[i])
+		if done {
 			continue
 		}
 		if err := p.put(key, r.Module, r.State, b, sig); err != nil {
@@ -517,6 +490,34 @@ func (p *Publisher) PutReports(ctx context.Context, rs []Report) []Written {
 // given), fitted to the bus's limit, and the sum of those bytes without
 // at's value: one encoding serves both (the signature was a second
 // encoding of the whole report, issue 20).
+// nextReport is what Reports and PutReports do first with each report:
+// encode it (into buf), and be done with it when it cannot be encoded, is
+// the report last written (buf goes back to the pool), the bucket could
+// not be opened (kvErr), or it says the module was removed (its key
+// deleted); each outcome but the second in *w. Otherwise its bytes, sum
+// and key are to be put.
+func (p *Publisher) nextReport(ctx context.Context, kv jetstream.KeyValue, kvErr error, buf []byte, r *Report, at string, w *Written) (b []byte, sig sum, key string, done bool) {
+	b, sig, err := p.encodeReport(buf, r, at)
+	if err != nil {
+		w.Err = err
+		return nil, sig, "", true
+	}
+	if old, ok := p.reports[r.Module]; ok && old == sig {
+		putReportBuf(b)
+		return nil, sig, "", true
+	}
+	if kvErr != nil {
+		w.Err = kvErr
+		return nil, sig, "", true
+	}
+	key = spec.EncodeKey(p.Node, r.Module)
+	if r.State == "removed" {
+		*w = p.removedReport(ctx, kv, key, r.Module, b)
+		return nil, sig, "", true
+	}
+	return b, sig, key, false
+}
+
 func (p *Publisher) encodeReport(dst []byte, r *Report, at string) ([]byte, sum, error) {
 	r.Node = p.Node
 	if r.Files == nil {
