@@ -37,6 +37,35 @@ func newBus(t *testing.T, buckets ...string) *bus {
 
 // newBusLimited is newBus with a server whose max_payload is maxPayload
 // (0: the default).
+// newBusWithoutAcks is newBus with bucket's stream never acknowledging a
+// put (the put is stored, no ack comes: as when a connection or a stream's
+// leader is lost) and ackWait cut to 200 ms for the test; acksBack makes
+// the stream acknowledge again.
+func newBusWithoutAcks(t *testing.T, bucket string) (b *bus, acksBack func()) {
+	t.Helper()
+	b = newBus(t, bucket)
+	was := ackWait
+	ackWait = 200 * time.Millisecond
+	t.Cleanup(func() { ackWait = was })
+	ctx := context.Background()
+	stream, err := b.js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	cfg.NoAck = true
+	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return b, func() {
+		t.Helper()
+		cfg.NoAck = false
+		if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func newBusLimited(t *testing.T, maxPayload int32, buckets ...string) *bus {
 	t.Helper()
 	nc, js := bustest.JetStream(t, bustest.Start(t, func(o *server.Options) {

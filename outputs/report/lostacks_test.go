@@ -13,22 +13,8 @@ import (
 // Before, each module waited its own ackWait in turn, holding the daemon's
 // loop for 10 s per module (chaos seed 342810).
 func TestItemsWhoseAcksAreLostWaitOneAckWaitForAllModules(t *testing.T) {
-	b := newBus(t, collectBucket)
+	b, acksBack := newBusWithoutAcks(t, collectBucket)
 	ctx := context.Background()
-	was := ackWait
-	ackWait = 200 * time.Millisecond
-	t.Cleanup(func() { ackWait = was })
-
-	// A stream that never acknowledges: its puts are stored, no ack comes.
-	stream, err := b.js.Stream(ctx, "KV_"+collectBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := stream.CachedInfo().Config
-	cfg.NoAck = true
-	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
 	const modules = 30
 	items := map[string]map[string][]byte{}
 	for i := range modules {
@@ -46,10 +32,7 @@ func TestItemsWhoseAcksAreLostWaitOneAckWaitForAllModules(t *testing.T) {
 		t.Errorf("ItemsAll took %v with every ack lost, over %v: the modules waited in turn", took, limit)
 	}
 
-	cfg.NoAck = false
-	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	acksBack()
 	if errs := b.pub.ItemsAll(ctx, items); len(errs) != 0 {
 		t.Fatalf("once acks come back: %v", errs)
 	}

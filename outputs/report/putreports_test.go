@@ -60,20 +60,8 @@ func TestAReportPutWithoutWaitingIsPublishedOnceAcknowledgedAndNotPutAgain(t *te
 // together after one ackWait (nothing waits for them meanwhile), each is
 // listed once by TakeLost, and the next call puts the same report again.
 func TestReportsWhoseAcksAreLostAreListedAfterOneAckWaitAndPutAgain(t *testing.T) {
-	b := newBus(t, appliedBucket)
+	b, acksBack := newBusWithoutAcks(t, appliedBucket)
 	ctx := context.Background()
-	was := ackWait
-	ackWait = 200 * time.Millisecond
-	t.Cleanup(func() { ackWait = was })
-	stream, err := b.js.Stream(ctx, "KV_"+appliedBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := stream.CachedInfo().Config
-	cfg.NoAck = true
-	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
 	sub := b.subscribe("prov.applied.n1.*")
 	const modules = 30
 	var rs []Report
@@ -105,10 +93,7 @@ func TestReportsWhoseAcksAreLostAreListedAfterOneAckWaitAndPutAgain(t *testing.T
 	}
 	b.none(sub)
 
-	cfg.NoAck = false
-	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	acksBack()
 	for i, w := range b.pub.PutReports(ctx, rs) {
 		if w.Err != nil || !w.Wrote {
 			t.Fatalf("%s put again: %+v", rs[i].Module, w)
