@@ -67,16 +67,11 @@ func fits(b []byte, limit int64, what string) error {
 	return nil
 }
 
-// fitReport is r encoded to fit limit: when r whole does not, its file
-// list (then its waiting list) is cut to the longest prefix that fits and
-// FilesMore (WaitingMore) counts what was left out. The full list is the
-// module's explain on the control socket. An error when even the lists
-// cut to nothing do not fit.
-func fitReport(r Report, limit int64) ([]byte, error) {
-	return fitReportTo(nil, r, limit)
-}
-
-// fitReportTo is fitReport, r whole encoded on dst's array.
+// fitReportTo is r encoded on dst's array to fit limit: when r whole does
+// not, its file list (then its waiting list) is cut to the longest prefix
+// that fits and FilesMore (WaitingMore) counts what was left out. The full
+// list is the module's explain on the control socket. An error when even
+// the lists cut to nothing do not fit.
 func fitReportTo(dst []byte, r Report, limit int64) ([]byte, error) {
 	b := appendReport(dst, &r)
 	if limit <= 0 || int64(len(b)) <= limit {
