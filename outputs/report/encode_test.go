@@ -21,3 +21,16 @@ func TestEncodeReportSaysWhatEncodingJSONSays(t *testing.T) {
 		}
 	}
 }
+
+// Any strings at all: `go test -fuzz FuzzEncodeReport ./outputs/report`.
+func FuzzEncodeReport(f *testing.F) {
+	f.Add("n1", "web", "/etc/a", "sha256:aa", "vault", `we"ird\ <&> `+"\x01\u2028\xff", 3)
+	f.Fuzz(func(t *testing.T, node, module, path, digest, kind, why string, more int) {
+		r := Report{Node: node, Module: module, State: "waiting", At: why, Reason: why, FilesMore: more, WaitingMore: -more,
+			Files:   []File{{Path: path, Action: module, Digest: digest}},
+			Waiting: []Waiting{{Kind: kind, Name: path, Why: why}}}
+		if got, want := string(encodeReport(&r)), string(encode(r)); got != want {
+			t.Errorf("encodeReport\n%q\nencoding/json\n%q", got, want)
+		}
+	})
+}
