@@ -53,13 +53,6 @@ func secretDigest(key, content []byte) string {
 
 // reportOf is the report a module's view and its last fill make.
 func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
-	return reportOn(nil, v, mo)
-}
-
-// reportOn is reportOf with its files listed on buf's array, when it has
-// room (the reports of a Send are encoded before it returns: its files
-// lists need not outlive it).
-func reportOn(buf []report.File, v *nodes.ModuleView, mo *moduleOut) report.Report {
 	r := report.Report{Module: v.Name}
 	switch {
 	case v.State == graph.Failed:
@@ -74,10 +67,8 @@ func reportOn(buf []report.File, v *nodes.ModuleView, mo *moduleOut) report.Repo
 	default:
 		r.State = "applied"
 	}
-	if n := len(v.Files); n > 0 && cap(buf)-len(buf) >= n {
-		r.Files = buf[len(buf) : len(buf) : len(buf)+n]
-	} else if n > 0 {
-		r.Files = make([]report.File, 0, n)
+	if len(v.Files) > 0 {
+		r.Files = make([]report.File, 0, len(v.Files))
 	}
 	for _, f := range v.Files {
 		if rf, ok := mo.files[f.Path]; ok {

@@ -61,8 +61,7 @@ type Stage struct {
 	holdAt       time.Time                   // when holdTimer fires; zero: not armed
 	removing     map[string]bool             // modules whose removal the node-engine has not answered yet (Config.Removals)
 	needBuf      []report.Need               // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
-	seed         maphash.Seed                // nodes.SumNeeds'
-	fileBuf      []report.File               // a Send's reports' files lists, kept for the next (keepFiles)
+	seed         maphash.Seed                // needsSum's
 	flights                                  // requests off the loop
 }
 
@@ -130,7 +129,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 			names = append(names, name) // touched while in flight
 		}
 	}
-	out := outBatch{files: s.fileBuf[:0]}
+	var out outBatch
 	jobs := make([]*outJob, 0, len(names))
 	items := map[string]map[string][]byte{}
 	for _, name := range names {
@@ -176,7 +175,6 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		s.reported(out.mos[i], out.reports[i], w)
 		out.mos[i].dropRemoved()
 	}
-	s.keepFiles(&out) // the reports are encoded: their files lists are free
 	s.FlushNeeds(ctx, false)
 	if len(jobs) > 0 || len(out.reports) > 0 {
 		if e := s.cfg.Log.Debug(); e.Enabled() { // off by default: nothing of it is made
@@ -190,36 +188,10 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 type outBatch struct {
 	reports []report.Report
 	mos     []*moduleOut
-	files   []report.File // the reports' files lists, while the stage's array has room (Stage.fileBuf)
-	needed  int           // files listed in all
-}
-
-// maxFileBuf bounds the files lists kept between Sends: a change's
-// reports, not a cold start's.
-const maxFileBuf = 1024
-
-// keepFiles keeps the batch's array of files lists for the next Send,
-// large enough for this one's when that is within maxFileBuf, and
-// holding no strings.
-func (s *Stage) keepFiles(b *outBatch) {
-	clear(b.files[:cap(b.files)])
-	switch {
-	case b.needed > maxFileBuf:
-	case b.needed > cap(b.files):
-		s.fileBuf = make([]report.File, 0, b.needed)
-	default:
-		s.fileBuf = b.files[:0]
-	}
 }
 
 func (b *outBatch) add(v *nodes.ModuleView, mo *moduleOut) {
-	n := len(v.Files)
-	r := reportOn(b.files, v, mo)
-	if n > 0 && cap(b.files)-len(b.files) >= n {
-		b.files = b.files[:len(b.files)+n] // reserved for its files (reportOn took them)
-	}
-	b.needed += n
-	b.reports = append(b.reports, r)
+	b.reports = append(b.reports, reportOf(v, mo))
 	b.mos = append(b.mos, mo)
 }
 

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -69,46 +68,5 @@ func TestWholeRequestsAndRemovedFiles(t *testing.T) {
 	}
 	if req, _ := fillRequest(view("p9"), newModuleOut(), true); req != nil {
 		t.Fatalf("a module of items alone sent %+v", req)
-	}
-}
-
-// The reports of one Send list their files on one array kept between
-// Sends: each report still lists its own files, one with a file reported
-// removed too, whether the array had room for it or not.
-func TestTheReportsOfOneSendEachListTheirOwnFiles(t *testing.T) {
-	mod := func(name string, paths ...string) (*nodes.ModuleView, *moduleOut) {
-		v := &nodes.ModuleView{Name: name, State: graph.Ready}
-		mo := newModuleOut()
-		for _, p := range paths {
-			v.Files = append(v.Files, nodes.FileView{Path: p, State: graph.Ready})
-			mo.files[p] = report.File{Path: p, Action: "updated", Digest: "d" + p}
-		}
-		return v, mo
-	}
-	va, moa := mod("a", "/a/1", "/a/2")
-	moa.files["/a/gone"] = report.File{Path: "/a/gone", Action: fill.ActionRemoved}
-	moa.removed = true
-	vb, mob := mod("b", "/b/1", "/b/2")
-	vc, moc := mod("c", "/c/1")
-	s := &Stage{fileBuf: make([]report.File, 0, 3)}
-	for range 2 { // the second time on the array the first kept
-		out := outBatch{files: s.fileBuf[:0]}
-		out.add(va, moa)
-		out.add(vb, mob)
-		out.add(vc, moc)
-		want := [][]string{{"/a/1", "/a/2", "/a/gone"}, {"/b/1", "/b/2"}, {"/c/1"}}
-		for i, r := range out.reports {
-			var got []string
-			for _, f := range r.Files {
-				got = append(got, f.Path)
-			}
-			if !slices.Equal(got, want[i]) {
-				t.Errorf("report %d lists %v, want %v", i, got, want[i])
-			}
-		}
-		s.keepFiles(&out)
-	}
-	if cap(s.fileBuf) < 5 {
-		t.Errorf("kept an array of %d files for a Send that listed 5", cap(s.fileBuf))
 	}
 }
