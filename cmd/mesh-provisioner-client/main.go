@@ -110,6 +110,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	cfg.Log = log
 	tuneGC()
+	cfg.OnSettled = oneProcAfterColdStart()
 	d, err := daemon.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

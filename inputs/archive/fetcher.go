@@ -128,3 +128,19 @@ func (f *Fetcher) try(w nodes.ArchiveWant) (map[string][]byte, error) {
 	defer cancel()
 	return f.store.Get(ctx, w.Ref, w.Digest)
 }
+
+// Fetching says a first try is under way or an outcome is not yet taken
+// (a try again after a failure is not).
+func (f *Fetcher) Fetching() bool {
+	if len(f.out) > 0 {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for fe := range f.pending {
+		if fe.attempt == 0 && fe.timer == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -36,6 +36,13 @@ type Config struct {
 	// for is asked again, each at a random moment within it (default 5s).
 	ReaskSpread time.Duration
 
+	// OnSettled, when set, is called once, on the daemon's loop, the
+	// first time after the initial load that nothing is on its way: no
+	// fill request in flight, no vault ask or first fetch of a templates
+	// archive unanswered. The cold start's fills have been answered then
+	// (those of modules still waiting for a value are not, nor will be).
+	OnSettled func()
+
 	Log zerolog.Logger
 }
 

@@ -58,6 +58,7 @@ type inputs struct {
 type status struct {
 	connected atomic.Bool // the bus connection is up
 	ready     atomic.Bool // the initial load of the base buckets is done
+	settled   bool        // Config.OnSettled was called
 }
 
 // New makes a daemon; Run starts it.
