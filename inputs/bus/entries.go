@@ -4,15 +4,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go"
 )
 
-// entryOf copies what the daemon needs out of a watcher's entry. The key is
-// cloned: the client's is a piece of the message's whole subject
-// ("$KV.<bucket>.<key>"), which the daemon would otherwise keep alive for
-// as long as it knows the key (tens of thousands on a large node).
-func entryOf(e jetstream.KeyValueEntry) Entry {
-	return Entry{Key: strings.Clone(e.Key()), Value: e.Value(), Revision: e.Revision()}
+// entryOf is what the daemon needs of a watcher's message m, whose subject
+// is pre (len(m.Subject) > len(pre)) followed by the key, written at
+// revision rev. The key is cloned: it is a piece of the message's whole
+// subject ("$KV.<bucket>.<key>"), which the daemon would otherwise keep
+// alive for as long as it knows the key (tens of thousands on a large node).
+func entryOf(m *nats.Msg, pre string, rev uint64) Entry {
+	return Entry{Key: strings.Clone(m.Subject[len(pre):]), Value: m.Data, Revision: rev}
 }
 
 // sortedEntries is the snapshot's state, sorted by key.

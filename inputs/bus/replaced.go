@@ -53,27 +53,35 @@ func untilReplacedCheck(now time.Time, every time.Duration) time.Duration {
 // bucketCheckTimeout bounds one look at the bucket's stream.
 const bucketCheckTimeout = 5 * time.Second
 
-// created is when kv's stream was made: what tells this bucket from one
-// deleted and made again under its name.
-func created(ctx context.Context, kv jetstream.KeyValue) (time.Time, error) {
+// streamInfo describes kv's stream (nil if the library does not say).
+func streamInfo(ctx context.Context, kv jetstream.KeyValue) (*jetstream.StreamInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, bucketCheckTimeout)
 	defer cancel()
 	st, err := kv.Status(ctx)
 	if err != nil {
-		return time.Time{}, err
+		return nil, err
 	}
-	bs, ok := st.(*jetstream.KeyValueBucketStatus)
-	if !ok || bs.StreamInfo() == nil {
-		return time.Time{}, nil // nothing to compare: never seen as replaced
+	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+		return bs.StreamInfo(), nil
 	}
-	return bs.StreamInfo().Created, nil
+	return nil, nil
+}
+
+// bornOf is when a stream was made: what tells a bucket from one deleted
+// and made again under its name (zero if unknown: never seen as replaced).
+func bornOf(info *jetstream.StreamInfo) time.Time {
+	if info == nil {
+		return time.Time{}
+	}
+	return info.Created
 }
 
 // replaced looks at kv's stream again and says whether the bucket followed
 // since `since` was deleted (and maybe made again). A bus that does not
 // answer says nothing: the connection's own Resync covers that.
 func (w *Watch) replaced(ctx context.Context, kv jetstream.KeyValue, since time.Time) bool {
-	now, err := created(ctx, kv)
+	info, err := streamInfo(ctx, kv)
+	now := bornOf(info)
 	switch {
 	case err == nil && !now.Equal(since):
 		w.log.Info().Time("was_created", since).Time("now_created", now).

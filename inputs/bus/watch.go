@@ -2,12 +2,10 @@ package bus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -24,7 +22,6 @@ const (
 
 	restartMin = time.Second      // first wait before restarting a failed watcher
 	restartMax = 30 * time.Second // the wait doubles up to this
-	drainMax   = 10 * time.Second // how long a stopped watcher's channel is drained
 )
 
 // Watch keeps one bucket's keys under one filter in sync for the daemon: it
@@ -171,11 +168,13 @@ func (w *Watch) Run(ctx context.Context) {
 	}
 }
 
-// follow runs one watcher: the snapshot up to the end of its initial values,
-// then live changes, looking every replacedChecks rechecks whether the
-// bucket was replaced (replaced.go). live is how long it ran after its snapshot.
+// follow runs one watcher: its callback delivers the snapshot at the end of
+// its initial values, then each live change (feed.go); follow waits for
+// that, then looks every replacedChecks rechecks whether the bucket was
+// replaced (replaced.go), until ctx ends, Resync is called or the watcher
+// fails. live is how long it ran after its snapshot.
 func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, recheck time.Duration) (why stop, live time.Duration, err error) {
-	born, err := created(ctx, kv)
+	info, err := streamInfo(ctx, kv)
 	switch {
 	case ctx.Err() != nil:
 		return stopCtx, 0, nil
@@ -184,10 +183,12 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 	case err != nil:
 		return stopFailed, 0, fmt.Errorf("bus: looking at bucket %s: %w", w.bucket, err)
 	}
+	born := bornOf(info)
 	// The watcher's context lives as long as the watcher; the timeout is on
 	// waiting for the initial values only.
 	wctx, cancel := context.WithCancel(ctx)
-	kw, err := kv.Watch(wctx, w.filter)
+	f := &feed{w: w, ctx: wctx, loaded: make(chan struct{}), closed: make(chan struct{})}
+	sub, err := f.subscribe(info)
 	if err != nil {
 		cancel()
 		if ctx.Err() != nil {
@@ -195,37 +196,22 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 		}
 		return stopFailed, 0, fmt.Errorf("bus: watching %s in bucket %s: %w", w.filter, w.bucket, err)
 	}
-	defer stopWatcher(kw, cancel, w.log)
+	defer f.stop(sub, cancel)
 
-	state := make(map[string]Entry)
 	timer := time.NewTimer(initTimeout)
 	defer timer.Stop()
-	for loading := true; loading; {
-		select {
-		case <-ctx.Done():
-			return stopCtx, 0, nil
-		case <-w.resync:
-			return stopResync, 0, nil
-		case <-timer.C:
-			return stopFailed, 0, fmt.Errorf("bus: no end of initial values of %s in bucket %s within %s (%d keys so far)",
-				w.filter, w.bucket, initTimeout, len(state))
-		case e, ok := <-kw.Updates():
-			switch {
-			case !ok:
-				return stopFailed, 0, fmt.Errorf("bus: watcher of %s in bucket %s closed during its initial values", w.filter, w.bucket)
-			case e == nil:
-				loading = false
-			case e.Operation() == jetstream.KeyValuePut:
-				state[e.Key()] = entryOf(e)
-			default: // a delete or purge is not state
-				delete(state, e.Key())
-			}
-		}
-	}
-	if !w.send(ctx, Update{Snapshot: true, Entries: sortedEntries(state), Gone: w.forget(state)}) {
+	select {
+	case <-ctx.Done():
 		return stopCtx, 0, nil
+	case <-w.resync:
+		return stopResync, 0, nil
+	case <-timer.C:
+		return stopFailed, 0, fmt.Errorf("bus: no end of initial values of %s in bucket %s within %s (%d values so far)",
+			w.filter, w.bucket, initTimeout, f.received.Load())
+	case <-f.closed:
+		return stopFailed, 0, fmt.Errorf("bus: watcher of %s in bucket %s closed during its initial values", w.filter, w.bucket)
+	case <-f.loaded:
 	}
-	w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
 
 	since := time.Now()
 	every := replacedChecks * recheck
@@ -242,24 +228,8 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 				return stopGone, time.Since(since), nil
 			}
 			check.Reset(untilReplacedCheck(time.Now(), every))
-		case e, ok := <-kw.Updates():
-			if !ok {
-				return stopFailed, time.Since(since), fmt.Errorf("bus: watcher of %s in bucket %s closed", w.filter, w.bucket)
-			}
-			if e == nil {
-				continue
-			}
-			u := Update{Entries: []Entry{entryOf(e)}}
-			if e.Operation() != jetstream.KeyValuePut {
-				u.Deleted = true
-				u.Entries[0].Value = nil
-				delete(w.known, u.Entries[0].Key)
-			} else {
-				w.known[u.Entries[0].Key] = true
-			}
-			if !w.send(ctx, u) {
-				return stopCtx, time.Since(since), nil
-			}
+		case <-f.closed:
+			return stopFailed, time.Since(since), fmt.Errorf("bus: watcher of %s in bucket %s closed", w.filter, w.bucket)
 		}
 	}
 }
@@ -316,29 +286,4 @@ func (w *Watch) pauseBackoff(ctx context.Context, d time.Duration, bo *backoff.C
 		bo.Reset()
 	}
 	return false
-}
-
-// stopWatcher stops kw in the background (unsubscribing deletes its server
-// consumer, a request that waits while the bus is away), then ends its
-// context and drains its channel until the library closes it, so that its
-// delivery goroutine, possibly blocked on a full channel, ends too.
-func stopWatcher(kw jetstream.KeyWatcher, cancel context.CancelFunc, log zerolog.Logger) {
-	go func() {
-		if err := kw.Stop(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
-			log.Debug().Err(err).Msg("stopping watcher")
-		}
-		cancel()
-		t := time.NewTimer(drainMax)
-		defer t.Stop()
-		for {
-			select {
-			case _, ok := <-kw.Updates():
-				if !ok {
-					return
-				}
-			case <-t.C:
-				return
-			}
-		}
-	}()
 }

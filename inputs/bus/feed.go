@@ -1,0 +1,190 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A watcher is an ordered push consumer on the bucket's stream, made the way
+// nats.go's own kv.Watch makes it (the same options, so the library still
+// recreates it on a gap or missed heartbeats), but without kv.Watch's
+// channel: the subscription's callback, on the library's delivery
+// goroutine, builds the snapshot and hands it, then each live change, to
+// out itself. kv.Watch's channel needed a goroutine of ours to read it and
+// hand each change on, a hop that woke one more goroutine per change, and
+// such wake-ups were ~40 % of a one-value change's CPU (issue 20). The
+// goroutine that runs the watcher (follow) only waits: for the snapshot, a
+// Resync, the replaced-bucket check, the init timeout, or the end of the
+// subscription.
+
+// The headers by which the bus marks a delete or purge (nats.go's kv.go).
+const (
+	kvOperation = "KV-Operation"
+	kvDelete    = "DEL"
+	kvPurge     = "PURGE"
+)
+
+// feed is one watcher's subscription and what its callback keeps.
+type feed struct {
+	w   *Watch
+	ctx context.Context // ends when the watcher stops: a send gives up
+	pre string          // what the keys' subjects start with: "$KV.<bucket>."
+
+	loaded    chan struct{} // closed once the snapshot was delivered
+	closed    chan struct{} // closed when the subscription ends
+	closeOnce sync.Once
+
+	// mu serialises the callback with the start and the stop of the
+	// watcher; held across a send so that once stopped is set no update
+	// of this watcher reaches out (one after a Resync's new snapshot would
+	// be stale), nor touches w.known.
+	mu      sync.Mutex
+	stopped bool
+	loading bool             // the initial values are still coming
+	state   map[string]Entry // what they say so far
+	pending uint64           // how many the consumer held when made
+	// received counts the initial values; atomic so that follow can say
+	// how far they got without waiting for a callback blocked on a send.
+	received atomic.Uint64
+}
+
+// subscribe makes the watcher's consumer on the bucket's stream (described
+// by info, nil if unknown) and, when the stream holds nothing under the
+// filter, delivers the (empty) snapshot at once.
+func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error) {
+	w := f.w
+	stream, bucket := "KV_"+w.bucket, w.bucket
+	if info != nil {
+		stream = info.Config.Name
+		if m := info.Config.Mirror; m != nil { // a mirror keeps its origin's subjects
+			bucket = strings.TrimPrefix(m.Name, "KV_")
+		}
+	}
+	f.pre = "$KV." + bucket + "."
+	pjs, err := pushJS(w.js)
+	if err != nil {
+		return nil, err
+	}
+	// Under the lock, as kv.Watch does: the callback, called as soon as
+	// the consumer exists, waits until the initial count is known.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loading, f.state = true, map[string]Entry{}
+	sub, err := pjs.Subscribe(f.pre+w.filter, f.deliver, nats.BindStream(stream),
+		nats.OrderedConsumer(), nats.DeliverLastPerSubject(), nats.Context(f.ctx))
+	if err != nil {
+		return nil, err
+	}
+	sub.SetClosedHandler(func(string) { f.closeOnce.Do(func() { close(f.closed) }) })
+	if n, err := sub.InitialConsumerPending(); err == nil {
+		f.pending = n
+		if n == 0 {
+			f.loadedLocked()
+		}
+	}
+	return sub, nil
+}
+
+// deliver is the subscription's callback: one message of the consumer, in
+// order, without gaps or repeats (the library's ordered consumer sees to it).
+func (f *feed) deliver(m *nats.Msg) {
+	md, err := m.Metadata()
+	if err != nil || len(m.Subject) <= len(f.pre) {
+		return
+	}
+	e := entryOf(m, f.pre, md.Sequence.Stream)
+	del := isDelete(m.Header)
+	if del {
+		e.Value = nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.stopped:
+	case f.loading:
+		if del { // a delete or purge is not state
+			delete(f.state, e.Key)
+		} else {
+			f.state[e.Key] = e
+		}
+		// As kv.Watch: the initial values end with the count the consumer
+		// held when made, or with the first message that has none after it.
+		if f.received.Add(1) >= f.pending || md.NumPending == 0 {
+			f.loadedLocked()
+		}
+	default:
+		if del {
+			delete(f.w.known, e.Key)
+		} else {
+			f.w.known[e.Key] = true
+		}
+		f.w.send(f.ctx, Update{Entries: []Entry{e}, Deleted: del})
+	}
+}
+
+// loadedLocked delivers the snapshot of the initial values. f.mu is held.
+func (f *feed) loadedLocked() {
+	state := f.state
+	f.loading, f.state = false, nil
+	if f.w.send(f.ctx, Update{Snapshot: true, Entries: sortedEntries(state), Gone: f.w.forget(state)}) {
+		f.w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
+		close(f.loaded)
+	}
+}
+
+// stop ends the watcher: once it returns no update of it reaches out. cancel
+// ends f.ctx, which a callback blocked on a send is waiting on. The consumer
+// is deleted in the background: that is a request, which waits while the
+// bus is away.
+func (f *feed) stop(sub *nats.Subscription, cancel context.CancelFunc) {
+	cancel()
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	go func() {
+		if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrBadSubscription) &&
+			!errors.Is(err, nats.ErrConnectionClosed) {
+			f.w.log.Debug().Err(err).Msg("stopping watcher")
+		}
+	}()
+}
+
+// isDelete says whether a message's headers mark a delete or a purge.
+func isDelete(h nats.Header) bool {
+	if len(h) == 0 {
+		return false
+	}
+	if op := h.Get(kvOperation); op != "" {
+		return op == kvDelete || op == kvPurge
+	}
+	switch h.Get(jetstream.MarkerReasonHeader) { // the server's own markers
+	case "MaxAge", "Purge", "Remove":
+		return true
+	}
+	return false
+}
+
+// pushJS is the (legacy) JetStream context nats.go's kv.Watch subscribes
+// with, on js's API prefix or domain.
+func pushJS(js jetstream.JetStream) (nats.JetStreamContext, error) {
+	o := js.Options()
+	var opts []nats.JSOpt
+	switch {
+	case o.Domain != "":
+		opts = append(opts, nats.Domain(o.Domain))
+	case o.APIPrefix != "":
+		opts = append(opts, nats.APIPrefix(o.APIPrefix))
+	}
+	pjs, err := js.Conn().JetStream(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: JetStream context: %w", err)
+	}
+	return pjs, nil
+}
