@@ -44,7 +44,10 @@ type feed struct {
 	// mu serialises the callback with the start and the stop of the
 	// watcher; held across a send so that once stopped is set no update
 	// of this watcher reaches out (one after a Resync's new snapshot would
-	// be stale), nor touches w.known.
+	// be stale), nor touches w.known. w.known changes only with an update
+	// delivered: it is what the reader was told, which the next snapshot's
+	// Gone is reckoned from. A send that fails (the watcher is stopping)
+	// stops the watcher there, so nothing after it is delivered either.
 	mu      sync.Mutex
 	stopped bool
 	loading bool             // the initial values are still coming
@@ -93,7 +96,8 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 }
 
 // deliver is the subscription's callback: one message of the consumer, in
-// order, without gaps or repeats (the library's ordered consumer sees to it).
+// the stream's order, none twice (the library's ordered consumer recreates
+// itself past the last one delivered when it sees a gap).
 func (f *feed) deliver(m *nats.Msg) {
 	md, err := m.Metadata()
 	if err != nil || len(m.Subject) <= len(f.pre) {
@@ -107,7 +111,7 @@ func (f *feed) deliver(m *nats.Msg) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
-	case f.stopped:
+	case f.stopped || f.ctx.Err() != nil: // stopping: nothing more of it
 	case f.loading:
 		if del { // a delete or purge is not state
 			delete(f.state, e.Key)
@@ -120,12 +124,15 @@ func (f *feed) deliver(m *nats.Msg) {
 			f.loadedLocked()
 		}
 	default:
+		if !f.w.send(f.ctx, Update{Entries: []Entry{e}, Deleted: del}) {
+			f.stopped = true // the reader never got it: nor anything after it
+			return
+		}
 		if del {
 			delete(f.w.known, e.Key)
 		} else {
 			f.w.known[e.Key] = true
 		}
-		f.w.send(f.ctx, Update{Entries: []Entry{e}, Deleted: del})
 	}
 }
 
@@ -133,10 +140,13 @@ func (f *feed) deliver(m *nats.Msg) {
 func (f *feed) loadedLocked() {
 	state := f.state
 	f.loading, f.state = false, nil
-	if f.w.send(f.ctx, Update{Snapshot: true, Entries: sortedEntries(state), Gone: f.w.forget(state)}) {
-		f.w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
-		close(f.loaded)
+	if !f.w.send(f.ctx, Update{Snapshot: true, Entries: sortedEntries(state), Gone: f.w.gone(state)}) {
+		f.stopped = true
+		return
 	}
+	f.w.remember(state)
+	f.w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
+	close(f.loaded)
 }
 
 // stop ends the watcher: once it returns no update of it reaches out. cancel

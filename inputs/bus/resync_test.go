@@ -2,10 +2,12 @@ package bus
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
@@ -15,11 +17,17 @@ import (
 // next snapshot. Every write is a put under the filter, so the bucket's
 // revisions run 1, 2, 3…: a snapshot reaches some revision r (its newest
 // entry's) and the live updates after it must be r+1, r+2, … until the next
-// snapshot, which may not go back.
+// snapshot, which may not go back. The bucket keeps every value of the test
+// (History 64, 400 puts over 7 keys): with History 1, as the server makes
+// them, a value the watcher has not reached when the key is written again
+// is gone from the bucket, and rightly skipped.
 func TestWatchLiveUpdatesAcrossResyncsAreEachPutOnceInOrder(t *testing.T) {
 	s := bustest.Start(t)
 	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
-	kv := createBucket(t, js, "assign")
+	kv, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "assign", History: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
 	put(t, kv, "ace.k0", "0")
 
 	w, out := startWatch(t, js, "assign", "ace.>", 0, 16)
@@ -41,6 +49,12 @@ func TestWatchLiveUpdatesAcrossResyncsAreEachPutOnceInOrder(t *testing.T) {
 	m := mirror{}
 	var next uint64 // the revision the next live update must have
 	snapshots, live := 0, 0
+	var hist []string // the last updates seen, for a failure to show
+	defer func() {
+		if t.Failed() {
+			t.Logf("the last updates: %v", hist)
+		}
+	}()
 	deadline := time.After(30 * time.Second)
 	for next != puts+2 { // revision 1 is ace.k0=0, the puts are 2…puts+1
 		var u Update
@@ -56,12 +70,15 @@ func TestWatchLiveUpdatesAcrossResyncsAreEachPutOnceInOrder(t *testing.T) {
 			t.Fatalf("after %d snapshots and %d live updates, revision %d still not seen (puts: %d)", snapshots, live, next, puts+1)
 		}
 		m.apply(u)
+		var r uint64 // the newest revision u holds
+		for _, e := range u.Entries {
+			r = max(r, e.Revision)
+		}
+		if hist = append(hist, fmt.Sprintf("%s@%d", describe(u), r)); len(hist) > 12 {
+			hist = hist[1:]
+		}
 		switch {
 		case u.Snapshot:
-			var r uint64
-			for _, e := range u.Entries {
-				r = max(r, e.Revision)
-			}
 			if r+1 < next {
 				t.Fatalf("snapshot %d reaches revision %d, behind the live update %d delivered before it", snapshots+1, r, next-1)
 			}
@@ -96,6 +113,66 @@ func TestWatchLiveUpdatesAcrossResyncsAreEachPutOnceInOrder(t *testing.T) {
 			}
 		case <-end:
 			return
+		}
+	}
+}
+
+// Puts and deletes keep coming while the watch is made to Resync again and
+// again, its reader slow: a reader that never clears its state, dropping
+// only what an update says is gone (as the daemon does), ends with the
+// bucket's state. An update cut short by a Resync must not count as told.
+func TestWatchReaderThatOnlyDropsWhatIsGoneEndsWithTheBucketAcrossResyncs(t *testing.T) {
+	s := bustest.Start(t)
+	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
+	kv := createBucket(t, js, "assign")
+
+	w, out := startWatch(t, js, "assign", "ace.>", 0, 0)
+	const ops = 300
+	want := mirror{}
+	written := make(chan error, 1)
+	go func() {
+		for i := 1; i <= ops; i++ {
+			k := "ace.k" + strconv.Itoa(i%5)
+			var err error
+			if i%3 == 0 {
+				err = kv.Delete(context.Background(), k)
+				delete(want, k)
+			} else {
+				_, err = kv.PutString(context.Background(), k, strconv.Itoa(i))
+				want[k] = strconv.Itoa(i)
+			}
+			if err != nil {
+				written <- err
+				return
+			}
+			if i%7 == 0 {
+				w.Resync()
+			}
+		}
+		written <- nil
+	}()
+
+	m := goneMirror{}
+	for done := false; !done; {
+		select {
+		case u := <-out:
+			m.apply(u)
+			time.Sleep(100 * time.Microsecond) // a reader slower than the bus
+		case err := <-written:
+			if err != nil {
+				t.Fatal(err)
+			}
+			done = true
+		case <-time.After(30 * time.Second):
+			t.Fatal("the puts and deletes took over 30 s")
+		}
+	}
+	for deadline := time.After(5 * time.Second); m.String() != want.String(); {
+		select {
+		case u := <-out:
+			m.apply(u)
+		case <-deadline:
+			t.Fatalf("the reader holds %s, the bucket %s", m, want)
 		}
 	}
 }

@@ -237,6 +237,13 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 // forget makes now the keys known, and returns those known before that are
 // not in it (sorted).
 func (w *Watch) forget(now map[string]Entry) []string {
+	gone := w.gone(now)
+	w.remember(now)
+	return gone
+}
+
+// gone is the keys known that are not in now (sorted).
+func (w *Watch) gone(now map[string]Entry) []string {
 	var gone []string
 	for k := range w.known {
 		if _, ok := now[k]; !ok {
@@ -244,11 +251,15 @@ func (w *Watch) forget(now map[string]Entry) []string {
 		}
 	}
 	slices.Sort(gone)
+	return gone
+}
+
+// remember makes now the keys known.
+func (w *Watch) remember(now map[string]Entry) {
 	w.known = make(map[string]bool, len(now))
 	for k := range now {
 		w.known[k] = true
 	}
-	return gone
 }
 
 // send delivers u on out unless ctx ends first.
