@@ -11,7 +11,7 @@ import (
 // owns it (inputs send that goroutine batches); only Counters may be read
 // from others.
 type Graph struct {
-	nodes map[nodeKey]*Node
+	index keyIndex
 	// byID[id] is the node numbered id (nil: none; 0 is never a node's);
 	// free are the numbers of removed nodes, given again to new ones.
 	byID []*Node
@@ -36,7 +36,7 @@ type Graph struct {
 // New makes an empty graph.
 func New() *Graph {
 	return &Graph{
-		nodes:   make(map[nodeKey]*Node),
+		index:   newKeyIndex(),
 		byID:    []*Node{nil},
 		cycles:  make(map[*Node]*CycleError),
 		onCycle: make(map[*Node]*CycleError),
@@ -48,11 +48,11 @@ func New() *Graph {
 
 // Node returns the node with key k, or nil.
 func (g *Graph) Node(k Key) *Node {
-	nk, ok := lookupKey(k)
+	kind, ok := kindNumber(k.Kind, false)
 	if !ok {
-		return nil
+		return nil // a kind no node ever had
 	}
-	return g.nodes[nk]
+	return g.index.lookup(kind, k.Name, g.byID)
 }
 
 // byNumber is the node whose ID is id, or nil.
@@ -64,22 +64,22 @@ func (g *Graph) byNumber(id int64) *Node {
 }
 
 // Len is the number of nodes.
-func (g *Graph) Len() int { return len(g.nodes) }
+func (g *Graph) Len() int { return g.index.live }
 
 // Nodes returns every node, sorted by key.
 func (g *Graph) Nodes() []*Node {
-	out := make([]*Node, 0, len(g.nodes))
-	for _, n := range g.nodes {
-		out = append(out, n)
-	}
+	out := make([]*Node, 0, g.Len())
+	g.Range(func(n *Node) { out = append(out, n) })
 	sortNodes(out)
 	return out
 }
 
 // Range calls fn for every node, in no set order (cheaper than Nodes).
 func (g *Graph) Range(fn func(*Node)) {
-	for _, n := range g.nodes {
-		fn(n)
+	for _, n := range g.byID {
+		if n != nil {
+			fn(n)
+		}
 	}
 }
 
@@ -141,8 +141,8 @@ func (g *Graph) add(k Key) *Node {
 	}
 	now := g.Now().UnixNano()
 	n := &Node{kind: kind, name: k.Name, id: id, since: now, changedAt: now}
-	g.nodes[nodeKey{kind, k.Name}] = n
 	g.byID[id] = n
+	g.index.insert(n, g.byID)
 	return n
 }
 
@@ -238,7 +238,7 @@ func (g *Graph) Remove(n *Node) error {
 	}
 	n.inputs = nil
 	n.removed = true
-	delete(g.nodes, nodeKey{n.kind, n.name})
+	g.index.remove(n)
 	g.byID[n.id] = nil
 	g.free = append(g.free, n.id)
 	delete(g.refused, n)

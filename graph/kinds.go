@@ -58,16 +58,3 @@ func kindNumber(k string, add bool) (i uint16, ok bool) {
 	kindTable.cur.Store(next)
 	return i, true
 }
-
-// nodeKey is a node's key as the graph's index holds it (24 bytes, not 32).
-type nodeKey struct {
-	kind uint16
-	name string
-}
-
-// lookupKey is k as the index holds it; ok is false for a kind no node
-// ever had (no node has that key).
-func lookupKey(k Key) (nodeKey, bool) {
-	i, ok := kindNumber(k.Kind, false)
-	return nodeKey{i, k.Name}, ok
-}

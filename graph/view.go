@@ -20,7 +20,7 @@ func (v view) Node(id int64) gg.Node {
 }
 
 func (v view) Nodes() gg.Nodes {
-	ns := make([]gg.Node, 0, len(v.g.nodes))
+	ns := make([]gg.Node, 0, v.g.Len())
 	for _, n := range v.g.Nodes() {
 		ns = append(ns, n)
 	}
