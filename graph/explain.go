@@ -36,7 +36,7 @@ func (g *Graph) Explain(k Key, meta func(*Node) any) (Explanation, error) {
 
 func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Explanation {
 	e := Explanation{
-		Key: n.Key(), State: n.state.String(), Why: n.why, Input: n.compute == nil,
+		Key: n.Key(), State: n.state.String(), Why: n.Why(), Input: n.compute == nil,
 		Secret: n.secret, Since: n.Since(), ChangedAt: n.ChangedAt(), Cause: g.Cause(n),
 		Root: n.state != Ready && n.own,
 	}

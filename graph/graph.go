@@ -103,7 +103,7 @@ func (g *Graph) Input(k Key) (*Node, error) {
 		return n, nil
 	}
 	n := g.add(k)
-	n.why = "not set yet"
+	n.result = "not set yet"
 	n.own = true
 	return n, nil
 }
@@ -120,7 +120,7 @@ func (g *Graph) Derived(k Key, f Compute, inputs ...*Node) (*Node, error) {
 	}
 	n := g.add(k)
 	n.compute = f
-	n.why = "not computed yet"
+	n.result = "not computed yet"
 	n.own = true
 	err := g.SetInputs(n, inputs...)
 	g.markDirty(n)
@@ -186,7 +186,7 @@ func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 	if n.removed {
 		return
 	}
-	if n.state == s && n.why == why && (s != Ready || Equal(n.value, v)) {
+	if n.state == s && n.Why() == why && (s != Ready || Equal(n.result, v)) {
 		return
 	}
 	g.record(n, s, v, why, true)
@@ -199,18 +199,19 @@ func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 	}
 }
 
-// record stores a new state and stamps it.
+// record stores a new state and stamps it. A ready state has no why (a
+// node holds its value or its why, not both).
 func (g *Graph) record(n *Node, s State, v any, why string, own bool) {
 	now := g.now
 	if now == 0 {
 		now = g.Now().UnixNano()
 	}
-	if n.state != s || n.why != why {
+	if n.state != s || n.Why() != why {
 		n.since = now
 	}
-	n.state, n.value, n.why, n.own = s, v, why, own
+	n.state, n.result, n.own = s, v, own
 	if s != Ready {
-		n.value = nil
+		n.result = why
 	}
 	n.changedAt = now
 	n.changedRun = g.run + 1

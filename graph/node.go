@@ -12,11 +12,13 @@ type Compute func(in In) (any, error)
 type Node struct {
 	// Read and written by every stabilization that reaches the node: kept
 	// together, first, so a recompute touches few cache lines.
-	compute    Compute // nil for an input leaf
-	inputs     []*Node
-	deps       []*Node // dependents
-	value      any
-	why        string
+	compute Compute // nil for an input leaf
+	inputs  []*Node
+	deps    []*Node // dependents
+	// The value when Ready, else why the node waits or failed (a string):
+	// a ready node has no why, a node not ready no value, and one field
+	// for both keeps a Node at 160 bytes, not 176 (11.7 nodes a file).
+	result     any
 	changedRun uint64
 	since      int64 // unix nanoseconds: when (state, why) last changed
 	changedAt  int64 // unix nanoseconds: when state, why or value last changed
@@ -55,11 +57,17 @@ func (n *Node) Value() any {
 	if n.state != Ready {
 		return nil
 	}
-	return n.value
+	return n.result
 }
 
 // Why says what a waiting node waits for or why a failed node failed.
-func (n *Node) Why() string { return n.why }
+func (n *Node) Why() string {
+	if n.state == Ready {
+		return ""
+	}
+	why, _ := n.result.(string)
+	return why
+}
 
 // Secret says the node's value must never be shown.
 func (n *Node) Secret() bool { return n.secret }
@@ -90,7 +98,7 @@ func (n *Node) String() string {
 	if n.state == Ready {
 		return n.Key().String() + " (ready)"
 	}
-	return n.Key().String() + " (" + n.state.String() + ": " + n.why + ")"
+	return n.Key().String() + " (" + n.state.String() + ": " + n.Why() + ")"
 }
 
 // In gives a compute function its node's inputs.
@@ -106,7 +114,7 @@ func (in In) Value(i int) any { return in.n.inputs[i].Value() }
 func (in In) State(i int) State { return in.n.inputs[i].state }
 
 // Why is input i's reason when it is not ready.
-func (in In) Why(i int) string { return in.n.inputs[i].why }
+func (in In) Why(i int) string { return in.n.inputs[i].Why() }
 
 // Key is input i's key.
 func (in In) Key(i int) Key { return in.n.inputs[i].Key() }

@@ -78,7 +78,7 @@ const keepQueued = 4096
 func (g *Graph) recompute(n *Node) bool {
 	g.counters.Recomputed.Add(1)
 	s, v, why, own := g.evaluate(n)
-	if s == n.state && why == n.why && (s != Ready || Equal(n.value, v)) {
+	if s == n.state && why == n.Why() && (s != Ready || Equal(n.result, v)) {
 		n.own = own
 		g.counters.Cutoffs.Add(1)
 		return false
