@@ -71,9 +71,9 @@ func BenchmarkGraphNode(b *testing.B) {
 			ks[i].Name = strings.Clone(ks[i].Name)
 		}
 		for _, read := range []bool{false, true} {
-			name := fmt.Sprintf("nodes=%d", n)
+			name := fmt.Sprintf("nodes=%d/lookup", n)
 			if read {
-				name += "/read"
+				name = fmt.Sprintf("nodes=%d/read", n)
 			}
 			b.Run(name, func(b *testing.B) {
 				var found int
