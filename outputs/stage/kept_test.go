@@ -26,12 +26,7 @@ import (
 func TestAFillOverAKeptConnectionLandsAfterMeshFillRestarted(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "restart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "fill.sock")
+	sock := shortSock(t, "restart")
 	serve := func() (stop func()) {
 		sctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -79,12 +74,7 @@ func mustHold(t *testing.T, p, want string) {
 func TestAFillNeverAnsweredOverAKeptConnectionHoldsUpNeitherTheLoopNorAnotherModule(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "hang")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "fill.sock")
+	sock := shortSock(t, "hang")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +131,17 @@ func TestAFillNeverAnsweredOverAKeptConnectionHoldsUpNeitherTheLoopNorAnotherMod
 	if !within(2*time.Second, r.s.Stop) {
 		t.Fatal("Stop did not return within 2 s while a fill was not answered")
 	}
+}
+
+// shortSock is a socket path in a directory of its own, removed with
+// the test: short, as a socket path is at most 108 bytes.
+func shortSock(t *testing.T, pattern string) string {
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "fill.sock")
 }
 
 // within says whether f returned within limit.
