@@ -176,3 +176,25 @@ func TestWatchReaderThatOnlyDropsWhatIsGoneEndsWithTheBucketAcrossResyncs(t *tes
 		}
 	}
 }
+
+// A watch's consumer is told the bus is there every Heartbeat, not
+// nats.go's 5 s: the consumer the bus holds for it says so.
+func TestAWatchsConsumerHeartbeatIsHeartbeat(t *testing.T) {
+	s := bustest.Start(t)
+	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
+	kv := createBucket(t, js, "assign")
+	put(t, kv, "ace.k0", "0")
+	_, out := startWatch(t, js, "assign", "ace.>", 0, 16)
+	nextSnapshot(t, out, 10*time.Second)
+	stream, err := js.Stream(context.Background(), "KV_assign")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var beats []time.Duration
+	for ci := range stream.ListConsumers(context.Background()).Info() {
+		beats = append(beats, ci.Config.IdleHeartbeat)
+	}
+	if len(beats) != 1 || beats[0] != Heartbeat {
+		t.Fatalf("the watch's consumers beat every %v, want one every %v", beats, Heartbeat)
+	}
+}
