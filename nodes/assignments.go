@@ -30,7 +30,7 @@ type module struct {
 	// needs are the module's need nodes by kind then name, as View lists
 	// them: sorted once per rebuild (a change of one value views its module
 	// again, and a module may have hundreds of needs).
-	needs []placedNeed
+	needs []*graph.Node
 	// namesSum is the sum of the needs' kinds and names for namesSeed
 	// (NeedsSum), kept until the next rebuild (namesOK).
 	namesSum  uint64

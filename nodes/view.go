@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Stabilize recomputes what the last changes made dirty and returns this
@@ -141,10 +142,11 @@ func (m *NodeGraph) Needs(module string) []NeedView {
 		return nil
 	}
 	out := make([]NeedView, 0, len(mod.needs))
-	for _, pn := range mod.needs {
-		nv := NeedView{Kind: string(pn.ph.Kind), Name: pn.ph.Name, State: pn.n.State()}
-		if pn.n.State() != graph.Ready {
-			nv.Why = m.RootReason(pn.n)
+	for _, n := range mod.needs {
+		ph := needPlaceholder(n, module)
+		nv := NeedView{Kind: string(ph.Kind), Name: ph.Name, State: n.State()}
+		if n.State() != graph.Ready {
+			nv.Why = m.RootReason(n)
 		}
 		out = append(out, nv)
 	}
@@ -161,16 +163,17 @@ func (m *NodeGraph) NeedsSum(module string, seed maphash.Seed) uint64 {
 	}
 	if !mod.namesOK || mod.namesSeed != seed {
 		x := uint64(len(mod.needs))
-		for _, pn := range mod.needs {
-			x = mixName(x, seed, string(pn.ph.Kind), pn.ph.Name)
+		for _, n := range mod.needs {
+			ph := needPlaceholder(n, module)
+			x = mixName(x, seed, string(ph.Kind), ph.Name)
 		}
 		mod.namesSum, mod.namesSeed, mod.namesOK = x, seed, true
 	}
 	x := mod.namesSum
-	for _, pn := range mod.needs {
-		st, why := pn.n.State(), ""
+	for _, n := range mod.needs {
+		st, why := n.State(), ""
 		if st != graph.Ready {
-			why = m.RootReason(pn.n)
+			why = m.RootReason(n)
 		}
 		x = mixState(x, seed, st, why)
 	}
@@ -211,22 +214,28 @@ func mix(x, v uint64) uint64 {
 	return bits.RotateLeft64(x^v, 29)*0x9e3779b97f4a7c15 + 1
 }
 
-// placedNeed is one need of a module: its placeholder and its node.
-type placedNeed struct {
-	ph Placeholder
-	n  *graph.Node
+// needPlaceholder is the placeholder of module's need node n, read from
+// its key (needKey) without allocating: a module's needs list keeps only
+// the nodes (a placeholder beside each cost 32 bytes a need, ~170 bytes a
+// file at 10k files).
+func needPlaceholder(n *graph.Node, module string) Placeholder {
+	name := n.Key().Name
+	ph := name[len(module)+3 : len(name)-1] // module + "/${" … "}"
+	kind, rest, _ := strings.Cut(ph, ":")   // a kind holds no ':'
+	return Placeholder{Kind: spec.Kind(kind), Name: rest}
 }
 
-// sortNeeds lists a module's needs by kind, then name: sorted once per
+// sortNeeds lists a module's need nodes by kind, then name: sorted once per
 // rebuild, not on every View (a change of one value views its module
 // again, and a module may have hundreds of needs).
-func sortNeeds(needs map[Placeholder]*graph.Node) []placedNeed {
-	out := make([]placedNeed, 0, len(needs))
-	for ph, n := range needs {
-		out = append(out, placedNeed{ph, n})
+func sortNeeds(module string, needs map[Placeholder]*graph.Node) []*graph.Node {
+	out := make([]*graph.Node, 0, len(needs))
+	for _, n := range needs {
+		out = append(out, n)
 	}
-	slices.SortFunc(out, func(a, b placedNeed) int {
-		return cmp.Or(cmp.Compare(a.ph.Kind, b.ph.Kind), cmp.Compare(a.ph.Name, b.ph.Name))
+	slices.SortFunc(out, func(a, b *graph.Node) int {
+		pa, pb := needPlaceholder(a, module), needPlaceholder(b, module)
+		return cmp.Or(cmp.Compare(pa.Kind, pb.Kind), cmp.Compare(pa.Name, pb.Name))
 	})
 	return out
 }

@@ -19,7 +19,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 	oldItems := mod.items
 	mod.owning = map[*graph.Node]bool{}
 	mod.wiring = map[Placeholder]*graph.Node{}
-	defer func() { mod.needs, mod.wiring, mod.namesOK = sortNeeds(mod.wiring), nil, false }()
+	defer func() { mod.needs, mod.wiring, mod.namesOK = sortNeeds(mod.name, mod.wiring), nil, false }()
 	mod.files, mod.items = nil, nil
 
 	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
