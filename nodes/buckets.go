@@ -76,7 +76,7 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 		case toks[0] != m.node:
 			return Change{Foreign: true}
 		}
-		old, had := m.config[key]
+		old, had := m.configValue(key)
 		m.putConfig(key, value)
 		if m.mods[toks[1]] != nil && (!had || !bytes.Equal(old, value)) {
 			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
@@ -160,7 +160,9 @@ func (m *NodeGraph) BucketNotPermitted(bucket string, refused bool) {
 		o, _ := n.Meta.(*Origin)
 		switch k := n.Key(); {
 		case k.Kind == KindConfig && bucket == spec.ConfigBucket:
-			m.initConfig(n, k.Name)
+			if n.State() != graph.Ready { // a value known stays (as it did in m.config)
+				m.initConfig(n, k.Name, nil, false)
+			}
 		case k.Kind == KindRegistry && bucket == spec.RegistryBucket:
 			m.initRegistry(n, k.Name)
 		case k.Kind == KindBound && o != nil && o.Bucket == bucket:

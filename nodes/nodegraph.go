@@ -19,7 +19,8 @@ type NodeGraph struct {
 	mods map[string]*module
 
 	// What the sources said; a leaf made later starts from it.
-	config          map[string][]byte // by bucket key
+	config          map[string][]byte // by bucket key, values no leaf holds (sources.go)
+	configRoom      int               // the most m.config held since it was made
 	configMissing   bool
 	registry        map[string][]byte // by kind
 	registryMissing bool

@@ -429,3 +429,70 @@ func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
 		t.Fatal("a removed module's secret is still held")
 	}
 }
+
+// A config value is held by its leaf while a placeholder reads it and by
+// the graph's map otherwise (sources.go): across a leaf made, removed and
+// made again, the value is answered (ConfigValue, the ask), a change of it
+// is a change, and a file that reads it again renders it.
+func TestAConfigValueOutlivesTheLeafThatHeldIt(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.ConfigBucket, "ace.web.a", []byte("A1"))
+	m.Put(spec.ConfigBucket, "ace.web.b", []byte("B1"))
+	put := func(tmpl, text string) {
+		t.Helper()
+		if err := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{
+			Files: []FileSpec{{Path: "/etc/web.conf", Template: tmpl}},
+		})).Refused; err != nil {
+			t.Fatal(err)
+		}
+		m.SetArchive("web", digestA, map[string][]byte{tmpl: []byte(text)})
+		m.Stabilize()
+	}
+	value := func(key, want string) {
+		t.Helper()
+		if v, ok := m.ConfigValue("web", key); !ok || string(v) != want {
+			t.Fatalf("ConfigValue(web, %s) = %q, %v; want %q", key, v, ok, want)
+		}
+	}
+	content := func(want string) {
+		t.Helper()
+		if f := file(m, "web", "/etc/web.conf"); f.Value == nil || string(f.Value.Content) != want {
+			t.Fatalf("web.conf %+v, want %q", f, want)
+		}
+	}
+	put("reads-a", "a=${config:a}\n")
+	content("a=A1\n")
+	value("a", "A1")
+	value("b", "B1")
+	if c := m.Put(spec.ConfigBucket, "ace.web.a", []byte("A1")); c.ConfigKey != "" {
+		t.Fatalf("the same value again is a change: %+v", c)
+	}
+	if c := m.Put(spec.ConfigBucket, "ace.web.a", []byte("A2")); c.ConfigKey != "a" {
+		t.Fatalf("a new value of a leaf's key is no change: %+v", c)
+	}
+	m.Stabilize()
+	content("a=A2\n")
+
+	put("none", "nothing\n") // the leaf of a goes; its value stays known
+	if m.Graph().Node(graph.Key{Kind: KindConfig, Name: "ace.web.a"}) != nil {
+		t.Fatal("the leaf of a is still in the graph")
+	}
+	value("a", "A2")
+	if c := m.Put(spec.ConfigBucket, "ace.web.a", []byte("A2")); c.ConfigKey != "" {
+		t.Fatalf("the same value again, after its leaf went, is a change: %+v", c)
+	}
+	m.Put(spec.ConfigBucket, "ace.web.a", []byte("A3"))
+	put("reads-a-again", "a=${config:a}\n")
+	content("a=A3\n")
+	value("a", "A3")
+
+	m.Delete(spec.ConfigBucket, "ace.web.a")
+	m.Stabilize()
+	if _, ok := m.ConfigValue("web", "a"); ok {
+		t.Fatal("a deleted key is still answered")
+	}
+	if f := file(m, "web", "/etc/web.conf"); f.State != graph.Waiting || !strings.Contains(f.Why, "ace.web.a: not written yet") {
+		t.Fatalf("web.conf after the delete: %+v", f)
+	}
+}

@@ -11,20 +11,53 @@ import (
 // input leaf that stands for it, when one exists. Put, Delete and
 // BucketMissing (buckets.go) call the bucket ones; the daemon the others.
 
+// A config value is held once: by its leaf when one reads it (the leaf is
+// ready exactly when the key has a value), else in m.config. Holding both
+// cost a map entry and a key string per placeholder (~450 bytes a filled
+// file at 10k files, issue 20). A leaf removed hands its value back to
+// m.config (collect).
+
 // putConfig records mesh-config_resolved <key> (this node's) = value.
 func (m *NodeGraph) putConfig(key string, value []byte) {
-	m.config[key] = append([]byte(nil), value...)
+	v := append([]byte(nil), value...)
 	if n := m.existing(KindConfig, key); n != nil {
-		m.g.Set(n, m.config[key])
+		m.g.Set(n, v)
+		return
 	}
+	m.config[key] = v
+	m.configRoom = max(m.configRoom, len(m.config))
+}
+
+// shrinkConfig makes m.config again once most of what it held went to
+// leaves: a Go map keeps the room it grew to, and a cold start puts every
+// value before the plans make their leaves (3 MB of empty room at 10k files).
+func (m *NodeGraph) shrinkConfig() {
+	if m.configRoom < 64 || len(m.config) > m.configRoom/4 {
+		return
+	}
+	c := make(map[string][]byte, len(m.config))
+	for k, v := range m.config {
+		c[k] = v
+	}
+	m.config, m.configRoom = c, len(c)
 }
 
 // deleteConfig records that mesh-config_resolved <key> is gone.
 func (m *NodeGraph) deleteConfig(key string) {
 	delete(m.config, key)
 	if n := m.existing(KindConfig, key); n != nil {
-		m.initConfig(n, key)
+		m.initConfig(n, key, nil, false)
 	}
+}
+
+// configValue is mesh-config_resolved <key>'s value, if it has one.
+func (m *NodeGraph) configValue(key string) ([]byte, bool) {
+	if n := m.existing(KindConfig, key); n != nil {
+		v, _ := n.Value().([]byte)
+		return v, n.State() == graph.Ready
+	}
+	v, ok := m.config[key]
+	return v, ok
 }
 
 // configBucketMissing records whether mesh-config_resolved does not exist.
@@ -35,7 +68,7 @@ func (m *NodeGraph) configBucketMissing(missing bool) {
 	m.configMissing = missing
 	m.g.Range(func(n *graph.Node) {
 		if n.Key().Kind == KindConfig && n.State() != graph.Ready {
-			m.initConfig(n, n.Key().Name)
+			m.initConfig(n, n.Key().Name, nil, false)
 		}
 	})
 }
@@ -43,12 +76,19 @@ func (m *NodeGraph) configBucketMissing(missing bool) {
 func (m *NodeGraph) configLeaf(module, key string) *graph.Node {
 	bk := spec.EncodeKey(m.node, module, key)
 	return m.leaf(KindConfig, bk, nil, func(n *graph.Node) { // OriginOf reads its key
-		m.initConfig(n, bk)
+		v, ok := m.config[bk]
+		if ok {
+			delete(m.config, bk) // the leaf holds it now
+			m.shrinkConfig()
+		}
+		m.initConfig(n, bk, v, ok)
 	})
 }
 
-func (m *NodeGraph) initConfig(n *graph.Node, bk string) {
-	switch v, ok := m.config[bk]; {
+// initConfig sets config leaf n (key bk) to value v when it has one (ok),
+// else to why it waits.
+func (m *NodeGraph) initConfig(n *graph.Node, bk string, v []byte, ok bool) {
+	switch {
 	case ok:
 		m.g.Set(n, v)
 	case m.notPermitted[spec.ConfigBucket]:
@@ -62,8 +102,7 @@ func (m *NodeGraph) initConfig(n *graph.Node, bk string) {
 
 // ConfigValue is this node's mesh-config_resolved value for module's key.
 func (m *NodeGraph) ConfigValue(module, key string) ([]byte, bool) {
-	v, ok := m.config[spec.EncodeKey(m.node, module, key)]
-	return v, ok
+	return m.configValue(spec.EncodeKey(m.node, module, key))
 }
 
 // putRegistry records the registry's entry for kind.

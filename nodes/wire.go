@@ -473,10 +473,16 @@ func (m *NodeGraph) collect(cands []*graph.Node) {
 			continue
 		}
 		inputs := append([]*graph.Node(nil), n.Inputs()...)
+		v, ready := n.Value(), n.State() == graph.Ready
 		if err := m.g.Remove(n); err != nil {
 			continue
 		}
 		switch n.Key().Kind {
+		case KindConfig:
+			if ready { // the value its leaf held (sources.go)
+				m.config[n.Key().Name], _ = v.([]byte)
+				m.configRoom = max(m.configRoom, len(m.config))
+			}
 		case KindVault:
 			// A module's own secret is held while the module is here (a
 			// plan moving to a new templates archive rebuilds its files,
