@@ -11,6 +11,14 @@ import (
 // With roots given, only they and the nodes they read are shown. No value
 // appears; a secret node is named only.
 func (g *Graph) DOT(name string, roots ...Key) ([]byte, error) {
+	return g.DOTBehind(name, nil, roots...)
+}
+
+// DOTBehind is DOT with, for each input leaf behind names (ok), one more
+// box drawn in the leaf's state as its input: what its owner folded into
+// the leaf rather than keeping as a node of its own (a config need stands
+// for its bucket key). Leaves naming the same key share one box.
+func (g *Graph) DOTBehind(name string, behind func(*Node) (Key, bool), roots ...Key) ([]byte, error) {
 	var ns []*Node
 	if len(roots) == 0 {
 		ns = g.Nodes()
@@ -34,8 +42,52 @@ func (g *Graph) DOT(name string, roots ...Key) ([]byte, error) {
 			}
 		}
 	}
+	if behind != nil {
+		boxes := map[Key]int64{}
+		for _, n := range ns {
+			if n.compute != nil {
+				continue
+			}
+			k, ok := behind(n)
+			if !ok {
+				continue
+			}
+			id, made := boxes[k]
+			if real, shown := ids[g.Node(k)]; shown { // a node of its own after all
+				id, made = real, true
+			}
+			if !made {
+				id = int64(len(ns) + len(boxes))
+				boxes[k] = id
+				dg.AddNode(dotBox{id: id, key: k, state: n.state})
+			}
+			dg.SetEdge(dg.NewEdge(dg.Node(id), dg.Node(ids[n])))
+		}
+	}
 	return dot.Marshal(dg, name, "", "  ")
 }
+
+// dotBox is an input drawn that is not a node of the graph (DOTBehind).
+type dotBox struct {
+	id    int64
+	key   Key
+	state State
+}
+
+func (d dotBox) ID() int64     { return d.id }
+func (d dotBox) DOTID() string { return d.key.String() }
+
+func (d dotBox) Attributes() []encoding.Attribute {
+	return []encoding.Attribute{
+		{Key: "label", Value: quote(d.key.String())},
+		{Key: "color", Value: stateColor[d.state]},
+		{Key: "shape", Value: "box"},
+		{Key: "state", Value: d.state.String()},
+	}
+}
+
+// stateColor is the colour of a node in each state.
+var stateColor = map[State]string{Ready: "darkgreen", Waiting: "orange", Failed: "red"}
 
 type dotNode struct {
 	id int64
@@ -46,7 +98,7 @@ func (d dotNode) ID() int64     { return d.id }
 func (d dotNode) DOTID() string { return d.n.Key().String() }
 
 func (d dotNode) Attributes() []encoding.Attribute {
-	color := map[State]string{Ready: "darkgreen", Waiting: "orange", Failed: "red"}[d.n.state]
+	color := stateColor[d.n.state]
 	shape := "ellipse"
 	if d.n.compute == nil {
 		shape = "box"

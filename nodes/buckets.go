@@ -76,8 +76,8 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 		case toks[0] != m.node:
 			return Change{Foreign: true}
 		}
-		old, had := m.configValue(key)
-		m.putConfig(key, value)
+		old, had := m.configValue(key, toks[1], toks[2])
+		m.putConfig(key, toks[1], toks[2], value)
 		if m.mods[toks[1]] != nil && (!had || !bytes.Equal(old, value)) {
 			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
 		}
@@ -119,7 +119,7 @@ func (m *NodeGraph) Delete(bucket, key string) Change {
 		if err != nil || toks[0] != m.node {
 			return Change{}
 		}
-		m.deleteConfig(key)
+		m.deleteConfig(key, toks[1], toks[2])
 		if m.mods[toks[1]] != nil {
 			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
 		}
@@ -156,13 +156,15 @@ func (m *NodeGraph) BucketNotPermitted(bucket string, refused bool) {
 	} else {
 		delete(m.notPermitted, bucket)
 	}
+	switch bucket {
+	case spec.ConfigBucket:
+		m.configBucketMoved()
+	case spec.RegistryBucket:
+		defer m.configRegistryMoved()
+	}
 	m.g.Range(func(n *graph.Node) {
 		o, _ := n.Meta.(*Origin)
 		switch k := n.Key(); {
-		case k.Kind == KindConfig && bucket == spec.ConfigBucket:
-			if n.State() != graph.Ready { // a value known stays (as it did in m.config)
-				m.initConfig(n, k.Name, nil, false)
-			}
 		case k.Kind == KindRegistry && bucket == spec.RegistryBucket:
 			m.initRegistry(n, k.Name)
 		case k.Kind == KindBound && o != nil && o.Bucket == bucket:

@@ -19,8 +19,12 @@ type NodeGraph struct {
 	mods map[string]*module
 
 	// What the sources said; a leaf made later starts from it.
-	config          map[string][]byte // by bucket key, values no leaf holds (sources.go)
-	configRoom      int               // the most m.config held since it was made
+	config     map[string][]byte // by bucket key, values no leaf holds (config.go)
+	configRoom int               // the most m.config held since it was made
+	configReg  struct {          // the registry's answer for kind config
+		ok  bool
+		why string
+	}
 	configMissing   bool
 	registry        map[string][]byte // by kind
 	registryMissing bool
@@ -63,7 +67,7 @@ type ArchiveWant struct{ Module, Ref, Digest string }
 
 // NewNodeGraph makes the graph of node's client.
 func NewNodeGraph(node string) *NodeGraph {
-	return &NodeGraph{
+	m := &NodeGraph{
 		node: node, g: graph.New(), mods: map[string]*module{},
 		config: map[string][]byte{}, registry: map[string][]byte{},
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
@@ -71,6 +75,8 @@ func NewNodeGraph(node string) *NodeGraph {
 		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{},
 		collItems: map[string]map[string]*graph.Node{}, parsed: map[string]map[string]parsedTemplate{},
 	}
+	m.configReg.ok, m.configReg.why = m.registryAnswer(string(spec.Config))
+	return m
 }
 
 // Graph is the engine underneath (for explain, DOT and counters).
@@ -105,22 +111,15 @@ type Origin struct {
 }
 
 // OriginOf says where n's value comes from; nil for a node the mesh did not
-// make. Need and config nodes, most of a graph, keep no Origin of their own
-// (one each is megabytes on a large node): a need node's Meta is its module,
-// its placeholder the rest of its key; a config leaf's origin is its key.
+// make. Need nodes, most of a graph, keep no Origin of their own (one each
+// is megabytes on a large node): a need node's Meta is its module, its
+// placeholder the rest of its key.
 func OriginOf(n *graph.Node) *Origin {
 	switch o := n.Meta.(type) {
 	case *Origin:
 		return o
 	case *module:
 		return &Origin{Module: o.name, Placeholder: n.Key().Name[len(o.name)+1:]}
-	}
-	if k := n.Key(); k.Kind == KindConfig {
-		o := &Origin{Bucket: spec.ConfigBucket, Key: k.Name}
-		if toks, err := spec.DecodeKey(k.Name, 3); err == nil {
-			o.Module = toks[1]
-		}
-		return o
 	}
 	return nil
 }

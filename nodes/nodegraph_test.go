@@ -430,8 +430,8 @@ func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
 	}
 }
 
-// A config value is held by its leaf while a placeholder reads it and by
-// the graph's map otherwise (sources.go): across a leaf made, removed and
+// A config value is held by its need leaf while a placeholder reads it and
+// by the graph's map otherwise (config.go): across a leaf made, removed and
 // made again, the value is answered (ConfigValue, the ask), a change of it
 // is a change, and a file that reads it again renders it.
 func TestAConfigValueOutlivesTheLeafThatHeldIt(t *testing.T) {
@@ -475,8 +475,8 @@ func TestAConfigValueOutlivesTheLeafThatHeldIt(t *testing.T) {
 	content("a=A2\n")
 
 	put("none", "nothing\n") // the leaf of a goes; its value stays known
-	if m.Graph().Node(graph.Key{Kind: KindConfig, Name: "ace.web.a"}) != nil {
-		t.Fatal("the leaf of a is still in the graph")
+	if m.Graph().Node(configNeedKey("web", "a")) != nil {
+		t.Fatal("the need of a is still in the graph")
 	}
 	value("a", "A2")
 	if c := m.Put(spec.ConfigBucket, "ace.web.a", []byte("A2")); c.ConfigKey != "" {

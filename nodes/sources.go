@@ -11,106 +11,13 @@ import (
 // input leaf that stands for it, when one exists. Put, Delete and
 // BucketMissing (buckets.go) call the bucket ones; the daemon the others.
 
-// A config value is held once: by its leaf when one reads it (the leaf is
-// ready exactly when the key has a value), else in m.config. Holding both
-// cost a map entry and a key string per placeholder (~450 bytes a filled
-// file at 10k files, issue 20). A leaf removed hands its value back to
-// m.config (collect).
-
-// putConfig records mesh-config_resolved <key> (this node's) = value.
-func (m *NodeGraph) putConfig(key string, value []byte) {
-	v := append([]byte(nil), value...)
-	if n := m.existing(KindConfig, key); n != nil {
-		m.g.Set(n, v)
-		return
-	}
-	m.config[key] = v
-	m.configRoom = max(m.configRoom, len(m.config))
-}
-
-// shrinkConfig makes m.config again once most of what it held went to
-// leaves: a Go map keeps the room it grew to, and a cold start puts every
-// value before the plans make their leaves (3 MB of empty room at 10k files).
-func (m *NodeGraph) shrinkConfig() {
-	if m.configRoom < 64 || len(m.config) > m.configRoom/4 {
-		return
-	}
-	c := make(map[string][]byte, len(m.config))
-	for k, v := range m.config {
-		c[k] = v
-	}
-	m.config, m.configRoom = c, len(c)
-}
-
-// deleteConfig records that mesh-config_resolved <key> is gone.
-func (m *NodeGraph) deleteConfig(key string) {
-	delete(m.config, key)
-	if n := m.existing(KindConfig, key); n != nil {
-		m.initConfig(n, key, nil, false)
-	}
-}
-
-// configValue is mesh-config_resolved <key>'s value, if it has one.
-func (m *NodeGraph) configValue(key string) ([]byte, bool) {
-	if n := m.existing(KindConfig, key); n != nil {
-		v, _ := n.Value().([]byte)
-		return v, n.State() == graph.Ready
-	}
-	v, ok := m.config[key]
-	return v, ok
-}
-
-// configBucketMissing records whether mesh-config_resolved does not exist.
-func (m *NodeGraph) configBucketMissing(missing bool) {
-	if m.configMissing == missing {
-		return
-	}
-	m.configMissing = missing
-	m.g.Range(func(n *graph.Node) {
-		if n.Key().Kind == KindConfig && n.State() != graph.Ready {
-			m.initConfig(n, n.Key().Name, nil, false)
-		}
-	})
-}
-
-func (m *NodeGraph) configLeaf(module, key string) *graph.Node {
-	bk := spec.EncodeKey(m.node, module, key)
-	return m.leaf(KindConfig, bk, nil, func(n *graph.Node) { // OriginOf reads its key
-		v, ok := m.config[bk]
-		if ok {
-			delete(m.config, bk) // the leaf holds it now
-			m.shrinkConfig()
-		}
-		m.initConfig(n, bk, v, ok)
-	})
-}
-
-// initConfig sets config leaf n (key bk) to value v when it has one (ok),
-// else to why it waits.
-func (m *NodeGraph) initConfig(n *graph.Node, bk string, v []byte, ok bool) {
-	switch {
-	case ok:
-		m.g.Set(n, v)
-	case m.notPermitted[spec.ConfigBucket]:
-		m.g.SetWaiting(n, NotPermittedWhy(spec.ConfigBucket))
-	case m.configMissing:
-		m.g.SetWaiting(n, "bucket "+spec.ConfigBucket+" does not exist yet")
-	default:
-		m.g.SetWaiting(n, spec.ConfigBucket+" "+bk+": not written yet")
-	}
-}
-
-// ConfigValue is this node's mesh-config_resolved value for module's key.
-func (m *NodeGraph) ConfigValue(module, key string) ([]byte, bool) {
-	return m.configValue(spec.EncodeKey(m.node, module, key))
-}
-
 // putRegistry records the registry's entry for kind.
 func (m *NodeGraph) putRegistry(kind string, entry []byte) {
 	m.registry[kind] = append([]byte(nil), entry...)
 	if n := m.existing(KindRegistry, kind); n != nil {
 		m.initRegistry(n, kind)
 	}
+	m.configRegistryMoved()
 }
 
 // deleteRegistry records that the registry no longer names kind.
@@ -119,6 +26,7 @@ func (m *NodeGraph) deleteRegistry(kind string) {
 	if n := m.existing(KindRegistry, kind); n != nil {
 		m.initRegistry(n, kind)
 	}
+	m.configRegistryMoved()
 }
 
 // registryBucketMissing records whether the registry bucket does not exist.
@@ -132,6 +40,7 @@ func (m *NodeGraph) registryBucketMissing(missing bool) {
 			m.initRegistry(n, n.Key().Name)
 		}
 	})
+	m.configRegistryMoved()
 }
 
 func (m *NodeGraph) registryLeaf(kind string) *graph.Node {
@@ -141,19 +50,28 @@ func (m *NodeGraph) registryLeaf(kind string) *graph.Node {
 }
 
 func (m *NodeGraph) initRegistry(n *graph.Node, kind string) {
+	if ok, why := m.registryAnswer(kind); ok {
+		m.g.Set(n, string(m.registry[kind]))
+	} else {
+		m.g.SetWaiting(n, why)
+	}
+}
+
+// registryAnswer says whether the registry answers for kind (names it, as
+// this client reads it), and if not why.
+func (m *NodeGraph) registryAnswer(kind string) (bool, string) {
 	switch e, ok := m.registry[kind]; {
 	case ok:
 		if why := registryMismatch(kind, e); why != "" {
-			m.g.SetWaiting(n, why)
-			return
+			return false, why
 		}
-		m.g.Set(n, string(e))
+		return true, ""
 	case m.notPermitted[spec.RegistryBucket]:
-		m.g.SetWaiting(n, NotPermittedWhy(spec.RegistryBucket))
+		return false, NotPermittedWhy(spec.RegistryBucket)
 	case m.registryMissing:
-		m.g.SetWaiting(n, "bucket "+spec.RegistryBucket+" does not exist yet")
+		return false, "bucket " + spec.RegistryBucket + " does not exist yet"
 	default:
-		m.g.SetWaiting(n, "the registry ("+spec.RegistryBucket+") does not name kind "+kind)
+		return false, "the registry (" + spec.RegistryBucket + ") does not name kind " + kind
 	}
 }
 

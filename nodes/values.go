@@ -11,7 +11,7 @@ const (
 	KindPlan       = "plan"       // input: the module's plan and templates are usable (or why not)
 	KindArchive    = "archive"    // input: the module's templates archive is here
 	KindPlacement  = "placement"  // input: placement.<kind>.<name> of a plan
-	KindConfig     = "config"     // input: mesh-config_resolved <node>.<module>.<key>
+	KindConfig     = "config"     // no node: mesh-config_resolved <node>.<module>.<key>, behind a config need (config.go)
 	KindRegistry   = "registry"   // input: mesh-provisioner_registry <kind>
 	KindVault      = "vault"      // input (secret): a vault name's value
 	KindBound      = "bound"      // input: <provider>_bound <node>.<module>.<provision>[.<local>]

@@ -288,17 +288,22 @@ func (v *ModuleView) Ready() bool { return v.State == graph.Ready }
 
 // DOT renders the graph in Graphviz form, as graph.DOT does: all of it when
 // module is "", else the module and what it reads; ok is false when module
-// is not on this node.
+// is not on this node. A config need is drawn with the key it reads (or the
+// registry's entry it waits for) as its input (Behind).
 func (m *NodeGraph) DOT(name, module string) (out []byte, ok bool, err error) {
+	behind := func(n *graph.Node) (graph.Key, bool) {
+		k, _, ok := m.Behind(n)
+		return k, ok
+	}
 	if module == "" {
-		out, err = m.g.DOT(name)
+		out, err = m.g.DOTBehind(name, behind)
 		return out, true, err
 	}
 	mod := m.mods[module]
 	if mod == nil {
 		return nil, false, nil
 	}
-	out, err = m.g.DOT(name, mod.node.Key())
+	out, err = m.g.DOTBehind(name, behind, mod.node.Key())
 	return out, true, err
 }
 

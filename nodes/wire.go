@@ -321,8 +321,11 @@ func (m *NodeGraph) needNode(mod *module, ph Placeholder) *graph.Node {
 	compute := computeNeed
 	row, _ := spec.Lookup(ph.Kind)
 	switch row.Source {
-	case spec.FromConfig:
-		src = m.configLeaf(mod.name, ph.Name)
+	case spec.FromConfig: // the need is the leaf (config.go)
+		n := m.configNeed(mod, ph.Name)
+		mod.wiring[ph] = n
+		mod.owning[n] = true
+		return n
 	case spec.FromPlacement:
 		src = m.placementLeaf(mod, ph)
 	case spec.FromVault:
@@ -478,11 +481,8 @@ func (m *NodeGraph) collect(cands []*graph.Node) {
 			continue
 		}
 		switch n.Key().Kind {
-		case KindConfig:
-			if ready { // the value its leaf held (sources.go)
-				m.config[n.Key().Name], _ = v.([]byte)
-				m.configRoom = max(m.configRoom, len(m.config))
-			}
+		case KindNeed:
+			m.configNeedGone(n, v, ready)
 		case KindVault:
 			// A module's own secret is held while the module is here (a
 			// plan moving to a new templates archive rebuilds its files,

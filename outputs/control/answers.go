@@ -112,7 +112,7 @@ func (a Answers) Explain(module string) *Explanation {
 				out.Why = a.Graph.RootReason(in)
 				for _, ix := range x.Inputs {
 					if ix.Key.Kind == nodes.KindNeed || ix.State != graph.Ready.String() {
-						out.Chain = append(out.Chain, toStep(judged(g, ix, meta)))
+						out.Chain = append(out.Chain, toStep(judged(g, a.unfold(ix), meta)))
 					}
 				}
 			} else {
@@ -130,6 +130,28 @@ func (a Answers) Explain(module string) *Explanation {
 		e.Outputs = append(e.Outputs, head...)
 	}
 	return e
+}
+
+// unfold shows below a config need that is not met the input it stands
+// for (nodes.NodeGraph.Behind): the config key or the registry's entry, as
+// when each was a node of its own, so the chain still ends where the value
+// comes from.
+func (a Answers) unfold(x graph.Explanation) graph.Explanation {
+	if x.Key.Kind != nodes.KindNeed || !x.Input || x.State == graph.Ready.String() {
+		return x
+	}
+	n := a.Graph.Graph().Node(x.Key)
+	if n == nil {
+		return x
+	}
+	k, o, ok := a.Graph.Behind(n)
+	if !ok {
+		return x
+	}
+	leaf := graph.Explanation{Key: k, State: x.State, Why: x.Why, Root: x.Root, Input: true,
+		Since: x.Since, ChangedAt: x.ChangedAt, Meta: o}
+	x.Root, x.Input, x.Cause, x.Inputs = false, false, nil, []graph.Explanation{leaf}
+	return x
 }
 
 // toStep turns the engine's explanation of a node into a step, keeping

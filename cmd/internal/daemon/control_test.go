@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/simple"
 
+	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -345,12 +346,18 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 		nodesN = g.Len()
 		type pair struct{ a, b int64 }
 		seen := map[pair]bool{}
+		boxes := map[graph.Key]bool{}
 		for _, n := range g.Nodes() {
 			for _, in := range n.Inputs() {
 				seen[pair{in.ID(), n.ID()}] = true
 			}
+			if k, _, ok := ms.Behind(n); ok { // a config need: its key drawn as its input
+				boxes[k] = true
+				edgesN++
+			}
 		}
-		edgesN = len(seen)
+		nodesN += len(boxes)
+		edgesN += len(seen)
 	})
 	if back.Nodes().Len() != nodesN || back.Edges().Len() != edgesN || nodesN < 10 {
 		t.Fatalf("DOT has %d nodes, %d edges; the engine %d, %d", back.Nodes().Len(), back.Edges().Len(), nodesN, edgesN)
