@@ -10,27 +10,29 @@ import "math/bits"
 // keys, reusing n's last list when it is the same. A node that had no cause
 // and whose inputs did not change keeps none.
 func (g *Graph) noteCause(n *Node) {
+	run := uint32(g.run) // as a node keeps it (see Node.changedRun)
 	if len(n.inputs) <= 64 {
 		var mask uint64
 		for i, in := range n.inputs {
-			if in.changedRun == g.run {
+			if in.changedRun == run {
 				mask |= 1 << i
 			}
 		}
-		if mask == 0 && !n.causeBits && !n.causeKept {
+		if mask == 0 && n.flags&(flagCauseBits|flagCauseKept) == 0 {
 			return
 		}
-		if n.causeKept {
+		if n.is(flagCauseKept) {
 			delete(g.causes, n)
-			n.causeKept = false
+			n.mark(flagCauseKept, false)
 		}
-		n.causeMask, n.causeBits = mask, true
+		n.causeMask = mask
+		n.mark(flagCauseBits, true)
 		return
 	}
 	old := g.Cause(n)
 	same, count := true, 0
 	for _, in := range n.inputs {
-		if in.changedRun == g.run {
+		if in.changedRun == run {
 			if count >= len(old) || old[count] != in.Key() {
 				same = false
 			}
@@ -38,14 +40,14 @@ func (g *Graph) noteCause(n *Node) {
 		}
 	}
 	if same && count == len(old) {
-		if old != nil && n.causeBits {
+		if old != nil && n.is(flagCauseBits) {
 			g.keepCause(n, old)
 		}
 		return
 	}
 	cause := make([]Key, 0, count)
 	for _, in := range n.inputs {
-		if in.changedRun == g.run {
+		if in.changedRun == run {
 			cause = append(cause, in.Key())
 		}
 	}
@@ -55,14 +57,16 @@ func (g *Graph) noteCause(n *Node) {
 // keepCause holds n's cause as keys, in the causes map.
 func (g *Graph) keepCause(n *Node, cause []Key) {
 	g.causes[n] = cause
-	n.causeKept, n.causeBits, n.causeMask = true, false, 0
+	n.causeMask = 0
+	n.mark(flagCauseKept, true)
+	n.mark(flagCauseBits, false)
 }
 
 // Cause names the inputs of n that had changed when it last recomputed (nil
 // before its first change).
 func (g *Graph) Cause(n *Node) []Key {
 	switch {
-	case n.causeBits:
+	case n.is(flagCauseBits):
 		out := make([]Key, 0, bits.OnesCount64(n.causeMask))
 		for i, in := range n.inputs {
 			if n.causeMask&(1<<i) != 0 {
@@ -70,7 +74,7 @@ func (g *Graph) Cause(n *Node) []Key {
 			}
 		}
 		return out
-	case n.causeKept:
+	case n.is(flagCauseKept):
 		return g.causes[n]
 	}
 	return nil

@@ -92,8 +92,8 @@ func TestCauseRemappedOnRewiring(t *testing.T) {
 	if got := g.Cause(f); !reflect.DeepEqual(got, []Key{b.Key()}) {
 		t.Fatalf("cause after rewiring %v", got)
 	}
-	if !f.causeBits || len(g.causes) != 0 {
-		t.Fatalf("cause not kept as a mask (bits %v, map %v)", f.causeBits, g.causes)
+	if !f.is(flagCauseBits) || len(g.causes) != 0 {
+		t.Fatalf("cause not kept as a mask (bits %v, map %v)", f.is(flagCauseBits), g.causes)
 	}
 	// b gone: the keys are kept.
 	_ = g.SetInputs(f, c, a)

@@ -104,7 +104,7 @@ func (d dotNode) Attributes() []encoding.Attribute {
 		shape = "box"
 	}
 	label := d.n.Key().String()
-	if d.n.secret {
+	if d.n.is(flagSecret) {
 		label += " (secret)"
 	}
 	attrs := []encoding.Attribute{

@@ -37,8 +37,8 @@ func (g *Graph) Explain(k Key, meta func(*Node) any) (Explanation, error) {
 func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Explanation {
 	e := Explanation{
 		Key: n.Key(), State: n.state.String(), Why: n.Why(), Input: n.compute == nil,
-		Secret: n.secret, Since: n.Since(), ChangedAt: n.ChangedAt(), Cause: g.Cause(n),
-		Root: n.state != Ready && n.own,
+		Secret: n.is(flagSecret), Since: n.Since(), ChangedAt: n.ChangedAt(), Cause: g.Cause(n),
+		Root: n.state != Ready && n.is(flagOwn),
 	}
 	if meta != nil {
 		e.Meta = meta(n)
@@ -53,7 +53,7 @@ func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Expl
 	for _, in := range n.inputs {
 		if in.state == Ready {
 			ie := Explanation{Key: in.Key(), State: in.state.String(), Input: in.compute == nil,
-				Secret: in.secret, Since: in.Since(), ChangedAt: in.ChangedAt(), Cause: g.Cause(in)}
+				Secret: in.is(flagSecret), Since: in.Since(), ChangedAt: in.ChangedAt(), Cause: g.Cause(in)}
 			if meta != nil {
 				ie.Meta = meta(in)
 			}
@@ -80,7 +80,7 @@ func (g *Graph) RootCauses(n *Node) []*Node {
 			return
 		}
 		seen[m] = true
-		if m.own {
+		if m.is(flagOwn) {
 			out = append(out, m)
 			return
 		}

@@ -104,7 +104,7 @@ func (g *Graph) Input(k Key) (*Node, error) {
 	}
 	n := g.add(k)
 	n.result = "not set yet"
-	n.own = true
+	n.mark(flagOwn, true)
 	return n, nil
 }
 
@@ -121,7 +121,7 @@ func (g *Graph) Derived(k Key, f Compute, inputs ...*Node) (*Node, error) {
 	n := g.add(k)
 	n.compute = f
 	n.result = "not computed yet"
-	n.own = true
+	n.mark(flagOwn, true)
 	err := g.SetInputs(n, inputs...)
 	g.markDirty(n)
 	return n, err
@@ -147,12 +147,12 @@ func (g *Graph) add(k Key) *Node {
 }
 
 // MarkSecret says n's value must never be shown.
-func (g *Graph) MarkSecret(n *Node) { n.secret = true }
+func (g *Graph) MarkSecret(n *Node) { n.mark(flagSecret, true) }
 
 // MarkTolerant lets n's compute run whatever its inputs' states; it reads
 // them with In.State and decides itself.
 func (g *Graph) MarkTolerant(n *Node) {
-	n.tolerant = true
+	n.mark(flagTolerant, true)
 	g.markDirty(n)
 }
 
@@ -183,15 +183,15 @@ func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 	if g.stabilizing {
 		panic("graph: input set during Stabilize")
 	}
-	if n.removed {
+	if n.is(flagRemoved) {
 		return
 	}
 	if n.state == s && n.Why() == why && (s != Ready || Equal(n.result, v)) {
 		return
 	}
 	g.record(n, s, v, why, true)
-	if !n.pending {
-		n.pending = true
+	if !n.is(flagPending) {
+		n.mark(flagPending, true)
 		g.leavesChanged = append(g.leavesChanged, n)
 	}
 	for _, d := range n.deps {
@@ -209,26 +209,27 @@ func (g *Graph) record(n *Node, s State, v any, why string, own bool) {
 	if n.state != s || n.Why() != why {
 		n.since = now
 	}
-	n.state, n.result, n.own = s, v, own
+	n.state, n.result = s, v
+	n.mark(flagOwn, own)
 	if s != Ready {
 		n.result = why
 	}
 	n.changedAt = now
-	n.changedRun = g.run + 1
+	n.changedRun = uint32(g.run + 1)
 }
 
 func (g *Graph) markDirty(n *Node) {
-	if n.dirty || n.removed {
+	if n.flags&(flagDirty|flagRemoved) != 0 {
 		return
 	}
-	n.dirty = true
+	n.mark(flagDirty, true)
 	g.dirty.push(n)
 }
 
 // Remove takes n out of the graph. A node that still has dependents is not
 // removed (remove or rewire them first).
 func (g *Graph) Remove(n *Node) error {
-	if n.removed {
+	if n.is(flagRemoved) {
 		return nil
 	}
 	if len(n.deps) > 0 {
@@ -238,21 +239,21 @@ func (g *Graph) Remove(n *Node) error {
 		in.deps = removeNode(in.deps, n)
 	}
 	n.inputs = nil
-	n.removed = true
+	n.mark(flagRemoved, true)
 	g.index.remove(n)
 	g.byID[n.id] = nil
 	g.free = append(g.free, n.id)
 	delete(g.refused, n)
-	if n.causeKept {
+	if n.is(flagCauseKept) {
 		delete(g.causes, n)
 	}
-	n.causeBits, n.causeKept = false, false // a removed node keeps no cause
+	n.mark(flagCauseBits|flagCauseKept, false) // a removed node keeps no cause
 	g.clearCycle(n)
 	return nil
 }
 
 // Removed says n was taken out of its graph.
-func (n *Node) Removed() bool { return n.removed }
+func (n *Node) Removed() bool { return n.is(flagRemoved) }
 
 func removeNode(ns []*Node, n *Node) []*Node {
 	for i, x := range ns {

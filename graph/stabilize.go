@@ -31,8 +31,8 @@ func (g *Graph) Stabilize() []*Node {
 	g.counters.Stabilizations.Add(1)
 	var changed []*Node
 	for _, n := range g.leavesChanged {
-		n.pending = false
-		if !n.removed {
+		n.mark(flagPending, false)
+		if !n.is(flagRemoved) {
 			changed = append(changed, n)
 		}
 	}
@@ -44,10 +44,10 @@ func (g *Graph) Stabilize() []*Node {
 			break
 		}
 		popped++
-		if !n.dirty || n.removed {
+		if n.flags&(flagDirty|flagRemoved) != flagDirty {
 			continue
 		}
-		n.dirty = false
+		n.mark(flagDirty, false)
 		if g.recompute(n) {
 			changed = append(changed, n)
 			for _, d := range n.deps {
@@ -79,13 +79,13 @@ func (g *Graph) recompute(n *Node) bool {
 	g.counters.Recomputed.Add(1)
 	s, v, why, own := g.evaluate(n)
 	if s == n.state && why == n.Why() && (s != Ready || Equal(n.result, v)) {
-		n.own = own
+		n.mark(flagOwn, own)
 		g.counters.Cutoffs.Add(1)
 		return false
 	}
 	g.record(n, s, v, why, own)
 	g.noteCause(n)
-	n.changedRun = g.run
+	n.changedRun = uint32(g.run)
 	g.counters.Changed.Add(1)
 	return true
 }
@@ -96,7 +96,7 @@ func (g *Graph) evaluate(n *Node) (State, any, string, bool) {
 	if c := g.onCycle[n]; c != nil {
 		return Failed, nil, c.Error(), true
 	}
-	if !n.tolerant {
+	if !n.is(flagTolerant) {
 		var waitOn *Node
 		for _, in := range n.inputs {
 			switch in.state {
@@ -125,7 +125,7 @@ func (g *Graph) evaluate(n *Node) (State, any, string, bool) {
 func (g *Graph) call(n *Node) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if n.secret {
+			if n.is(flagSecret) {
 				err = fmt.Errorf("panic in compute of %s (detail withheld: secret node)", n.Key())
 			} else {
 				err = fmt.Errorf("panic in compute of %s: %v", n.Key(), r)

@@ -32,7 +32,7 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 	accepted := make([]*Node, 0, len(inputs))
 	var cerr *CycleError
 	for _, in := range inputs {
-		if in.removed {
+		if in.is(flagRemoved) {
 			return fmt.Errorf("graph: %s reads removed node %s", n.Key(), in.Key())
 		}
 		if in == n {
@@ -54,7 +54,7 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 		}
 		accepted = append(accepted, in)
 	}
-	if n.causeBits && !sameNodes(n.inputs, accepted) {
+	if n.is(flagCauseBits) && !sameNodes(n.inputs, accepted) {
 		if mask, ok := remapCause(n.causeMask, n.inputs, accepted); ok {
 			n.causeMask = mask
 		} else {
@@ -159,7 +159,7 @@ func (g *Graph) raise(n *Node, h int) {
 		return
 	}
 	n.height = int32(h)
-	if n.dirty {
+	if n.is(flagDirty) {
 		g.dirty.push(n) // queued again at its new height; the old entry is skipped
 	}
 	for _, d := range n.deps {
