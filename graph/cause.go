@@ -11,9 +11,9 @@ import "math/bits"
 // and whose inputs did not change keeps none.
 func (g *Graph) noteCause(n *Node) {
 	run := uint32(g.run) // as a node keeps it (see Node.changedRun)
-	if len(n.inputs) <= 64 {
+	if len(n.Inputs()) <= 64 {
 		var mask uint64
-		for i, in := range n.inputs {
+		for i, in := range n.Inputs() {
 			if in.changedRun == run {
 				mask |= 1 << i
 			}
@@ -31,7 +31,7 @@ func (g *Graph) noteCause(n *Node) {
 	}
 	old := g.Cause(n)
 	same, count := true, 0
-	for _, in := range n.inputs {
+	for _, in := range n.Inputs() {
 		if in.changedRun == run {
 			if count >= len(old) || old[count] != in.Key() {
 				same = false
@@ -46,7 +46,7 @@ func (g *Graph) noteCause(n *Node) {
 		return
 	}
 	cause := make([]Key, 0, count)
-	for _, in := range n.inputs {
+	for _, in := range n.Inputs() {
 		if in.changedRun == run {
 			cause = append(cause, in.Key())
 		}
@@ -68,7 +68,7 @@ func (g *Graph) Cause(n *Node) []Key {
 	switch {
 	case n.is(flagCauseBits):
 		out := make([]Key, 0, bits.OnesCount64(n.causeMask))
-		for i, in := range n.inputs {
+		for i, in := range n.Inputs() {
 			if n.causeMask&(1<<i) != 0 {
 				out = append(out, in.Key())
 			}

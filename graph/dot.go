@@ -36,7 +36,7 @@ func (g *Graph) DOTBehind(name string, behind func(*Node) (Key, bool), roots ...
 		dg.AddNode(dotNode{id: int64(i), n: n})
 	}
 	for _, n := range ns {
-		for _, d := range n.deps {
+		for _, d := range n.Dependents() {
 			if j, ok := ids[d]; ok && ids[n] != j {
 				dg.SetEdge(dg.NewEdge(dg.Node(ids[n]), dg.Node(j)))
 			}

@@ -50,7 +50,7 @@ func (g *Graph) explain(n *Node, meta func(*Node) any, seen map[*Node]bool) Expl
 		return e
 	}
 	seen[n] = true
-	for _, in := range n.inputs {
+	for _, in := range n.Inputs() {
 		if in.state == Ready {
 			ie := Explanation{Key: in.Key(), State: in.state.String(), Input: in.compute == nil,
 				Secret: in.is(flagSecret), Since: in.Since(), ChangedAt: in.ChangedAt(), Cause: g.Cause(in)}
@@ -84,7 +84,7 @@ func (g *Graph) RootCauses(n *Node) []*Node {
 			out = append(out, m)
 			return
 		}
-		for _, in := range m.inputs {
+		for _, in := range m.Inputs() {
 			walk(in)
 		}
 	}
@@ -105,7 +105,7 @@ func (g *Graph) Reach(roots ...*Node) []*Node {
 		}
 		seen[m] = true
 		out = append(out, m)
-		for _, in := range m.inputs {
+		for _, in := range m.Inputs() {
 			walk(in)
 		}
 	}

@@ -194,7 +194,7 @@ func (g *Graph) setLeaf(n *Node, s State, v any, why string) {
 		n.mark(flagPending, true)
 		g.leavesChanged = append(g.leavesChanged, n)
 	}
-	for _, d := range n.deps {
+	for _, d := range n.Dependents() {
 		g.markDirty(d)
 	}
 }
@@ -232,13 +232,13 @@ func (g *Graph) Remove(n *Node) error {
 	if n.is(flagRemoved) {
 		return nil
 	}
-	if len(n.deps) > 0 {
-		return fmt.Errorf("graph: %s still has %d dependents (first %s)", n.Key(), len(n.deps), n.deps[0].Key())
+	if deps := n.Dependents(); len(deps) > 0 {
+		return fmt.Errorf("graph: %s still has %d dependents (first %s)", n.Key(), len(deps), deps[0].Key())
 	}
-	for _, in := range n.inputs {
-		in.deps = removeNode(in.deps, n)
+	for _, in := range n.Inputs() {
+		in.deps = listOf(removeNode(in.Dependents(), n))
 	}
-	n.inputs = nil
+	n.inputs = nodeList{}
 	n.mark(flagRemoved, true)
 	g.index.remove(n)
 	g.byID[n.id] = nil

@@ -10,18 +10,13 @@ type Compute func(in In) (any, error)
 // Node is one vertex of the graph. Its fields are read through methods; it
 // is changed only through its Graph.
 type Node struct {
-	// Read and written by every stabilization that reaches the node: kept
-	// together, first, so a recompute touches few cache lines.
-	compute Compute // nil for an input leaf
-	inputs  []*Node
-	deps    []*Node // dependents
-	// The value when Ready, else why the node waits or failed (a string):
-	// a ready node has no why, a node not ready no value, and one field
-	// for both saves 16 bytes a node (11.7 nodes a file).
-	result any
-	// height, id, changedRun, state, flags and kind fill 16 bytes: a graph
-	// holds 100k+ nodes, and each 16 bytes off a Node is an allocation
-	// size class down.
+	// 128 bytes, an allocation size class (a graph holds 100k+ nodes, 11.7
+	// a file: each 16 bytes off is ~190 B a file), so two cache lines. The
+	// first holds what a stabilization reads of a node's inputs and
+	// dependents (state, value, flags, height, changedRun) and the node's
+	// own edges; the second its compute, times, key name, cause and Meta.
+
+	// height, id, changedRun, state, flags and kind fill 16 bytes.
 	height int32 // above every input's; inputs are 0
 	id     int32 // the node's number in its graph: its place in byID
 	// changedRun is the stabilization (the low 32 bits of its run) in
@@ -36,11 +31,18 @@ type Node struct {
 	changedRun uint32
 	state      State
 	flags      flags
-	kind       uint16 // the key's kind, by its number in the kinds table
-	since      int64  // unix nanoseconds: when (state, why) last changed
-	changedAt  int64  // unix nanoseconds: when state, why or value last changed
+	kind       uint16   // the key's kind, by its number in the kinds table
+	inputs     nodeList // a []*Node in 16 bytes
+	deps       nodeList // dependents, likewise
+	// The value when Ready, else why the node waits or failed (a string):
+	// a ready node has no why, a node not ready no value, and one field
+	// for both saves 16 bytes a node.
+	result any
 
-	name string // the key's name
+	compute   Compute // nil for an input leaf
+	since     int64   // unix nanoseconds: when (state, why) last changed
+	changedAt int64   // unix nanoseconds: when state, why or value last changed
+	name      string  // the key's name
 	// The inputs that had changed when it last recomputed: bit i for
 	// inputs[i] (a slice of keys per node was 24 bytes here and an array
 	// elsewhere). Inputs rewired, or more than 64 of them, keep the keys in
@@ -118,10 +120,10 @@ func (n *Node) Since() time.Time { return time.Unix(0, n.since) }
 func (n *Node) ChangedAt() time.Time { return time.Unix(0, n.changedAt) }
 
 // Inputs are the nodes this node reads, in the order Compute sees them.
-func (n *Node) Inputs() []*Node { return n.inputs }
+func (n *Node) Inputs() []*Node { return n.inputs.slice() }
 
 // Dependents are the nodes that read this node, in no set order.
-func (n *Node) Dependents() []*Node { return n.deps }
+func (n *Node) Dependents() []*Node { return n.deps.slice() }
 
 // ID is the node's number in its graph (stable for the node's life).
 func (n *Node) ID() int64 { return int64(n.id) }
@@ -138,19 +140,19 @@ func (n *Node) String() string {
 type In struct{ n *Node }
 
 // Len is the number of inputs.
-func (in In) Len() int { return len(in.n.inputs) }
+func (in In) Len() int { return len(in.n.Inputs()) }
 
 // Value is input i's value (nil unless ready).
-func (in In) Value(i int) any { return in.n.inputs[i].Value() }
+func (in In) Value(i int) any { return in.n.Inputs()[i].Value() }
 
 // State is input i's state.
-func (in In) State(i int) State { return in.n.inputs[i].state }
+func (in In) State(i int) State { return in.n.Inputs()[i].state }
 
 // Why is input i's reason when it is not ready.
-func (in In) Why(i int) string { return in.n.inputs[i].Why() }
+func (in In) Why(i int) string { return in.n.Inputs()[i].Why() }
 
 // Key is input i's key.
-func (in In) Key(i int) Key { return in.n.inputs[i].Key() }
+func (in In) Key(i int) Key { return in.n.Inputs()[i].Key() }
 
 // Input is input i itself.
-func (in In) Input(i int) *Node { return in.n.inputs[i] }
+func (in In) Input(i int) *Node { return in.n.Inputs()[i] }

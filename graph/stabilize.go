@@ -50,7 +50,7 @@ func (g *Graph) Stabilize() []*Node {
 		n.mark(flagDirty, false)
 		if g.recompute(n) {
 			changed = append(changed, n)
-			for _, d := range n.deps {
+			for _, d := range n.Dependents() {
 				g.markDirty(d)
 			}
 		}
@@ -98,7 +98,7 @@ func (g *Graph) evaluate(n *Node) (State, any, string, bool) {
 	}
 	if !n.is(flagTolerant) {
 		var waitOn *Node
-		for _, in := range n.inputs {
+		for _, in := range n.Inputs() {
 			switch in.state {
 			case Failed:
 				return Failed, nil, "input " + in.Key().String() + " failed", false

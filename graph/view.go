@@ -29,11 +29,12 @@ func (v view) Nodes() gg.Nodes {
 
 func (v view) From(id int64) gg.Nodes {
 	n := v.g.byNumber(id)
-	if n == nil || len(n.deps) == 0 {
+	if n == nil || len(n.Dependents()) == 0 {
 		return gg.Empty
 	}
-	ns := make([]gg.Node, len(n.deps))
-	for i, d := range n.deps {
+	deps := n.Dependents()
+	ns := make([]gg.Node, len(deps))
+	for i, d := range deps {
 		ns[i] = d
 	}
 	return iterator.NewOrderedNodes(ns)
@@ -41,11 +42,12 @@ func (v view) From(id int64) gg.Nodes {
 
 func (v view) To(id int64) gg.Nodes {
 	n := v.g.byNumber(id)
-	if n == nil || len(n.inputs) == 0 {
+	if n == nil || len(n.Inputs()) == 0 {
 		return gg.Empty
 	}
-	ns := make([]gg.Node, len(n.inputs))
-	for i, in := range n.inputs {
+	inputs := n.Inputs()
+	ns := make([]gg.Node, len(inputs))
+	for i, in := range inputs {
 		ns[i] = in
 	}
 	return iterator.NewOrderedNodes(ns)
@@ -55,7 +57,7 @@ func (v view) HasEdgeBetween(x, y int64) bool { return v.HasEdgeFromTo(x, y) || 
 
 func (v view) HasEdgeFromTo(u, w int64) bool {
 	n := v.g.byNumber(u)
-	return n != nil && containsNode(n.deps, v.g.byNumber(w))
+	return n != nil && containsNode(n.Dependents(), v.g.byNumber(w))
 }
 
 func (v view) Edge(u, w int64) gg.Edge {

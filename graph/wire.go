@@ -22,8 +22,8 @@ func (g *Graph) SetInputs(n *Node, inputs ...*Node) error {
 }
 
 func (g *Graph) wire(n *Node, inputs []*Node) error {
-	for _, in := range n.inputs {
-		in.deps = removeNode(in.deps, n)
+	for _, in := range n.Inputs() {
+		in.deps = listOf(removeNode(in.Dependents(), n))
 	}
 	delete(g.refused, n)
 	g.clearCycle(n)
@@ -41,7 +41,7 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 			}
 			continue
 		}
-		if len(n.deps) > 0 {
+		if len(n.Dependents()) > 0 {
 			if reach == nil {
 				reach = g.reachable(n)
 			}
@@ -54,14 +54,14 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 		}
 		accepted = append(accepted, in)
 	}
-	if n.is(flagCauseBits) && !sameNodes(n.inputs, accepted) {
-		if mask, ok := remapCause(n.causeMask, n.inputs, accepted); ok {
+	if n.is(flagCauseBits) && !sameNodes(n.Inputs(), accepted) {
+		if mask, ok := remapCause(n.causeMask, n.Inputs(), accepted); ok {
 			n.causeMask = mask
 		} else {
 			g.keepCause(n, g.Cause(n)) // the mask cannot name them among the new inputs
 		}
 	}
-	n.inputs = accepted
+	n.inputs = listOf(accepted)
 	h := 0
 	var linked map[*Node]bool // for long input lists
 	if len(accepted) > 16 {
@@ -78,7 +78,7 @@ func (g *Graph) wire(n *Node, inputs []*Node) error {
 			dup = containsNode(accepted[:i], in)
 		}
 		if !dup {
-			in.deps = append(in.deps, n)
+			in.deps = listOf(append(in.Dependents(), n))
 		}
 		if int(in.height)+1 > h {
 			h = int(in.height) + 1
@@ -162,7 +162,7 @@ func (g *Graph) raise(n *Node, h int) {
 	if n.is(flagDirty) {
 		g.dirty.push(n) // queued again at its new height; the old entry is skipped
 	}
-	for _, d := range n.deps {
+	for _, d := range n.Dependents() {
 		g.raise(d, h+1)
 	}
 }
