@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -81,52 +82,76 @@ func (e *TemplateError) Error() string {
 // Is makes a limit's error match ErrLimit.
 func (e *TemplateError) Is(target error) bool { return e.limit && target == ErrLimit }
 
-// Template is a parsed template: literal chunks and placeholders in order.
+// Template is a parsed template. One is kept per archive member for as
+// long as a plan names the archive, so it is small: the literal text once
+// (placeholders left out, "$${" already "${"), each placeholder's place in
+// it as offsets, and the distinct placeholders, whose names are substrings
+// of one string. It shares no bytes with the text it was parsed from.
 type Template struct {
-	Name   string
-	parts  []part
-	phs    []Placeholder // distinct, in order of first appearance
-	litLen int
+	Name  string
+	lits  string        // the literal text: what renders around the placeholders
+	parts []part        // the placeholders' occurrences, in order
+	phs   []Placeholder // distinct, in order of first appearance
 }
 
+// part is one occurrence of a placeholder: the literal text before it is
+// lits[previous part's at:at], idx is its index in phs, and line and col
+// (1-based, col in characters) are where its "${" stands in the text.
 type part struct {
-	lit       []byte
-	ph        Placeholder
-	isPh      bool
-	idx       int32 // a placeholder's index in phs
-	line, col int   // of a placeholder's '$'
+	at, idx   int32
+	line, col int32
 }
+
+// knownKinds interns a placeholder's kind: a kind this client fills is
+// the spec's constant, not a string of its own in every template.
+var knownKinds = func() map[string]spec.Kind {
+	m := map[string]spec.Kind{}
+	for _, r := range spec.Kinds() {
+		m[string(r.Kind)] = r.Kind
+	}
+	return m
+}()
 
 // ParseTemplate parses text, the template called name (its file name in
 // the archive, used in errors). See SPEC §4.1: ${kind:name} with kind
 // [a-z][a-z0-9-]* and name running to the next '}' on the same line;
 // "$${" is a literal "${"; any other '$' is literal.
 func ParseTemplate(name string, text []byte) (*Template, error) {
-	t := &Template{Name: name}
 	cur := cursor{text: text, line: 1, col: 1}
-	seen := map[Placeholder]int32{}
-	var lit []byte
-	count := 0
 	fail := func(off int, limit bool, format string, args ...any) error {
 		line, col := cur.at(off)
 		return &TemplateError{File: name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), limit: limit}
 	}
+	if len(text) > math.MaxInt32 {
+		// Offsets are int32; an archive (64 MiB) holds no such template.
+		return nil, &TemplateError{File: name, limit: true, Msg: fmt.Sprintf("template is over %d bytes", math.MaxInt32)}
+	}
+	// The literal text, the parts, and the distinct placeholders' names
+	// (and kinds this client does not fill) are gathered here and copied,
+	// sized exactly, into the template at the end.
+	var (
+		lits  = make([]byte, 0, len(text))
+		parts []part
+		names []byte
+		phs   []pendingPh
+		seen  = map[string]int32{} // a placeholder's body → its index
+	)
 	i := 0
 	for i < len(text) {
 		j := bytes.IndexByte(text[i:], '$')
 		if j < 0 {
-			lit = addLit(lit, text[i:])
+			lits = append(lits, text[i:]...)
 			break
 		}
 		j += i
-		lit = addLit(lit, text[i:j])
+		lits = append(lits, text[i:j]...)
 		switch {
 		case j+2 < len(text) && text[j+1] == '$' && text[j+2] == '{':
-			lit = append(lit, '$', '{')
+			lits = append(lits, '$', '{')
 			i = j + 3
 			continue
 		case j+1 >= len(text) || text[j+1] != '{':
-			lit = append(lit, '$')
+			lits = append(lits, '$')
 			i = j + 1
 			continue
 		}
@@ -142,54 +167,65 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 		if colon < 0 {
 			return nil, fail(j, false, `placeholder %q has no ":" between kind and name; write "$${" for a literal "${"`, "${"+string(body)+"}")
 		}
-		kind, pname := string(body[:colon]), string(body[colon+1:])
-		if kind == "" {
+		kind, pname := body[:colon], body[colon+1:]
+		if len(kind) == 0 {
 			return nil, fail(j, false, "placeholder %q has an empty kind", "${"+string(body)+"}")
 		}
 		if !validKind(kind) {
-			return nil, fail(j, false, "placeholder %q: kind %q is not [a-z][a-z0-9-]*", "${"+string(body)+"}", kind)
+			return nil, fail(j, false, "placeholder %q: kind %q is not [a-z][a-z0-9-]*", "${"+string(body)+"}", string(kind))
 		}
-		if pname == "" {
+		if len(pname) == 0 {
 			return nil, fail(j, false, "placeholder %q has an empty name", "${"+string(body)+"}")
 		}
-		if msg := placeholderTooLong(kind, pname); msg != "" {
-			return nil, fail(j, true, "%s", msg)
+		// No name encodes to more than 3 bytes a byte: a short placeholder
+		// is under every limit without building the strings to say so.
+		if 3*(len(body)+1) > spec.MaxNameBytes {
+			if msg := placeholderTooLong(string(kind), string(pname)); msg != "" {
+				return nil, fail(j, true, "%s", msg)
+			}
 		}
-		count++
-		if count > spec.MaxPlaceholders {
+		if len(parts) >= spec.MaxPlaceholders {
 			return nil, fail(j, true, "more than %d placeholders in one template (MaxPlaceholders)", spec.MaxPlaceholders)
 		}
-		if len(lit) > 0 {
-			t.parts = append(t.parts, part{lit: lit})
-			t.litLen += len(lit)
-			lit = nil
+		idx, ok := seen[string(body)]
+		if !ok {
+			idx = int32(len(phs))
+			seen[string(body)] = idx
+			p := pendingPh{kind: knownKinds[string(kind)], kindAt: int32(len(names))}
+			if p.kind == "" {
+				names = append(names, kind...)
+			}
+			p.nameAt = int32(len(names))
+			names = append(names, pname...)
+			p.end = int32(len(names))
+			phs = append(phs, p)
 		}
 		line, col := cur.at(j)
-		p := Placeholder{Kind: spec.Kind(kind), Name: pname}
-		idx, ok := seen[p]
-		if !ok {
-			idx = int32(len(t.phs))
-			seen[p] = idx
-			t.phs = append(t.phs, p)
-		}
-		t.parts = append(t.parts, part{ph: p, isPh: true, idx: idx, line: line, col: col})
+		parts = append(parts, part{at: int32(len(lits)), idx: idx, line: int32(line), col: int32(col)})
 		i = b + k + 1
 	}
-	if len(lit) > 0 {
-		t.parts = append(t.parts, part{lit: lit})
-		t.litLen += len(lit)
+	t := &Template{Name: name, lits: string(lits)}
+	if len(parts) > 0 {
+		t.parts = make([]part, len(parts))
+		copy(t.parts, parts)
+		t.phs = make([]Placeholder, len(phs))
+		all := string(names) // every name is a substring of it
+		for x, p := range phs {
+			if p.kind == "" {
+				p.kind = spec.Kind(all[p.kindAt:p.nameAt])
+			}
+			t.phs[x] = Placeholder{Kind: p.kind, Name: all[p.nameAt:p.end]}
+		}
 	}
 	return t, nil
 }
 
-// addLit adds s to the literal run lit. A run that is one piece of the
-// text is that piece, not a copy (the text is kept with the parsed
-// template); its capacity is clipped so that adding to it copies.
-func addLit(lit, s []byte) []byte {
-	if lit == nil {
-		return s[:len(s):len(s)]
-	}
-	return append(lit, s...)
+// pendingPh is a distinct placeholder while its template is parsed: its
+// kind when this client fills it, else the kind at names[kindAt:nameAt];
+// its name at names[nameAt:end].
+type pendingPh struct {
+	kind                spec.Kind
+	kindAt, nameAt, end int32
 }
 
 // placeholderTooLong says why ${kind:name} is over MaxNameBytes ("" when
@@ -210,8 +246,8 @@ func placeholderTooLong(kind, name string) string {
 	return ""
 }
 
-func validKind(k string) bool {
-	if k == "" || k[0] < 'a' || k[0] > 'z' {
+func validKind(k []byte) bool {
+	if len(k) == 0 || k[0] < 'a' || k[0] > 'z' {
 		return false
 	}
 	for i := 1; i < len(k); i++ {
@@ -259,8 +295,8 @@ func (t *Template) Placeholders() []Placeholder {
 // Pos is the line and column of p's first occurrence in t.
 func (t *Template) Pos(p Placeholder) (line, col int, ok bool) {
 	for _, pt := range t.parts {
-		if pt.isPh && pt.ph == p {
-			return pt.line, pt.col, true
+		if t.phs[pt.idx] == p {
+			return int(pt.line), int(pt.col), true
 		}
 	}
 	return 0, 0, false
@@ -278,9 +314,9 @@ func (t *Template) ErrorAt(p Placeholder, msg string) *TemplateError {
 // at the first such placeholder.
 func CheckKinds(t *Template) error {
 	for _, pt := range t.parts {
-		if pt.isPh && !spec.IsFilled(pt.ph.Kind) {
-			return &TemplateError{File: t.Name, Line: pt.line, Col: pt.col,
-				Msg: fmt.Sprintf("placeholder %s: kind %q is not one this client fills", pt.ph, pt.ph.Kind)}
+		if ph := t.phs[pt.idx]; !spec.IsFilled(ph.Kind) {
+			return &TemplateError{File: t.Name, Line: int(pt.line), Col: int(pt.col),
+				Msg: fmt.Sprintf("placeholder %s: kind %q is not one this client fills", ph, ph.Kind)}
 		}
 	}
 	return nil
@@ -301,23 +337,21 @@ func (t *Template) Render(value func(Placeholder) []byte) ([]byte, error) {
 // result is sized exactly (a rendered file is kept as long as it is filled:
 // the slack an appended slice keeps would be held with it).
 func (t *Template) render(vals [][]byte) ([]byte, error) {
-	size := t.litLen
+	size := len(t.lits)
 	for _, pt := range t.parts {
-		if pt.isPh {
-			size += len(vals[pt.idx])
-		}
+		size += len(vals[pt.idx])
 	}
 	if size > spec.MaxRenderedBytes {
 		return nil, &TemplateError{File: t.Name, limit: true,
 			Msg: fmt.Sprintf("rendered text is over the limit of %d bytes (16 MiB, MaxRenderedBytes)", spec.MaxRenderedBytes)}
 	}
-	out := make([]byte, 0, size)
+	out := make([]byte, size)
+	n, from := 0, int32(0)
 	for _, pt := range t.parts {
-		if pt.isPh {
-			out = append(out, vals[pt.idx]...)
-		} else {
-			out = append(out, pt.lit...)
-		}
+		n += copy(out[n:], t.lits[from:pt.at])
+		n += copy(out[n:], vals[pt.idx])
+		from = pt.at
 	}
+	copy(out[n:], t.lits[from:])
 	return out, nil
 }

@@ -3,6 +3,7 @@ package nodes
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -164,6 +165,38 @@ func TestRenderVerbatim(t *testing.T) {
 	}
 }
 
+// A parsed template keeps no byte of the text it was parsed from: the
+// archive's bytes changed afterwards change neither what it renders nor
+// what it names nor where.
+func TestTemplateOwnsItsText(t *testing.T) {
+	text := []byte("# grüße $${x} $5\nport = ${port:http} ${nope:k} ${config:a:b}\n${port:http}$")
+	tpl, err := ParseTemplate("t.conf", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, phs := render(t, tpl), tpl.Placeholders()
+	line, col, _ := tpl.Pos(ph("nope", "k"))
+	kindErr := CheckKinds(tpl).Error()
+	for i := range text {
+		text[i] = 'x'
+	}
+	if got := render(t, tpl); got != want {
+		t.Errorf("after the text changed, renders %q, want %q", got, want)
+	}
+	if got := tpl.Placeholders(); !reflect.DeepEqual(got, phs) {
+		t.Errorf("after the text changed, names %v, want %v", got, phs)
+	}
+	if l, c, _ := tpl.Pos(ph("nope", "k")); l != line || c != col || l != 2 || c != 21 {
+		t.Errorf("Pos = %d:%d, want 2:21", l, c)
+	}
+	if got := CheckKinds(tpl).Error(); got != kindErr {
+		t.Errorf("CheckKinds = %q, want %q", got, kindErr)
+	}
+	if want != "# grüße ${x} $5\nport = <port|http> <nope|k> <config|a:b>\n<port|http>$" {
+		t.Errorf("renders %q", want)
+	}
+}
+
 func TestTemplatePos(t *testing.T) {
 	tpl, err := ParseTemplate("items/zsh.sh", []byte("# x\nexport A=${config:a} B=${secret:b}\n${secret:b}"))
 	if err != nil {
@@ -286,14 +319,25 @@ func TestParseBoundName(t *testing.T) {
 // source writes tpl back as template text that parses to the same parts.
 func source(tpl *Template) []byte {
 	var b []byte
-	for _, pt := range tpl.parts {
-		if pt.isPh {
-			b = append(b, pt.ph.String()...)
-		} else {
-			b = append(b, bytes.ReplaceAll(pt.lit, []byte("${"), []byte("$${"))...)
+	for i, lit := range literals(tpl) {
+		b = append(b, strings.ReplaceAll(lit, "${", "$${")...)
+		if i < len(tpl.parts) {
+			b = append(b, tpl.phs[tpl.parts[i].idx].String()...)
 		}
 	}
 	return b
+}
+
+// literals are the literal runs of tpl: before each placeholder, and after
+// the last.
+func literals(tpl *Template) []string {
+	var out []string
+	from := int32(0)
+	for _, pt := range tpl.parts {
+		out = append(out, tpl.lits[from:pt.at])
+		from = pt.at
+	}
+	return append(out, tpl.lits[from:])
 }
 
 func FuzzParseTemplate(f *testing.F) {
@@ -330,8 +374,8 @@ func FuzzParseTemplate(f *testing.F) {
 			t.Fatalf("Render: %v", err)
 		}
 		escapes := false
-		for _, pt := range tpl.parts {
-			escapes = escapes || bytes.Contains(pt.lit, []byte("${"))
+		for _, lit := range literals(tpl) {
+			escapes = escapes || strings.Contains(lit, "${")
 		}
 		if !escapes {
 			// No literal "${" in the text: rendering placeholders as
@@ -353,4 +397,42 @@ func FuzzParseTemplate(f *testing.F) {
 			t.Fatalf("source %q renders %q, the original %q", source(tpl), b, a)
 		}
 	})
+}
+
+// A file of the scale benchmarks' shape (a comment line, then ten lines
+// "slotN = ${kind:name}", some names twice) rendered over and over: the
+// per-change cost of a template once its values are read.
+func BenchmarkTemplateRender(b *testing.B) {
+	text := "# file 12 of group 3\n"
+	for q := 0; q < 10; q++ {
+		text += fmt.Sprintf("slot%d = ${config:f12-%d} $${not} $$ x\n", q, q%7)
+	}
+	tpl, err := ParseTemplate("f0012.tmpl", []byte(text))
+	if err != nil {
+		b.Fatal(err)
+	}
+	vals := make([][]byte, len(tpl.Placeholders()))
+	for i := range vals {
+		vals[i] = []byte(fmt.Sprintf("value-%d", i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tpl.render(vals); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Parsing that file (once per template and archive digest).
+func BenchmarkParseTemplate(b *testing.B) {
+	text := "# file 12 of group 3\n"
+	for q := 0; q < 10; q++ {
+		text += fmt.Sprintf("slot%d = ${config:f12-%d} $${not} $$ x\n", q, q%7)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseTemplate("f0012.tmpl", []byte(text)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
