@@ -23,14 +23,14 @@ const (
 // bus is a real nats-server with JetStream, a connection to it, and a
 // publisher for node n1 writing on it.
 type bus struct {
-	t   *testing.T
+	t   testing.TB
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	pub *Publisher
 }
 
 // newBus starts a nats-server and creates the given buckets.
-func newBus(t *testing.T, buckets ...string) *bus {
+func newBus(t testing.TB, buckets ...string) *bus {
 	t.Helper()
 	return newBusLimited(t, 0, buckets...)
 }
@@ -66,7 +66,7 @@ func newBusWithoutAcks(t *testing.T, bucket string) (b *bus, acksBack func()) {
 	}
 }
 
-func newBusLimited(t *testing.T, maxPayload int32, buckets ...string) *bus {
+func newBusLimited(t testing.TB, maxPayload int32, buckets ...string) *bus {
 	t.Helper()
 	nc, js := bustest.JetStream(t, bustest.Start(t, func(o *server.Options) {
 		if maxPayload > 0 {

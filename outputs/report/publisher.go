@@ -12,6 +12,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,8 +32,8 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue
-	written map[string]map[string]map[string]mark // bucket → module → key → what was last written
-	reports map[string]sum                        // module → sum of the report bytes without "at"
+	written map[string]map[string]*table // bucket → module → what was last written of its keys (written.go)
+	reports map[string]sum               // module → sum of the report bytes without "at"
 	// needsSynced is, per module, the sum of the needs its last NeedsAll
 	// wrote without error: the same needs again have nothing to write, and
 	// are not looked at one by one (a change that moves one value of a
@@ -41,12 +42,13 @@ type Publisher struct {
 	buf         []byte     // needsListSum's
 	acks        reportAcks // PutReports' puts in flight (acks.go)
 	sigSeeds    [2]maphash.Seed
+	keySeed     maphash.Seed // keySum's
 }
 
-// sum stands for bytes written: a prefix of their SHA-256, enough to tell
-// them from any other bytes, kept instead of the bytes themselves (a node
-// writes tens of thousands of keys; their bytes would be held twice, here
-// and on the bus).
+// sum stands for bytes, kept instead of them: a report's without its
+// "at" (reportSig), a module's needs in a row (needsListSum: a prefix of
+// their SHA-256). A key of the needs or collect buckets has a keySum of
+// 64 bits instead: there are tens of thousands.
 type sum [16]byte
 
 func sumOf(b []byte) sum {
@@ -54,18 +56,25 @@ func sumOf(b []byte) sum {
 	return sum(s[:16])
 }
 
-// mark is what is remembered of a key written: the sum of its bytes and,
-// for a need, the sum of the fields they encode (zero when not known), so
-// that a need whose fields did not change is not encoded again. (One map
-// for both: a second one keyed by need held ~2.5 MB more at 10k files.)
-type mark struct {
-	bytes, fields sum
+// keySum stands for the bytes written to a key of the needs or collect
+// bucket, or for the fields a need's bytes encode, in what a Publisher
+// remembers of them (written.go): a 64-bit maphash under a seed of this
+// process, never 0 (a need's fields not known). 64 bits are enough: a sum
+// is only compared with the earlier sums of the same key in this process,
+// whose inputs cannot be chosen against a seed they do not know, so two
+// different bytes pass for the same with a chance of 2^-64 per comparison
+// (one put in ~10^19 skipped; a node making a thousand comparisons a
+// second would meet it once in ~500 million years). What that would cost
+// is one key left as it was until its bytes change again or the next
+// Forget. 128 bits would hold 8 B more per key (~40 B a file at 10k files).
+func (p *Publisher) keySum(b []byte) uint64 {
+	return max(maphash.Bytes(p.keySeed, b), 1)
 }
 
 // needSum is the sum of a need's fields, each preceded by its length.
-func needSum(n *Need) sum {
+func (p *Publisher) needSum(n *Need) uint64 {
 	var buf [256]byte
-	return sumOf(appendNeed(buf[:0], n))
+	return p.keySum(appendNeed(buf[:0], n))
 }
 
 func appendNeed(b []byte, n *Need) []byte {
@@ -89,10 +98,11 @@ func (p *Publisher) needsListSum(needs []Need) sum {
 func (p *Publisher) init() {
 	if p.kvs == nil {
 		p.kvs = map[string]jetstream.KeyValue{}
-		p.written = map[string]map[string]map[string]mark{}
+		p.written = map[string]map[string]*table{}
 		p.reports = map[string]sum{}
 		p.needsSynced = map[string]sum{}
 		p.sigSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+		p.keySeed = maphash.MakeSeed()
 	}
 	if p.Now == nil {
 		p.Now = time.Now
@@ -121,78 +131,97 @@ func (p *Publisher) Forget() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	p.written = map[string]map[string]map[string]mark{}
+	p.written = map[string]map[string]*table{}
 	p.reports = map[string]sum{}
 	p.needsSynced = map[string]sum{}
 }
 
-// done is what was last written of module's keys in bucket.
-func (p *Publisher) done(bucket, module string) map[string]mark {
+// setTable records what was last written of module's keys in bucket
+// (nil: none).
+func (p *Publisher) setTable(bucket, module string, t *table) {
+	if t == nil {
+		delete(p.written[bucket], module)
+		return
+	}
 	if p.written[bucket] == nil {
-		p.written[bucket] = map[string]map[string]mark{}
+		p.written[bucket] = map[string]*table{}
 	}
-	d := p.written[bucket][module]
-	if d == nil {
-		d = map[string]mark{}
-		p.written[bucket][module] = d
+	p.written[bucket][module] = t
+}
+
+// want is one key a sync wants, by its name (written.go).
+type want struct {
+	name   string
+	v      []byte // nil: keep what is written
+	fields uint64 // a need's fields' sum (0 but for needs)
+}
+
+// sortWants sorts ws by name; of two of one name, the later given wins.
+func sortWants(ws []want) []want {
+	slices.SortStableFunc(ws, func(a, b want) int { return strings.Compare(a.name, b.name) })
+	out := ws[:0]
+	for i := range ws {
+		if i+1 < len(ws) && ws[i+1].name == ws[i].name {
+			continue
+		}
+		out = append(out, ws[i])
 	}
-	return d
+	return out
 }
 
 // syncOp is one module's sync under way: its puts are in flight.
 type syncOp struct {
 	bucket, module string
-	want           map[string][]byte
-	fields         map[string]sum // a need's fields, by key (nil but for needs)
+	prefix, suffix string // the module's keys' affixes
+	want           []want // sorted by name
 	acks           []pendingPut
 	errs           []error
 	kv             jetstream.KeyValue
 }
 
+func (op *syncOp) key(name string) string { return op.prefix + name + op.suffix }
+
 type pendingPut struct {
-	key string
-	sum mark
-	ack jetstream.PubAckFuture
+	name          string
+	bytes, fields uint64
+	ack           jetstream.PubAckFuture
 }
 
 // issue sends the puts of a sync without waiting for their acks.
-func (p *Publisher) issue(ctx context.Context, bucket, module string, want map[string][]byte, fields map[string]sum) *syncOp {
-	op := &syncOp{bucket: bucket, module: module, want: want, fields: fields}
+func (p *Publisher) issue(ctx context.Context, bucket, module string, ws []want) *syncOp {
+	op := &syncOp{bucket: bucket, module: module, want: ws}
+	op.prefix, op.suffix = p.affixes(bucket, module)
 	kv, err := p.kv(ctx, bucket)
 	if err != nil {
 		op.errs = append(op.errs, err)
 		return op
 	}
 	op.kv = kv
-	done := p.done(bucket, module)
+	t := p.written[bucket][module]
 	limit := p.maxPayload()
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := want[k]
-		if v == nil {
+	for i := range ws {
+		w := &ws[i]
+		if w.v == nil {
 			continue
 		}
-		s := sumOf(v)
-		if old, ok := done[k]; ok && old.bytes == s {
-			if f, ok := fields[k]; ok {
-				done[k] = mark{s, f} // what is written encodes these fields
+		s := p.keySum(w.v)
+		if j, ok := t.find(w.name); ok && t.bytes[j] == s {
+			if w.fields != 0 {
+				t.set(j, s, w.fields) // what is written encodes these fields
 			}
 			continue
 		}
-		if err := fits(v, limit, bucket+" "+k); err != nil {
+		k := op.key(w.name)
+		if err := fits(w.v, limit, bucket+" "+k); err != nil {
 			op.errs = append(op.errs, err)
 			continue
 		}
-		f, err := p.JS.PublishAsync("$KV."+bucket+"."+k, v)
+		f, err := p.JS.PublishAsync("$KV."+bucket+"."+k, w.v)
 		if err != nil {
 			op.errs = append(op.errs, fmt.Errorf("%s %s: %w", bucket, k, err))
 			continue
 		}
-		op.acks = append(op.acks, pendingPut{k, mark{s, fields[k]}, f})
+		op.acks = append(op.acks, pendingPut{w.name, s, w.fields, f})
 	}
 	return op
 }
@@ -204,30 +233,42 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	if op.kv == nil {
 		return errors.Join(op.errs...)
 	}
-	done := p.done(op.bucket, op.module)
+	t := p.written[op.bucket][op.module]
 	errs := op.errs
+	var add []entry // keys written that t lacks, in name order (as put)
 	for _, a := range op.acks {
 		select {
 		case <-a.ack.Ok():
-			done[a.key] = a.sum
+			if j, ok := t.find(a.name); ok {
+				t.set(j, a.bytes, a.fields)
+			} else {
+				add = append(add, entry{a.name, a.bytes, a.fields})
+			}
 		case err := <-a.ack.Err():
-			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, a.key, err))
+			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, op.key(a.name), err))
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, a.key, ctx.Err()))
+			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, op.key(a.name), ctx.Err()))
 		}
 	}
-	for k := range done {
-		if _, ok := op.want[k]; ok {
+	var drop []string // keys deleted, in name order
+	ws := op.want
+	for j := range t.len() {
+		name := t.name(j)
+		for len(ws) > 0 && ws[0].name < name {
+			ws = ws[1:]
+		}
+		if len(ws) > 0 && ws[0].name == name {
 			continue
 		}
+		k := op.key(name)
 		if err := op.kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			errs = append(errs, fmt.Errorf("%s %s: delete: %w", op.bucket, k, err))
 			continue
 		}
-		delete(done, k)
+		drop = append(drop, name)
 	}
-	if len(done) == 0 {
-		delete(p.written[op.bucket], op.module)
+	if len(add) > 0 || len(drop) > 0 {
+		p.setTable(op.bucket, op.module, t.with(add, drop, op.bucket == spec.NeedsBucket))
 	}
 	return errors.Join(errs...)
 }
@@ -262,7 +303,7 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 	// at once: a cold start's tens of thousands of encoded needs were the
 	// client's peak of memory.
 	errs := p.syncAll(ctx, spec.NeedsBucket, slices.Collect(maps.Keys(sums)),
-		func(m string) (map[string][]byte, map[string]sum) { return p.needsWant(m, needs[m]) })
+		func(m string) []want { return p.needsWant(m, needs[m]) })
 	for m, s := range sums {
 		if errs[m] == nil {
 			p.needsSynced[m] = s
@@ -279,7 +320,7 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 // wanted (a nil value keeps what is recorded for that key). The puts of
 // all modules are in flight together, up to maxInFlight, before their acks
 // are awaited; it returns each module's error, if any.
-func (p *Publisher) syncAll(ctx context.Context, bucket string, modules []string, wantOf func(module string) (map[string][]byte, map[string]sum)) map[string]error {
+func (p *Publisher) syncAll(ctx context.Context, bucket string, modules []string, wantOf func(module string) []want) map[string]error {
 	sort.Strings(modules)
 	out := map[string]error{}
 	var ops []*syncOp
@@ -301,8 +342,7 @@ func (p *Publisher) syncAll(ctx context.Context, bucket string, modules []string
 		ops, inFlight = ops[:0], 0
 	}
 	for _, m := range modules {
-		want, fields := wantOf(m)
-		op := p.issue(ctx, bucket, m, want, fields)
+		op := p.issue(ctx, bucket, m, wantOf(m))
 		ops = append(ops, op)
 		if inFlight += len(op.acks); inFlight >= maxInFlight {
 			flush()
@@ -317,26 +357,24 @@ func (p *Publisher) Needs(ctx context.Context, module string, needs []Need) erro
 	return p.NeedsAll(ctx, map[string][]Need{module: needs})[module]
 }
 
-// needsWant encodes a module's needs by key, and says the sum of each
-// encoded need's fields. A need whose bytes last written encoded the same
-// fields is not encoded again: its want is nil (keep what is written).
-func (p *Publisher) needsWant(module string, needs []Need) (map[string][]byte, map[string]sum) {
-	want := make(map[string][]byte, len(needs))
-	fields := map[string]sum{}
-	done := p.written[spec.NeedsBucket][module]
+// needsWant is a module's needs encoded, by name, each with the sum of
+// its fields. A need whose bytes last written encoded the same fields is
+// not encoded again: its v is nil (keep what is written).
+func (p *Publisher) needsWant(module string, needs []Need) []want {
+	ws := make([]want, len(needs))
+	t := p.written[spec.NeedsBucket][module]
 	for i := range needs {
 		n := &needs[i]
-		k := spec.EncodeKey(p.Node, module, n.Kind, n.Name)
-		f := needSum(n)
-		if d, ok := done[k]; ok && d.fields == f {
-			want[k] = nil
+		w := &ws[i]
+		w.name, w.fields = spec.EncodeKey(n.Kind, n.Name), p.needSum(n)
+		if j, ok := t.find(w.name); ok && t.fieldsAt(j) == w.fields {
 			continue
 		}
 		bounded := *n
 		bounded.Why = Bound(n.Why)
-		want[k], fields[k] = encode(&bounded), f
+		w.v = encode(&bounded)
 	}
-	return want, fields
+	return sortWants(ws)
 }
 
 // Items makes module's items in mesh-provisioner_collect exactly items
@@ -355,15 +393,15 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
-	want := make(map[string]map[string][]byte, len(items))
+	wants := make(map[string][]want, len(items))
 	limit := p.maxPayload()
 	tooLarge := map[string][]error{}
 	for module, its := range items {
-		w := make(map[string][]byte, len(its))
+		ws := make([]want, 0, len(its))
 		for c, text := range its {
-			k := spec.EncodeKey(p.Node, c, module)
+			name := spec.EncodeToken(c)
 			if text == nil {
-				w[k] = nil
+				ws = append(ws, want{name: name})
 				continue
 			}
 			b := encode(Item{Collection: c, Contributor: module, Item: string(text)})
@@ -373,12 +411,12 @@ func (p *Publisher) ItemsAll(ctx context.Context, items map[string]map[string][]
 				tooLarge[module] = append(tooLarge[module], err)
 				continue
 			}
-			w[k] = b
+			ws = append(ws, want{name: name, v: b})
 		}
-		want[module] = w
+		wants[module] = sortWants(ws)
 	}
-	errs := p.syncAll(ctx, spec.CollectBucket, slices.Collect(maps.Keys(want)),
-		func(m string) (map[string][]byte, map[string]sum) { return want[m], nil })
+	errs := p.syncAll(ctx, spec.CollectBucket, slices.Collect(maps.Keys(wants)),
+		func(m string) []want { return wants[m] })
 	for module, tl := range tooLarge {
 		errs[module] = errors.Join(append(tl, errs[module])...)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -61,6 +62,9 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 			errs = append(errs, err)
 			continue
 		}
+		// What is remembered changes once per module, after the bucket's
+		// keys are all read (a table is made again for each change).
+		add, drop := map[string][]entry{}, map[string][]string{}
 		for k, v := range entries {
 			toks, err := spec.DecodeKey(k, sb.tokens)
 			if err != nil {
@@ -69,9 +73,13 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 			module := toks[sb.owner]
 			switch {
 			case live(module) && sb.bucket != spec.AppliedBucket:
-				done := p.done(sb.bucket, module)
-				if _, ok := done[k]; !ok {
-					done[k] = mark{bytes: sumOf(v)} // its fields not known: encoded again, put only if its bytes differ
+				name, ok := p.nameOf(sb.bucket, module, k)
+				if !ok {
+					continue // not a key this process would write
+				}
+				if _, ok := p.written[sb.bucket][module].find(name); !ok {
+					// Its fields not known: encoded again, put only if its bytes differ.
+					add[module] = append(add[module], entry{name: name, bytes: p.keySum(v)})
 					adopted[module] = true
 					delete(p.needsSynced, module) // its next NeedsAll looks at each key
 				}
@@ -85,9 +93,20 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 					errs = append(errs, fmt.Errorf("%s %s: delete: %w", sb.bucket, k, err))
 					continue
 				}
-				delete(p.done(sb.bucket, module), k)
+				if name, ok := p.nameOf(sb.bucket, module, k); ok {
+					drop[module] = append(drop[module], name)
+				}
 				out.Deleted++
 			}
+		}
+		needs := sb.bucket == spec.NeedsBucket
+		for module, a := range add { // live modules
+			slices.SortFunc(a, func(x, y entry) int { return strings.Compare(x.name, y.name) })
+			p.setTable(sb.bucket, module, p.written[sb.bucket][module].with(a, nil, needs))
+		}
+		for module, d := range drop { // modules not live
+			slices.Sort(d)
+			p.setTable(sb.bucket, module, p.written[sb.bucket][module].with(nil, d, needs))
 		}
 	}
 	p.mu.Unlock()
