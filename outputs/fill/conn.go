@@ -42,6 +42,12 @@ var errTimedOut = errors.New("timed out")
 // line and three headers.
 var headRoom [256]byte
 
+// keptBody is the most room a conn keeps for the next request's body: a
+// change's request is a few KB, a whole module's (cold start, refill) may
+// be hundreds, and eight conns holding their largest was ~200 bytes a file
+// at 10k files (issue 20).
+const keptBody = 32 << 10
+
 // maxAnswer bounds an answer's body (a module's files' results).
 const maxAnswer = 16 << 20
 
@@ -77,6 +83,9 @@ func (cn *conn) roundTrip(ctx context.Context, deadline time.Time, method, route
 	defer func() {
 		clear(cn.body.Bytes()) // the request's files, secrets included, are kept nowhere
 		cn.body.Reset()
+		if cn.body.Cap() > keptBody { // a whole module's request: not kept between requests
+			cn.body = bytes.Buffer{}
+		}
 	}()
 	// The head goes right before the body, in the room left for it, so
 	// the request is one write (one buffer: the race detector sees a

@@ -133,6 +133,29 @@ func TestAKeptConnectionHoldsNoRequestBytes(t *testing.T) {
 	}
 }
 
+// A whole module's request (a cold start's, a refill's) leaves its
+// connection with no more than keptBody of room for the next, which a
+// change's small request fits: a kept connection does not hold its
+// largest request's room (issue 20).
+func TestAKeptConnectionKeepsLittleRoomAfterALargeRequest(t *testing.T) {
+	c := startServer(t, &Server{Root: t.TempDir()})
+	var files []File
+	for i := range 40 {
+		files = append(files, File{Path: fmt.Sprintf("/etc/big/%d", i), Form: FormOwned, Content: bytes.Repeat([]byte("x"), 4096)})
+	}
+	fillOK(t, c, Request{Module: "m", Files: files})
+	if len(c.idle) != 1 {
+		t.Fatalf("%d connections kept", len(c.idle))
+	}
+	if room := c.idle[0].body.Cap(); room > keptBody {
+		t.Errorf("the kept connection holds %d bytes of room after a %d KB request, want ≤ %d", room, 40*4, keptBody)
+	}
+	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/big/0", Form: FormOwned, Content: []byte("small")}}})
+	if room := c.idle[0].body.Cap(); room == 0 || room > keptBody {
+		t.Errorf("after a small request the kept connection holds %d bytes of room, want its request's (≤ %d)", room, keptBody)
+	}
+}
+
 // Requests at once, each over a connection of its own, each get their own
 // answer, as the connections are kept and taken again by the others.
 func TestRequestsAtOnceEachGetTheirOwnAnswer(t *testing.T) {
