@@ -111,17 +111,28 @@ type Origin struct {
 }
 
 // OriginOf says where n's value comes from; nil for a node the mesh did not
-// make. Need nodes, most of a graph, keep no Origin of their own (one each
-// is megabytes on a large node): a need node's Meta is its module, its
-// placeholder the rest of its key.
+// make. Need and file nodes, most of a graph, keep no Origin of their own
+// (one each is megabytes on a large node): a need node's Meta is its
+// module, its placeholder the rest of its key; a templated file's is its
+// fileNode.
 func OriginOf(n *graph.Node) *Origin {
 	switch o := n.Meta.(type) {
 	case *Origin:
 		return o
 	case *module:
 		return &Origin{Module: o.name, Placeholder: n.Key().Name[len(o.name)+1:]}
+	case *fileNode:
+		return &Origin{Module: o.r.module, Path: o.spec.Path}
 	}
 	return nil
+}
+
+// filePath is the path of file node n.
+func filePath(n *graph.Node) string {
+	if f, ok := n.Meta.(*fileNode); ok {
+		return f.spec.Path
+	}
+	return n.Meta.(*Origin).Path
 }
 
 // moduleOf is the module n was made for ("" for none), without building its
@@ -132,6 +143,8 @@ func moduleOf(n *graph.Node) string {
 		return o.Module
 	case *module:
 		return o.name
+	case *fileNode:
+		return o.r.module
 	}
 	return ""
 }

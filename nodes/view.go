@@ -114,7 +114,7 @@ func (m *NodeGraph) ViewLean(module string) *ModuleView {
 	v.Files = make([]FileView, 0, len(mod.files)) // one allocation each: a view is made per change of its module
 	v.Items = make([]ItemView, 0, len(mod.items))
 	for _, f := range mod.files {
-		fv := FileView{Path: f.Meta.(*Origin).Path, State: f.State()}
+		fv := FileView{Path: filePath(f), State: f.State()}
 		if f.State() == graph.Ready {
 			fv.Value = f.Value().(*FileValue)
 		} else {

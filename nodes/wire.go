@@ -252,9 +252,9 @@ func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string
 		needs, secret := m.needsOf(mod, t)
 		spec := f
 		spec.Mode = DefaultMode(f.Form, secret, f.Mode)
+		fn := newFileNode(&m.renders, mod.name, spec, t, len(head), secret)
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path},
-			renderFile(&m.renders, mod.name, spec, t, len(head), secret), append(append([]*graph.Node(nil), head...), needs...),
-			&Origin{Module: mod.name, Path: f.Path})
+			fn.render, append(append([]*graph.Node(nil), head...), needs...), fn) // OriginOf builds its Origin
 		if secret {
 			m.g.MarkSecret(n)
 		}
