@@ -89,6 +89,7 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 				removed = append(removed, module)
 			default:
 				gone[module] = true
+				delete(p.needsSynced, module) // its needs, back, are written again
 				if err := p.kvs[sb.bucket].Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 					errs = append(errs, fmt.Errorf("%s %s: delete: %w", sb.bucket, k, err))
 					continue

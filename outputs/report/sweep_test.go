@@ -93,3 +93,27 @@ func TestSweepWithABucketMissingFailsAndSweepsTheOthers(t *testing.T) {
 		t.Fatalf("swept %+v, keys %v: want the collect bucket swept", sw, b.keys(collectBucket))
 	}
 }
+
+// A module the sweep found dead and deleted the needs of, which then comes
+// back with the same needs as it last synced, has them written again: the
+// sweep forgets that they were in sync.
+func TestAModuleSweptAndBackWithTheSameNeedsHasThemWrittenAgain(t *testing.T) {
+	b := newBus(t, needsBucket, collectBucket, appliedBucket)
+	ctx := context.Background()
+	need := Need{Node: "n1", Module: "web", Kind: "config", Name: "model", State: "met"}
+	if err := b.pub.Needs(ctx, "web", []Need{need}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pub.Sweep(ctx, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.keys(needsBucket); len(got) != 0 {
+		t.Fatalf("after the sweep: %v", got)
+	}
+	if err := b.pub.Needs(ctx, "web", []Need{need}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.keys(needsBucket); !sameSet(got, []string{"n1.web.config.model"}) {
+		t.Fatalf("the module back with the same needs: keys %v", got)
+	}
+}
