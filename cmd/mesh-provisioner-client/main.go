@@ -110,7 +110,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	cfg.Log = log
 	tuneGC()
-	cfg.OnSettled = oneProcAfterColdStart()
+	cfg.OnSettled = afterColdStart()
 	d, err := daemon.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

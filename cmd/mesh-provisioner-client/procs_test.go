@@ -3,6 +3,7 @@ package main
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 func TestOneProcAfterTheColdStartUnlessTheOperatorChoseGOMAXPROCS(t *testing.T) {
@@ -20,5 +21,28 @@ func TestOneProcAfterTheColdStartUnlessTheOperatorChoseGOMAXPROCS(t *testing.T) 
 	settled()
 	if n := runtime.GOMAXPROCS(0); n != 1 {
 		t.Fatalf("GOMAXPROCS %d after the cold start, want 1", n)
+	}
+}
+
+// Once the cold start is answered the daemon collects once, giving the
+// room back to the OS, and then keeps one P.
+func TestAfterTheColdStartOneCollectionThenOneProc(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	t.Setenv("GOMAXPROCS", "")
+	runtime.GOMAXPROCS(2)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	afterColdStart()()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.GOMAXPROCS(0) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("still more than one P 10 s after the cold start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if after.NumForcedGC <= before.NumForcedGC {
+		t.Fatalf("no collection after the cold start (forced collections %d → %d)", before.NumForcedGC, after.NumForcedGC)
 	}
 }
