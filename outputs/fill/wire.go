@@ -62,6 +62,18 @@ type Request struct {
 	Files  []File `json:"files"`
 }
 
+// Canonical is action as one of the constants above when it is one (a
+// decoded answer's strings are each their own copy; a node's client keeps
+// one per file it filled), else action itself.
+func Canonical(action string) string {
+	for _, a := range [...]string{ActionWritten, ActionUnchanged, ActionKept, ActionMerged, ActionRemoved} {
+		if action == a {
+			return a
+		}
+	}
+	return action
+}
+
 // FileResult says what became of one file; Digest is "sha256:<hex>" of the
 // file's bytes on disk afterwards (none for a file removed).
 type FileResult struct {

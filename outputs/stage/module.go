@@ -115,6 +115,10 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
 			continue // a refill that changed nothing says nothing new
 		}
+		if fv := sent[r.Path]; fv != nil {
+			r.Path = fv.Spec.Path // the same bytes, already held: not the answer's copy
+		}
+		r.Action = fill.Canonical(r.Action)
 		mo.files[r.Path] = report.File{Path: r.Path, Action: r.Action, Digest: r.Digest}
 		if r.Action == fill.ActionRemoved {
 			mo.removed = true
