@@ -141,9 +141,9 @@ func (f *feed) deliver(m *nats.Msg) {
 			return
 		}
 		if del {
-			delete(f.w.known, e.Key)
+			f.w.known.delete(e.Key)
 		} else {
-			f.w.known[e.Key] = true
+			f.w.known.add(e.Key)
 		}
 	}
 }
@@ -152,11 +152,14 @@ func (f *feed) deliver(m *nats.Msg) {
 func (f *feed) loadedLocked() {
 	state := f.state
 	f.loading, f.state = false, nil
-	if !f.w.send(f.ctx, Update{Snapshot: true, Entries: sortedEntries(state), Gone: f.w.gone(state)}) {
+	entries := sortedEntries(state)
+	// Made before the send: once sent, entries are the reader's.
+	known := newKeySet(len(entries), func(i int) string { return entries[i].Key })
+	if !f.w.send(f.ctx, Update{Snapshot: true, Entries: entries, Gone: f.w.known.gone(state)}) {
 		f.stopped = true
 		return
 	}
-	f.w.remember(state)
+	f.w.known = known
 	f.w.log.Debug().Int("keys", len(state)).Msg("snapshot delivered")
 	close(f.loaded)
 }

@@ -39,7 +39,7 @@ func notPermitted(js jetstream.JetStream, bucket string, err error) bool {
 func (w *Watch) sayNotPermitted(ctx context.Context, err error, said *bool) bool {
 	if !*said {
 		w.log.Warn().Err(err).Msg("the bus does not permit reading this bucket; looking again every recheck")
-		if !w.send(ctx, Update{NotPermitted: true, Gone: w.forget(nil)}) {
+		if !w.send(ctx, Update{NotPermitted: true, Gone: w.forget()}) {
 			return false
 		}
 		*said = true

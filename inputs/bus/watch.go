@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -41,7 +40,7 @@ type Watch struct {
 	out            chan<- Update
 	log            zerolog.Logger
 	resync         chan struct{}
-	known          map[string]bool // the keys the updates sent so far say exist
+	known          *keySet // the keys the updates sent so far say exist
 }
 
 // NewWatch prepares a watch of the keys of bucket matching filter (">" or ""
@@ -58,7 +57,7 @@ func NewWatch(js jetstream.JetStream, bucket, filter string, out chan<- Update, 
 		out:    out,
 		log:    log.With().Str("bucket", bucket).Str("filter", filter).Logger(),
 		resync: make(chan struct{}, 1),
-		known:  map[string]bool{},
+		known:  &keySet{},
 	}
 }
 
@@ -111,7 +110,7 @@ func (w *Watch) Run(ctx context.Context) {
 		case isMissing(err):
 			if !missingSaid {
 				w.log.Info().Dur("recheck", recheck).Msg("bucket not there yet; waiting for it")
-				if !w.send(ctx, Update{Missing: true, Gone: w.forget(nil)}) {
+				if !w.send(ctx, Update{Missing: true, Gone: w.forget()}) {
 					return
 				}
 				missingSaid = true
@@ -234,32 +233,12 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 	}
 }
 
-// forget makes now the keys known, and returns those known before that are
-// not in it (sorted).
-func (w *Watch) forget(now map[string]Entry) []string {
-	gone := w.gone(now)
-	w.remember(now)
+// forget makes no key known (the bucket is missing or refused), and returns
+// those known before (sorted).
+func (w *Watch) forget() []string {
+	gone := w.known.gone(nil)
+	w.known = &keySet{}
 	return gone
-}
-
-// gone is the keys known that are not in now (sorted).
-func (w *Watch) gone(now map[string]Entry) []string {
-	var gone []string
-	for k := range w.known {
-		if _, ok := now[k]; !ok {
-			gone = append(gone, k)
-		}
-	}
-	slices.Sort(gone)
-	return gone
-}
-
-// remember makes now the keys known.
-func (w *Watch) remember(now map[string]Entry) {
-	w.known = make(map[string]bool, len(now))
-	for k := range now {
-		w.known[k] = true
-	}
 }
 
 // send delivers u on out unless ctx ends first.
