@@ -272,6 +272,27 @@ func (h *benchBus) settle(quiet time.Duration) (int, time.Time) {
 	}
 }
 
+// needsWritten waits until no need has been written for quiet and says
+// when the last one was (the needs bucket's last message, as the server
+// stamped it): a client writes a cold start's needs once its fills are
+// answered, so they may still be going out when every module is applied,
+// and what is measured next must not count them.
+func (h *benchBus) needsWritten(quiet time.Duration) time.Time {
+	h.b.Helper()
+	for {
+		s, err := h.js.Stream(context.Background(), "KV_"+spec.NeedsBucket)
+		if err != nil {
+			h.b.Fatal(err)
+		}
+		last := s.CachedInfo().State.LastTime
+		if since := time.Since(last); since < quiet {
+			time.Sleep(quiet - since) // the earliest it could be quiet
+			continue
+		}
+		return last
+	}
+}
+
 func appliedKeys(m *scale.Mesh, node int) []string {
 	out := make([]string, 0, m.Config.Modules)
 	for i := 0; i < m.Config.Modules; i++ {

@@ -76,6 +76,8 @@ func benchClientProcess(b *testing.B, bin string, s processShape) {
 			b.Errorf("the client peaked at %d MiB resident, over the %d MiB a 10,000-file node may take (all applied after %v)", peak>>20, maxPeak>>20, c.cold)
 		}
 		b.ReportMetric(c.cold.Seconds(), "s-to-all-applied")
+		b.ReportMetric(c.coldCPU.Seconds(), "client-cpu-s-to-all-applied")
+		b.ReportMetric(c.needs.Seconds(), "s-to-needs-written")
 		b.ReportMetric(float64(proctest.Status(b, c.Pid, "VmHWM"))/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(proctest.Status(b, c.Pid, "VmRSS"))/(1<<20), "RSS-MiB")
 		b.ReportMetric(float64(proctest.Status(b, c.Pid, "VmHWM"))/float64(files), "peak-RSS-B/file")
@@ -118,12 +120,14 @@ func benchClientProcess(b *testing.B, bin string, s processShape) {
 type clientProcess struct {
 	*proctest.Proc
 	cold    time.Duration // from exec to every module reported applied
+	coldCPU time.Duration // the CPU it had used then: steadier than cold on a loaded machine
 	applied time.Duration // the process's age then
+	needs   time.Duration // from exec to its last need written (after its fills)
 }
 
 // startClientProcess starts the client on node 0 of m (loaded on h) and
-// waits until every module is reported applied and its fills have been
-// quiet for a second.
+// waits until every module is reported applied, its fills have been
+// quiet for a second and its needs are written.
 func startClientProcess(b *testing.B, bin string, h *benchBus, m *scale.Mesh) *clientProcess {
 	b.Helper()
 	// BENCH_CLIENT_ENV: extra environment for the client (GOGC=50 …).
@@ -131,10 +135,11 @@ func startClientProcess(b *testing.B, bin string, h *benchBus, m *scale.Mesh) *c
 		"--state-dir", b.TempDir(), "--control", "", "--refill", "1h", "--log-level", "warn"},
 		strings.Fields(os.Getenv("BENCH_CLIENT_ENV")))
 	h.waitReports(5*time.Minute, appliedKeys(m, 0), isApplied)
-	c := &clientProcess{Proc: p, cold: time.Since(p.Start)}
+	c := &clientProcess{Proc: p, cold: time.Since(p.Start), coldCPU: proctest.CPU(b, p.Pid)}
 	c.applied = c.cold
 	c.waitSettled(b)
 	h.settle(time.Second)
+	c.needs = h.needsWritten(needsQuiet).Sub(p.Start)
 	return c
 }
 

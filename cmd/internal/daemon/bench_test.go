@@ -123,10 +123,11 @@ func rotating(m *scale.Mesh, count int) []change {
 }
 
 // coldStart starts node 0's client and waits until every module of it
-// reports applied (applied), and until its last fill (converged: a
+// reports applied (applied), until its last fill (converged: a
 // provider's consumers list fills again as credentials arrive; no fill
-// came for a second after it).
-func coldStart(h *benchBus, m *scale.Mesh) (d *Daemon, stop func(), applied, converged time.Duration) {
+// came for a second after it), and until its needs are written (needs;
+// they go once the fills are answered).
+func coldStart(h *benchBus, m *scale.Mesh) (d *Daemon, stop func(), applied, converged, needs time.Duration) {
 	h.b.Helper()
 	start := time.Now()
 	d, stop = h.client(scale.NodeName(0))
@@ -137,8 +138,13 @@ func coldStart(h *benchBus, m *scale.Mesh) (d *Daemon, stop func(), applied, con
 	}
 	_, last := h.settle(time.Second)
 	converged = max(applied, last.Sub(start))
-	return d, stop, applied, converged
+	needs = h.needsWritten(needsQuiet).Sub(start)
+	return d, stop, applied, converged, needs
 }
+
+// needsQuiet is how long no need is written before a cold start's needs
+// are taken as all written (they go out back to back).
+const needsQuiet = 300 * time.Millisecond
 
 // BenchmarkPutToFill (issue 3): KV put of one config value → the fill
 // request received, p50 and p99 over 1,000 changes, with 1,000 modules
@@ -147,7 +153,7 @@ func BenchmarkPutToFill(b *testing.B) {
 	h := newBenchBus(b)
 	m := h.generate(scale.Config{Nodes: 1, Modules: 1000, Files: 2, Placeholders: 10, Contributors: 10, Consumers: 1000})
 	h.load(m)
-	_, _, cold, converged := coldStart(h, m)
+	_, _, cold, converged, _ := coldStart(h, m)
 	b.ResetTimer()
 	lat := latencies(h, m, rotating(m, 1000*b.N))
 	b.StopTimer()
@@ -190,7 +196,7 @@ func benchNode(b *testing.B, mods int, fillRoot string) {
 	h.keep = files == 10_000
 	h.keepMu.Unlock()
 	fills0 := h.fills.count()
-	d, stop, cold, converged := coldStart(h, m)
+	d, stop, cold, converged, needs := coldStart(h, m)
 	fills := h.fills.count() - fills0
 	heap1 := heapInUse()
 	h.keepMu.Lock()
@@ -207,6 +213,7 @@ func benchNode(b *testing.B, mods int, fillRoot string) {
 	b.Run("cold-start", func(b *testing.B) {
 		b.ReportMetric(cold.Seconds(), "s-to-all-applied")
 		b.ReportMetric(converged.Seconds(), "s-to-last-fill")
+		b.ReportMetric(needs.Seconds(), "s-to-needs-written")
 		b.ReportMetric(float64(heap1-heap0)/(1<<20), "heap-MiB")
 		b.ReportMetric(float64(heap1-heap0)/float64(size), "B/graph-node")
 		b.ReportMetric(float64(heap1-heap0)/float64(files), "B/file")
@@ -268,7 +275,7 @@ func benchNode(b *testing.B, mods int, fillRoot string) {
 		h.mu.Lock()
 		clear(h.reports)
 		h.mu.Unlock()
-		_, stop, applied, _ := coldStart(h, m)
+		_, stop, applied, _, _ := coldStart(h, m)
 		stop()
 		b.ReportMetric(applied.Seconds(), "s-to-all-applied")
 	})
@@ -285,7 +292,7 @@ func benchScaling(b *testing.B, big *benchBus, bm *scale.Mesh, bd *Daemon) {
 	small := newBenchBus(b)
 	sm := small.generate(scale.Config{Nodes: 1, Modules: 10, Files: 100, Placeholders: 10, Contributors: 10, Consumers: 100})
 	small.load(sm)
-	sd, stop, _, _ := coldStart(small, sm)
+	sd, stop, _, _, _ := coldStart(small, sm)
 	defer stop()
 	// versions past any the one-change phase put to big
 	bigChanges, smallChanges := rotating(bm, 2*oneChanges*b.N), rotating(sm, oneChanges*b.N)
