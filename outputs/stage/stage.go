@@ -28,6 +28,10 @@ type Config struct {
 	// Busy says more input is queued: needs then wait, up to needsDelay,
 	// for it to settle. Nil: never busy.
 	Busy func() bool
+	// Awaiting says an answer that may move the needs is on its way (a
+	// vault ask, a templates archive's fetch): needs then wait for it, as
+	// they wait for the requests in flight (FlushNeeds). Nil: never.
+	Awaiting func() bool
 	// OnFill, if set, is told of each fill request's latency and outcome;
 	// it is called from the worker that sent the fill.
 	OnFill func(took time.Duration, err error)
@@ -75,6 +79,9 @@ func New(cfg Config) (*Stage, error) {
 	}
 	if cfg.Busy == nil {
 		cfg.Busy = func() bool { return false }
+	}
+	if cfg.Awaiting == nil {
+		cfg.Awaiting = func() bool { return false }
 	}
 	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]nodes.NeedView{},
 		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights(), seed: maphash.MakeSeed()}
@@ -358,13 +365,14 @@ const needsDelay = time.Second
 // FlushNeeds writes the needs of the modules sent since the last flush,
 // all modules' puts in flight together. Unless forced, it waits while
 // Config.Busy says more input is queued (it will change the same needs
-// again), up to needsDelay: a cold start writes each need once, in its
-// settled state, instead of once per batch.
+// again), up to needsDelay, and while something is on its way (awaiting):
+// a cold start writes each need once, in its settled state, instead of
+// once per batch, and after its files and reports.
 func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 	if len(s.pendingNeeds) == 0 {
 		return
 	}
-	if !force && s.cfg.Busy() && time.Since(s.needsSince) < needsDelay {
+	if !force && (s.awaiting() || s.cfg.Busy() && time.Since(s.needsSince) < needsDelay) {
 		return
 	}
 	// The needs go in chunks of about needsChunk: a cold start's tens of
@@ -411,6 +419,21 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 
 // needsChunk is about how many needs FlushNeeds hands the publisher at once.
 const needsChunk = 2000
+
+// awaiting says the needs wait, however long, for what is on its way:
+// an answer that may move them (Config.Awaiting: a cold start's vault
+// answers turn its secret needs met), or a fill or DELETE request in
+// flight. A flush holds the daemon's loop until the bus has acknowledged
+// every put, tens of thousands at a cold start, and meanwhile no request
+// that comes back is taken in (reported, its module's next one sent):
+// flushed while a cold start's fills were in flight it held them up a
+// second and more at 10,000 files (issue 20). They go once the last
+// answer is taken in (the Send of that batch); the daemon's retry tick
+// forces them, so they wait no longer than that for an answer that does
+// not come.
+func (s *Stage) awaiting() bool {
+	return len(s.flying) > 0 || s.cfg.Awaiting()
+}
 
 // Removed says a module was taken off this node: its needs and items go,
 // a removed report is published and its applied key deleted (what fails

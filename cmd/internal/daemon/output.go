@@ -21,6 +21,7 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		FillGap:  d.cfg.FillGap,
 		Log:      d.log,
 		Busy:     func() bool { return len(d.updates)+len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
+		Awaiting: func() bool { return d.asker.Asking() || d.fetcher.Fetching() },
 		OnFill:   d.metrics.filled,
 		OnState:  d.metrics.moduleState,
 		Removals: filepath.Join(d.cfg.StateDir, "removals.json"),

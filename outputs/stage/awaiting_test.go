@@ -1,0 +1,60 @@
+package stage
+
+import (
+	"context"
+	"testing"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes"
+)
+
+// Needs wait for what is on their way: a fill in flight (a flush would
+// hold the daemon's loop while its answer waits) and an answer
+// Config.Awaiting names (a vault answer may move them). The Send that
+// takes the last of them in writes the needs; a forced flush (the
+// daemon's retry tick) waits for neither.
+func TestNeedsWaitForTheFillsInFlightAndTheAnswersAwaited(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	awaiting := false
+	r.s.cfg.Awaiting = func() bool { return awaiting }
+	at := func(module, content string) *nodes.ModuleView {
+		v := owned("/etc/"+module+".conf", content, false)
+		v.Module = module
+		return &nodes.ModuleView{Name: module, State: graph.Ready, Files: []nodes.FileView{ready(v)},
+			Needs: []nodes.NeedView{{Kind: "config", Name: "port", State: graph.Ready}}}
+	}
+	written := func(module string) bool {
+		t.Helper()
+		_, ok := r.get("mesh-provisioner_needs", "n1."+module+".config.port")
+		return ok
+	}
+	vs := views{"web": at("web", "1")}
+
+	r.s.Send(ctx, vs, []string{"web"}, false)
+	if written("web") {
+		t.Fatal("the needs were written while the fill was in flight")
+	}
+	awaiting = true
+	r.s.Land(r.next())
+	r.s.Send(ctx, vs, nil, false) // the batch that takes the fill in
+	if _, ok := r.get("mesh-provisioner_applied", "n1.web"); !ok {
+		t.Fatal("the fill that came back is not reported")
+	}
+	if written("web") {
+		t.Fatal("the needs were written while an answer was awaited")
+	}
+	awaiting = false
+	r.s.Send(ctx, vs, nil, false) // the batch that takes the answer in
+	if !written("web") {
+		t.Fatal("the needs were not written once nothing was on its way")
+	}
+
+	vs["db"] = at("db", "1")
+	r.s.Send(ctx, vs, []string{"db"}, false)
+	r.s.FlushNeeds(ctx, true)
+	if !written("db") {
+		t.Error("a forced flush waited for the fill in flight")
+	}
+	r.s.Land(r.next())
+}
