@@ -131,6 +131,12 @@ func (d *Daemon) handle(ev event) {
 // provider buckets watched, changed modules filled and reported.
 func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	if !d.ready.Load() {
+		// The templates archives the plans name are fetched while the
+		// rest of the initial load comes in: a node's config snapshot
+		// (tens of thousands of keys) is decoded after its assignments,
+		// and the loop would wait for it idle before building the files
+		// (issue 20).
+		d.fetchArchives()
 		for b, ws := range d.watches {
 			if isBase(b) && !ws.loaded {
 				return // no fill before the initial load is complete
@@ -148,11 +154,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 			d.asker.Ask(name, d.mesh.CredentialOf(name))
 		}
 	}
-	for _, w := range d.mesh.TakeNewArchives() {
-		if d.mesh.WantsArchive(w.Module, w.Digest) {
-			d.fetcher.Fetch(w)
-		}
-	}
+	d.fetchArchives()
 	d.syncBoundWatches(ctx)
 	start := time.Now()
 	touched := d.mesh.Stabilize()
@@ -174,6 +176,15 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		d.settled = true
 		if d.cfg.OnSettled != nil {
 			d.cfg.OnSettled()
+		}
+	}
+}
+
+// fetchArchives fetches the templates archives newly named by a plan.
+func (d *Daemon) fetchArchives() {
+	for _, w := range d.mesh.TakeNewArchives() {
+		if d.mesh.WantsArchive(w.Module, w.Digest) {
+			d.fetcher.Fetch(w)
 		}
 	}
 }
