@@ -38,9 +38,11 @@ type Config struct {
 
 	// OnSettled, when set, is called once, on the daemon's loop, the
 	// first time after the initial load that nothing is on its way: no
-	// fill request in flight, no vault ask or first fetch of a templates
-	// archive unanswered. The cold start's fills have been answered then
-	// (those of modules still waiting for a value are not, nor will be).
+	// output pending (a fill request in flight or held, needs not written
+	// yet), no vault ask or first fetch of a templates archive
+	// unanswered. The cold start's fills have been answered and its needs
+	// written then (the fills of modules still waiting for a value are
+	// not, nor will be).
 	OnSettled func()
 
 	Log zerolog.Logger

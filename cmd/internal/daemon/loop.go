@@ -172,7 +172,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	if retrying {
 		d.out.FlushNeeds(ctx, true)
 	}
-	if !d.settled && d.out.InFlight() == 0 && !d.asker.Asking() && !d.fetcher.Fetching() {
+	if !d.settled && !d.out.Pending() && !d.asker.Asking() && !d.fetcher.Fetching() {
 		d.settled = true
 		if d.cfg.OnSettled != nil {
 			d.cfg.OnSettled()
