@@ -14,6 +14,8 @@ import (
 // takes the last of them in writes the needs; a forced flush (the
 // daemon's retry tick) waits for neither.
 func TestNeedsWaitForTheFillsInFlightAndTheAnswersAwaited(t *testing.T) {
+	defer func(n int) { manyNeedsAt = n }(manyNeedsAt)
+	manyNeedsAt = 1 // the rig's needs stand for a cold start's tens of thousands
 	r := newRig(t)
 	ctx := context.Background()
 	awaiting := false
@@ -55,6 +57,23 @@ func TestNeedsWaitForTheFillsInFlightAndTheAnswersAwaited(t *testing.T) {
 	r.s.FlushNeeds(ctx, true)
 	if !written("db") {
 		t.Error("a forced flush waited for the fill in flight")
+	}
+	r.s.Land(r.next())
+}
+
+// A few needs (fewer than manyNeedsAt: not a cold start's) are written at
+// once, whatever is on its way: a module's needs are on the bus by the
+// time its report is.
+func TestAFewNeedsDoNotWaitForWhatIsOnItsWay(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	r.s.cfg.Awaiting = func() bool { return true }
+	v := owned("/etc/web.conf", "1", false)
+	vs := views{"web": &nodes.ModuleView{Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(v)},
+		Needs: []nodes.NeedView{{Kind: "config", Name: "port", State: graph.Ready}}}}
+	r.s.Send(ctx, vs, []string{"web"}, false)
+	if _, ok := r.get("mesh-provisioner_needs", "n1.web.config.port"); !ok {
+		t.Fatal("a module's few needs waited for its fill in flight and an answer awaited")
 	}
 	r.s.Land(r.next())
 }

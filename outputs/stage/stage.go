@@ -372,7 +372,7 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 	if len(s.pendingNeeds) == 0 {
 		return
 	}
-	if !force && (s.awaiting() || s.cfg.Busy() && time.Since(s.needsSince) < needsDelay) {
+	if !force && (s.awaiting() && s.manyNeeds() || s.cfg.Busy() && time.Since(s.needsSince) < needsDelay) {
 		return
 	}
 	// The needs go in chunks of about needsChunk: a cold start's tens of
@@ -420,7 +420,24 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 // needsChunk is about how many needs FlushNeeds hands the publisher at once.
 const needsChunk = 2000
 
-// awaiting says the needs wait, however long, for what is on its way:
+// manyNeedsAt is how many needs pending make a flush wait for what is on
+// its way (awaiting): a cold start's, which holds the loop for as long as
+// their acks take. Fewer go at once, as they always did: a module's needs
+// are on the bus by the time its report is (a variable for a test).
+var manyNeedsAt = needsChunk
+
+// manyNeeds says the needs pending are as many as manyNeedsAt.
+func (s *Stage) manyNeeds() bool {
+	n := 0
+	for _, needs := range s.pendingNeeds {
+		if n += len(needs); n >= manyNeedsAt {
+			return true
+		}
+	}
+	return false
+}
+
+// awaiting says many needs (manyNeeds) wait, however long, for what is on its way:
 // an answer that may move them (Config.Awaiting: a cold start's vault
 // answers turn its secret needs met), or a fill or DELETE request in
 // flight. A flush holds the daemon's loop until the bus has acknowledged
