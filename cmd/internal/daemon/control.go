@@ -1,9 +1,8 @@
 package daemon
 
 import (
-	"fmt"
+	"context"
 	"net/http"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -25,74 +24,28 @@ func (d *Daemon) serveControl() (func(), error) {
 	return stop, err
 }
 
-// ControlHandler is the control socket's HTTP handler (without the peer
-// check, which needs the socket).
+// ControlHandler is the control socket's HTTP handler (outputs/control's
+// routes over this daemon; without the peer check, which needs the socket).
 func (d *Daemon) ControlHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		var not []string
-		if !d.connected.Load() {
-			not = append(not, "the bus is not connected")
-		}
-		if !d.ready.Load() {
-			not = append(not, "the initial load is not done")
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if len(not) > 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "not ready: %s\n", strings.Join(not, "; "))
-			return
-		}
-		fmt.Fprintln(w, "ok: the bus is connected and the initial load is done")
+	return control.Handler(control.Source{
+		NotReady: d.notReady,
+		OnLoop: func(ctx context.Context, fn func(control.Answers)) error {
+			return d.Do(ctx, func(*nodes.NodeGraph) { fn(d.answers()) })
+		},
+		Metrics: promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}),
 	})
-	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
-		var out control.Modules
-		err := d.Do(r.Context(), func(m *nodes.NodeGraph) { out = d.answers().Modules() })
-		writeJSON(w, out, err)
-	})
-	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
-		mod := r.URL.Query().Get("module")
-		var out *control.Explanation
-		var notHere *control.ErrorBody
-		err := d.Do(r.Context(), func(m *nodes.NodeGraph) {
-			a := d.answers()
-			if out = a.Explain(mod); out == nil {
-				nh := a.NotHere(mod)
-				notHere = &nh
-			}
-		})
-		if err == nil && notHere != nil {
-			writeError(w, http.StatusNotFound, *notHere)
-			return
-		}
-		writeJSON(w, out, err)
-	})
-	mux.HandleFunc("GET /v1/graph.dot", func(w http.ResponseWriter, r *http.Request) {
-		mod := r.URL.Query().Get("module")
-		var out []byte
-		var derr error
-		var notHere *control.ErrorBody
-		err := d.Do(r.Context(), func(m *nodes.NodeGraph) {
-			var here bool
-			if out, here, derr = m.DOT("provisioner", mod); !here {
-				nh := d.answers().NotHere(mod)
-				notHere = &nh
-			}
-		})
-		switch {
-		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, control.ErrorBody{Error: "the daemon's loop did not answer: " + err.Error()})
-		case notHere != nil:
-			writeError(w, http.StatusNotFound, *notHere)
-		case derr != nil:
-			writeError(w, http.StatusInternalServerError, control.ErrorBody{Error: "rendering the graph: " + derr.Error()})
-		default:
-			w.Header().Set("Content-Type", "text/vnd.graphviz")
-			w.Write(out)
-		}
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
-	return mux
+}
+
+// notReady says why the daemon is not ready (none: it is).
+func (d *Daemon) notReady() []string {
+	var not []string
+	if !d.connected.Load() {
+		not = append(not, "the bus is not connected")
+	}
+	if !d.ready.Load() {
+		not = append(not, "the initial load is not done")
+	}
+	return not
 }
 
 // answers builds the control socket's answers from the mesh: call it on
@@ -115,16 +68,6 @@ func (d *Daemon) moduleState(v *nodes.ModuleView) control.ModuleState {
 	}
 	return s
 }
-
-func writeJSON(w http.ResponseWriter, v any, err error) {
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, control.ErrorBody{Error: "the daemon's loop did not answer: " + err.Error()})
-		return
-	}
-	control.WriteJSON(w, http.StatusOK, v)
-}
-
-func writeError(w http.ResponseWriter, code int, e control.ErrorBody) { control.WriteJSON(w, code, e) }
 
 // runCalls runs the calls Do handed the loop during the batch just
 // stabilized, so the control socket never reads a graph half-changed.

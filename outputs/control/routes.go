@@ -1,0 +1,95 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Source is what the control socket's routes need of the daemon.
+type Source struct {
+	// NotReady says why the daemon is not ready (none: it is).
+	NotReady func() []string
+	// OnLoop runs fn on the daemon's loop, between batches, with the
+	// answers of that moment (a graph never read half-changed).
+	OnLoop func(ctx context.Context, fn func(Answers)) error
+	// Metrics serves /metrics.
+	Metrics http.Handler
+}
+
+// Handler is the control socket's HTTP handler (SPEC §5.5; without the
+// peer check, which needs the socket: Serve adds it): /healthz,
+// /v1/modules, /v1/explain, /v1/graph.dot and /metrics.
+func Handler(s Source) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if not := s.NotReady(); len(not) > 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %s\n", strings.Join(not, "; "))
+			return
+		}
+		fmt.Fprintln(w, "ok: the bus is connected and the initial load is done")
+	})
+	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
+		var out Modules
+		err := s.OnLoop(r.Context(), func(a Answers) { out = a.Modules() })
+		writeAnswer(w, out, err)
+	})
+	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
+		mod := r.URL.Query().Get("module")
+		var out *Explanation
+		var notHere *ErrorBody
+		err := s.OnLoop(r.Context(), func(a Answers) {
+			if out = a.Explain(mod); out == nil {
+				nh := a.NotHere(mod)
+				notHere = &nh
+			}
+		})
+		if err == nil && notHere != nil {
+			WriteJSON(w, http.StatusNotFound, *notHere)
+			return
+		}
+		writeAnswer(w, out, err)
+	})
+	mux.HandleFunc("GET /v1/graph.dot", func(w http.ResponseWriter, r *http.Request) {
+		mod := r.URL.Query().Get("module")
+		var out []byte
+		var derr error
+		var notHere *ErrorBody
+		err := s.OnLoop(r.Context(), func(a Answers) {
+			var here bool
+			if out, here, derr = a.Graph.DOT("provisioner", mod); !here {
+				nh := a.NotHere(mod)
+				notHere = &nh
+			}
+		})
+		switch {
+		case err != nil:
+			WriteJSON(w, http.StatusServiceUnavailable, loopSilent(err))
+		case notHere != nil:
+			WriteJSON(w, http.StatusNotFound, *notHere)
+		case derr != nil:
+			WriteJSON(w, http.StatusInternalServerError, ErrorBody{Error: "rendering the graph: " + derr.Error()})
+		default:
+			w.Header().Set("Content-Type", "text/vnd.graphviz")
+			w.Write(out)
+		}
+	})
+	mux.Handle("GET /metrics", s.Metrics)
+	return mux
+}
+
+// writeAnswer writes v, or that the daemon's loop did not answer.
+func writeAnswer(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		WriteJSON(w, http.StatusServiceUnavailable, loopSilent(err))
+		return
+	}
+	WriteJSON(w, http.StatusOK, v)
+}
+
+func loopSilent(err error) ErrorBody {
+	return ErrorBody{Error: "the daemon's loop did not answer: " + err.Error()}
+}
