@@ -76,8 +76,9 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 		case toks[0] != m.node:
 			return Change{Foreign: true}
 		}
-		old, had := m.configValue(key, toks[1], toks[2])
-		m.putConfig(key, toks[1], toks[2], value)
+		need := m.configNeedOf(toks[1], toks[2]) // one lookup for both
+		old, had := m.configValue(key, need)
+		m.putConfig(key, need, value)
 		if m.mods[toks[1]] != nil && (!had || !bytes.Equal(old, value)) {
 			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
 		}

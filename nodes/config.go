@@ -99,11 +99,16 @@ func (m *NodeGraph) shrinkConfig() {
 	m.config, m.configRoom = c, len(c)
 }
 
-// putConfig records mesh-config_resolved <bk> = value (this node's key of
-// module's key).
-func (m *NodeGraph) putConfig(bk, module, key string, value []byte) {
+// configNeedOf is module's need leaf for ${config:key}, or nil.
+func (m *NodeGraph) configNeedOf(module, key string) *graph.Node {
+	return m.existing(KindNeed, configNeedKey(module, key).Name)
+}
+
+// putConfig records mesh-config_resolved <bk> = value; n is its need leaf
+// (configNeedOf), or nil.
+func (m *NodeGraph) putConfig(bk string, n *graph.Node, value []byte) {
 	v := append([]byte(nil), value...)
-	if n := m.existing(KindNeed, configNeedKey(module, key).Name); n != nil && m.configReg.ok {
+	if n != nil && m.configReg.ok {
 		m.g.Set(n, v)
 		return
 	}
@@ -113,15 +118,15 @@ func (m *NodeGraph) putConfig(bk, module, key string, value []byte) {
 // deleteConfig records that mesh-config_resolved <bk> is gone.
 func (m *NodeGraph) deleteConfig(bk, module, key string) {
 	delete(m.config, bk)
-	if n := m.existing(KindNeed, configNeedKey(module, key).Name); n != nil && m.configReg.ok {
+	if n := m.configNeedOf(module, key); n != nil && m.configReg.ok {
 		m.g.SetWaiting(n, m.configWaits(bk))
 	}
 }
 
-// configValue is mesh-config_resolved <bk>'s value (module's key), if it
-// has one.
-func (m *NodeGraph) configValue(bk, module, key string) ([]byte, bool) {
-	if n := m.existing(KindNeed, configNeedKey(module, key).Name); n != nil && n.State() == graph.Ready {
+// configValue is mesh-config_resolved <bk>'s value, if it has one; n is
+// its need leaf (configNeedOf), or nil.
+func (m *NodeGraph) configValue(bk string, n *graph.Node) ([]byte, bool) {
+	if n != nil && n.State() == graph.Ready {
 		v, _ := n.Value().([]byte)
 		return v, true
 	}
@@ -131,7 +136,7 @@ func (m *NodeGraph) configValue(bk, module, key string) ([]byte, bool) {
 
 // ConfigValue is this node's mesh-config_resolved value for module's key.
 func (m *NodeGraph) ConfigValue(module, key string) ([]byte, bool) {
-	return m.configValue(spec.EncodeKey(m.node, module, key), module, key)
+	return m.configValue(spec.EncodeKey(m.node, module, key), m.configNeedOf(module, key))
 }
 
 // configBucketMoved sets again every config need that waits: the bucket

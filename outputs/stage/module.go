@@ -108,14 +108,15 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		// A secret-bearing file's digest is keyed: the request carried
 		// its value (the node-engine answers for the files it was sent,
 		// and those a whole request removes, which carry no value).
-		if fv := sent[r.Path]; fv != nil && fv.Secret {
+		fv := sent[r.Path]
+		if fv != nil && fv.Secret {
 			r.Digest = secretDigest(key, fv.Content)
 		}
 		old, had := mo.files[r.Path]
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
 			continue // a refill that changed nothing says nothing new
 		}
-		if fv := sent[r.Path]; fv != nil {
+		if fv != nil {
 			r.Path = fv.Spec.Path // the same bytes, already held: not the answer's copy
 		}
 		r.Action = fill.Canonical(r.Action)
