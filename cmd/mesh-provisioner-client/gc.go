@@ -29,7 +29,8 @@ import (
 // forced collection: GOGC off, and a soft memory limit (debug.SetMemoryLimit)
 // that is set again after every collection to what the runtime holds besides
 // heap objects plus the live heap grown by half (gcGrowthPercent; the stacks
-// and globals count as they do for GOGC), at least minGrowth. The heap
+// and globals count as they do for GOGC), at least minGrowth (coldMinGrowth
+// until the cold start is answered). The heap
 // reaching that limit is then the only thing that starts a collection: a
 // node that allocates nothing is not collected at all, and one that
 // allocates is collected when its heap has grown by half again, like GOGC=50.
@@ -62,6 +63,15 @@ const (
 	// minGrowth is the least the heap may grow between two collections: a
 	// small heap is not collected after every few allocations.
 	minGrowth = 4 << 20
+	// coldMinGrowth is minGrowth until the cold start is answered
+	// (pacer.settled). A cold start builds its graph while it makes ~3 MB of
+	// garbage for each MB it keeps; at 4 MB the heap of a 10,000-file node
+	// was collected ~27 times on its way to ~45 MB live, each marking what
+	// was live then, on the cores mesh-fill was writing with. At 16 MB it
+	// is ~14 times, and the peak, where the heap is large enough that half
+	// of it is more than 16 MB, is the same; a small node may hold up to
+	// 12 MB more until it settles, which its settling collection gives back.
+	coldMinGrowth = 16 << 20
 	// heapHeadroomPercent is the share of the heap goal the runtime keeps
 	// below the memory limit (runtime.memoryLimitHeapGoalHeadroomPercent).
 	heapHeadroomPercent = 3
@@ -85,6 +95,21 @@ func tuneGC() *pacer {
 type pacer struct {
 	samples []metrics.Sample
 	limit   atomic.Int64 // the limit last set: the next is not below 7/8 of it
+	least   atomic.Int64 // the least growth: coldMinGrowth, then minGrowth once settled
+}
+
+// settled says the cold start is answered: the least growth is minGrowth
+// from the next collection on. A nil pacer (the operator's GOGC) ignores it.
+func (p *pacer) settled() {
+	if p != nil {
+		p.least.Store(minGrowth)
+	}
+}
+
+// growth is how much a heap whose collection marked live (and scanned
+// stacks and globals besides) may grow before the next.
+func (p *pacer) growth(live, stacks, globals uint64) uint64 {
+	return max((live+stacks+globals)/100*gcGrowthPercent, uint64(p.least.Load()))
 }
 
 // The runtime's metrics the pacer reads, in samples' order.
@@ -109,6 +134,7 @@ func newPacer() *pacer {
 		mObjects:  "/memory/classes/heap/objects:bytes",
 	}
 	p := &pacer{samples: make([]metrics.Sample, len(names))}
+	p.least.Store(coldMinGrowth)
 	for i, n := range names {
 		p.samples[i].Name = n
 	}
@@ -142,8 +168,7 @@ func (p *pacer) pace() {
 		return p.samples[i].Value.Uint64()
 	}
 	live := v(mLive)
-	growth := max((live+v(mStacks)+v(mGlobals))/100*gcGrowthPercent, minGrowth)
-	goal := live + growth
+	goal := live + p.growth(live, v(mStacks), v(mGlobals))
 	held := sub(v(mTotal), v(mReleased))       // what the limit is compared with
 	nonHeap := sub(held, v(mFree)+v(mObjects)) // held besides heap objects and free pages
 	limit := goal/(100-heapHeadroomPercent)*100 + nonHeap

@@ -130,3 +130,25 @@ func allocate(t *testing.T, out string) {
 	}
 	_ = sink
 }
+
+// Until the cold start is answered a small heap may grow by 16 MiB before
+// it is collected again, after it by 4 MiB; a large heap grows by half
+// either way, so the peak of a large node does not move.
+func TestTheColdStartGrowsTheHeapFurtherBetweenCollectionsUntilSettled(t *testing.T) {
+	p := newPacer()
+	if g := p.growth(2*mib, 0, 0); g != coldMinGrowth {
+		t.Errorf("cold start, 2 MiB live: may grow %d MiB, want %d", g/mib, coldMinGrowth/mib)
+	}
+	if g := p.growth(100*mib, 0, 0); g != 50*mib {
+		t.Errorf("cold start, 100 MiB live: may grow %d MiB, want half (50)", g/mib)
+	}
+	p.settled()
+	if g := p.growth(2*mib, 0, 0); g != minGrowth {
+		t.Errorf("settled, 2 MiB live: may grow %d MiB, want %d", g/mib, minGrowth/mib)
+	}
+	if g := p.growth(100*mib, 0, 0); g != 50*mib {
+		t.Errorf("settled, 100 MiB live: may grow %d MiB, want half (50)", g/mib)
+	}
+	var nilPacer *pacer
+	nilPacer.settled() // the operator's GOGC: nothing to settle
+}

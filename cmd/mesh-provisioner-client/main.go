@@ -109,8 +109,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		}
 	}
 	cfg.Log = log
-	tuneGC()
-	cfg.OnSettled = afterColdStart()
+	cfg.OnSettled = afterColdStart(tuneGC())
 	d, err := daemon.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

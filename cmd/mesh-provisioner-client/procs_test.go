@@ -25,14 +25,19 @@ func TestOneProcAfterTheColdStartUnlessTheOperatorChoseGOMAXPROCS(t *testing.T) 
 }
 
 // Once the cold start is answered the daemon collects once, giving the
-// room back to the OS, and then keeps one P.
+// room back to the OS, and then keeps one P; its pacer lets the heap grow
+// by the settled least from then on.
 func TestAfterTheColdStartOneCollectionThenOneProc(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	t.Setenv("GOMAXPROCS", "")
 	runtime.GOMAXPROCS(2)
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	afterColdStart()()
+	p := newPacer()
+	afterColdStart(p)()
+	if g := p.growth(0, 0, 0); g != minGrowth {
+		t.Errorf("the pacer's least growth is %d MiB after the cold start, want %d", g/mib, minGrowth/mib)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for runtime.GOMAXPROCS(0) != 1 {
 		if time.Now().After(deadline) {

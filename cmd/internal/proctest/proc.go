@@ -54,6 +54,11 @@ func Start(b testing.TB, bin string, args, extra []string) *Proc {
 		if b.Failed() {
 			b.Logf("%s's output:\n%s", bin, p.Output())
 		}
+		if f := os.Getenv("BENCH_PROC_OUT"); f != "" { // its gctrace and log, for a look after
+			if err := os.WriteFile(f, []byte(p.Output()), 0o644); err != nil {
+				b.Log(err)
+			}
+		}
 	})
 	return p
 }
