@@ -68,7 +68,21 @@ type Vault struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	sub      *nats.Subscription
+
+	// Requests are answered side by side, up to answering at once: each
+	// checks the asker's rights with reads of the bus, and one at a time
+	// they held a 10,000-file node's cold start ~0.6 s behind its last
+	// module's ~200 asks (3-6 ms each). Stop waits for those under way.
+	slots    chan struct{}
+	underWay sync.WaitGroup
 }
+
+// answering is how many requests the vault answers at once.
+const answering = 16
+
+// serving, when set (by a test), is called with each request's secret as
+// its answer begins.
+var serving func(secret string)
 
 // New makes an empty vault logging to log (names and outcomes, never values).
 func New(log zerolog.Logger) *Vault {
@@ -78,6 +92,7 @@ func New(log zerolog.Logger) *Vault {
 		refusals: map[string]string{},
 		forms:    map[string]string{},
 		counts:   map[string]int{},
+		slots:    make(chan struct{}, answering),
 	}
 }
 
@@ -198,11 +213,14 @@ func (v *Vault) Stop() {
 		// A round trip, so the server has dropped the interest when Stop
 		// returns: an ask after it gets "no responders" at once.
 		_ = nc.FlushTimeout(2 * time.Second)
+		v.underWay.Wait() // and no reply leaves after it
 		v.log.Info().Msg("dev vault stopped")
 	}
 }
 
-// Asks is every request received so far, oldest first.
+// Asks is every request received so far, in the order answered (a
+// client's asks of one name are answered in the order made: it asks again
+// only once answered).
 func (v *Vault) Asks() []Ask {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -216,13 +234,39 @@ func (v *Vault) AskCount(name string) int {
 	return v.counts[name]
 }
 
+// handle is the subscription's callback: the request is answered on a
+// goroutine of its own once a slot is free (the callback waits for one, so
+// the subscription holds what is not under way).
 func (v *Vault) handle(m *nats.Msg) {
+	v.slots <- struct{}{}
+	v.mu.Lock()
+	if v.sub == nil { // stopped meanwhile: Stop waits for nothing more
+		v.mu.Unlock()
+		<-v.slots
+		return
+	}
+	v.underWay.Add(1)
+	v.mu.Unlock()
+	go func() {
+		defer func() {
+			<-v.slots
+			v.underWay.Done()
+		}()
+		v.serve(m)
+	}()
+}
+
+// serve answers one request.
+func (v *Vault) serve(m *nats.Msg) {
 	ask := Ask{Subject: m.Subject}
 	var req request
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		ask.Outcome, ask.Reason = "refused", "request is not the vault request JSON"
 	} else {
 		ask.Secret, ask.Node, ask.Module, ask.Credential = req.Secret, req.Node, req.Module, req.Credential
+	}
+	if serving != nil {
+		serving(ask.Secret)
 	}
 	v.mu.Lock()
 	silent, js := v.silent, v.js
