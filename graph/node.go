@@ -139,6 +139,15 @@ func (n *Node) String() string {
 // In gives a compute function its node's inputs.
 type In struct{ n *Node }
 
+// InOf is n's inputs as its compute sees them, for its owner to read them
+// outside a compute (a value it keeps only a sum of, made again on
+// demand). What they hold is what n's value was computed from only while
+// the graph is stable: nothing set since the last Stabilize.
+func InOf(n *Node) In { return In{n} }
+
+// Node is the node whose inputs these are (the one computing).
+func (in In) Node() *Node { return in.n }
+
 // Len is the number of inputs.
 func (in In) Len() int { return len(in.n.Inputs()) }
 

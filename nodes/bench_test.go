@@ -62,7 +62,7 @@ func collectionOf1000(b *testing.B) *NodeGraph {
 		m.SetArchive(mod, digestA, map[string][]byte{"t": []byte("# zshrc of " + mod + "\n${shell:zsh:normal}")})
 	}
 	m.Stabilize()
-	if v := m.View("collector-0"); len(v.Files) != 1 || v.Files[0].Value == nil || len(v.Files[0].Value.Content) < 50000 {
+	if v := m.View("collector-0"); len(v.Files) != 1 || v.Files[0].Value == nil || len(v.Files[0].Value.mustBytes()) < 50000 {
 		b.Fatalf("collector not rendered: %+v", v.Files)
 	}
 	return m

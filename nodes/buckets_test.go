@@ -36,7 +36,7 @@ func TestPutOfAConfigValueSaysWhichModuleAndKeyMoved(t *testing.T) {
 		t.Fatalf("a new value: %+v, want %+v", c, want)
 	}
 	m.Stabilize()
-	if f := file(m, "web", "/etc/web"); f.Value == nil || string(f.Value.Content) != "model=haiku\n" {
+	if f := file(m, "web", "/etc/web"); f.Value == nil || string(f.Value.mustBytes()) != "model=haiku\n" {
 		t.Fatalf("file = %+v", f)
 	}
 	if c := m.Put(spec.ConfigBucket, "ace.other.model", []byte("x")); c != (Change{}) {
@@ -133,7 +133,7 @@ func TestBucketMissingMakesItsLeavesSaySo(t *testing.T) {
 	}
 	m.BucketMissing("gitea_bound", false)
 	m.Stabilize()
-	if f := file(m, "app", "/etc/app"); f.Value == nil || string(f.Value.Content) != "u" {
+	if f := file(m, "app", "/etc/app"); f.Value == nil || string(f.Value.mustBytes()) != "u" {
 		t.Fatalf("app: %+v %v %q", f, m.View("app").State, m.View("app").Reason)
 	}
 }

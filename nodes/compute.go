@@ -137,6 +137,9 @@ func computeConsumers(in graph.In) (any, error) {
 type RenderCounts struct {
 	Files atomic.Uint64
 	Items atomic.Uint64
+	// Again counts files rendered again for their bytes (FileValue.Bytes):
+	// not a compute, so not in Files.
+	Again atomic.Uint64
 }
 
 // renderer renders one template from the need nodes of its placeholders.
@@ -212,7 +215,8 @@ func (f *fileNode) render(in graph.In) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FileValue{Module: f.r.module, Spec: &f.spec, Content: content, Secret: f.secret}, nil
+	return &FileValue{Module: f.r.module, Spec: &f.spec, Secret: f.secret,
+		sum: sha256.Sum256(content), held: content, node: in.Node()}, nil
 }
 
 // renderItem: [plan, archive, needs…] → the item's text.
@@ -236,7 +240,7 @@ func secretContent(module string, spec FileSpec) graph.Compute {
 	sp := &spec
 	return func(in graph.In) (any, error) {
 		v, _ := in.Value(1).([]byte)
-		return &FileValue{Module: module, Spec: sp, Content: v, Secret: true}, nil
+		return NewFileValue(module, sp, v, true), nil
 	}
 }
 

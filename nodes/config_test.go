@@ -41,7 +41,7 @@ func TestAConfigNeedWaitsForTheRegistryAndKeepsItsValueAcrossIt(t *testing.T) {
 	}
 	rendered := func() {
 		t.Helper()
-		if f := file(m, "web", "/etc/web.conf"); f.Value == nil || string(f.Value.Content) != "model=opus\n" {
+		if f := file(m, "web", "/etc/web.conf"); f.Value == nil || string(f.Value.mustBytes()) != "model=opus\n" {
 			t.Fatalf("web.conf %+v", f)
 		}
 	}

@@ -61,10 +61,10 @@ func TestAPlanWithItsValuesRendersItsFiles(t *testing.T) {
 		t.Fatalf("touched %v", got)
 	}
 	f := file(m, "web", "/etc/web.conf")
-	if string(f.Value.Content) != "port=8080 model=${secret:x}\n" || f.Value.Spec.Mode != "0644" {
-		t.Fatalf("content %q mode %s", f.Value.Content, f.Value.Spec.Mode)
+	if string(f.Value.mustBytes()) != "port=8080 model=${secret:x}\n" || f.Value.Spec.Mode != "0644" {
+		t.Fatalf("content %q mode %s", f.Value.mustBytes(), f.Value.Spec.Mode)
 	}
-	if got := string(file(m, "web", "/etc/other").Value.Content); got != "static ${literal}\n" {
+	if got := string(file(m, "web", "/etc/other").Value.mustBytes()); got != "static ${literal}\n" {
 		t.Fatalf("other %q", got)
 	}
 	if len(m.TakeNewSecrets()) != 0 {
@@ -107,7 +107,7 @@ func TestCollectedTextIsOrderedByContributorWithCommentLines(t *testing.T) {
 		m.SetArchive(c, digestA, map[string][]byte{"i": []byte("alias " + c)})
 	}
 	m.Stabilize()
-	got := string(file(m, "zsh", "/etc/zsh").Value.Content)
+	got := string(file(m, "zsh", "/etc/zsh").Value.mustBytes())
 	want := "# a-mod\nalias a-mod\n# b-mod\nalias b-mod\n# c-mod\nalias c-mod\n"
 	if got != want {
 		t.Fatalf("got %q want %q", got, want)
@@ -116,7 +116,7 @@ func TestCollectedTextIsOrderedByContributorWithCommentLines(t *testing.T) {
 	if touched := m.Stabilize(); strings.Join(touched, ",") != "zsh" {
 		t.Fatalf("touched %v", touched)
 	}
-	if got := string(file(m, "zsh", "/etc/zsh").Value.Content); got != "# a-mod\nalias a-mod\n# c-mod\nalias c-mod\n" {
+	if got := string(file(m, "zsh", "/etc/zsh").Value.mustBytes()); got != "# a-mod\nalias a-mod\n# c-mod\nalias c-mod\n" {
 		t.Fatalf("after removal %q", got)
 	}
 }
@@ -162,7 +162,7 @@ func TestACycleOfCollectionsFailsEveryModuleOnItWithTheCycleNamed(t *testing.T) 
 			t.Fatalf("%s after the cycle is broken: %v %q", mod, v.State, v.Reason)
 		}
 	}
-	if got, want := string(file(m, "a", "/etc/a").Value.Content), "# b\n# a\na-item\n# z\nz-item\n"; got != want {
+	if got, want := string(file(m, "a", "/etc/a").Value.mustBytes()), "# b\n# a\na-item\n# z\nz-item\n"; got != want {
 		t.Fatalf("collected c1 %q, want %q", got, want)
 	}
 }
@@ -192,7 +192,7 @@ func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
 	m.Put(spec.AssignmentsBucket, "ace.z", planJSON("ace", "z", Plan{Items: []ItemSpec{{Collection: "c1", Template: "i"}}}))
 	m.SetArchive("z", digestA, map[string][]byte{"i": []byte("z-item")})
 	m.Stabilize()
-	if got := string(file(m, "a", "/etc/a").Value.Content); got != "# b\n// a\na-item\n# z\nz-item\n" {
+	if got := string(file(m, "a", "/etc/a").Value.mustBytes()); got != "# b\n// a\na-item\n# z\nz-item\n" {
 		t.Fatalf("before the cycle: %q", got)
 	}
 	// a's item now names c1, which holds b's item, which names c2, which holds a's item.
@@ -217,7 +217,7 @@ func TestACycleBrokenAgainRendersEveryValueInItsOwnPlace(t *testing.T) {
 		}
 	}
 	c1 := "# b\nb-item\n# z\nz-item\n"
-	if got := string(file(m, "a", "/etc/a").Value.Content); got != c1 {
+	if got := string(file(m, "a", "/etc/a").Value.mustBytes()); got != c1 {
 		t.Fatalf("collected c1 %q, want %q", got, c1)
 	}
 	if got := string(m.View("a").Items[0].Text); got != c1+"|V" {
@@ -263,12 +263,12 @@ func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing
 	if len(v.Items) != 1 || v.Items[0].State != graph.Waiting || !strings.Contains(v.Items[0].Why, "not fetched yet") {
 		t.Fatalf("items %+v", v.Items)
 	}
-	if got := file(m, "zsh", "/etc/zsh"); got.Value == nil || len(got.Value.Content) != 0 {
+	if got := file(m, "zsh", "/etc/zsh"); got.Value == nil || len(got.Value.mustBytes()) != 0 {
 		t.Fatalf("collector %+v", got)
 	}
 	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("")})
 	m.Stabilize()
-	if got := string(file(m, "zsh", "/etc/zsh").Value.Content); got != "# a\n\n" {
+	if got := string(file(m, "zsh", "/etc/zsh").Value.mustBytes()); got != "# a\n\n" {
 		t.Fatalf("an empty item: %q", got)
 	}
 }
@@ -295,8 +295,8 @@ func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 	m.Stabilize()
 	f := file(m, "gitea", "/etc/gitea/consumers.json")
 	var list []map[string]string
-	if err := json.Unmarshal(f.Value.Content, &list); err != nil || len(list) != 2 || list[0]["consumer"] != "ace" || list[1]["value"] != "s-g14" || f.Value.Spec.Mode != "0600" {
-		t.Fatalf("consumers %s %v mode %s", f.Value.Content, err, f.Value.Spec.Mode)
+	if err := json.Unmarshal(f.Value.mustBytes(), &list); err != nil || len(list) != 2 || list[0]["consumer"] != "ace" || list[1]["value"] != "s-g14" || f.Value.Spec.Mode != "0600" {
+		t.Fatalf("consumers %s %v mode %s", f.Value.mustBytes(), err, f.Value.Spec.Mode)
 	}
 	m.Put(spec.AssignmentsBucket, "h.cc", consumer("h"))
 	if w := m.TakeNewSecrets(); len(w) != 1 || w[0] != "pair/gitea/gitea-read/h/cc" {
@@ -347,7 +347,7 @@ func TestOneItemChangeRendersOnlyItsCollectors(t *testing.T) {
 	if f, i := m.Renders().Files.Load()-files, m.Renders().Items.Load()-items; f != 10 || i != 1 {
 		t.Fatalf("rendered %d files and %d items, want 10 and 1", f, i)
 	}
-	if got := string(file(m, "m4", "/etc/m4").Value.Content); !strings.Contains(got, "# m5\nitem 2\n") {
+	if got := string(file(m, "m4", "/etc/m4").Value.mustBytes()); !strings.Contains(got, "# m5\nitem 2\n") {
 		t.Fatalf("collector m4: %q", got)
 	}
 	// The same value again renders nothing.
@@ -421,7 +421,7 @@ func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
 	if got := m.TakeNewSecrets(); len(got) != 0 {
 		t.Fatalf("asked again %v", got)
 	}
-	if f := file(m, "app", "/etc/k"); f.Value == nil || string(f.Value.Content) != "key=s1" {
+	if f := file(m, "app", "/etc/k"); f.Value == nil || string(f.Value.mustBytes()) != "key=s1" {
 		t.Fatalf("file %+v", f)
 	}
 	m.Delete(spec.AssignmentsBucket, "ace.app")
@@ -457,7 +457,7 @@ func TestAConfigValueOutlivesTheLeafThatHeldIt(t *testing.T) {
 	}
 	content := func(want string) {
 		t.Helper()
-		if f := file(m, "web", "/etc/web.conf"); f.Value == nil || string(f.Value.Content) != want {
+		if f := file(m, "web", "/etc/web.conf"); f.Value == nil || string(f.Value.mustBytes()) != want {
 			t.Fatalf("web.conf %+v, want %q", f, want)
 		}
 	}
@@ -495,4 +495,14 @@ func TestAConfigValueOutlivesTheLeafThatHeldIt(t *testing.T) {
 	if f := file(m, "web", "/etc/web.conf"); f.State != graph.Waiting || !strings.Contains(f.Why, "ace.web.a: not written yet") {
 		t.Fatalf("web.conf after the delete: %+v", f)
 	}
+}
+
+// mustBytes is the file's bytes (rendered again when its value has let
+// them go); it panics when they cannot be had.
+func (f *FileValue) mustBytes() []byte {
+	b, err := f.Bytes()
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

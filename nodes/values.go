@@ -1,9 +1,12 @@
 package nodes
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/novox/mesh-provisioner/graph"
 )
 
 // Graph node kinds the provisioner uses (graph.Key.Kind).
@@ -26,26 +29,84 @@ const (
 	KindModule     = "module"     // every file and item of a module
 )
 
-// FileValue is a rendered file, ready for the fill socket.
+// FileValue is a rendered file's value: what the cutoff compares (its
+// spec and the sha256 of its bytes) and how to have its bytes again. A
+// templated file's value does not keep its bytes for good (issue 20: they
+// were ~712 bytes a file of the client's heap, held only for the refill
+// and a change's compare): they are held from its render until the output
+// stage takes them into a fill request (Take), and rendered again from its
+// node when it needs them later (a retry, the refill, a whole request).
 type FileValue struct {
-	Module  string
-	Spec    *FileSpec // mode already defaulted; shared by the file's values (never changed)
-	Content []byte
-	Secret  bool // holds a secret or a consumers list
+	Module string
+	Spec   *FileSpec // mode already defaulted; shared by the file's values (never changed)
+	Secret bool      // holds a secret or a consumers list
+	sum    [sha256.Size]byte
+	// held is the bytes: a value without a node holds them for its life
+	// (a secret-only file holds its secret leaf's own bytes, no copy); a
+	// templated file's from its render until Take.
+	held []byte
+	node *graph.Node // the file node whose value this is, to render the bytes again; nil: held for good
 }
 
-// Equal is the cutoff: same bytes, same spec.
+// NewFileValue is a file's value that holds content for its life.
+func NewFileValue(module string, spec *FileSpec, content []byte, secret bool) *FileValue {
+	return &FileValue{Module: module, Spec: spec, Secret: secret, sum: sha256.Sum256(content), held: content}
+}
+
+// Equal is the cutoff: the same sum of bytes, the same spec.
 func (f *FileValue) Equal(o any) bool {
 	g, ok := o.(*FileValue)
 	return ok && (f.Spec == g.Spec || f.Spec != nil && g.Spec != nil && *f.Spec == *g.Spec) &&
-		f.Secret == g.Secret && bytes.Equal(f.Content, g.Content)
+		f.Secret == g.Secret && f.sum == g.sum
 }
 
-// Digest is sha256:<hex> of the content.
+// Digest is sha256:<hex> of the content. Not a secret-bearing file's to
+// show: its report keys its digest (the output stage's secretDigest).
 func (f *FileValue) Digest() string {
-	s := sha256.Sum256(f.Content)
-	return "sha256:" + hex.EncodeToString(s[:])
+	return "sha256:" + hex.EncodeToString(f.sum[:])
 }
+
+// ErrRenderedOther says a file rendered again did not give the bytes its
+// value is the sum of: its node's inputs moved without a stabilization,
+// or the value is no longer its node's. Its bytes are not to be sent.
+var ErrRenderedOther = errors.New("rendered again, it is not the file its value sums (not sent; tried again)")
+
+// Bytes is the file's content: the bytes held, or else rendered again
+// from its node and checked against the sum. Only on the goroutine that
+// owns the graph, with the graph stable (after a Stabilize, nothing set
+// since). The error never holds the bytes.
+func (f *FileValue) Bytes() ([]byte, error) {
+	if f.held != nil || f.node == nil {
+		return f.held, nil
+	}
+	fn, _ := f.node.Meta.(*fileNode)
+	if fn == nil || f.node.State() != graph.Ready || f.node.Value() != any(f) {
+		return nil, fmt.Errorf("file %s: %w", f.Spec.Path, ErrRenderedOther)
+	}
+	fn.counts.Again.Add(1)
+	b, err := fn.r.render(graph.InOf(f.node))
+	if err != nil {
+		return nil, fmt.Errorf("file %s: rendered again: %w", f.Spec.Path, err)
+	}
+	if sha256.Sum256(b) != f.sum {
+		return nil, fmt.Errorf("file %s: %w", f.Spec.Path, ErrRenderedOther)
+	}
+	return b, nil
+}
+
+// Take is Bytes, and lets a templated file's value go of the bytes it
+// holds: from now on they are rendered again when asked for. The output
+// stage takes them into a fill request, which holds them until answered.
+func (f *FileValue) Take() ([]byte, error) {
+	b, err := f.Bytes()
+	if f.node != nil {
+		f.held = nil
+	}
+	return b, err
+}
+
+// Held says the value holds its bytes now (for tests of Take).
+func (f *FileValue) Held() bool { return f.held != nil }
 
 // ItemText is one contributor's item in a collection.
 type ItemText struct {

@@ -79,8 +79,8 @@ func TestTheRealGraphRendersWhatTheRendererRenders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(fv.Value.Content, want) {
-				t.Fatalf("%s:\n%s\nrenderer:\n%s", fv.Path, fv.Value.Content, want)
+			if !bytes.Equal(bytesOf(t, fv.Value), want) {
+				t.Fatalf("%s:\n%s\nrenderer:\n%s", fv.Path, bytesOf(t, fv.Value), want)
 			}
 		}
 	}
@@ -160,7 +160,7 @@ func contents(g *nodes.NodeGraph, m *Mesh) map[string][]byte {
 	for _, name := range g.Modules() {
 		for _, f := range g.View(name).Files {
 			if f.Value != nil {
-				out[f.Path] = f.Value.Content
+				out[f.Path] = bytesOf(nil, f.Value)
 			}
 		}
 	}
@@ -177,4 +177,17 @@ func sorted(s []string) []string {
 		}
 	}
 	return out
+}
+
+// bytesOf is a rendered file's bytes (rendered again when its value has
+// let them go); t nil: a failure panics.
+func bytesOf(t *testing.T, v *nodes.FileValue) []byte {
+	b, err := v.Bytes()
+	if err != nil {
+		if t == nil {
+			panic(err)
+		}
+		t.Fatal(err)
+	}
+	return b
 }

@@ -16,10 +16,14 @@ import (
 // changed since the module's last whole request was answered, it holds
 // every file and says whole (SPEC §4.3 (r2)): the node-engine then removes
 // what the module no longer names, even when that leaves no file at all.
-func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]*nodes.FileValue) {
+// A file's bytes are taken from its value (nodes.FileValue.Take): those
+// its render left there, or else rendered again and checked against its
+// sum. A file whose bytes cannot be had so fails the request: its error
+// says which file, never its bytes, and nothing of the module is sent.
+func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]*nodes.FileValue, error) {
 	for _, f := range v.Files {
 		if f.State != graph.Ready {
-			return nil, nil // nothing of a module is written until every file is there
+			return nil, nil, nil // nothing of a module is written until every file is there
 		}
 	}
 	whole := all || v.Plan != mo.declared
@@ -29,18 +33,22 @@ func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, m
 		if !whole && mo.filled[f.Path] == f.Value {
 			continue
 		}
+		content, err := f.Value.Take()
+		if err != nil {
+			return nil, nil, err
+		}
 		sent[f.Path] = f.Value
 		s := f.Value.Spec
-		req.Files = append(req.Files, fill.File{Path: s.Path, Form: s.Form, Content: f.Value.Content,
+		req.Files = append(req.Files, fill.File{Path: s.Path, Form: s.Form, Content: content,
 			Owner: s.Owner, Group: s.Group, Mode: s.Mode,
 			OnChange: fill.OnChange{Action: s.OnChange.Action, Unit: s.OnChange.Unit}})
 	}
 	if len(req.Files) == 0 && !(whole && v.State == graph.Ready && mo.declared != "" && mo.declared != v.Plan) {
 		// No file: only a ready plan that dropped every file the module
 		// declared in this run says so; a module of items alone sends nothing.
-		return nil, nil
+		return nil, nil, nil
 	}
-	return req, sent
+	return req, sent, nil
 }
 
 // secretDigest keys a secret-bearing file's digest with a key kept in

@@ -15,9 +15,8 @@ import (
 )
 
 func value(path, content string, secret bool) *nodes.FileValue {
-	return &nodes.FileValue{Module: "web", Content: []byte(content), Secret: secret,
-		Spec: &nodes.FileSpec{Path: path, Owner: "root", Group: "www", Mode: "0640", Form: "text",
-			OnChange: nodes.OnChange{Action: "reload", Unit: "web.service"}}}
+	return nodes.NewFileValue("web", &nodes.FileSpec{Path: path, Owner: "root", Group: "www", Mode: "0640", Form: "text",
+		OnChange: nodes.OnChange{Action: "reload", Unit: "web.service"}}, []byte(content), secret)
 }
 
 func ready(v *nodes.FileValue) nodes.FileView {
@@ -25,7 +24,8 @@ func ready(v *nodes.FileValue) nodes.FileView {
 }
 
 func wire(v *nodes.FileValue) fill.File {
-	return fill.File{Path: v.Spec.Path, Form: "text", Content: v.Content, Owner: "root", Group: "www", Mode: "0640",
+	content, _ := v.Bytes()
+	return fill.File{Path: v.Spec.Path, Form: "text", Content: content, Owner: "root", Group: "www", Mode: "0640",
 		OnChange: fill.OnChange{Action: "reload", Unit: "web.service"}}
 }
 
@@ -53,7 +53,7 @@ func TestFillRequest(t *testing.T) {
 			for p, v := range c.filled {
 				mo.filled[p] = v
 			}
-			req, sent := fillRequest(&nodes.ModuleView{Name: "web", Files: c.files}, mo, c.all)
+			req, sent, _ := fillRequest(&nodes.ModuleView{Name: "web", Files: c.files}, mo, c.all)
 			if c.want == nil {
 				if req != nil || sent != nil {
 					t.Fatalf("request %+v, sent %v; want none", req, sent)
@@ -197,7 +197,8 @@ func TestTakeFill(t *testing.T) {
 				mo.files = c.before
 			}
 			mo.failure = c.failure
-			mo.takeFill(v, &fill.Request{Module: "web"}, sent, c.resp, c.err, key)
+			req := &fill.Request{Module: "web", Files: []fill.File{wire(pub), wire(sec)}}
+			mo.takeFill(v, req, sent, c.resp, c.err, key)
 			if !reflect.DeepEqual(mo.files, c.want) {
 				t.Errorf("files %+v\nwant  %+v", mo.files, c.want)
 			}

@@ -104,13 +104,22 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 	for p, fv := range sent {
 		mo.filled[p] = fv
 	}
+	var sentBytes map[string][]byte // a secret-bearing file's bytes, as the request carried them
 	for _, r := range resp.Files {
 		// A secret-bearing file's digest is keyed: the request carried
 		// its value (the node-engine answers for the files it was sent,
 		// and those a whole request removes, which carry no value).
 		fv := sent[r.Path]
 		if fv != nil && fv.Secret {
-			r.Digest = secretDigest(key, fv.Content)
+			// Keyed from the bytes sent: the value no longer holds them,
+			// and its node may have moved on since.
+			if sentBytes == nil {
+				sentBytes = make(map[string][]byte, len(req.Files))
+				for _, f := range req.Files {
+					sentBytes[f.Path] = f.Content
+				}
+			}
+			r.Digest = secretDigest(key, sentBytes[r.Path])
 		}
 		old, had := mo.files[r.Path]
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {

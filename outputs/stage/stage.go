@@ -227,7 +227,12 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all bool) *outJob {
 	s.queueNeeds(views, v, mo, force)
 	mo.takeItems(v)
 	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
-	j.req, j.sent = fillRequest(v, mo, all)
+	var err error
+	if j.req, j.sent, err = fillRequest(v, mo, all); err != nil {
+		// Its report says so now, and the retry tick tries again.
+		mo.failure, mo.retry = report.Bound(err.Error()), true
+		s.cfg.Log.Error().Err(err).Str("module", v.Name).Msg("fill request not made")
+	}
 	return j
 }
 

@@ -19,7 +19,7 @@ func TestWholeRequestsAndRemovedFiles(t *testing.T) {
 	mo := newModuleOut()
 	answer := func(v *nodes.ModuleView, all bool, resp fill.Response) *fill.Request {
 		t.Helper()
-		req, sent := fillRequest(v, mo, all)
+		req, sent, _ := fillRequest(v, mo, all)
 		if req != nil {
 			mo.takeFill(v, req, sent, resp, nil, key)
 		}
@@ -66,7 +66,7 @@ func TestWholeRequestsAndRemovedFiles(t *testing.T) {
 	if req := answer(view("p3"), false, fill.Response{}); req == nil || !req.Whole || len(req.Files) != 0 {
 		t.Fatalf("a plan of no file sent %+v: want a whole request of none", req)
 	}
-	if req, _ := fillRequest(view("p9"), newModuleOut(), true); req != nil {
+	if req, _, _ := fillRequest(view("p9"), newModuleOut(), true); req != nil {
 		t.Fatalf("a module of items alone sent %+v", req)
 	}
 }
