@@ -174,7 +174,15 @@ func isNeedKey(k graph.Key, module string, ph Placeholder) bool {
 // looked for by key: a value never lands in another placeholder.
 func (r *renderer) render(in graph.In) ([]byte, error) {
 	phs := r.t.phs
-	vals := make([][]byte, len(phs))
+	// The values' slices on the stack when there are few (the refill
+	// renders every file again: issue 20).
+	var few [16][]byte
+	vals := few[:]
+	if len(phs) <= len(few) {
+		vals = few[:len(phs)]
+	} else {
+		vals = make([][]byte, len(phs))
+	}
 	for j, ph := range phs {
 		i := r.skip + j
 		if i >= in.Len() || !isNeedKey(in.Key(i), r.module, ph) {
@@ -215,7 +223,7 @@ func (f *fileNode) render(in graph.In) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FileValue{Module: f.r.module, Spec: &f.spec, Secret: f.secret,
+	return &FileValue{Spec: &f.spec, Secret: f.secret,
 		sum: sha256.Sum256(content), held: content, node: in.Node()}, nil
 }
 
@@ -236,11 +244,11 @@ func renderItem(counts *RenderCounts, module string, t *Template, skip int) grap
 }
 
 // secretContent: [plan, need secret] → a file holding the secret alone.
-func secretContent(module string, spec FileSpec) graph.Compute {
+func secretContent(spec FileSpec) graph.Compute {
 	sp := &spec
 	return func(in graph.In) (any, error) {
 		v, _ := in.Value(1).([]byte)
-		return NewFileValue(module, sp, v, true), nil
+		return NewFileValue(sp, v, true), nil
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -60,5 +62,39 @@ func TestAFileValueKeepsASumAndRendersItsBytesAgain(t *testing.T) {
 	nv.sum[0] ^= 1 // a render that does not give the bytes summed is refused
 	if b, err := nv.Bytes(); !errors.Is(err, ErrRenderedOther) || b != nil || !strings.Contains(err.Error(), "/etc/web.conf") {
 		t.Fatalf("a render off its sum gave %q, %v", b, err)
+	}
+}
+
+// BenchmarkFileRenderedAgain is what the refill spends a file to have its
+// bytes again (render, and sha256 against the value's sum): a template of
+// ten placeholders, ~700 bytes.
+func BenchmarkFileRenderedAgain(b *testing.B) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{
+		Files: []FileSpec{{Path: "/etc/web.conf", Template: "web"}}}))
+	var tpl strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&tpl, "# setting %d of the service, as the mesh resolved it for this node\nkey%d = ${config:k%d}\n", i, i, i)
+		m.Put(spec.ConfigBucket, fmt.Sprintf("ace.web.k%d", i), []byte(strings.Repeat("v", 8)))
+	}
+	m.SetArchive("web", digestA, map[string][]byte{"web": []byte(tpl.String())})
+	m.Stabilize()
+	v := file(m, "web", "/etc/web.conf").Value
+	first, _ := v.Take()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(first)))
+	for b.Loop() {
+		if _, err := v.Bytes(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A file's value is one a file for as long as its module is: its size is
+// an allocation size class, kept.
+func TestAFileValueIs80Bytes(t *testing.T) {
+	if s := unsafe.Sizeof(FileValue{}); s > 80 {
+		t.Fatalf("FileValue is %d bytes, over its 80-byte size class", s)
 	}
 }

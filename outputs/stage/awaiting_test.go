@@ -22,7 +22,6 @@ func TestNeedsWaitForTheFillsInFlightAndTheAnswersAwaited(t *testing.T) {
 	r.s.cfg.Awaiting = func() bool { return awaiting }
 	at := func(module, content string) *nodes.ModuleView {
 		v := owned("/etc/"+module+".conf", content, false)
-		v.Module = module
 		return &nodes.ModuleView{Name: module, State: graph.Ready, Files: []nodes.FileView{ready(v)},
 			Needs: []nodes.NeedView{{Kind: "config", Name: "port", State: graph.Ready}}}
 	}

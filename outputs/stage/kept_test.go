@@ -99,7 +99,6 @@ func TestAFillNeverAnsweredOverAKeptConnectionHoldsUpNeitherTheLoopNorAnotherMod
 	at := func(slow, fast string) views {
 		file := func(module, content string) []nodes.FileView {
 			v := owned("/etc/"+module+".conf", content, false)
-			v.Module = module
 			return []nodes.FileView{ready(v)}
 		}
 		return views{"slow": {Name: "slow", State: graph.Ready, Files: file("slow", slow)},

@@ -15,7 +15,7 @@ import (
 )
 
 func value(path, content string, secret bool) *nodes.FileValue {
-	return nodes.NewFileValue("web", &nodes.FileSpec{Path: path, Owner: "root", Group: "www", Mode: "0640", Form: "text",
+	return nodes.NewFileValue(&nodes.FileSpec{Path: path, Owner: "root", Group: "www", Mode: "0640", Form: "text",
 		OnChange: nodes.OnChange{Action: "reload", Unit: "web.service"}}, []byte(content), secret)
 }
 

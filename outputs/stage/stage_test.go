@@ -122,7 +122,7 @@ func (r *rig) fillCount() int {
 }
 
 func owned(path, content string, secret bool) *nodes.FileValue {
-	return nodes.NewFileValue("web", &nodes.FileSpec{Path: path, Form: fill.FormOwned, Mode: "0640"}, []byte(content), secret)
+	return nodes.NewFileValue(&nodes.FileSpec{Path: path, Form: fill.FormOwned, Mode: "0640"}, []byte(content), secret)
 }
 
 func TestSendFillsReportsAndRemoves(t *testing.T) {
@@ -193,7 +193,7 @@ func TestSendFillsReportsAndRemoves(t *testing.T) {
 func TestAFailedFillIsRetried(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	bad := nodes.NewFileValue("web", &nodes.FileSpec{Path: "/etc/x", Form: "nonsense"}, []byte("x"), false)
+	bad := nodes.NewFileValue(&nodes.FileSpec{Path: "/etc/x", Form: "nonsense"}, []byte("x"), false)
 	mesh := views{"web": {Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(bad)}}}
 	var fills []error
 	r.s.cfg.OnFill = func(_ time.Duration, err error) { fills = append(fills, err) }
