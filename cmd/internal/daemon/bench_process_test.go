@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -131,8 +132,11 @@ type clientProcess struct {
 func startClientProcess(b *testing.B, bin string, h *benchBus, m *scale.Mesh) *clientProcess {
 	b.Helper()
 	// BENCH_CLIENT_ENV: extra environment for the client (GOGC=50 …).
+	// BENCH_REFILL: its --refill (1h: none while measured), to measure
+	// what the refill costs an idle client.
+	refill := cmp.Or(os.Getenv("BENCH_REFILL"), "1h")
 	p := proctest.Start(b, bin, []string{"run", "--node", scale.NodeName(0), "--nats", h.s.ClientURL(), "--fill-socket", h.sock,
-		"--state-dir", b.TempDir(), "--control", "", "--refill", "1h", "--log-level", "warn"},
+		"--state-dir", b.TempDir(), "--control", "", "--refill", refill, "--log-level", "warn"},
 		strings.Fields(os.Getenv("BENCH_CLIENT_ENV")))
 	h.waitReports(5*time.Minute, appliedKeys(m, 0), isApplied)
 	c := &clientProcess{Proc: p, cold: time.Since(p.Start), coldCPU: proctest.CPU(b, p.Pid)}
@@ -208,8 +212,19 @@ func (c *clientProcess) idle(b *testing.B, h *benchBus, shape string) {
 			break
 		}
 	}
-	if n := h.fills.count() - fills0; n > 0 {
+	if n := h.fills.count() - fills0; n > 0 && os.Getenv("BENCH_REFILL") == "" {
 		b.Fatalf("an idle client sent %d fill requests", n)
+	} else if n > 0 {
+		b.ReportMetric(float64(n), "refill-requests")
+		var gcs int
+		var gcCPU time.Duration
+		for _, g := range c.GCs() {
+			if g.At >= age0 {
+				gcs, gcCPU = gcs+1, gcCPU+g.CPU
+			}
+		}
+		b.ReportMetric(float64(gcs), "gcs")
+		b.ReportMetric(ms(gcCPU), "gc-cpu-ms")
 	}
 	first, last := samples[0], samples[len(samples)-1]
 	window := last.age - first.age
