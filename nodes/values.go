@@ -36,6 +36,9 @@ const (
 // and a change's compare): they are held from its render until the output
 // stage takes them into a fill request (Take), and rendered again from its
 // node when it needs them later (a retry, the refill, a whole request).
+// Holding them until taken costs the value 16 bytes (80, not 64); not
+// holding them rendered every changed file twice, which measured ~10 %
+// more client CPU a change (modules=500x1) and more at the cold start.
 //
 // 80 bytes, an allocation size class: its module is its node's (a field
 // for it took the value to 96).
