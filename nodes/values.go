@@ -110,6 +110,16 @@ func (f *FileValue) Take() ([]byte, error) {
 	return b, err
 }
 
+// Release lets a templated file's value go of the bytes it holds without
+// taking them: the output stage releases those of a module whose fill
+// waits its turn (a cold start's thousand modules, eight at a time), and
+// renders them again when it is sent.
+func (f *FileValue) Release() {
+	if f.node != nil {
+		f.held = nil
+	}
+}
+
 // Held says the value holds its bytes now (for tests of Take).
 func (f *FileValue) Held() bool { return f.held != nil }
 

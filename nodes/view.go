@@ -153,6 +153,14 @@ func (m *NodeGraph) Needs(module string) []NeedView {
 	return out
 }
 
+// NeedsLen is how many needs Needs would list, without making the list.
+func (m *NodeGraph) NeedsLen(module string) int {
+	if mod := m.mods[module]; mod != nil {
+		return len(mod.needs)
+	}
+	return 0
+}
+
 // NeedsSum is SumNeeds of module's Needs, without making their list. The
 // needs' kinds and names are summed once per rebuild of the module (they
 // change only then), their states and whys on every call.

@@ -52,7 +52,12 @@ type flights struct {
 	// reportsDue: the reports of requests back while others were in
 	// flight wait for them until then at the latest (reportWait).
 	reportsDue time.Time
-	queued     []request       // waiting for a worker
+	queued     []request // waiting for a worker
+	// deferred: modules whose fill waits for a worker, made only once one
+	// is free (deferFill), module → whole; deferOrder is their order
+	// (names no longer in deferred are skipped).
+	deferred   map[string]bool
+	deferOrder []string
 	out        int             // handed to the workers and not yet Landed
 	workers    int             // started so far (up to MaxFillsInFlight)
 	toWorkers  chan request    // never full: at most MaxFillsInFlight out
@@ -64,7 +69,7 @@ type flights struct {
 
 func newFlights() flights {
 	ctx, cancel := context.WithCancel(context.Background())
-	return flights{flying: map[string]*flight{}, landed: map[string]landed{},
+	return flights{flying: map[string]*flight{}, landed: map[string]landed{}, deferred: map[string]bool{},
 		toWorkers: make(chan request, MaxFillsInFlight), back: make(chan Done, MaxFillsInFlight),
 		ctx: ctx, cancel: cancel}
 }
@@ -101,6 +106,58 @@ type landed struct {
 	v     *nodes.ModuleView // the view its fill was made from; nil for a DELETE
 	again bool
 	whole bool
+}
+
+// free is how many more fills may be made now: as many as the workers
+// would take, and as many again queued ready for them (a worker back takes
+// the next at once, while the loop makes the one after).
+func (s *Stage) free() int { return 2*MaxFillsInFlight - s.out - len(s.queued) }
+
+// A fill is made only when a worker is free for it or soon will be (issue 20): a cold
+// start's or a refill's thousand modules went out eight at a time, and
+// their requests, made all at once, held every file's bytes until each was
+// answered (~90 MB of a 100,000-file node's peak). A module whose turn has
+// not come is deferred: its files' values let go of their bytes, and it is
+// made (its bytes rendered again) by the Send after a worker came back,
+// oldest first, after the modules touched since.
+
+// deferFill defers module's fill (whole: every file) until a worker is free.
+func (s *Stage) deferFill(module string, whole bool) {
+	if w, ok := s.deferred[module]; ok {
+		s.deferred[module] = w || whole
+		return
+	}
+	s.deferred[module] = whole
+	s.deferOrder = append(s.deferOrder, module)
+}
+
+// undefer appends to names the deferred modules a free worker can take
+// (up to n), oldest first. Those it appends, and those already named, leave
+// deferOrder (deferFill puts one deferred again at its end).
+func (s *Stage) undefer(names []string, n int) []string {
+	if len(s.deferOrder) == 0 {
+		return names
+	}
+	named := make(map[string]bool, len(names))
+	for _, m := range names {
+		named[m] = true
+	}
+	kept := s.deferOrder[:0]
+	for _, m := range s.deferOrder {
+		if _, ok := s.deferred[m]; !ok || named[m] {
+			continue // sent, held or gone meanwhile, or already named
+		}
+		if n > 0 {
+			names = append(names, m)
+			named[m] = true
+			n--
+			continue
+		}
+		kept = append(kept, m)
+	}
+	clear(s.deferOrder[len(kept):])
+	s.deferOrder = kept
+	return names
 }
 
 // launch sends a request off the loop: do runs on a worker, with a

@@ -69,8 +69,9 @@ func (s *Stage) HoldC() <-chan time.Time {
 func (s *Stage) Woke() { s.holdAt = time.Time{} }
 
 // Pending says output is still to go out: a module's changes held for its
-// fill gap, needs not written yet (they wait while input keeps coming), or
-// a request in flight or back but not reported yet.
+// fill gap, needs not written yet (they wait while input keeps coming), a
+// fill deferred until a worker is free, or a request in flight or back but
+// not reported yet.
 func (s *Stage) Pending() bool {
-	return len(s.held) > 0 || len(s.pendingNeeds) > 0 || len(s.flying) > 0 || len(s.landed) > 0
+	return len(s.held) > 0 || len(s.pendingNeeds) > 0 || len(s.flying) > 0 || len(s.landed) > 0 || len(s.deferred) > 0
 }

@@ -21,18 +21,14 @@ import (
 // sum. A file whose bytes cannot be had so fails the request: its error
 // says which file, never its bytes, and nothing of the module is sent.
 func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, map[string]*nodes.FileValue, error) {
-	for _, f := range v.Files {
-		if f.State != graph.Ready {
-			return nil, nil, nil // nothing of a module is written until every file is there
-		}
+	whole, files, ok := toFill(v, mo, all)
+	if !ok {
+		return nil, nil, nil
 	}
-	whole := all || v.Plan != mo.declared
 	req := &fill.Request{Module: v.Name, Whole: whole}
-	sent := map[string]*nodes.FileValue{}
-	for _, f := range v.Files {
-		if !whole && mo.filled[f.Path] == f.Value {
-			continue
-		}
+	sent := make(map[string]*nodes.FileValue, len(files))
+	for _, i := range files {
+		f := &v.Files[i]
 		content, err := f.Value.Take()
 		if err != nil {
 			return nil, nil, err
@@ -43,12 +39,30 @@ func fillRequest(v *nodes.ModuleView, mo *moduleOut, all bool) (*fill.Request, m
 			Owner: s.Owner, Group: s.Group, Mode: s.Mode,
 			OnChange: fill.OnChange{Action: s.OnChange.Action, Unit: s.OnChange.Unit}})
 	}
-	if len(req.Files) == 0 && !(whole && v.State == graph.Ready && mo.declared != "" && mo.declared != v.Plan) {
+	return req, sent, nil
+}
+
+// toFill is what a fill request of the module would hold: whether it is
+// whole and which of the view's files (their indexes) it carries; ok is
+// false when there is none to send (fillRequest).
+func toFill(v *nodes.ModuleView, mo *moduleOut, all bool) (whole bool, files []int, ok bool) {
+	for _, f := range v.Files {
+		if f.State != graph.Ready {
+			return false, nil, false // nothing of a module is written until every file is there
+		}
+	}
+	whole = all || v.Plan != mo.declared
+	for i, f := range v.Files {
+		if whole || mo.filled[f.Path] != f.Value {
+			files = append(files, i)
+		}
+	}
+	if len(files) == 0 && !(whole && v.State == graph.Ready && mo.declared != "" && mo.declared != v.Plan) {
 		// No file: only a ready plan that dropped every file the module
 		// declared in this run says so; a module of items alone sends nothing.
-		return nil, nil, nil
+		return false, nil, false
 	}
-	return req, sent, nil
+	return whole, files, true
 }
 
 // secretDigest keys a secret-bearing file's digest with a key kept in

@@ -24,6 +24,7 @@ func (s *Stage) Remove(_ context.Context, module string) {
 		s.removing[module] = true
 		s.saveRemovals()
 	}
+	delete(s.deferred, module) // its fill waits no more
 	if f := s.flying[module]; f != nil {
 		f.again, f.whole, f.remove = false, false, true
 		return

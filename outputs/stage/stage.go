@@ -56,17 +56,18 @@ type Views interface {
 type Stage struct {
 	cfg Config
 
-	modules      map[string]*moduleOut       // what was last filled and said, by module
-	pendingNeeds map[string][]nodes.NeedView // module → its view's needs, to write at the next flush
-	needsSince   time.Time                   // when the oldest pending needs were queued
-	swept        bool                        // keys of modules gone were deleted (Sweep)
-	held         map[string]time.Time        // module → when its held changes go out (Config.FillGap)
-	holdTimer    *time.Timer                 // wakes the loop for the earliest of held
-	holdAt       time.Time                   // when holdTimer fires; zero: not armed
-	removing     map[string]bool             // modules whose removal the node-engine has not answered yet (Config.Removals)
-	needBuf      []report.Need               // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
-	seed         maphash.Seed                // needsSum's
-	flights                                  // requests off the loop
+	modules      map[string]*moduleOut  // what was last filled and said, by module
+	pendingNeeds map[string]queuedNeeds // module → its needs, to write at the next flush
+	lean         leanViews              // the views of the last Send, when lean: queued needs are listed from it at the flush
+	needsSince   time.Time              // when the oldest pending needs were queued
+	swept        bool                   // keys of modules gone were deleted (Sweep)
+	held         map[string]time.Time   // module → when its held changes go out (Config.FillGap)
+	holdTimer    *time.Timer            // wakes the loop for the earliest of held
+	holdAt       time.Time              // when holdTimer fires; zero: not armed
+	removing     map[string]bool        // modules whose removal the node-engine has not answered yet (Config.Removals)
+	needBuf      []report.Need          // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
+	seed         maphash.Seed           // needsSum's
+	flights                             // requests off the loop
 }
 
 // New makes a stage.
@@ -83,7 +84,7 @@ func New(cfg Config) (*Stage, error) {
 	if cfg.Awaiting == nil {
 		cfg.Awaiting = func() bool { return false }
 	}
-	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string][]nodes.NeedView{},
+	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string]queuedNeeds{},
 		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights(), seed: maphash.MakeSeed()}
 	s.loadRemovals()
 	return s, nil
@@ -97,8 +98,11 @@ type outJob struct {
 	syncItems bool // its items go to the publisher (moduleOut.itemsDirty)
 	req       *fill.Request
 	sent      map[string]*nodes.FileValue // path → what the request carries
-	resp      fill.Response
-	err       error
+	// deferred: a fill is due but no worker is free (req nil; its values
+	// let go of their bytes); whole: it is to carry every file.
+	deferred, whole bool
+	resp            fill.Response
+	err             error
 }
 
 // Send brings the named modules' needs, items, files and reports in line
@@ -126,21 +130,32 @@ func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool)
 func (s *Stage) send(ctx context.Context, views Views, names []string, all bool) {
 	began := time.Now()
 	s.takeLost()
-	back := s.landed
-	if !all && len(names) == 0 && s.holdReports(began) {
-		return // only reports to write, and more requests coming back soon
+	slots := s.free()
+	// Only reports to write, and more requests coming back soon: they
+	// wait, unless a deferred module can go now (then they still wait).
+	holding := !all && len(names) == 0 && s.holdReports(began)
+	if holding && (len(s.deferred) == 0 || slots <= 0) {
+		return
 	}
-	s.landed, s.reportsDue = map[string]landed{}, time.Time{}
+	back := s.landed
+	if holding {
+		back = nil
+	} else {
+		s.landed, s.reportsDue = map[string]landed{}, time.Time{}
+	}
 	for name, l := range back {
 		if l.again && !slices.Contains(names, name) {
 			names = append(names, name) // touched while in flight
 		}
 	}
+	names = s.undefer(names, slots)
 	var out outBatch
 	jobs := make([]*outJob, 0, len(names))
 	items := map[string]map[string][]byte{}
 	for _, name := range names {
-		whole := all || back[name].whole
+		deferredWhole, wasDeferred := s.deferred[name]
+		delete(s.deferred, name)
+		whole := all || back[name].whole || deferredWhole
 		if f := s.flying[name]; f != nil {
 			// In flight: sent again, with what changed meanwhile, once it
 			// is back (unless it left: then its DELETE goes, Remove).
@@ -149,10 +164,13 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 			}
 			continue
 		}
-		if !whole && s.hold(name, began) {
+		if !whole && !wasDeferred && s.hold(name, began) {
 			continue // filled less than a gap ago: held, and sent once it has passed
 		}
-		if j := s.prepare(views, viewOf(views, name), whole); j != nil {
+		if j := s.prepare(views, viewOf(views, name), whole, slots > 0); j != nil {
+			if j.req != nil {
+				slots--
+			}
 			jobs = append(jobs, j)
 			if j.syncItems {
 				items[name] = j.mo.items
@@ -163,10 +181,13 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		s.itemsRecorded(s.cfg.Pub.ItemsAll(ctx, items), jobs)
 	}
 	for _, j := range jobs {
-		if j.req == nil {
+		switch {
+		case j.deferred:
+			s.deferFill(j.v.Name, j.whole) // made once a worker is free: its report then
+		case j.req == nil:
 			out.add(j.v, j.mo) // nothing to fill: its report is now
 			delete(back, j.v.Name)
-		} else {
+		default:
 			s.launchFill(j)
 		}
 	}
@@ -186,7 +207,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 	if len(jobs) > 0 || len(out.reports) > 0 {
 		if e := s.cfg.Log.Debug(); e.Enabled() { // off by default: nothing of it is made
 			e.Int("modules", len(jobs)).Int("reports", len(out.reports)).Int("in_flight", len(s.flying)).
-				Dur("took", time.Since(began)).Msg("output")
+				Int("deferred", len(s.deferred)).Dur("took", time.Since(began)).Msg("output")
 		}
 	}
 }
@@ -203,9 +224,10 @@ func (b *outBatch) add(v *nodes.ModuleView, mo *moduleOut) {
 }
 
 // prepare works out a module's items (written by the caller, all
-// modules' together), queues its needs and makes its fill request; nil
-// when the module is not on this node (v nil).
-func (s *Stage) prepare(views Views, v *nodes.ModuleView, all bool) *outJob {
+// modules' together), queues its needs and makes its fill request when
+// a worker is free for it (free; else the job is deferred); nil when the
+// module is not on this node (v nil).
+func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJob {
 	if v == nil {
 		return nil
 	}
@@ -227,6 +249,15 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all bool) *outJob {
 	s.queueNeeds(views, v, mo, force)
 	mo.takeItems(v)
 	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
+	if !free {
+		if whole, files, ok := toFill(v, mo, all); ok {
+			j.deferred, j.whole = true, whole
+			for _, i := range files {
+				v.Files[i].Value.Release()
+			}
+		}
+		return j
+	}
 	var err error
 	if j.req, j.sent, err = fillRequest(v, mo, all); err != nil {
 		// Its report says so now, and the retry tick tries again.
@@ -329,23 +360,46 @@ func (s *Stage) queueNeeds(views Views, v *nodes.ModuleView, mo *moduleOut, forc
 		delete(s.pendingNeeds, v.Name) // a state queued meanwhile is not the view's any more
 		return
 	}
-	needs := v.Needs
-	if lean {
-		needs = lv.Needs(v.Name)
-	}
 	if len(s.pendingNeeds) == 0 {
 		s.needsSince = time.Now()
 	}
-	s.pendingNeeds[v.Name] = needs // made into the bus's form at the flush, a few modules at a time
+	q := queuedNeeds{list: v.Needs, n: len(v.Needs)}
+	if lean {
+		// Listed from the graph at the flush, a few modules at a time: a
+		// cold start's lists (a 100,000-file node's 509,000 needs), held
+		// from its first Send until its fills were all back, were ~35 MB
+		// of its peak (issue 20).
+		s.lean, q.lean, q.n = lv, true, lv.NeedsLen(v.Name)
+	}
+	s.pendingNeeds[v.Name] = q
 	mo.needsQueued = sum
 }
 
-// leanViews is Views that give a module's view without its needs, and
-// its needs apart (*nodes.NodeGraph): a change of one value then lists a
-// module's needs only when they moved.
+// queuedNeeds is one module's needs queued for the next flush: its view's
+// list, or (lean) to be listed from the graph then, n of them.
+type queuedNeeds struct {
+	list []nodes.NeedView
+	lean bool
+	n    int
+}
+
+// listed is the needs to write: a lean module's as the graph has them now
+// (stable: the flush runs after a stabilization), its sum taken again with
+// them.
+func (s *Stage) listed(module string, q queuedNeeds) []nodes.NeedView {
+	if !q.lean || s.lean == nil {
+		return q.list
+	}
+	if mo := s.modules[module]; mo != nil {
+		mo.needsQueued = s.lean.NeedsSum(module, s.seed)
+	}
+	return s.lean.Needs(module)
+}
+
 type leanViews interface {
 	ViewLean(module string) *nodes.ModuleView
 	Needs(module string) []nodes.NeedView
+	NeedsLen(module string) int
 	NeedsSum(module string, seed maphash.Seed) uint64
 }
 
@@ -403,7 +457,10 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 	}
 	buf := s.needBuf[:0] // the chunk's needs, in one array kept for the next flush
 	for _, module := range slices.Sorted(maps.Keys(s.pendingNeeds)) {
-		needs := s.pendingNeeds[module]
+		if s.modules[module] == nil {
+			continue // gone since (Removed deletes its needs)
+		}
+		needs := s.listed(module, s.pendingNeeds[module])
 		at := len(buf) // (a chunk's earlier slices keep the array they were made on when it grows)
 		buf = appendNeeds(buf, s.cfg.Node, module, needs)
 		chunk[module] = buf[at:len(buf):len(buf)]
@@ -434,8 +491,8 @@ var manyNeedsAt = needsChunk
 // manyNeeds says the needs pending are as many as manyNeedsAt.
 func (s *Stage) manyNeeds() bool {
 	n := 0
-	for _, needs := range s.pendingNeeds {
-		if n += len(needs); n >= manyNeedsAt {
+	for _, q := range s.pendingNeeds {
+		if n += q.n; n >= manyNeedsAt {
 			return true
 		}
 	}
