@@ -177,7 +177,7 @@ func (r *renderer) render(in graph.In) ([]byte, error) {
 	// The values' slices on the stack when there are few (the refill
 	// renders every file again: issue 20).
 	var few [16][]byte
-	vals := few[:]
+	var vals [][]byte
 	if len(phs) <= len(few) {
 		vals = few[:len(phs)]
 	} else {
