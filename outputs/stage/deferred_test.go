@@ -18,10 +18,7 @@ import (
 // one templated file reading its own config value.
 func manyModules(t *testing.T, n int) *nodes.NodeGraph {
 	t.Helper()
-	m := nodes.NewNodeGraph("n1")
-	for _, r := range spec.Kinds() {
-		m.Put(spec.RegistryBucket, string(r.Kind), []byte(`{"kind":"`+string(r.Kind)+`"}`))
-	}
+	m := registered()
 	digest := "sha256:" + strings.Repeat("b", 64)
 	for i := range n {
 		mod := fmt.Sprintf("m%02d", i)

@@ -14,15 +14,22 @@ import (
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
+// registered is a real node graph of node n1 whose registry names every
+// kind.
+func registered() *nodes.NodeGraph {
+	m := nodes.NewNodeGraph("n1")
+	for _, r := range spec.Kinds() {
+		m.Put(spec.RegistryBucket, string(r.Kind), []byte(`{"kind":"`+string(r.Kind)+`"}`))
+	}
+	return m
+}
+
 // renderedMesh is a real node graph of node n1 with module web: a plain
 // templated file reading a config value, and a templated file holding a
 // secret (planted).
 func renderedMesh(t *testing.T, planted string) *nodes.NodeGraph {
 	t.Helper()
-	m := nodes.NewNodeGraph("n1")
-	for _, r := range spec.Kinds() {
-		m.Put(spec.RegistryBucket, string(r.Kind), []byte(`{"kind":"`+string(r.Kind)+`"}`))
-	}
+	m := registered()
 	digest := "sha256:" + strings.Repeat("a", 64)
 	plan, _ := json.Marshal(nodes.Assignment{Node: "n1", Module: "web", Provisioning: nodes.Plan{
 		Templates: nodes.TemplatesRef{Ref: "file:///t/web.tar", Digest: digest},
