@@ -113,10 +113,10 @@ type landed struct {
 // the next at once, while the loop makes the one after).
 func (s *Stage) free() int { return 2*MaxFillsInFlight - s.out - len(s.queued) }
 
-// A fill is made only when a worker is free for it or soon will be (issue 20): a cold
-// start's or a refill's thousand modules went out eight at a time, and
-// their requests, made all at once, held every file's bytes until each was
-// answered (~90 MB of a 100,000-file node's peak). A module whose turn has
+// A fill is made only when a worker is free for it or soon will be (issue
+// 20): a cold start's or a refill's thousand modules went out eight at a
+// time, and their requests, made all at once, held every file's bytes
+// until each was answered (~90 MB of a 100,000-file node's peak). A module whose turn has
 // not come is deferred: its files' values let go of their bytes, and it is
 // made (its bytes rendered again) by the Send after a worker came back,
 // oldest first, after the modules touched since.
