@@ -17,6 +17,9 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 12m ./...
+	@# Under -race quietconn reads and writes through syscall.Read/Write; its
+	@# raw system calls, what the daemon runs, are built only without it.
+	$(GO) test -count=1 ./cmd/internal/quietconn
 	$(MAKE) --no-print-directory fuzz FUZZTIME=60000x
 
 # The chaos run (cmd/internal/chaos, docs/RELIABILITY.md): SEEDS seeds from

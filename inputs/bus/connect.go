@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,23 @@ type Options struct {
 	// there was none. A daemon that did not close it should stop: nothing
 	// reconnects a closed connection.
 	OnClosed func(err error)
+	// Wrap, when set, is given each new connection to the bus (a TCP
+	// connection, before any TLS) and returns the one nats.go uses: the
+	// daemon's reads and writes it with raw system calls (quietconn).
+	Wrap func(net.Conn) net.Conn
+}
+
+// wrapDialer dials as nats.go's own dialer does (its default connect
+// timeout) and hands the connection to Options.Wrap.
+type wrapDialer struct{ wrap func(net.Conn) net.Conn }
+
+func (w wrapDialer) Dial(network, address string) (net.Conn, error) {
+	d := net.Dialer{Timeout: nats.GetDefaultOptions().Timeout}
+	c, err := d.Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	return w.wrap(c), nil
 }
 
 // Connect opens a connection that never gives up: it reconnects forever with
@@ -105,6 +123,9 @@ func Connect(o Options) (*nats.Conn, error) {
 			}
 			ev.Str("error", err.Error()).Msg("bus error")
 		}),
+	}
+	if o.Wrap != nil {
+		opts = append(opts, nats.SetCustomDialer(wrapDialer{o.Wrap}))
 	}
 	if p := InboxPrefix(o.Name); p != "" {
 		opts = append(opts, nats.CustomInboxPrefix(p))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,6 +27,10 @@ type Client struct {
 	Socket string
 	// Timeout bounds one request; DefaultTimeout when zero.
 	Timeout time.Duration
+	// Wrap, when set, is given each new connection to the socket and
+	// returns the one the client uses (the daemon's reads and writes it
+	// with raw system calls: cmd/internal/quietconn).
+	Wrap func(net.Conn) net.Conn
 
 	mu   sync.Mutex
 	idle []*conn // kept connections, none in use
@@ -114,7 +119,7 @@ func (c *Client) do(ctx context.Context, method, route string, req *Request, out
 			return requestError(ctx, sock, timeout, err)
 		}
 	}
-	cn, err := dial(ctx, sock, deadline)
+	cn, err := dial(ctx, sock, deadline, c.Wrap)
 	if err != nil {
 		return requestError(ctx, sock, timeout, err)
 	}

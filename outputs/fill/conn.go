@@ -51,11 +51,14 @@ const keptBody = 32 << 10
 // maxAnswer bounds an answer's body (a module's files' results).
 const maxAnswer = 16 << 20
 
-func dial(ctx context.Context, sock string, deadline time.Time) (*conn, error) {
+func dial(ctx context.Context, sock string, deadline time.Time, wrap func(net.Conn) net.Conn) (*conn, error) {
 	d := net.Dialer{Deadline: deadline}
 	nc, err := d.DialContext(ctx, "unix", sock)
 	if err != nil {
 		return nil, noAnswer(err)
+	}
+	if wrap != nil {
+		nc = wrap(nc)
 	}
 	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}
 	cn.enc = json.NewEncoder(&cn.body)

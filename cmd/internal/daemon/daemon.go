@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/quietconn"
 	"github.com/novox/mesh-provisioner/inputs/archive"
 	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/inputs/bus"
@@ -105,6 +106,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	o := d.cfg.Bus
 	o.Name = "provisioner." + d.cfg.Node
 	o.Log = d.log
+	o.Wrap = quietconn.Wrap
 	o.OnReconnect = func() {
 		d.connected.Store(true)
 		d.metrics.reconnects.Inc()

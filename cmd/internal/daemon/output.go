@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/quietconn"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/report"
 	"github.com/novox/mesh-provisioner/outputs/stage"
@@ -16,7 +17,7 @@ import (
 func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 	return stage.New(stage.Config{
 		Node:     d.cfg.Node,
-		Fill:     &fill.Client{Socket: d.cfg.FillSocket, Timeout: 30 * time.Second},
+		Fill:     &fill.Client{Socket: d.cfg.FillSocket, Timeout: 30 * time.Second, Wrap: quietconn.Wrap},
 		Pub:      &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node},
 		FillGap:  d.cfg.FillGap,
 		Log:      d.log,

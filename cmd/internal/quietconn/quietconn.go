@@ -1,0 +1,123 @@
+// Package quietconn wraps the daemon's sockets so that their reads and
+// writes do not wake the Go runtime's monitor thread: on a node the daemon
+// mostly waits, and each wake-up cost it more than its own work (issue 20).
+package quietconn
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// Every system call a goroutine makes through the syscall package enters
+// the runtime's syscall state, and the first such call after the process
+// idled wakes sysmon, the runtime's monitor thread, which then polls every
+// 20 µs until every P is idle again. A change the daemon handles is three
+// short bursts (the KV message, the fill's answer, the report's ack), each
+// begun by a socket read, so each woke sysmon: a futex wake, a context
+// switch and its polling, on a virtualised node ~30 µs each, a quarter of
+// a change's CPU (docs/PERFORMANCE.md, issue 20's sixth pass).
+//
+// A socket of the net package is non-blocking: a read or write either
+// does its work at once or says EAGAIN, and the wait is the netpoller's.
+// Such a call never blocks its thread, so it needs none of the syscall
+// state's hand-off of the P, and a Conn makes it with syscall.RawSyscall,
+// which does not enter that state, through the socket's syscall.RawConn,
+// which keeps the netpoller's waiting, deadlines and closing as they are.
+//
+// Under the race detector the reads and writes go through syscall.Read
+// and syscall.Write instead (sys_other.go): the detector learns from those
+// that what one goroutine wrote to a socket happens before what another
+// read from it, and without that an in-process test's server and client
+// would be reported as racing.
+
+// Conn is a net.Conn whose Read and Write make raw system calls. Its other
+// methods (deadlines, Close, addresses) are the wrapped connection's.
+type Conn struct {
+	net.Conn
+	rc syscall.RawConn
+}
+
+// Wrap returns c as a Conn, or c itself when it has no file descriptor to
+// read and write directly (a TLS or in-memory connection).
+func Wrap(c net.Conn) net.Conn {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return c
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	return &Conn{Conn: c, rc: rc}
+}
+
+// Read reads what the socket holds, waiting for it in the netpoller when
+// it holds nothing; io.EOF once the peer closed its side.
+func (c *Conn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	err := c.rc.Read(func(fd uintptr) bool {
+		for {
+			n, errno = read(fd, p)
+			if errno != syscall.EINTR {
+				return errno != syscall.EAGAIN
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, c.opError("read", err)
+	case errno != 0:
+		return 0, c.opError("read", os.NewSyscallError("read", errno))
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Write writes all of p, waiting in the netpoller while the socket's
+// buffer is full.
+func (c *Conn) Write(p []byte) (int, error) {
+	var n int
+	var errno syscall.Errno
+	err := c.rc.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			m, e := write(fd, p[n:])
+			switch e {
+			case 0:
+				n += m
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return n, c.opError("write", err)
+	case errno != 0:
+		return n, c.opError("write", os.NewSyscallError("write", errno))
+	}
+	return n, nil
+}
+
+// opError says err as the net package says a read's or write's: the
+// RawConn's own errors are already *net.OpError (a deadline, a closed
+// connection), named after its raw-read and raw-write.
+func (c *Conn) opError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok {
+		e := *oe
+		e.Op = op
+		return &e
+	}
+	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}
