@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -37,6 +38,20 @@ import (
 type Conn struct {
 	net.Conn
 	rc syscall.RawConn
+	rd op // the Read under way
+	wr op // the Write under way
+}
+
+// op is a read or write under way: its buffer, what it did, and the
+// function the RawConn calls, made once per Conn, since a closure made per
+// call would be allocated per call (a change makes several). Reads are
+// serialized by rd.mu, writes by wr.mu, as net.Conn's are.
+type op struct {
+	mu    sync.Mutex
+	p     []byte
+	n     int
+	errno syscall.Errno
+	try   func(fd uintptr) bool
 }
 
 // Wrap returns c as a Conn, or c itself when it has no file descriptor to
@@ -50,7 +65,10 @@ func Wrap(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &Conn{Conn: c, rc: rc}
+	qc := &Conn{Conn: c, rc: rc}
+	qc.rd.try = qc.rd.tryRead
+	qc.wr.try = qc.wr.tryWrite
+	return qc
 }
 
 // Read reads what the socket holds, waiting for it in the netpoller when
@@ -59,16 +77,13 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			n, errno = read(fd, p)
-			if errno != syscall.EINTR {
-				return errno != syscall.EAGAIN
-			}
-		}
-	})
+	o := &c.rd
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.p, o.n, o.errno = p, 0, 0
+	err := c.rc.Read(o.try)
+	n, errno := o.n, o.errno
+	o.p = nil
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -80,27 +95,26 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// tryRead is one try of a Read: false when the socket holds nothing yet.
+func (o *op) tryRead(fd uintptr) bool {
+	for {
+		o.n, o.errno = read(fd, o.p)
+		if o.errno != syscall.EINTR {
+			return o.errno != syscall.EAGAIN
+		}
+	}
+}
+
 // Write writes all of p, waiting in the netpoller while the socket's
 // buffer is full.
 func (c *Conn) Write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			m, e := write(fd, p[n:])
-			switch e {
-			case 0:
-				n += m
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	o := &c.wr
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.p, o.n, o.errno = p, 0, 0
+	err := c.rc.Write(o.try)
+	n, errno := o.n, o.errno
+	o.p = nil
 	switch {
 	case err != nil:
 		return n, c.opError("write", err)
@@ -108,6 +122,25 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return n, c.opError("write", os.NewSyscallError("write", errno))
 	}
 	return n, nil
+}
+
+// tryWrite writes what is left of the Write's buffer: false when the
+// socket's buffer is full before all of it went.
+func (o *op) tryWrite(fd uintptr) bool {
+	for o.n < len(o.p) {
+		m, e := write(fd, o.p[o.n:])
+		switch e {
+		case 0:
+			o.n += m
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			o.errno = e
+			return true
+		}
+	}
+	return true
 }
 
 // opError says err as the net package says a read's or write's: the
