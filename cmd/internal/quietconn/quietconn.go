@@ -77,22 +77,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	o := &c.rd
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.p, o.n, o.errno = p, 0, 0
-	err := c.rc.Read(o.try)
-	n, errno := o.n, o.errno
-	o.p = nil
-	switch {
-	case err != nil:
-		return 0, c.opError("read", err)
-	case errno != 0:
-		return 0, c.opError("read", os.NewSyscallError("read", errno))
-	case n == 0:
+	n, err := c.run(&c.rd, "read", p, c.rc.Read)
+	if err == nil && n == 0 {
 		return 0, io.EOF
 	}
-	return n, nil
+	return n, err
 }
 
 // tryRead is one try of a Read: false when the socket holds nothing yet.
@@ -108,18 +97,23 @@ func (o *op) tryRead(fd uintptr) bool {
 // Write writes all of p, waiting in the netpoller while the socket's
 // buffer is full.
 func (c *Conn) Write(p []byte) (int, error) {
-	o := &c.wr
+	return c.run(&c.wr, "write", p, c.rc.Write)
+}
+
+// run is one Read or Write (name) of p: o's try handed to the RawConn's
+// Read or Write (raw), and what it did said as the net package says it.
+func (c *Conn) run(o *op, name string, p []byte, raw func(func(fd uintptr) bool) error) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.p, o.n, o.errno = p, 0, 0
-	err := c.rc.Write(o.try)
+	err := raw(o.try)
 	n, errno := o.n, o.errno
 	o.p = nil
 	switch {
 	case err != nil:
-		return n, c.opError("write", err)
+		return n, c.opError(name, err)
 	case errno != 0:
-		return n, c.opError("write", os.NewSyscallError("write", errno))
+		return n, c.opError(name, os.NewSyscallError(name, errno))
 	}
 	return n, nil
 }
