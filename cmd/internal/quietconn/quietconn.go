@@ -78,10 +78,13 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := c.run(&c.rd, "read", p, c.rc.Read)
-	if err == nil && n == 0 {
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0:
 		return 0, io.EOF
 	}
-	return n, err
+	return n, nil
 }
 
 // tryRead is one try of a Read: false when the socket holds nothing yet.

@@ -3,6 +3,7 @@ package quietconn
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -106,7 +107,10 @@ func TestAReadWaitsForBytesToCome(t *testing.T) {
 func TestADeadlineEndsAReadAsTheNetPackageSays(t *testing.T) {
 	_, b := pair(t, "tcp")
 	b.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	_, err := b.Read(make([]byte, 8))
+	n, err := b.Read(make([]byte, 8))
+	if n != 0 {
+		t.Fatalf("read past its deadline said it read %d bytes", n)
+	}
 	var ne net.Error
 	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("read past its deadline: %v, want a timeout", err)
@@ -122,7 +126,10 @@ func TestClosingEndsAWaitingRead(t *testing.T) {
 	_, b := pair(t, "unix")
 	done := make(chan error, 1)
 	go func() {
-		_, err := b.Read(make([]byte, 8))
+		n, err := b.Read(make([]byte, 8))
+		if n != 0 {
+			err = fmt.Errorf("read %d bytes of nothing sent (%w)", n, err)
+		}
 		done <- err
 	}()
 	time.Sleep(20 * time.Millisecond)

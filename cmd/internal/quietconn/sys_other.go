@@ -11,18 +11,18 @@ import "syscall"
 const Raw = false
 
 func read(fd uintptr, p []byte) (int, syscall.Errno) {
-	n, err := syscall.Read(int(fd), p)
-	return n, errno(err)
+	return result(syscall.Read(int(fd), p))
 }
 
 func write(fd uintptr, p []byte) (int, syscall.Errno) {
-	n, err := syscall.Write(int(fd), p)
-	return n, errno(err)
+	return result(syscall.Write(int(fd), p))
 }
 
-func errno(err error) syscall.Errno {
-	if err == nil {
-		return 0
+// result is a call's count and errno as the raw calls give them: no count
+// (not syscall's -1) when it failed.
+func result(n int, err error) (int, syscall.Errno) {
+	if err != nil {
+		return 0, err.(syscall.Errno)
 	}
-	return err.(syscall.Errno)
+	return n, 0
 }
