@@ -52,8 +52,10 @@ type Options struct {
 	Wrap func(net.Conn) net.Conn
 }
 
-// wrapDialer dials as nats.go's own dialer does (its default connect
-// timeout) and hands the connection to Options.Wrap.
+// wrapDialer dials with nats.go's default connect timeout and hands the
+// connection to Options.Wrap. Unlike nats.go's own dialer it does not
+// divide that timeout among the addresses one host name resolves to: each
+// address gets all of it.
 type wrapDialer struct{ wrap func(net.Conn) net.Conn }
 
 func (w wrapDialer) Dial(network, address string) (net.Conn, error) {
