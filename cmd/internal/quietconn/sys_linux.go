@@ -7,10 +7,8 @@ import (
 	"unsafe"
 )
 
-// Raw is whether reads and writes are raw system calls in this build: not
-// under the race detector (sys_other.go).
-const Raw = true
-
+// read and write are raw system calls: not under the race detector
+// (sys_other.go).
 func read(fd uintptr, p []byte) (int, syscall.Errno) {
 	n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if e != 0 {

@@ -4,12 +4,9 @@ package quietconn
 
 import "syscall"
 
-// Raw is whether reads and writes are raw system calls in this build: under
-// the race detector (and off Linux, where the raw calls were not measured)
-// they are syscall.Read and syscall.Write, whose race annotations tell the
-// detector of the ordering a socket makes.
-const Raw = false
-
+// read and write are syscall.Read and syscall.Write under the race detector
+// (and off Linux, where the raw calls were not measured): their race
+// annotations tell the detector of the ordering a socket makes.
 func read(fd uintptr, p []byte) (int, syscall.Errno) {
 	return result(syscall.Read(int(fd), p))
 }
