@@ -219,6 +219,16 @@ func (p *Publisher) Acked(module string) string {
 	return a.acked[module]
 }
 
+// Quiet says no report put awaits its ack and no lost one waits to be
+// taken (TakeLost): nothing the publisher holds will need the caller's
+// retry tick unless another put is made.
+func (p *Publisher) Quiet() bool {
+	a := &p.acks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending) == 0 && len(a.lost) == 0
+}
+
 // Settle waits, up to timeout, until no report put is awaiting its ack;
 // it says whether none is.
 func (p *Publisher) Settle(timeout time.Duration) bool {

@@ -77,6 +77,9 @@ func TestReportsWhoseAcksAreLostAreListedAfterOneAckWaitAndPutAgain(t *testing.T
 	if took := time.Since(start); took > ackWait/2 {
 		t.Errorf("PutReports took %v: it waited for acks", took)
 	}
+	if b.pub.Quiet() {
+		t.Error("quiet while puts await their acks: the daemon's retry tick would sleep through their loss")
+	}
 	var lost []LostReport
 	bustest.Eventually(t, 5*time.Second, func() error {
 		lost = append(lost, b.pub.TakeLost()...)
@@ -90,6 +93,9 @@ func TestReportsWhoseAcksAreLostAreListedAfterOneAckWaitAndPutAgain(t *testing.T
 	}
 	if len(lost) != modules || lost[0].Err == nil || b.pub.Acked("m00") != "" {
 		t.Errorf("lost %d (%v), acked %q", len(lost), lost[0].Err, b.pub.Acked("m00"))
+	}
+	if !b.pub.Quiet() {
+		t.Error("not quiet once every lost report was taken")
 	}
 	b.none(sub)
 
@@ -124,7 +130,13 @@ func TestAReportPutToABucketGoneIsLostAtOnce(t *testing.T) {
 	if !b.pub.Settle(2 * time.Second) {
 		t.Fatal("the put to a bucket gone is still awaiting its ack")
 	}
+	if b.pub.Quiet() {
+		t.Error("quiet with a lost report not taken yet")
+	}
 	if lost := b.pub.TakeLost(); len(lost) != 1 || lost[0].Module != "web" || lost[0].State != "applied" || b.pub.Acked("web") != "waiting" {
 		t.Errorf("lost %+v, acked %q", lost, b.pub.Acked("web"))
+	}
+	if !b.pub.Quiet() {
+		t.Error("not quiet once the lost report was taken")
 	}
 }

@@ -19,6 +19,24 @@ func (s *Stage) Retrying() []string {
 	return out
 }
 
+// AtRest says a retry tick would find nothing to do: the sweep held, no
+// removal waits for the node-engine, no module waits to be sent again,
+// nothing is pending (Pending), and the publisher awaits no ack and holds
+// no lost report (report.Publisher.Quiet). Until one of these changes,
+// which only a Send, a Land or a put can do, the daemon's retry tick can
+// sleep.
+func (s *Stage) AtRest() bool {
+	if !s.swept || len(s.removing) > 0 || s.Pending() || (s.cfg.Pub != nil && !s.cfg.Pub.Quiet()) {
+		return false
+	}
+	for _, mo := range s.modules {
+		if mo.retry {
+			return false
+		}
+	}
+	return true
+}
+
 // Said is what the stage last said of a module.
 type Said struct {
 	State   string    // of its last report; "" before the first

@@ -40,6 +40,7 @@ type Daemon struct {
 	mesh      *nodes.NodeGraph
 	startedAt time.Time
 	calls     []call // Do's calls of this batch, run once it is stabilized
+	ticking   bool   // the retry tick is armed (it sleeps at rest: loop.go)
 
 	status
 	metrics *metrics
