@@ -23,8 +23,9 @@ func (s *Stage) Retrying() []string {
 // removal waits for the node-engine, no module waits to be sent again,
 // nothing is pending (Pending), and the publisher awaits no ack and holds
 // no lost report (report.Publisher.Quiet). Until one of these changes,
-// which only a Send, a Land or a put can do, the daemon's retry tick can
-// sleep.
+// which only the daemon's loop can do through the stage (a Send, a Land,
+// a Sweep, a removal, Forget) or a report put's ack arriving (awaited, it
+// is not at rest), the daemon's retry tick can sleep.
 func (s *Stage) AtRest() bool {
 	if !s.swept || len(s.removing) > 0 || s.Pending() || (s.cfg.Pub != nil && !s.cfg.Pub.Quiet()) {
 		return false
