@@ -34,9 +34,10 @@ const (
 
 // feed is one watcher's subscription and what its callback keeps.
 type feed struct {
-	w   *Watch
-	ctx context.Context // ends when the watcher stops: a send gives up
-	pre string          // what the keys' subjects start with: "$KV.<bucket>."
+	w      *Watch
+	ctx    context.Context // ends when the watcher stops: a send gives up
+	pre    string          // what the keys' subjects start with: "$KV.<bucket>."
+	stream string          // the stream the consumer is on
 
 	loaded    chan struct{} // closed once the snapshot was delivered
 	closed    chan struct{} // closed when the subscription ends
@@ -57,18 +58,24 @@ type feed struct {
 	// received counts the initial values; atomic so that follow can say
 	// how far they got without waiting for a callback blocked on a send.
 	received atomic.Uint64
+	// last is the stream sequence of the last message the callback was
+	// given, set before it is handed on (lost.go).
+	last atomic.Uint64
+	// seen is a stream last sequence up to which the watcher missed
+	// nothing, as a look found it (lost.go; follow's alone).
+	seen uint64
 }
 
 // Heartbeat is how often the bus tells an idle watcher's consumer it is
-// still there. nats.go recreates an ordered consumer that missed two (the
-// server lost it while the connection stayed up: a reconnect recreates
-// it anyway), so a lost one is noticed within twice this. Each heartbeat
-// wakes the client on its own, apart from the other watches': at 5 s
-// (nats.go's default) they were a third of an idle 100k-file node's CPU
-// (issue 20; 0.55 → 0.44 ms/s measured side by side at 10 s), and a
-// config daemon loses little by noticing a lost consumer after 20 s
-// rather than 10.
-const Heartbeat = 10 * time.Second
+// still there. nats.go recreates an ordered consumer that missed two, its
+// own check of each a timer apart from the other watches'. A consumer the
+// server lost while the connection stayed up is the watch's own look's to
+// notice (lost.go: within one look and a Recheck, 35 s by default), so the
+// heartbeats are only the library's safety net, and rare: each one, and
+// each of nats.go's checks, woke the client on its own, and at 10 s they
+// were two thirds of an idle 100k-file node's CPU (issue 20: 1.93 → 0.67
+// ms/s measured side by side at 5 min; at nats.go's default of 5 s, more).
+const Heartbeat = 5 * time.Minute
 
 // subscribe makes the watcher's consumer on the bucket's stream (described
 // by info, nil if unknown) and, when the stream holds nothing under the
@@ -82,7 +89,7 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 			bucket = strings.TrimPrefix(m.Name, "KV_")
 		}
 	}
-	f.pre = "$KV." + bucket + "."
+	f.pre, f.stream = "$KV."+bucket+".", stream
 	pjs, err := pushJS(w.js)
 	if err != nil {
 		return nil, err
@@ -112,7 +119,11 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 // itself past the last one delivered when it sees a gap).
 func (f *feed) deliver(m *nats.Msg) {
 	md, err := m.Metadata()
-	if err != nil || len(m.Subject) <= len(f.pre) {
+	if err != nil {
+		return
+	}
+	f.last.Store(md.Sequence.Stream)
+	if len(m.Subject) <= len(f.pre) {
 		return
 	}
 	e := entryOf(m, f.pre, md.Sequence.Stream)

@@ -24,8 +24,8 @@ import (
 // check is one STREAM.INFO request, a subject the client's account must
 // publish on anyway to open the bucket. Other ways were set aside: the
 // JetStream "stream deleted" advisory needs one more subscribe right and is
-// lost while the bus is away; a watcher that stops delivering is the 10–20 s
-// heartbeat detection; a revision that goes backwards never shows (the
+// lost while the bus is away; a watcher that stops delivering is the
+// library's heartbeat detection (Heartbeat: minutes); a revision that goes backwards never shows (the
 // recreated consumer starts past the new bucket's first values).
 //
 // What the check costs an idle daemon (issue 20, 12-01): it was one request,
@@ -33,10 +33,11 @@ import (
 // ticker, so a node's half-dozen watches woke the process a few times a
 // second between them: a tenth of an idle client's CPU. Now a watch looks
 // every replacedChecks Rechecks (30 s by default; a bucket deleted and made
-// again is a rare repair, and the library's own heartbeat detection takes
-// 10–20 s), and every watch of the process looks at the same instants (the
-// multiples of that period on the clock), so their requests leave in one
-// write and their replies come back together: one wake-up for all of them.
+// again is a rare repair), and every watch of the process looks at the same
+// instants (the multiples of that period on the clock), so their requests
+// leave together and their replies come back together: one wake-up for all
+// of them. The same look tells whether the watcher lost its consumer
+// (lost.go).
 // Missing buckets are still looked for every Recheck (SPEC §2.2).
 
 // replacedChecks is how many Rechecks apart a live watch looks whether its
@@ -77,25 +78,26 @@ func bornOf(info *jetstream.StreamInfo) time.Time {
 }
 
 // replaced looks at kv's stream again and says whether the bucket followed
-// since `since` was deleted (and maybe made again). A bus that does not
-// answer says nothing: the connection's own Resync covers that.
-func (w *Watch) replaced(ctx context.Context, kv jetstream.KeyValue, since time.Time) bool {
+// since `since` was deleted (and maybe made again), with what the look saw
+// of the stream (nil when it saw nothing). A bus that does not answer says
+// nothing: the connection's own Resync covers that.
+func (w *Watch) replaced(ctx context.Context, kv jetstream.KeyValue, since time.Time) (*jetstream.StreamInfo, bool) {
 	info, err := streamInfo(ctx, kv)
 	now := bornOf(info)
 	switch {
 	case err == nil && !now.Equal(since):
 		w.log.Info().Time("was_created", since).Time("now_created", now).
 			Msg("bucket was deleted and made again; following the new one")
-		return true
+		return nil, true
 	case err == nil:
-		return false
+		return info, false
 	case isMissing(err):
 		w.log.Info().Msg("bucket was deleted")
-		return true
+		return nil, true
 	default:
 		if ctx.Err() == nil {
 			w.log.Debug().Err(err).Msg("cannot look at the bucket's stream; trying again later")
 		}
-		return false
+		return nil, false
 	}
 }

@@ -80,6 +80,7 @@ const (
 	stopResync             // Resync was called
 	stopFailed             // the watcher failed; restart with backoff
 	stopGone               // the bucket was deleted (and maybe made again): look it up at once
+	stopLost               // the watcher's consumer was lost (lost.go): make it again at once
 )
 
 // Run delivers the bucket's state to out until ctx ends. Sends on out block
@@ -152,7 +153,7 @@ func (w *Watch) Run(ctx context.Context) {
 			w.log.Debug().Msg("resync: restarting watcher")
 			bo.Reset()
 			continue
-		case stopGone:
+		case stopGone, stopLost:
 			bo.Reset()
 			continue
 		}
@@ -170,8 +171,9 @@ func (w *Watch) Run(ctx context.Context) {
 // follow runs one watcher: its callback delivers the snapshot at the end of
 // its initial values, then each live change (feed.go); follow waits for
 // that, then looks every replacedChecks rechecks whether the bucket was
-// replaced (replaced.go), until ctx ends, Resync is called or the watcher
-// fails. live is how long it ran after its snapshot.
+// replaced (replaced.go) and whether the watcher lost its consumer
+// (lost.go), until ctx ends, Resync is called or the watcher fails. live
+// is how long it ran after its snapshot.
 func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, recheck time.Duration) (why stop, live time.Duration, err error) {
 	info, err := streamInfo(ctx, kv)
 	switch {
@@ -216,6 +218,7 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 	every := replacedChecks * recheck
 	check := time.NewTimer(untilReplacedCheck(since, every))
 	defer check.Stop()
+	var suspect uint64 // a message the last look found undelivered (lost.go)
 	for {
 		select {
 		case <-ctx.Done():
@@ -223,8 +226,23 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 		case <-w.resync:
 			return stopResync, time.Since(since), nil
 		case <-check.C:
-			if w.replaced(ctx, kv, born) {
+			if suspect != 0 { // a Recheck after the look that found it
+				if f.lost(sub, suspect) {
+					w.log.Warn().Uint64("undelivered_seq", suspect).Uint64("delivered_seq", f.last.Load()).
+						Msg("the watcher's consumer was lost (a value under its filter was never delivered); making it again")
+					return stopLost, time.Since(since), nil
+				}
+				suspect = 0
+				check.Reset(untilReplacedCheck(time.Now(), every))
+				continue
+			}
+			info, gone := w.replaced(ctx, kv, born)
+			if gone {
 				return stopGone, time.Since(since), nil
+			}
+			if suspect = f.behind(ctx, info); suspect != 0 {
+				check.Reset(recheck)
+				continue
 			}
 			check.Reset(untilReplacedCheck(time.Now(), every))
 		case <-f.closed:

@@ -121,3 +121,39 @@ func TestAReportsEventGoesOutUnderTheExamplePermissions(t *testing.T) {
 		t.Errorf("log: %s", m.logs.String())
 	}
 }
+
+// A watch whose consumer the bus lost under a live connection (a server of
+// a cluster restarted; here deleted) is made again by the watch's own look
+// (inputs/bus lost.go), which asks for the newest value under the node's
+// filter: a request the node's rights in the example config allow. The
+// value written meanwhile reaches the file within a look and a Recheck
+// (Recheck 100 ms here), not the consumer's heartbeats.
+func TestAWatchLostUnderTheExamplePermissionsIsMadeAgain(t *testing.T) {
+	m := exampleBus(t)
+	m.bucket("gitea_bound")
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"url":"https://forge"}}`)
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
+	m.urlConsumer("${bound:gitea-read:url}\n")
+	m.client("ace", asUser("provisioner-ace"))
+	m.waitFile("/etc/cc/forge", "https://forge\n")
+
+	stream, err := m.js.Stream(t.Context(), "KV_gitea_bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for ci := range stream.ListConsumers(t.Context()).Info() {
+		if err := stream.DeleteConsumer(t.Context(), ci.Name); err != nil {
+			t.Fatal(err)
+		}
+		lost++
+	}
+	if lost != 1 {
+		t.Fatalf("%d consumers on the bound bucket, want the client's one", lost)
+	}
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"url":"https://forge2"}}`)
+	m.waitFile("/etc/cc/forge", "https://forge2\n")
+	if s := m.logs.String(); !strings.Contains(s, "consumer was lost") || strings.Contains(s, "Permissions Violation") {
+		t.Errorf("log: %s", s)
+	}
+}

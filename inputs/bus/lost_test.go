@@ -1,0 +1,106 @@
+package bus
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+)
+
+// deleteConsumers deletes every consumer of the bucket's stream on the
+// server, as a server restarting under a live connection loses them:
+// nothing tells the subscription.
+func deleteConsumers(t *testing.T, js jetstream.JetStream, bucket string) {
+	t.Helper()
+	ctx := context.Background()
+	stream, err := js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for name := range stream.ListConsumers(ctx).Info() {
+		if err := stream.DeleteConsumer(ctx, name.Name); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("the bucket's stream had no consumer to lose")
+	}
+}
+
+// A watcher whose consumer the bus lost, the connection staying up, is
+// made again once a value it should have delivered is found missing at
+// its look at the bucket (every replacedChecks Rechecks, 600 ms here), not
+// after the consumer's heartbeats (Heartbeat): the reader gets the value
+// through a fresh snapshot.
+func TestAWatcherWhoseConsumerWasLostIsMadeAgainWithWhatItMissed(t *testing.T) {
+	js, out, first := followed(t, "1")
+	m := mirror{}
+	m.apply(first)
+
+	deleteConsumers(t, js, "assign")
+	kv, err := js.KeyValue(context.Background(), "assign")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, kv, "ace.a", "2")
+	put(t, kv, "other.x", "3") // outside the filter: not the reader's
+	deadline := time.Now().Add(5 * time.Second)
+	for m.String() != "ace.a=2 ace.b=1" {
+		m.apply(next(t, out, time.Until(deadline)))
+	}
+	quiet(t, out, time.Second) // made again once, then followed as ever
+	put(t, kv, "ace.c", "4")
+	if u := next(t, out, 3*time.Second); describe(u) != "put ace.c=4" {
+		t.Fatalf("after the watcher was made again: %s, want put ace.c=4", describe(u))
+	}
+}
+
+// Values written outside the filter move the stream's last sequence past
+// what the watcher delivered; the newest value under the filter says it
+// missed nothing, so it is not made again (no second snapshot).
+func TestWritesOutsideTheFilterAreNotTakenForALostWatcher(t *testing.T) {
+	js, out, _ := followed(t, "1")
+	kv, err := js.KeyValue(context.Background(), "assign")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 { // across several looks (600 ms apart)
+		put(t, kv, "other.k"+strconv.Itoa(i), "x")
+		time.Sleep(200 * time.Millisecond)
+	}
+	quiet(t, out, time.Second)
+	put(t, kv, "ace.b", "2")
+	if u := next(t, out, 3*time.Second); describe(u) != "put ace.b=2" {
+		t.Fatalf("%s, want put ace.b=2", describe(u))
+	}
+	quiet(t, out, 2*time.Second)
+}
+
+// A reader busy for several looks (the daemon rendering) holds the
+// watcher's callback: the values behind it wait in the subscription, and
+// that is not a lost consumer. They come in order, with no snapshot.
+func TestABusyReaderIsNotTakenForALostWatcher(t *testing.T) {
+	s := bustest.Start(t)
+	js := newJS(t, connect(t, Options{URL: s.ClientURL()}))
+	kv := createBucket(t, js, "assign")
+	put(t, kv, "ace.a", "0")
+	_, out := startWatch(t, js, "assign", "ace.>", 100*time.Millisecond, 0)
+	if u := next(t, out, 5*time.Second); describe(u) != "snapshot{ace.a=0}" {
+		t.Fatalf("snapshot = %s", describe(u))
+	}
+	for i := 1; i <= 20; i++ {
+		put(t, kv, "ace.a", strconv.Itoa(i))
+	}
+	time.Sleep(2 * time.Second) // three looks and their Rechecks, unread
+	for i := 1; i <= 20; i++ {
+		if u := next(t, out, 3*time.Second); describe(u) != "put ace.a="+strconv.Itoa(i) {
+			t.Fatalf("update %d: %s, want put ace.a=%d", i, describe(u), i)
+		}
+	}
+	quiet(t, out, time.Second)
+}
