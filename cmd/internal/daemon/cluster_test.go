@@ -169,3 +169,75 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 		t.Fatal("the client's log does not say it reconnected")
 	}
 }
+
+// A three-server cluster, the client connected to one server only; the
+// server that holds its config watch's consumer is another, and is killed.
+// The client's connection stays up, so nothing resyncs the watch, and the
+// consumer is gone with the server: the watch's own look at its bucket
+// (every 6 Rechecks, 0.6 s here) finds the value written meanwhile
+// undelivered and makes the watcher again (inputs/bus lost.go), well
+// before the consumer's heartbeats (minutes) would have.
+func TestInAClusterAWatchWhoseConsumersServerIsKilledIsMadeAgain(t *testing.T) {
+	cm := newClusterMesh(t)
+	cm.putEventually(spec.ConfigBucket, "ace.web.model", "opus")
+	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "vanilla")
+	cm.assign("ace", "web", webPlan(), webTemplates)
+
+	// The config stream's leader holds the watch's consumer (an R1
+	// consumer of an R3 stream is placed with the stream's leader): the
+	// client is given another server's URL alone.
+	ctx := context.Background()
+	stream := "KV_" + spec.ConfigBucket
+	var leader string
+	bustest.Eventually(cm.t, 30*time.Second, func() error {
+		st, err := cm.js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		if c := st.CachedInfo().Cluster; c == nil || c.Leader == "" {
+			return fmt.Errorf("no leader yet")
+		} else {
+			leader = c.Leader
+		}
+		return nil
+	})
+	other := 0
+	for other < len(cm.servers) && cm.servers[other].Name() == leader {
+		other++
+	}
+	d := cm.client("ace", func(c *Config) { c.Bus.URL = fmt.Sprintf("nats://127.0.0.1:%d", cm.ports[other]) })
+	cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
+
+	st, err := cm.js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := -1
+	for ci := range st.ListConsumers(ctx).Info() {
+		for i, s := range cm.servers {
+			if ci.Cluster != nil && s.Name() == ci.Cluster.Leader {
+				host = i
+			}
+		}
+	}
+	if host < 0 || host == other {
+		t.Fatalf("the watch's consumer is on server %d, the client connected to %d (stream leader %s)", host, other, leader)
+	}
+	bustest.Stop(cm.servers[host])
+	start := time.Now()
+	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "mint")
+	bustest.Eventually(cm.t, 20*time.Second, func() error {
+		got, _, err := cm.file("/etc/web/c.conf")
+		if err != nil || got != "flavour = mint\n" {
+			return fmt.Errorf("c.conf %q %v", got, err)
+		}
+		return nil
+	})
+	t.Logf("server s%d (the consumer's) killed: the change was filled %v later", host, time.Since(start).Round(time.Millisecond))
+	if now := cm.connectedTo(d); now != other {
+		t.Fatalf("the client moved from server %d to %d: this is not the case of a lost consumer", other, now)
+	}
+	if !contains(cm.logs.String(), "consumer was lost") {
+		t.Errorf("the client's log does not say the consumer was lost:\n%s", cm.logs.String())
+	}
+}
