@@ -25,8 +25,9 @@ import (
 // publish on anyway to open the bucket. Other ways were set aside: the
 // JetStream "stream deleted" advisory needs one more subscribe right and is
 // lost while the bus is away; a watcher that stops delivering is the
-// library's heartbeat detection (Heartbeat: minutes); a revision that goes backwards never shows (the
-// recreated consumer starts past the new bucket's first values).
+// library's heartbeat detection (Heartbeat: minutes); a revision that goes
+// backwards never shows (the recreated consumer starts past the new
+// bucket's first values).
 //
 // What the check costs an idle daemon (issue 20, 12-01): it was one request,
 // its reply and its JSON per watch every Recheck (5 s), each watch on its own
