@@ -133,13 +133,7 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 	bustest.Stop(cm.servers[k])
 	start := time.Now()
 	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "mint")
-	bustest.Eventually(cm.t, 45*time.Second, func() error {
-		got, _, err := cm.file("/etc/web/c.conf")
-		if err != nil || got != "flavour = mint\n" {
-			return fmt.Errorf("c.conf %q %v", got, err)
-		}
-		return nil
-	})
+	cm.waitFileFor("/etc/web/c.conf", "flavour = mint\n", 45*time.Second)
 	t.Logf("server s%d killed: the change was filled %v later", k, time.Since(start).Round(time.Millisecond))
 	if now := cm.connectedTo(d); now == k {
 		t.Fatalf("still connected to the killed server s%d", k)
@@ -147,13 +141,7 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 
 	cm.servers[k] = bustest.Start(t, cm.tweaks[k], again)
 	cm.putEventually(spec.ConfigBucket, "ace.web.model", "sonnet")
-	bustest.Eventually(cm.t, 45*time.Second, func() error {
-		got, _, err := cm.file("/etc/web/a.conf")
-		if err != nil || got != "model = sonnet\nport = 8080\n" {
-			return fmt.Errorf("a.conf %q %v", got, err)
-		}
-		return nil
-	})
+	cm.waitFileFor("/etc/web/a.conf", "model = sonnet\nport = 8080\n", 45*time.Second)
 	bustest.Eventually(cm.t, 30*time.Second, func() error {
 		if r, _ := cm.report("ace", "web"); r["state"] != "applied" {
 			return fmt.Errorf("report %v", r)
@@ -183,56 +171,11 @@ func TestInAClusterAWatchWhoseConsumersServerIsKilledIsMadeAgain(t *testing.T) {
 	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "vanilla")
 	cm.assign("ace", "web", webPlan(), webTemplates)
 
-	// The config stream's leader holds the watch's consumer (an R1
-	// consumer of an R3 stream is placed with the stream's leader): the
-	// client is given another server's URL alone.
-	ctx := context.Background()
-	stream := "KV_" + spec.ConfigBucket
-	var leader string
-	bustest.Eventually(cm.t, 30*time.Second, func() error {
-		st, err := cm.js.Stream(ctx, stream)
-		if err != nil {
-			return err
-		}
-		if c := st.CachedInfo().Cluster; c == nil || c.Leader == "" {
-			return fmt.Errorf("no leader yet")
-		} else {
-			leader = c.Leader
-		}
-		return nil
-	})
-	other := 0
-	for other < len(cm.servers) && cm.servers[other].Name() == leader {
-		other++
-	}
-	d := cm.client("ace", func(c *Config) { c.Bus.URL = fmt.Sprintf("nats://127.0.0.1:%d", cm.ports[other]) })
-	cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
-
-	st, err := cm.js.Stream(ctx, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := -1
-	for ci := range st.ListConsumers(ctx).Info() {
-		for i, s := range cm.servers {
-			if ci.Cluster != nil && s.Name() == ci.Cluster.Leader {
-				host = i
-			}
-		}
-	}
-	if host < 0 || host == other {
-		t.Fatalf("the watch's consumer is on server %d, the client connected to %d (stream leader %s)", host, other, leader)
-	}
+	d, host, other := cm.clientBesideItsConsumer(t, "KV_"+spec.ConfigBucket)
 	bustest.Stop(cm.servers[host])
 	start := time.Now()
 	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "mint")
-	bustest.Eventually(cm.t, 20*time.Second, func() error {
-		got, _, err := cm.file("/etc/web/c.conf")
-		if err != nil || got != "flavour = mint\n" {
-			return fmt.Errorf("c.conf %q %v", got, err)
-		}
-		return nil
-	})
+	cm.waitFileFor("/etc/web/c.conf", "flavour = mint\n", 20*time.Second)
 	t.Logf("server s%d (the consumer's) killed: the change was filled %v later", host, time.Since(start).Round(time.Millisecond))
 	if now := cm.connectedTo(d); now != other {
 		t.Fatalf("the client moved from server %d to %d: this is not the case of a lost consumer", other, now)
@@ -240,4 +183,75 @@ func TestInAClusterAWatchWhoseConsumersServerIsKilledIsMadeAgain(t *testing.T) {
 	if !contains(cm.logs.String(), "consumer was lost") {
 		t.Errorf("the client's log does not say the consumer was lost:\n%s", cm.logs.String())
 	}
+}
+
+// clientBesideItsConsumer starts node ace's client connected to one server
+// alone, once it has filled its files, such that its watch's consumer on
+// stream is held by another server: it says which server holds the
+// consumer and which the client is connected to. An R1 consumer is placed
+// with the stream's leader as a rule, so the client is given another
+// server's URL; a consumer placed with the client anyway (a leader moved
+// meanwhile) is tried again with a new client.
+func (cm *clusterMesh) clientBesideItsConsumer(t *testing.T, stream string) (d *Daemon, host, other int) {
+	t.Helper()
+	ctx := context.Background()
+	for try := 0; try < 5; try++ {
+		var leader string
+		var consumers []string // the servers holding the stream's consumers
+		look := func() error {
+			st, err := cm.js.Stream(ctx, stream)
+			if err != nil {
+				return err
+			}
+			if c := st.CachedInfo().Cluster; c == nil || c.Leader == "" {
+				return fmt.Errorf("no leader yet")
+			} else {
+				leader = c.Leader
+			}
+			consumers = nil
+			for ci := range st.ListConsumers(ctx).Info() {
+				if ci.Cluster == nil || ci.Cluster.Leader == "" {
+					return fmt.Errorf("consumer %s has no leader yet", ci.Name)
+				}
+				consumers = append(consumers, ci.Cluster.Leader)
+			}
+			return nil
+		}
+		bustest.Eventually(cm.t, 30*time.Second, func() error {
+			if err := look(); err != nil {
+				return err
+			}
+			if len(consumers) != 0 {
+				return fmt.Errorf("%d consumers of a client stopped still there", len(consumers))
+			}
+			return nil
+		})
+		other = 0
+		for cm.servers[other].Name() == leader {
+			other++
+		}
+		var stop func()
+		d, stop = cm.startClient("ace", func(c *Config) { c.Bus.URL = fmt.Sprintf("nats://127.0.0.1:%d", cm.ports[other]) })
+		cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
+		bustest.Eventually(cm.t, 10*time.Second, func() error {
+			if err := look(); err != nil {
+				return err
+			}
+			if len(consumers) != 1 {
+				return fmt.Errorf("%d consumers, want the client's one", len(consumers))
+			}
+			return nil
+		})
+		for i, s := range cm.servers {
+			if s.Name() == consumers[0] {
+				host = i
+			}
+		}
+		if host != other {
+			return d, host, other
+		}
+		stop()
+	}
+	t.Fatalf("the client's consumer was placed with the server it is connected to in 5 tries")
+	return nil, 0, 0
 }

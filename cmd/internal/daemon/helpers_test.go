@@ -259,7 +259,13 @@ func (m *mesh) file(path string) (string, os.FileMode, error) {
 
 func (m *mesh) waitFile(path, want string) {
 	m.t.Helper()
-	bustest.Eventually(m.t, 10*time.Second, func() error {
+	m.waitFileFor(path, want, 10*time.Second)
+}
+
+// waitFileFor waits up to d for the file at path to hold want.
+func (m *mesh) waitFileFor(path, want string, d time.Duration) {
+	m.t.Helper()
+	bustest.Eventually(m.t, d, func() error {
 		got, _, err := m.file(path)
 		if err != nil {
 			return err
