@@ -198,34 +198,33 @@ func (cm *clusterMesh) clientBesideItsConsumer(t *testing.T, stream string) (d *
 	for try := 0; try < 5; try++ {
 		var leader string
 		var consumers []string // the servers holding the stream's consumers
-		look := func() error {
-			st, err := cm.js.Stream(ctx, stream)
-			if err != nil {
-				return err
-			}
-			if c := st.CachedInfo().Cluster; c == nil || c.Leader == "" {
-				return fmt.Errorf("no leader yet")
-			} else {
-				leader = c.Leader
-			}
-			consumers = nil
-			for ci := range st.ListConsumers(ctx).Info() {
-				if ci.Cluster == nil || ci.Cluster.Leader == "" {
-					return fmt.Errorf("consumer %s has no leader yet", ci.Name)
+		// awaitConsumers waits until the stream has a leader and n
+		// consumers, each with its leader.
+		awaitConsumers := func(n int) {
+			bustest.Eventually(cm.t, 30*time.Second, func() error {
+				st, err := cm.js.Stream(ctx, stream)
+				if err != nil {
+					return err
 				}
-				consumers = append(consumers, ci.Cluster.Leader)
-			}
-			return nil
+				if c := st.CachedInfo().Cluster; c == nil || c.Leader == "" {
+					return fmt.Errorf("no leader yet")
+				} else {
+					leader = c.Leader
+				}
+				consumers = nil
+				for ci := range st.ListConsumers(ctx).Info() {
+					if ci.Cluster == nil || ci.Cluster.Leader == "" {
+						return fmt.Errorf("consumer %s has no leader yet", ci.Name)
+					}
+					consumers = append(consumers, ci.Cluster.Leader)
+				}
+				if len(consumers) != n {
+					return fmt.Errorf("%d consumers, want %d", len(consumers), n)
+				}
+				return nil
+			})
 		}
-		bustest.Eventually(cm.t, 30*time.Second, func() error {
-			if err := look(); err != nil {
-				return err
-			}
-			if len(consumers) != 0 {
-				return fmt.Errorf("%d consumers of a client stopped still there", len(consumers))
-			}
-			return nil
-		})
+		awaitConsumers(0) // a client stopped before this try deletes its own
 		other = 0
 		for cm.servers[other].Name() == leader {
 			other++
@@ -233,15 +232,7 @@ func (cm *clusterMesh) clientBesideItsConsumer(t *testing.T, stream string) (d *
 		var stop func()
 		d, stop = cm.startClient("ace", func(c *Config) { c.Bus.URL = fmt.Sprintf("nats://127.0.0.1:%d", cm.ports[other]) })
 		cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
-		bustest.Eventually(cm.t, 10*time.Second, func() error {
-			if err := look(); err != nil {
-				return err
-			}
-			if len(consumers) != 1 {
-				return fmt.Errorf("%d consumers, want the client's one", len(consumers))
-			}
-			return nil
-		})
+		awaitConsumers(1)
 		for i, s := range cm.servers {
 			if s.Name() == consumers[0] {
 				host = i
