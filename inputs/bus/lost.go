@@ -34,7 +34,10 @@ import (
 // A value written to a bucket whose watcher was lost so reaches the daemon
 // within one look and a Recheck (35 s by default); the heartbeats took 20–40
 // s from the loss. The consumer's heartbeats are kept, rare (Heartbeat), as
-// the library's own safety net.
+// the library's own safety net: a bus that cannot answer the direct get (a
+// bucket made without direct gets, a mirror read under rights named for
+// another subject) leaves a lost consumer to them, two heartbeats after the
+// loss; the look says so in the debug log.
 
 // behind says whether the bucket, as info (the look's stream info) saw
 // it, holds a value under the watch's filter newer than the last one
