@@ -5,6 +5,8 @@ package filltest
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -42,17 +44,23 @@ func Dir(tb testing.TB, parent, pattern string) string {
 	return dir
 }
 
-// RemoveAll removes every directory Dir made, unless BENCH_KEEP is set
-// (for benchmark runs back to back, none timing the deletions of the one
-// before: `make bench` removes them all once every benchmark has run).
+// RemoveAll removes every directory Dir made. With BENCH_KEEP set it
+// keeps those under os.TempDir() (for benchmark runs back to back, none
+// timing the deletions of the one before: `make bench` removes its temp
+// dir once every benchmark has run) and removes the others, which nothing
+// else would: a tmpfs run's (`/dev/shm`) stayed behind in memory.
 func RemoveAll() {
-	if os.Getenv("BENCH_KEEP") != "" {
-		return
-	}
+	keep := os.Getenv("BENCH_KEEP") != ""
+	tmp := filepath.Clean(os.TempDir()) + string(filepath.Separator)
 	dirs.Lock()
 	defer dirs.Unlock()
+	var kept []string
 	for _, dir := range dirs.list {
+		if keep && strings.HasPrefix(filepath.Clean(dir), tmp) {
+			kept = append(kept, dir)
+			continue
+		}
 		os.RemoveAll(dir)
 	}
-	dirs.list = nil
+	dirs.list = kept
 }
