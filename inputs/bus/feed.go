@@ -61,6 +61,9 @@ type feed struct {
 	// last is the stream sequence of the last message the callback was
 	// given, set before it is handed on (lost.go).
 	last atomic.Uint64
+	// busy says the callback is handing a live change on: a reader that
+	// is not taking it holds the consumer's flow control too (lost.go).
+	busy atomic.Bool
 	// seen is a stream last sequence up to which the watcher missed
 	// nothing, as a look found it (lost.go; follow's alone).
 	seen uint64
@@ -147,7 +150,10 @@ func (f *feed) deliver(m *nats.Msg) {
 			f.loadedLocked()
 		}
 	default:
-		if !f.w.send(f.ctx, Update{Entries: []Entry{e}, Deleted: del}) {
+		f.busy.Store(true)
+		sent := f.w.send(f.ctx, Update{Entries: []Entry{e}, Deleted: del})
+		f.busy.Store(false)
+		if !sent {
 			f.stopped = true // the reader never got it: nor anything after it
 			return
 		}

@@ -26,10 +26,11 @@ import (
 // the filter is asked for (a direct get of the last message by subject,
 // which a node's read rights allow: nodes/spec/rights.go). A newer one not
 // delivered is a suspicion, not yet a loss: it may be on its way, or
-// waiting in the subscription behind a reader that is busy. It is a loss
-// when, a Recheck later, it still has not been delivered and the
-// subscription holds nothing undelivered. The watcher is then made again,
-// as after a bucket deleted: at once, with a fresh Snapshot.
+// waiting in the subscription (or on the bus) behind a reader that is busy.
+// It is a loss when, a Recheck later, it still has not been delivered, the
+// subscription holds nothing undelivered and the reader is not busy. The
+// watcher is then made again, as after a bucket deleted: at once, with a
+// fresh Snapshot.
 //
 // A value written to a bucket whose watcher was lost so reaches the daemon
 // within one look and a Recheck (35 s by default); the heartbeats took 20–40
@@ -85,10 +86,12 @@ func (f *feed) newest(ctx context.Context) (uint64, error) {
 }
 
 // lost says whether the watcher, suspected at the last look of missing the
-// message numbered seq, lost it: still not delivered, and nothing waiting
-// in the subscription to be.
+// message numbered seq, lost it: still not delivered, nothing waiting in
+// the subscription to be, and the callback not held by a busy reader (whose
+// values the bus holds back too, until the library answers the consumer's
+// flow control for those delivered: they are not in the subscription yet).
 func (f *feed) lost(sub *nats.Subscription, seq uint64) bool {
-	if f.last.Load() >= seq {
+	if f.last.Load() >= seq || f.busy.Load() {
 		return false
 	}
 	n, _, err := sub.Pending()
