@@ -188,14 +188,16 @@ func TestInAClusterAWatchWhoseConsumersServerIsKilledIsMadeAgain(t *testing.T) {
 // clientBesideItsConsumer starts node ace's client connected to one server
 // alone, once it has filled its files, such that its watch's consumer on
 // stream is held by another server: it says which server holds the
-// consumer and which the client is connected to. An R1 consumer is placed
-// with the stream's leader as a rule, so the client is given another
-// server's URL; a consumer placed with the client anyway (a leader moved
-// meanwhile) is tried again with a new client.
+// consumer and which the client is connected to. The bus places an R1
+// consumer on any of the stream's servers (seen: the client's own, the
+// stream's leader or the third, about a third each), so a client whose
+// consumer landed on its own server is stopped and another started, on
+// the next server in turn, up to 12 times.
 func (cm *clusterMesh) clientBesideItsConsumer(t *testing.T, stream string) (d *Daemon, host, other int) {
 	t.Helper()
 	ctx := context.Background()
-	for try := 0; try < 5; try++ {
+	const tries = 12
+	for try := 0; try < tries; try++ {
 		var leader string
 		var consumers []string // the servers holding the stream's consumers
 		// awaitConsumers waits until the stream has a leader and n
@@ -225,10 +227,7 @@ func (cm *clusterMesh) clientBesideItsConsumer(t *testing.T, stream string) (d *
 			})
 		}
 		awaitConsumers(0) // a client stopped before this try deletes its own
-		other = 0
-		for cm.servers[other].Name() == leader {
-			other++
-		}
+		other = try % len(cm.servers)
 		var stop func()
 		d, stop = cm.startClient("ace", func(c *Config) { c.Bus.URL = fmt.Sprintf("nats://127.0.0.1:%d", cm.ports[other]) })
 		cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
@@ -238,11 +237,12 @@ func (cm *clusterMesh) clientBesideItsConsumer(t *testing.T, stream string) (d *
 				host = i
 			}
 		}
+		t.Logf("try %d: stream leader %s, client on s%d, its consumer on s%d", try, leader, other, host)
 		if host != other {
 			return d, host, other
 		}
 		stop()
 	}
-	t.Fatalf("the client's consumer was placed with the server it is connected to in 5 tries")
+	t.Fatalf("the client's consumer was placed with the server it is connected to in %d tries", tries)
 	return nil, 0, 0
 }
