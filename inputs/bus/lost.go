@@ -90,6 +90,8 @@ func (f *feed) newest(ctx context.Context) (uint64, error) {
 // the subscription to be, and the callback not held by a busy reader (whose
 // values the bus holds back too, until the library answers the consumer's
 // flow control for those delivered: they are not in the subscription yet).
+// nats.go (v1.55) counts the message its callback holds as pending, which
+// says the same as busy; busy says it whatever the library counts.
 func (f *feed) lost(sub *nats.Subscription, seq uint64) bool {
 	if f.last.Load() >= seq || f.busy.Load() {
 		return false

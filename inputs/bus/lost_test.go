@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -139,5 +140,27 @@ func TestASuspicionIsALossOnlyWithNothingPendingAndNoReaderBusy(t *testing.T) {
 	f.busy.Store(false)
 	if !f.lost(sub, 9) {
 		t.Error("message 9 undelivered, nothing pending, no reader busy: a loss")
+	}
+
+	// A subscription holding a message its callback has not taken yet.
+	release := make(chan struct{})
+	defer close(release)
+	held, err := nc.Subscribe("held", func(*nats.Msg) { <-release })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first is taken and held, the second waits
+		if err := nc.Publish("held", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bustest.Eventually(t, 5*time.Second, func() error {
+		if n, _, _ := held.Pending(); n != 2 { // nats.go counts the one held too
+			return fmt.Errorf("%d pending, want 2", n)
+		}
+		return nil
+	})
+	if f.lost(held, 9) {
+		t.Error("a message waiting in the subscription: no loss")
 	}
 }
