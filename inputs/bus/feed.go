@@ -61,12 +61,12 @@ type feed struct {
 	// last is the stream sequence of the last message the callback was
 	// given, set before it is handed on (lost.go).
 	last atomic.Uint64
-	// busy says the callback is handing a live change on: a reader that
-	// is not taking it holds the consumer's flow control too (lost.go).
-	busy atomic.Bool
 	// seen is a stream last sequence up to which the watcher missed
-	// nothing, as a look found it (lost.go; follow's alone).
+	// nothing, as a look found it; st is the stream, for asking its newest
+	// message under the filter, got at the first such ask (lost.go; both
+	// follow's alone).
 	seen uint64
+	st   jetstream.Stream
 }
 
 // Heartbeat is how often the bus tells an idle watcher's consumer it is
@@ -150,10 +150,7 @@ func (f *feed) deliver(m *nats.Msg) {
 			f.loadedLocked()
 		}
 	default:
-		f.busy.Store(true)
-		sent := f.w.send(f.ctx, Update{Entries: []Entry{e}, Deleted: del})
-		f.busy.Store(false)
-		if !sent {
+		if !f.w.send(f.ctx, Update{Entries: []Entry{e}, Deleted: del}) {
 			f.stopped = true // the reader never got it: nor anything after it
 			return
 		}

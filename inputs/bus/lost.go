@@ -27,10 +27,10 @@ import (
 // which a node's read rights allow: nodes/spec/rights.go). A newer one not
 // delivered is a suspicion, not yet a loss: it may be on its way, or
 // waiting in the subscription (or on the bus) behind a reader that is busy.
-// It is a loss when, a Recheck later, it still has not been delivered, the
-// subscription holds nothing undelivered and the reader is not busy. The
-// watcher is then made again, as after a bucket deleted: at once, with a
-// fresh Snapshot.
+// It is a loss when, a Recheck later, it still has not been delivered and
+// the subscription holds nothing undelivered, the message a busy reader
+// holds up included. The watcher is then made again, as after a bucket
+// deleted: at once, with a fresh Snapshot.
 //
 // A value written to a bucket whose watcher was lost so reaches the daemon
 // within one look and a Recheck (35 s by default); the heartbeats took 20–40
@@ -71,11 +71,14 @@ func (f *feed) behind(ctx context.Context, info *jetstream.StreamInfo) uint64 {
 func (f *feed) newest(ctx context.Context) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, bucketCheckTimeout)
 	defer cancel()
-	st, err := f.w.js.Stream(ctx, f.stream)
-	if err != nil {
-		return 0, err
+	if f.st == nil { // one STREAM.INFO for the watcher's life, not one a look
+		st, err := f.w.js.Stream(ctx, f.stream)
+		if err != nil {
+			return 0, err
+		}
+		f.st = st
 	}
-	m, err := st.GetLastMsgForSubject(ctx, f.pre+f.w.filter)
+	m, err := f.st.GetLastMsgForSubject(ctx, f.pre+f.w.filter)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return 0, nil
@@ -86,14 +89,14 @@ func (f *feed) newest(ctx context.Context) (uint64, error) {
 }
 
 // lost says whether the watcher, suspected at the last look of missing the
-// message numbered seq, lost it: still not delivered, nothing waiting in
-// the subscription to be, and the callback not held by a busy reader (whose
-// values the bus holds back too, until the library answers the consumer's
-// flow control for those delivered: they are not in the subscription yet).
-// nats.go (v1.55) counts the message its callback holds as pending, which
-// says the same as busy; busy says it whatever the library counts.
+// message numbered seq, lost it: still not delivered, and nothing waiting
+// in the subscription to be. A busy reader's values may all be held on the
+// bus (the consumer's flow control waits until the message before its
+// request was delivered), but the message the callback is handing on then
+// counts as pending: nats.go counts it until the callback returns
+// (TestASuspicionIsALossOnlyWithNothingPending says so).
 func (f *feed) lost(sub *nats.Subscription, seq uint64) bool {
-	if f.last.Load() >= seq || f.busy.Load() {
+	if f.last.Load() >= seq {
 		return false
 	}
 	n, _, err := sub.Pending()
