@@ -44,7 +44,20 @@ func Build(b testing.TB, pkg, env string) string {
 // Status is a "kB" field of /proc/<pid>/status (VmHWM, VmRSS …), in bytes.
 func Status(b testing.TB, pid int, field string) int64 {
 	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	return kB(b, fmt.Sprintf("/proc/%d/status", pid), field)
+}
+
+// Rollup is a field of /proc/<pid>/smaps_rollup (the process's memory
+// summed over its mappings: AnonHugePages, Rss, …), in bytes.
+func Rollup(b testing.TB, pid int, field string) int64 {
+	b.Helper()
+	return kB(b, fmt.Sprintf("/proc/%d/smaps_rollup", pid), field)
+}
+
+// kB reads the "field: N kB" line of a /proc file, in bytes.
+func kB(b testing.TB, path, field string) int64 {
+	b.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +73,7 @@ func Status(b testing.TB, pid int, field string) int64 {
 			return kb * 1024
 		}
 	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	b.Fatalf("no %s in %s", field, path)
 	return 0
 }
 
