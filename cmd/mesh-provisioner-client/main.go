@@ -70,6 +70,8 @@ func runDaemon(args []string, stderr io.Writer) int {
 		"file:// templates refs must name a file below this directory (default: anywhere the client can read)")
 	logFormat := fs.String("log-format", "json", "json or console")
 	logLevel := fs.String("log-level", "info", "debug, info, warn, error")
+	hugePages := fs.Bool("huge-pages", true,
+		"once the cold start is answered, collapse the heap's dense stretches into huge pages (Linux 6.1+; skipped when the machine's are never): a large idle node wakes cheaper")
 	if err := cli.RefusePasswordArg(args); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
@@ -109,7 +111,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		}
 	}
 	cfg.Log = log
-	cfg.OnSettled = afterColdStart(tuneGC())
+	cfg.OnSettled = afterColdStart(tuneGC(), hugePagesAfterColdStart(*hugePages, thpSetting, log))
 	d, err := daemon.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

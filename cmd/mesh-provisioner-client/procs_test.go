@@ -1,7 +1,9 @@
 package main
 
 import (
+	"math"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -25,16 +27,26 @@ func TestOneProcAfterTheColdStartUnlessTheOperatorChoseGOMAXPROCS(t *testing.T) 
 }
 
 // Once the cold start is answered the daemon collects once, giving the
-// room back to the OS, and then keeps one P; its pacer lets the heap grow
-// by the settled least from then on.
-func TestAfterTheColdStartOneCollectionThenOneProc(t *testing.T) {
+// room back to the OS, then collapses its heap into huge pages, and then
+// keeps one P; its pacer lets the heap grow by the settled least from then
+// on.
+func TestAfterTheColdStartOneCollectionThenHugePagesThenOneProc(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	t.Setenv("GOMAXPROCS", "")
 	runtime.GOMAXPROCS(2)
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	p := newPacer()
-	afterColdStart(p)()
+	var forcedAtHuge atomic.Uint32
+	forcedAtHuge.Store(math.MaxUint32)
+	afterColdStart(p, func() {
+		if runtime.GOMAXPROCS(0) != 2 {
+			t.Error("one P before the heap was collapsed")
+		}
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		forcedAtHuge.Store(m.NumForcedGC)
+	})()
 	if g := p.growth(0, 0, 0); g != minGrowth {
 		t.Errorf("the pacer's least growth is %d MiB after the cold start, want %d", g/mib, minGrowth/mib)
 	}
@@ -49,5 +61,8 @@ func TestAfterTheColdStartOneCollectionThenOneProc(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if after.NumForcedGC <= before.NumForcedGC {
 		t.Fatalf("no collection after the cold start (forced collections %d → %d)", before.NumForcedGC, after.NumForcedGC)
+	}
+	if n := forcedAtHuge.Load(); n == math.MaxUint32 || n <= before.NumForcedGC {
+		t.Fatalf("the heap was not collapsed after the settling collection (forced collections then: %d, before: %d)", n, before.NumForcedGC)
 	}
 }
