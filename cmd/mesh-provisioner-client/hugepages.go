@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -35,7 +37,8 @@ import (
 // the collapsed stretches stay whole.
 //
 // The machine's own choice is kept: nothing is asked when its transparent
-// huge pages are `never` (/sys/kernel/mm/transparent_hugepage/enabled),
+// huge pages are `never` (/sys/kernel/mm/transparent_hugepage/enabled) or
+// the operator told Go to keep its heap out of them (GODEBUG=disablethp=1),
 // and `--huge-pages=false` turns it off for the daemon alone.
 
 // thpSetting is where Linux says whether transparent huge pages are used.
@@ -43,6 +46,9 @@ const thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
 
 // errNoHugePages: the machine's transparent huge pages are off.
 var errNoHugePages = errors.New("the machine's transparent huge pages are off (never)")
+
+// errGoNoHugePages: the operator told Go to keep its heap in small pages.
+var errGoNoHugePages = errors.New("GODEBUG has disablethp=1")
 
 // denseEnough is the share of a 2 MiB stretch's small pages that must be
 // resident for it to be collapsed: one half.
@@ -57,13 +63,18 @@ type collapsed struct {
 
 // hugePagesAfterColdStart is the step of afterColdStart that collapses the
 // heap, logging what it did: nil when the operator turned it off or the
-// machine's setting (read from setting) is never.
+// machine's setting (read from setting) is never, or GODEBUG says
+// disablethp=1.
 func hugePagesAfterColdStart(on bool, setting string, log zerolog.Logger) func() {
 	if !on {
 		return nil
 	}
 	if b, err := os.ReadFile(setting); err == nil && bytes.Contains(b, []byte("[never]")) {
 		log.Info().Err(errNoHugePages).Msg("the heap stays in small pages")
+		return nil
+	}
+	if slices.Contains(strings.Split(os.Getenv("GODEBUG"), ","), "disablethp=1") {
+		log.Info().Err(errGoNoHugePages).Msg("the heap stays in small pages")
 		return nil
 	}
 	return func() {

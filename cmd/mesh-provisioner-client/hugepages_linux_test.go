@@ -66,9 +66,9 @@ func TestTheDenseStretchesAreCollapsedWithTheirBytesAndASparseOneIsNot(t *testin
 	}
 }
 
-// The operator's --huge-pages=false, and a machine whose transparent huge
-// pages are never, are kept: no collapse is asked. Otherwise it is, once
-// settled, and the log says what it did.
+// The operator's --huge-pages=false or GODEBUG=disablethp=1, and a machine
+// whose transparent huge pages are never, are kept: no collapse is asked.
+// Otherwise it is, once settled, and the log says what it did.
 func TestHugePagesAreAskedUnlessTurnedOffOrTheMachineSaysNever(t *testing.T) {
 	dir := t.TempDir()
 	setting := func(s string) string {
@@ -89,6 +89,15 @@ func TestHugePagesAreAskedUnlessTurnedOffOrTheMachineSaysNever(t *testing.T) {
 	if !strings.Contains(out.String(), "never") || !strings.Contains(out.String(), "the heap stays in small pages") {
 		t.Errorf("the log does not say why the heap stays in small pages: %s", out.String())
 	}
+	out.Reset()
+	t.Setenv("GODEBUG", "madvdontneed=1,disablethp=1")
+	if hugePagesAfterColdStart(true, setting("always [madvise] never"), log) != nil {
+		t.Error("GODEBUG=disablethp=1: a collapse is still asked")
+	}
+	if !strings.Contains(out.String(), "disablethp=1") {
+		t.Errorf("the log does not say GODEBUG kept the heap in small pages: %s", out.String())
+	}
+	t.Setenv("GODEBUG", "")
 	out.Reset()
 	keep := make([]byte, 8*hugePage) // dense: written through
 	for i := range keep {
