@@ -38,6 +38,23 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	w, url, fillSock := newBareWorld(t)
+	d, err := daemon.New(daemon.Config{Node: "ace", Bus: bus.Options{URL: url}, FillSocket: fillSock,
+		StateDir: t.TempDir(), Control: w.sock, Refill: time.Hour, Recheck: 100 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(dctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return w
+}
+
+// newBareWorld is a world without ace's daemon, for one run as its own
+// process: the bus's URL and the fill socket.
+func newBareWorld(t *testing.T) (w *world, url, fillSock string) {
+	t.Helper()
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
 	ctx := context.Background()
@@ -58,24 +75,14 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	w := &world{t: t, js: js, dir: dir, sock: filepath.Join(dir, "control.sock")}
+	w = &world{t: t, js: js, dir: dir, sock: filepath.Join(dir, "control.sock")}
 
-	fillSock := filepath.Join(dir, "fill.sock")
+	fillSock = filepath.Join(dir, "fill.sock")
 	fctx, stopFill := context.WithCancel(context.Background())
 	t.Cleanup(stopFill)
 	os.MkdirAll(filepath.Join(dir, "root"), 0o755)
 	go (&fill.Server{Root: filepath.Join(dir, "root"), Command: []string{"true"}}).Serve(fctx, fillSock)
-
-	d, err := daemon.New(daemon.Config{Node: "ace", Bus: bus.Options{URL: s.ClientURL()}, FillSocket: fillSock,
-		StateDir: t.TempDir(), Control: w.sock, Refill: time.Hour, Recheck: 100 * time.Millisecond, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(dctx) }()
-	t.Cleanup(func() { stop(); <-done })
-	return w
+	return w, s.ClientURL(), fillSock
 }
 
 func (w *world) put(bucket, key, value string) {
