@@ -96,6 +96,15 @@ type pacer struct {
 	samples []metrics.Sample
 	limit   atomic.Int64 // the limit last set: the next is not below 7/8 of it
 	least   atomic.Int64 // the least growth: coldMinGrowth, then minGrowth once settled
+	after   atomic.Pointer[func(live uint64)]
+}
+
+// afterEach has f told the live heap after each collection (the huge
+// pages' regrowth). A nil pacer (the operator's GOGC) tells nothing.
+func (p *pacer) afterEach(f func(live uint64)) {
+	if p != nil {
+		p.after.Store(&f)
+	}
 }
 
 // settled says the cold start is answered: the least growth is minGrowth
@@ -180,6 +189,9 @@ func (p *pacer) pace() {
 	}
 	debug.SetMemoryLimit(int64(limit))
 	p.limit.Store(int64(limit))
+	if f := p.after.Load(); f != nil {
+		(*f)(live)
+	}
 }
 
 func sub(a, b uint64) uint64 {

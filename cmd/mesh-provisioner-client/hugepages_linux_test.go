@@ -80,10 +80,10 @@ func TestHugePagesAreAskedUnlessTurnedOffOrTheMachineSaysNever(t *testing.T) {
 	}
 	var out bytes.Buffer
 	log := zerolog.New(&out)
-	if hugePagesAfterColdStart(false, setting("always [madvise] never"), log) != nil {
+	if newHugeHeap(false, setting("always [madvise] never"), log) != nil {
 		t.Error("--huge-pages=false: a collapse is still asked")
 	}
-	if hugePagesAfterColdStart(true, setting("always madvise [never]"), log) != nil {
+	if newHugeHeap(true, setting("always madvise [never]"), log) != nil {
 		t.Error("the machine says never: a collapse is still asked")
 	}
 	if !strings.Contains(out.String(), "never") || !strings.Contains(out.String(), "the heap stays in small pages") {
@@ -91,7 +91,7 @@ func TestHugePagesAreAskedUnlessTurnedOffOrTheMachineSaysNever(t *testing.T) {
 	}
 	out.Reset()
 	t.Setenv("GODEBUG", "madvdontneed=1,disablethp=1")
-	if hugePagesAfterColdStart(true, setting("always [madvise] never"), log) != nil {
+	if newHugeHeap(true, setting("always [madvise] never"), log) != nil {
 		t.Error("GODEBUG=disablethp=1: a collapse is still asked")
 	}
 	if !strings.Contains(out.String(), "disablethp=1") {
@@ -103,11 +103,11 @@ func TestHugePagesAreAskedUnlessTurnedOffOrTheMachineSaysNever(t *testing.T) {
 	for i := range keep {
 		keep[i] = byte(i)
 	}
-	huge := hugePagesAfterColdStart(true, setting("always [madvise] never"), log)
+	huge := newHugeHeap(true, setting("always [madvise] never"), log)
 	if huge == nil {
 		t.Fatal("madvise: no collapse asked")
 	}
-	huge()
+	huge.settled()
 	if !strings.Contains(out.String(), `"message":"the heap is in huge pages"`) || !strings.Contains(out.String(), `"huge_mib":`) {
 		t.Errorf("the log does not say the heap was collapsed: %s", out.String())
 	}

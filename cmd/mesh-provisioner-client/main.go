@@ -111,7 +111,10 @@ func runDaemon(args []string, stderr io.Writer) int {
 		}
 	}
 	cfg.Log = log
-	cfg.OnSettled = afterColdStart(tuneGC(), hugePagesAfterColdStart(*hugePages, thpSetting, log))
+	huge := newHugeHeap(*hugePages, thpSetting, log)
+	pacer := tuneGC()
+	pacer.afterEach(huge.collected)
+	cfg.OnSettled = afterColdStart(pacer, huge)
 	d, err := daemon.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

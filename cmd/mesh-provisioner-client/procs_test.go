@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/rs/zerolog"
 	"math"
 	"runtime"
 	"sync/atomic"
@@ -39,14 +40,15 @@ func TestAfterTheColdStartOneCollectionThenHugePagesThenOneProc(t *testing.T) {
 	p := newPacer()
 	var forcedAtHuge atomic.Uint32
 	forcedAtHuge.Store(math.MaxUint32)
-	afterColdStart(p, func() {
+	afterColdStart(p, &hugeHeap{log: zerolog.Nop(), collapse: func() (collapsed, error) {
 		if runtime.GOMAXPROCS(0) != 2 {
 			t.Error("one P before the heap was collapsed")
 		}
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		forcedAtHuge.Store(m.NumForcedGC)
-	})()
+		return collapsed{}, nil
+	}})()
 	if g := p.growth(0, 0, 0); g != minGrowth {
 		t.Errorf("the pacer's least growth is %d MiB after the cold start, want %d", g/mib, minGrowth/mib)
 	}

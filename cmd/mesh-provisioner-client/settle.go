@@ -15,15 +15,13 @@ import "runtime/debug"
 // resident set kept them, and the heap the collector last marked was the
 // cold start's, not the daemon's (issue 20). It is one marking of the live
 // heap, once (~50 ms at 10,000 files).
-func afterColdStart(p *pacer, huge func()) func() {
+func afterColdStart(p *pacer, huge *hugeHeap) func() {
 	procs := oneProcAfterColdStart()
 	return func() {
 		p.settled() // before the collection, whose pacing then takes the settled growth
 		go func() {
 			debug.FreeOSMemory()
-			if huge != nil {
-				huge()
-			}
+			huge.settled()
 			if procs != nil {
 				procs()
 			}
