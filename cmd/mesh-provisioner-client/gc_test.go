@@ -8,8 +8,6 @@ import (
 	"runtime/metrics"
 	"testing"
 	"time"
-
-	"github.com/novox/mesh-provisioner/cmd/internal/proctest"
 )
 
 // gcChildEnv names the file TestThePacerCollectsLikeGOGC50WithoutForcedCollections's
@@ -32,8 +30,7 @@ func TestThePacerCollectsLikeGOGC50WithoutForcedCollections(t *testing.T) {
 	}
 	child := func(gogc string) measured {
 		out := filepath.Join(t.TempDir(), "measured.json")
-		p := proctest.Start(t, os.Args[0], []string{"-test.run=^TestThePacerCollectsLikeGOGC50WithoutForcedCollections$"},
-			[]string{gcChildEnv + "=" + out, "GOGC=" + gogc, "GOMEMLIMIT="})
+		p := inChild(t, gcChildEnv+"="+out, "GOGC="+gogc, "GOMEMLIMIT=")
 		if err := p.Cmd.Wait(); err != nil {
 			t.Fatalf("GOGC=%q: the child failed (%v):\n%s", gogc, err, p.Output())
 		}

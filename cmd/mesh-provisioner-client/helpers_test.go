@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+	"github.com/novox/mesh-provisioner/cmd/internal/proctest"
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -143,4 +144,13 @@ func mustContain(t *testing.T, what, s string, subs ...string) {
 			t.Fatalf("%s lacks %q:\n%s", what, x, s)
 		}
 	}
+}
+
+// inChild starts this test binary again as its own process, running only
+// the test t, with env added (which tells the test it is the child): for a
+// test whose subject is the whole process (the collector's pacing, the
+// heap's pages).
+func inChild(t *testing.T, env ...string) *proctest.Proc {
+	t.Helper()
+	return proctest.Start(t, os.Args[0], []string{"-test.run=^" + t.Name() + "$"}, env)
 }

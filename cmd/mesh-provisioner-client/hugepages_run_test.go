@@ -48,8 +48,7 @@ func TestTheClientsHeapIsInHugePagesOnceSettledUnlessTurnedOff(t *testing.T) {
 		w.assign("m", "/etc/m.conf", "k=${config:k}\n")
 		args, _ := json.Marshal(append([]string{"--node", "ace", "--nats", url, "--fill-socket", fillSock,
 			"--state-dir", t.TempDir(), "--control", "", "--refill", "1h"}, extra...))
-		p := proctest.Start(t, os.Args[0], []string{"-test.run=^TestTheClientsHeapIsInHugePagesOnceSettledUnlessTurnedOff$"},
-			[]string{runChildEnv + "=" + string(args), "GOMAXPROCS=", "GOGC=", "GOMEMLIMIT="})
+		p := inChild(t, runChildEnv+"="+string(args), "GOMAXPROCS=", "GOGC=", "GOMEMLIMIT=")
 		return w, p
 	}
 	huge := func(p *proctest.Proc) int64 { return proctest.Rollup(t, p.Pid, "AnonHugePages") }
