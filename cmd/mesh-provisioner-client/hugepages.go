@@ -108,7 +108,7 @@ func (h *hugeHeap) settled() {
 		return
 	}
 	h.running.Store(true)
-	h.run(max(liveHeap(), 1))
+	h.collapseAt(max(liveHeap(), 1))
 }
 
 // collected is the pacer's word after each collection: the live heap it
@@ -122,11 +122,12 @@ func (h *hugeHeap) collected(live uint64) {
 	if last == 0 || live < last+last/regrowth || !h.running.CompareAndSwap(false, true) {
 		return
 	}
-	go h.run(live)
+	go h.collapseAt(live)
 }
 
-// run collapses the heap, logs what it did, and remembers live.
-func (h *hugeHeap) run(live uint64) {
+// collapseAt collapses the heap, logs what it did, and remembers live
+// (the live heap it was asked at).
+func (h *hugeHeap) collapseAt(live uint64) {
 	defer h.running.Store(false)
 	h.last.Store(live)
 	c, err := h.collapse()
