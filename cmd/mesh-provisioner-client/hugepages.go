@@ -56,6 +56,11 @@ var errNoHugePages = errors.New("the machine's transparent huge pages are off (n
 // errGoNoHugePages: the operator told Go to keep its heap in small pages.
 var errGoNoHugePages = errors.New("GODEBUG has disablethp=1")
 
+// errCollapseRefused: the kernel does not collapse this process's memory
+// (before Linux 6.1, or huge pages turned off for the process): not asked
+// again.
+var errCollapseRefused = errors.New("the kernel collapses no memory of this process (MADV_COLLAPSE is Linux 6.1 and later)")
+
 // denseEnough is the share of a 2 MiB stretch's small pages that must be
 // resident for it to be collapsed: one half.
 const denseEnough = 2
@@ -77,6 +82,7 @@ type hugeHeap struct {
 	collapse func() (collapsed, error) // collapseHeap; a test's own
 	last     atomic.Uint64             // the live heap at the last collapse; 0 until settled
 	running  atomic.Bool
+	refused  atomic.Bool // errCollapseRefused: not asked again
 }
 
 // regrowth is the growth of the live heap, over what it was at the last
@@ -119,7 +125,7 @@ func (h *hugeHeap) collected(live uint64) {
 		return
 	}
 	last := h.last.Load()
-	if last == 0 || live < last+last/regrowth || !h.running.CompareAndSwap(false, true) {
+	if last == 0 || live < last+last/regrowth || h.refused.Load() || !h.running.CompareAndSwap(false, true) {
 		return
 	}
 	go h.collapseAt(live)
@@ -132,6 +138,9 @@ func (h *hugeHeap) collapseAt(live uint64) {
 	h.last.Store(live)
 	c, err := h.collapse()
 	if err != nil && c.dense == 0 {
+		// Refused: for good. Otherwise (no huge page to be had just now)
+		// the next regrowth tries again.
+		h.refused.Store(errors.Is(err, errCollapseRefused))
 		h.log.Info().Err(err).Msg("the heap stays in small pages")
 		return
 	}

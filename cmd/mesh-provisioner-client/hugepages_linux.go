@@ -17,8 +17,9 @@ const hugePage = 2 << 20
 
 // collapseHeap collapses each dense 2 MiB stretch of the process's private
 // anonymous writable memory (the Go heap and the runtime's own) into a
-// huge page. The error is the first the kernel gave (EINVAL before Linux
-// 6.1; EAGAIN or ENOMEM when it had no huge page to give).
+// huge page. The error is the first the kernel gave (EINVAL, as
+// errCollapseRefused, before Linux 6.1 or with huge pages turned off for
+// the process; EAGAIN or ENOMEM when it had no huge page to give).
 func collapseHeap() (collapsed, error) {
 	start := time.Now()
 	var c collapsed
@@ -34,6 +35,11 @@ func collapseHeap() (collapsed, error) {
 			if _, _, e := unix.Syscall(unix.SYS_MADVISE, at, hugePage, unix.MADV_COLLAPSE); e != 0 {
 				if first == nil {
 					first = fmt.Errorf("madvise MADV_COLLAPSE: %w", e)
+					if e == unix.EINVAL {
+						// A dense stretch of a private anonymous mapping is
+						// what it collapses: EINVAL is no collapse at all.
+						first = fmt.Errorf("%w: madvise: %w", errCollapseRefused, e)
+					}
 				}
 				continue
 			}

@@ -2,9 +2,9 @@
 
 package main
 
-import "errors"
+import "fmt"
 
 // collapseHeap: huge pages are asked of Linux alone.
 func collapseHeap() (collapsed, error) {
-	return collapsed{}, errors.New("huge pages for the heap are asked of Linux alone")
+	return collapsed{}, fmt.Errorf("%w: huge pages for the heap are asked of Linux alone", errCollapseRefused)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -60,6 +62,36 @@ func TestTheHeapIsCollapsedAgainOnceItGrewByAQuarter(t *testing.T) {
 	var none *hugeHeap // huge pages off
 	none.settled()
 	none.collected(1 << 30)
+}
+
+// A kernel that collapses nothing (before Linux 6.1) is asked once and
+// said once; one that had no huge page to give just then is asked again
+// at the next regrowth.
+func TestAKernelThatRefusesIsNotAskedAgainAndOneOutOfHugePagesIs(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		again bool
+	}{
+		{fmt.Errorf("%w: madvise: invalid argument", errCollapseRefused), false},
+		{errors.New("madvise MADV_COLLAPSE: resource temporarily unavailable"), true},
+	} {
+		var out bytes.Buffer
+		var runs atomic.Int32
+		h := &hugeHeap{log: zerolog.New(&out), collapse: func() (collapsed, error) {
+			runs.Add(1)
+			return collapsed{sparse: 3}, c.err
+		}}
+		h.settled()
+		h.last.Store(100 << 20)
+		h.collected(200 << 20)
+		waitIdle(t, h)
+		if got, want := runs.Load(), map[bool]int32{false: 1, true: 2}[c.again]; got != want {
+			t.Errorf("%v: %d collapses asked (settled, then regrown), want %d", c.err, got, want)
+		}
+		if !strings.Contains(out.String(), "the heap stays in small pages") || !strings.Contains(out.String(), c.err.Error()) {
+			t.Errorf("%v: the log does not say why the heap stays in small pages:\n%s", c.err, out.String())
+		}
+	}
 }
 
 // The pacer tells what it marked live after each collection.
