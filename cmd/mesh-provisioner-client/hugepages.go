@@ -80,7 +80,7 @@ type collapsed struct {
 type hugeHeap struct {
 	log      zerolog.Logger
 	collapse func() (collapsed, error) // collapseHeap; a test's own
-	last     atomic.Uint64             // the live heap at the last collapse; 0 until settled
+	last     atomic.Uint64             // the live heap at the last collapse, or the least since; 0 until settled
 	running  atomic.Bool
 	refused  atomic.Bool // errCollapseRefused: not asked again
 }
@@ -118,14 +118,23 @@ func (h *hugeHeap) settled() {
 }
 
 // collected is the pacer's word after each collection: the live heap it
-// marked. A quarter more than at the last collapse collapses it again, in
-// the background (the pacer's finalizer must not wait), one at a time.
+// marked. A quarter more than at the last collapse, or than the least it
+// was since (a heap that shrank gave pages back, and grows into small
+// ones), collapses it again, in the background (the pacer's finalizer
+// must not wait), one at a time.
 func (h *hugeHeap) collected(live uint64) {
 	if h == nil {
 		return
 	}
 	last := h.last.Load()
-	if last == 0 || live < last+last/regrowth || h.refused.Load() || !h.running.CompareAndSwap(false, true) {
+	if last == 0 || h.refused.Load() {
+		return
+	}
+	if live < last {
+		h.last.CompareAndSwap(last, live)
+		return
+	}
+	if live < last+last/regrowth || !h.running.CompareAndSwap(false, true) {
 		return
 	}
 	go h.collapseAt(live)

@@ -14,8 +14,9 @@ import (
 )
 
 // The heap is collapsed once settled, and again only after a collection
-// whose live heap grew by a quarter since the last collapse: what it grew
-// into is in small pages. One collapse at a time, in the background.
+// whose live heap grew by a quarter since the last collapse, or since the
+// least it was after it: what it grew into is in small pages. One collapse
+// at a time, in the background.
 func TestTheHeapIsCollapsedAgainOnceItGrewByAQuarter(t *testing.T) {
 	var out bytes.Buffer
 	var runs atomic.Int32
@@ -56,8 +57,17 @@ func TestTheHeapIsCollapsedAgainOnceItGrewByAQuarter(t *testing.T) {
 	if n := runs.Load(); n != 3 {
 		t.Fatalf("a collection during a collapse started another: %d collapses, want 3", n)
 	}
-	if got := strings.Count(out.String(), "the heap is in huge pages"); got != 3 {
-		t.Errorf("%d log lines for 3 collapses:\n%s", got, out.String())
+	h.collected(100 << 20) // shrank: the least since
+	h.collected(120 << 20)
+	waitIdle(t, h)
+	if n := runs.Load(); n != 3 {
+		t.Fatalf("shrunk to 100 MiB and grown to 120: %d collapses, want still 3", n)
+	}
+	h.collected(125 << 20) // a quarter over the least since
+	waitRuns(t, &runs, 4)
+	waitIdle(t, h)
+	if got := strings.Count(out.String(), "the heap is in huge pages"); got != 4 {
+		t.Errorf("%d log lines for 4 collapses:\n%s", got, out.String())
 	}
 	var none *hugeHeap // huge pages off
 	none.settled()
