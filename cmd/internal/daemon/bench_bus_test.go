@@ -53,6 +53,7 @@ type benchBus struct {
 	mu      sync.Mutex
 	reports map[string]report.Report // by <node>.<module>, the last applied event
 	events  map[string]int           // by <node>.<module>, applied events so far
+	evented chan struct{}            // signalled (never blocking) at each applied event
 }
 
 // fillNote is one fill request as the fill server received it.
@@ -69,7 +70,7 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 	b.Helper()
 	s := bustest.Start(b)
 	h := &benchBus{b: b, s: s, dir: b.TempDir(), notes: make(chan fillNote, 1<<17), fills: &fillLog{},
-		reports: map[string]report.Report{}, events: map[string]int{}}
+		reports: map[string]report.Report{}, events: map[string]int{}, evented: make(chan struct{}, 1)}
 	h.nc = bustest.Connect(b, s)
 	h.js, _ = jetstream.New(h.nc, jetstream.WithPublishAsyncMaxPending(1<<16))
 	provisionBus(b, h.js, 1)
@@ -107,6 +108,10 @@ func newBenchBusAt(b *testing.B, fillRoot string) *benchBus {
 			h.reports[spec.EncodeKey(r.Node, r.Module)] = r
 			h.events[spec.EncodeKey(r.Node, r.Module)]++
 			h.mu.Unlock()
+			select {
+			case h.evented <- struct{}{}:
+			default:
+			}
 		}
 	})
 	if err != nil {
@@ -228,6 +233,24 @@ func (h *benchBus) appliedEvents(key string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.events[key]
+}
+
+// waitEvent waits until <node>.<module> has had more than after applied
+// events, woken by each event rather than polling: a harness polling every
+// millisecond would keep a core busy beside the client it measures, and
+// the kernel would then put the processes the client writes to on the
+// client's own core, switching it out mid-change.
+func (h *benchBus) waitEvent(key string, after int, timeout time.Duration) {
+	h.b.Helper()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for h.appliedEvents(key) <= after {
+		select {
+		case <-h.evented:
+		case <-t.C:
+			h.b.Fatalf("no applied report of %s within %v", key, timeout)
+		}
+	}
 }
 
 // nextFill is the next fill request for module (others are skipped and

@@ -88,11 +88,17 @@ func benchClientProcess(b *testing.B, bin string, s processShape) {
 	// request, the report and event), not only the stabilization, against
 	// rendering every template of the node again.
 	b.Run("one-change", func(b *testing.B) {
-		c0 := proctest.CPU(b, c.Pid)
+		c0, r0 := proctest.CPU(b, c.Pid), proctest.Runs(b, c.Pid)
 		lat := latencies(h, m, rotating(m, s.changes))
 		perChange := (proctest.CPU(b, c.Pid) - c0) / time.Duration(s.changes)
+		runs := float64(proctest.Runs(b, c.Pid)-r0) / float64(s.changes)
 		full := fullRerender(b, m.Renderer(0))
 		b.ReportMetric(ms(perChange), "client-cpu-ms/change")
+		if r0 >= 0 {
+			// Each is a wake-up of one of the client's threads (the guest's
+			// cost that the profile of PERFORMANCE.md's ninth pass shows).
+			b.ReportMetric(runs, "client-runs/change")
+		}
 		b.ReportMetric(ms(quantile(lat, 0.5)), "put-to-fill-p50-ms")
 		b.ReportMetric(ms(quantile(lat, 0.99)), "put-to-fill-p99-ms")
 		b.ReportMetric(ms(full), "full-rerender-ms")

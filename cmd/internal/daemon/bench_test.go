@@ -1,10 +1,10 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/examples/scale"
-	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
@@ -53,12 +52,22 @@ func putChange(h *benchBus, m *scale.Mesh, n int, c change) []byte {
 // its module received (see latency), then checks no other fill request
 // came. Each change is put once the last one is reported applied, so each
 // is measured from a client at rest (the burst measures changes that come
-// faster than that).
+// faster than that). With $BENCH_CHANGE_GAP (a duration), each next change
+// waits that long more: on a guest where a wake-up costs more the longer
+// the process slept, the CPU of a change depends on how far apart changes
+// are (PERFORMANCE.md, "tenth pass").
+const changeGapEnv = "BENCH_CHANGE_GAP"
+
 func latencies(h *benchBus, m *scale.Mesh, changes []change) []time.Duration {
 	h.b.Helper()
 	out := make([]time.Duration, 0, len(changes))
+	gap, err := time.ParseDuration(cmp.Or(os.Getenv(changeGapEnv), "0"))
+	if err != nil {
+		h.b.Fatalf("$%s: %v", changeGapEnv, err)
+	}
 	for _, c := range changes {
 		out = append(out, latency(h, m, c))
+		time.Sleep(gap)
 	}
 	if n := h.drain(50 * time.Millisecond); n > 0 {
 		h.b.Fatalf("%d fill requests more than one per change", n)
@@ -93,12 +102,7 @@ func latency(h *benchBus, m *scale.Mesh, c change) time.Duration {
 	if !hasBytes(note.req, want[0], v) {
 		h.b.Fatalf("change of %s: %s sent without the new value", c.key, want[0])
 	}
-	bustest.EventuallyEvery(h.b, 10*time.Second, time.Millisecond, func() error {
-		if h.appliedEvents(key) <= events {
-			return errors.New("no applied report of the change yet")
-		}
-		return nil
-	})
+	h.waitEvent(key, events, 10*time.Second)
 	return took
 }
 

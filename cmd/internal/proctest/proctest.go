@@ -85,30 +85,58 @@ func kB(b testing.TB, path, field string) int64 {
 // threads rarely exit). Without schedstat, it falls back to the ticks.
 func CPU(b testing.TB, pid int) time.Duration {
 	b.Helper()
+	ns, _, ok := schedstat(b, pid)
+	if !ok {
+		return ticks(b, pid)
+	}
+	return time.Duration(ns)
+}
+
+// Runs is how many times a thread of the process was put on a CPU so far
+// (the sum of schedstat's third field): each wake-up of the process is at
+// least one, and on a paravirtualised guest each costs the switch into its
+// page tables. It is -1 without schedstat.
+func Runs(b testing.TB, pid int) int64 {
+	b.Helper()
+	_, runs, ok := schedstat(b, pid)
+	if !ok {
+		return -1
+	}
+	return runs
+}
+
+// schedstat sums /proc/<pid>/task/*/schedstat over the process's threads:
+// the nanoseconds they ran and the times they were put on a CPU. ok is
+// false when the kernel keeps no schedstat.
+func schedstat(b testing.TB, pid int) (ns, runs int64, ok bool) {
+	b.Helper()
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sum int64
 	for _, t := range tasks {
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
-		if os.IsNotExist(err) && sum == 0 {
-			return ticks(b, pid)
+		path := fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name())
+		raw, err := os.ReadFile(path)
+		if os.IsNotExist(err) && !ok {
+			if _, err := os.Stat(filepath.Dir(path)); err == nil {
+				return 0, 0, false // the thread is there, its schedstat is not
+			}
 		}
 		if err != nil {
 			continue // the thread ended since ReadDir
 		}
 		f := strings.Fields(string(raw))
-		if len(f) == 0 {
+		if len(f) < 3 {
 			continue
 		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			b.Fatalf("/proc/%d/task/%s/schedstat: %q", pid, t.Name(), raw)
+		n, err1 := strconv.ParseInt(f[0], 10, 64)
+		r, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			b.Fatalf("%s: %q", path, raw)
 		}
-		sum += ns
+		ns, runs, ok = ns+n, runs+r, true
 	}
-	return time.Duration(sum)
+	return ns, runs, ok
 }
 
 // ticks is a process's user+system CPU time so far, from /proc/<pid>/stat

@@ -87,3 +87,17 @@ func TestCPUAgreesWithTheKernelsTicks(t *testing.T) {
 		t.Fatalf("at least 90 ms of spinning (100 ms of ticks) counted as %v", d)
 	}
 }
+
+func TestRunsCountsEachWakeUp(t *testing.T) {
+	pid := os.Getpid()
+	r0 := Runs(t, pid)
+	if r0 < 0 {
+		t.Skip("no schedstat")
+	}
+	for range 50 { // each sleep ends in a wake-up: the thread is put on a CPU again
+		time.Sleep(time.Millisecond)
+	}
+	if d := Runs(t, pid) - r0; d < 50 || d > 1000 { // a count, not nanoseconds: the runtime's own threads wake too, not twenty times as often
+		t.Fatalf("50 sleeps counted as %d runs", d)
+	}
+}
