@@ -162,16 +162,16 @@ func startClientProcess(b *testing.B, bin string, h *benchBus, m *scale.Mesh) *c
 func (c *clientProcess) waitQuiet(b *testing.B) {
 	const window, under = 200 * time.Millisecond, time.Millisecond
 	deadline := time.Now().Add(10 * time.Second)
-	last := proctest.CPU(b, c.Pid)
+	last, spent := proctest.CPU(b, c.Pid), time.Duration(0)
 	for time.Now().Before(deadline) {
 		time.Sleep(window) // sampling the process's CPU over a window
 		now := proctest.CPU(b, c.Pid)
-		if now-last < under {
+		if spent = now - last; spent < under {
 			return
 		}
 		last = now
 	}
-	b.Logf("the client still spent %v a %v 10 s after its needs were written", under, window)
+	b.Logf("the client still spent %v in its last %v, 10 s after its needs were written (quiet is under %v)", spent, window, under)
 }
 
 // waitSettled waits for the collection the client makes once its cold
