@@ -1,8 +1,9 @@
 // Package proctest is what the benchmarks (and the chaos run) of a
 // command run as its own process share: building the command, running it
-// with the Go runtime's trace of its collections, reading its resident set,
-// CPU and wake-ups from /proc, seeing from outside when a file gets its new bytes,
-// and saying whether a target was met. It imports nothing of the project.
+// with the Go runtime's trace of its collections, reading its resident
+// set, CPU and wake-ups from /proc, seeing from outside when a file gets
+// its new bytes, and saying whether a target was met. It imports nothing
+// of the project.
 package proctest
 
 import (
