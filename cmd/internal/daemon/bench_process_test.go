@@ -88,10 +88,17 @@ func benchClientProcess(b *testing.B, bin string, s processShape) {
 	// request, the report and event), not only the stabilization, against
 	// rendering every template of the node again.
 	b.Run("one-change", func(b *testing.B) {
-		c0, r0 := proctest.CPU(b, c.Pid), proctest.Runs(b, c.Pid)
+		c0, r0, g0 := proctest.CPU(b, c.Pid), proctest.Runs(b, c.Pid), len(c.GCs())
 		lat := latencies(h, m, rotating(m, s.changes))
 		perChange := (proctest.CPU(b, c.Pid) - c0) / time.Duration(s.changes)
 		runs := float64(proctest.Runs(b, c.Pid)-r0) / float64(s.changes)
+		gcs := c.GCs()[g0:] // the collections the changes' garbage brought
+		var gcCPU time.Duration
+		for _, g := range gcs {
+			gcCPU += g.CPU
+		}
+		b.ReportMetric(float64(len(gcs)), "gcs")
+		b.ReportMetric(ms(gcCPU)/float64(s.changes), "gc-cpu-ms/change")
 		full := fullRerender(b, m.Renderer(0))
 		b.ReportMetric(ms(perChange), "client-cpu-ms/change")
 		if r0 >= 0 {
