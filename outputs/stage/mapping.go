@@ -57,9 +57,10 @@ func toFill(v *nodes.ModuleView, mo *moduleOut, all bool) (whole bool, files []i
 			files = append(files, i)
 		}
 	}
-	if len(files) == 0 && !(whole && v.State == graph.Ready && mo.declared != "" && mo.declared != v.Plan) {
-		// No file: only a ready plan that dropped every file the module
-		// declared in this run says so; a module of items alone sends nothing.
+	if len(files) == 0 && !(whole && v.State == graph.Ready && mo.declared != v.Plan) {
+		// No file: a ready plan of none says so once (a whole request of
+		// none), so files it named before, in this run or before a restart
+		// of the client, are removed; after that it sends nothing.
 		return false, nil, false
 	}
 	return whole, files, true

@@ -61,12 +61,17 @@ func TestWholeRequestsAndRemovedFiles(t *testing.T) {
 		t.Fatalf("nothing changed, yet %+v was sent", req)
 	}
 
-	// A plan that drops every file sends a whole request of none; a
-	// module of items alone never declared files and sends nothing.
+	// A plan that drops every file sends a whole request of none, once.
 	if req := answer(view("p3"), false, fill.Response{}); req == nil || !req.Whole || len(req.Files) != 0 {
 		t.Fatalf("a plan of no file sent %+v: want a whole request of none", req)
 	}
-	if req, _, _ := fillRequest(view("p9"), newModuleOut(), true); req != nil {
-		t.Fatalf("a module of items alone sent %+v", req)
+	if req, _, _ := fillRequest(view("p3"), mo, true); req != nil {
+		t.Fatalf("the refill of a plan of no file sent %+v again", req)
+	}
+	// So does a module of no file after a restart of the client (which
+	// knows nothing it declared before): its plan may have dropped files
+	// while the client was down, and only the node-engine knows them.
+	if req, _, _ := fillRequest(view("p9"), newModuleOut(), true); req == nil || !req.Whole || len(req.Files) != 0 {
+		t.Fatalf("a module of no file after a restart sent %+v: want a whole request of none", req)
 	}
 }

@@ -287,6 +287,30 @@ func TestARemovalNotAnsweredBeforeTheClientStopsIsMadeOnceItStartsAgain(t *testi
 	}
 }
 
+// A plan that dropped every file while the client was down: the client
+// started again knows nothing the module declared, yet its first whole
+// request (of no file) has mesh-fill remove what the module had.
+func TestAPlanThatDroppedEveryFileWhileTheClientWasDownLosesThemAtStart(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/web.conf", "conf", "")}},
+		map[string]string{"conf": "port=1\n"})
+	_, stop := m.startClient("ace", f.socket)
+	m.waitFile("/etc/web.conf", "port=1\n")
+	m.waitState("ace", "web", "applied")
+	stop()
+
+	m.assign("ace", "web", nodes.Plan{}, map[string]string{"conf": "port=1\n"})
+	from := m.fills.count()
+	m.client("ace", f.socket)
+	m.waitNoFile("/etc/web.conf")
+	reqs := m.fills.requests("web", from)
+	if len(reqs) == 0 || !reqs[0].Whole || len(reqs[0].Files) != 0 {
+		t.Fatalf("the start sent %+v, want one whole request of no file", reqs)
+	}
+	m.waitState("ace", "web", "applied")
+}
+
 func TestTwoModulesOnOnePathFailTheSecondNamingBoth(t *testing.T) {
 	m := newMesh(t)
 	f := m.stateFill()
