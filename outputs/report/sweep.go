@@ -42,7 +42,9 @@ var sweptBuckets = []struct {
 // remembered as written, with its bytes, so that the module's next sync
 // deletes it unless it is still wanted (a placeholder dropped or an item
 // no longer contributed while the client was down) and does not put the
-// same bytes again. A key out of shape is not ours to judge and is left.
+// same bytes again; a live module's report, so that the same report ("at"
+// aside) is not put again. A key out of shape is not ours to judge and is
+// left.
 // What failed is said in the error; a later Sweep does the rest.
 func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (Swept, error) {
 	var out Swept
@@ -84,6 +86,11 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 					delete(p.needsSynced, module) // its next NeedsAll looks at each key
 				}
 			case live(module):
+				// Its report: the next one is put only if it differs ("at"
+				// aside) from the one the bucket holds (SPEC §5.3).
+				if _, ok := p.reports[module]; !ok {
+					p.reports[module] = p.reportSig(v)
+				}
 			case sb.bucket == spec.AppliedBucket:
 				gone[module] = true
 				removed = append(removed, module)

@@ -184,6 +184,11 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	touched := d.mesh.Stabilize()
 	d.metrics.stabilize.Observe(time.Since(start).Seconds())
 	if full {
+		// After the bus came back (Forget), what the buckets hold is read
+		// first, so a need or report that did not change is not put again:
+		// a need's entry time is when it began to wait (the server's sweep
+		// reads it), and an unchanged report is no event (SPEC §5.3, §6.2).
+		d.out.Sweep(ctx, d.mesh.HasModule)
 		touched = d.mesh.Modules()
 	} else if retrying {
 		d.out.Sweep(ctx, d.mesh.HasModule)
