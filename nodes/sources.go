@@ -141,7 +141,7 @@ func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
 	raw, ok := m.bound[bucket][key]
 	switch {
 	case !ok && m.notPermitted[bucket]:
-		m.g.SetWaiting(n, NotPermittedWhy(bucket)+" (waiting for its key "+key+")")
+		m.g.SetWaiting(n, NotPermittedWhy(bucket)) // SPEC §4.6's words; explain names the key
 	case !ok && m.boundMissing[bucket]:
 		m.g.SetWaiting(n, "bucket "+bucket+" does not exist yet (waiting for its key "+key+")")
 	case !ok:

@@ -71,6 +71,11 @@ func TestABucketTheClientMayNotReadIsSaid(t *testing.T) {
 		t.Fatal("the report says a refused bucket's entry is not written yet")
 	}
 	m.needSays("ace", "rp", "bound", "route:url", "waiting", why)
+	var need struct{ Why string }
+	v, _ := m.get(spec.NeedsBucket, spec.EncodeKey("ace", "rp", "bound", "route:url"))
+	if json.Unmarshal([]byte(v), &need); need.Why != why {
+		t.Fatalf("the need's why is %q, want SPEC §4.6's %q", need.Why, why)
+	}
 	_, text := explainOf(t, sock, "rp")
 	if !strings.Contains(text, "route-proxy_bound ace.rp.route: "+why) {
 		t.Fatalf("explain does not say the bucket is not permitted:\n%s", text)
