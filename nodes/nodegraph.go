@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"sort"
+	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -53,6 +54,7 @@ type secretSource struct {
 	state graph.State
 	value []byte
 	why   string
+	asked time.Time // Ready: when the ask the value answered was made
 }
 
 type archiveSource struct {

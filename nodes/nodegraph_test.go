@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -289,8 +290,8 @@ func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 	if len(wanted) != 3 {
 		t.Fatalf("wanted %v", wanted)
 	}
-	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("s-ace"))
-	m.SetSecret("pair/gitea/gitea-read/g14/cc", []byte("s-g14"))
+	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("s-ace"), time.Time{})
+	m.SetSecret("pair/gitea/gitea-read/g14/cc", []byte("s-g14"), time.Time{})
 	m.SecretWaiting("pair/gitea/gitea-read/zed/cc", "asked the vault, absent")
 	m.Stabilize()
 	f := file(m, "gitea", "/etc/gitea/consumers.json")
@@ -410,7 +411,7 @@ func TestASecretIsAskedOncePerRunAcrossANewTemplatesArchive(t *testing.T) {
 	if got := m.TakeNewSecrets(); len(got) != 1 || got[0] != "own/app/key" {
 		t.Fatalf("asked %v", got)
 	}
-	m.SetSecret("own/app/key", []byte("s1"))
+	m.SetSecret("own/app/key", []byte("s1"), time.Time{})
 	m.Stabilize()
 	digestB := "sha256:" + strings.Repeat("b", 64)
 	p.Templates = TemplatesRef{Ref: "file:///t/app-2.tar", Digest: digestB}

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -176,9 +177,20 @@ func (m *NodeGraph) BoundBuckets() []string {
 	return out
 }
 
-// SetSecret records a secret's value (memory only).
-func (m *NodeGraph) SetSecret(name string, value []byte) {
-	m.setSecret(name, secretSource{state: graph.Ready, value: append([]byte(nil), value...)})
+// SetSecret records a secret's value (memory only), the vault's answer to
+// an ask made at asked.
+func (m *NodeGraph) SetSecret(name string, value []byte, asked time.Time) {
+	m.setSecret(name, secretSource{state: graph.Ready, value: append([]byte(nil), value...), asked: asked})
+}
+
+// SecretAsked is when the ask that brought the value held for the vault
+// name was made (zero when none is held): explain says it of a secret's
+// file (SPEC §5.5).
+func (m *NodeGraph) SecretAsked(name string) time.Time {
+	if s, ok := m.secrets[name]; ok && s.state == graph.Ready {
+		return s.asked
+	}
+	return time.Time{}
 }
 
 // SecretWaiting records that a secret is not there yet, saying why.

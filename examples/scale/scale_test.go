@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -149,7 +150,7 @@ func load(t *testing.T, m *Mesh, n int) *nodes.NodeGraph {
 		if !ok {
 			t.Fatalf("the graph wants secret %s which the mesh does not hold", s)
 		}
-		g.SetSecret(s, v)
+		g.SetSecret(s, v, time.Time{})
 	}
 	g.Stabilize()
 	return g

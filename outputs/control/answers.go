@@ -107,6 +107,7 @@ func (a Answers) Explain(module string) *Explanation {
 				}
 			} else if name := o.SecretName(); name != "" {
 				out.Kind, out.Secret = "secret-file", name
+				out.Asked = a.asked(in)
 			}
 			if in.State() != graph.Ready {
 				out.Why = a.Graph.RootReason(in)
@@ -130,6 +131,22 @@ func (a Answers) Explain(module string) *Explanation {
 		e.Outputs = append(e.Outputs, head...)
 	}
 	return e
+}
+
+// asked is when the ask was made whose answer a secret's file holds: that
+// of the vault name below its need (zero when none is held).
+func (a Answers) asked(file *graph.Node) time.Time {
+	for _, need := range file.Inputs() {
+		if need.Key().Kind != nodes.KindNeed {
+			continue
+		}
+		for _, in := range need.Inputs() {
+			if k := in.Key(); k.Kind == nodes.KindVault {
+				return a.Graph.SecretAsked(k.Name)
+			}
+		}
+	}
+	return time.Time{}
 }
 
 // unfold shows below a config need that is not met the input it stands

@@ -85,7 +85,11 @@ func WriteExplanation(w io.Writer, e *Explanation) error {
 		case "item":
 			label = "item " + o.Collection
 		case "secret-file":
-			state += " (secret " + o.Secret + ")"
+			if o.Asked.IsZero() {
+				state += " (secret " + o.Secret + ")"
+			} else {
+				state += " (secret " + o.Secret + ", asked " + clock(o.Asked, e.At) + ")"
+			}
 		case "plan", "archive":
 			label = o.Where
 		}

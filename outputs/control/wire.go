@@ -64,6 +64,7 @@ type Output struct {
 	Path       string    `json:"path,omitempty"`
 	Collection string    `json:"collection,omitempty"` // item
 	Secret     string    `json:"secret,omitempty"`     // secret-file: the secret's name (never its value)
+	Asked      time.Time `json:"asked,omitzero"`       // secret-file, met: when the ask its value answered was made
 	Where      string    `json:"where,omitempty"`      // plan, archive: where it comes from
 	State      string    `json:"state"`
 	Since      time.Time `json:"since"`

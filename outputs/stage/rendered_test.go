@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -46,7 +47,7 @@ func renderedMesh(t *testing.T, planted string) *nodes.NodeGraph {
 	})
 	m.Put(spec.ConfigBucket, "n1.web.model", []byte("opus"))
 	for _, s := range m.TakeNewSecrets() {
-		m.SetSecret(s, []byte(planted))
+		m.SetSecret(s, []byte(planted), time.Time{})
 	}
 	m.Stabilize()
 	return m

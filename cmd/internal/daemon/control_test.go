@@ -321,8 +321,11 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 		t.Fatalf("explanation %+v", e)
 	}
 	t.Logf("%s", text)
-	if !strings.Contains(text, "/etc/sec/tok") || !strings.Contains(text, "met (secret tok)") || !strings.Contains(text, "item shell:zsh:normal") {
-		t.Fatalf("text:\n%s", text)
+	// SPEC §5.5's "met (secret api-key, asked 12:03:11)".
+	asked := kinds["secret-file"].Asked
+	if asked.IsZero() || time.Since(asked) > time.Minute || !strings.Contains(text, "met (secret tok, asked "+asked.Local().Format("15:04:05")+")") ||
+		!strings.Contains(text, "/etc/sec/tok") || !strings.Contains(text, "item shell:zsh:normal") {
+		t.Fatalf("asked %v, text:\n%s", asked, text)
 	}
 
 	code, dotOut := ctlGet(t, sock, "/v1/graph.dot")

@@ -27,7 +27,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 	}
 	switch r.Outcome {
 	case vault.Sealed:
-		d.mesh.SetSecret(a.Name, r.Value)
+		d.mesh.SetSecret(a.Name, r.Value, a.At)
 	case vault.Refused:
 		d.mesh.SecretFailed(a.Name, "vault "+a.Name+": asked "+at+", refused: "+r.Reason)
 		if a.Changed {
