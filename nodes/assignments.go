@@ -100,6 +100,7 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 	if mod.asg != nil {
 		oldDigest = mod.asg.Provisioning.Templates.Digest
 	}
+	m.formsMoved(name, mod.asg, asg)
 	mod.asg, mod.planErr = asg, ""
 	if perr != nil {
 		mod.planErr = perr.Error()

@@ -241,7 +241,28 @@ func (m *NodeGraph) CredentialOf(name string) string {
 	return pr.Credential
 }
 
-// TakeNewSecrets returns the vault names wanted since the last call.
+// formsMoved queues to be asked again each provisions entry's vault name
+// whose credential form a module's new plan changed: the vault acts on the
+// form (SPEC §4.2 r2), while the name, and so its leaf and the value held,
+// stay.
+func (m *NodeGraph) formsMoved(module string, old, now *Assignment) {
+	if old == nil || now == nil {
+		return
+	}
+	was := map[string]string{}
+	for _, pr := range old.Provisioning.Provisions {
+		was[spec.ProvisionSecretName(pr.Provider, pr.Provision, m.node, module, pr.Local)] = pr.Credential
+	}
+	for _, pr := range now.Provisioning.Provisions {
+		name := spec.ProvisionSecretName(pr.Provider, pr.Provision, m.node, module, pr.Local)
+		if form, ok := was[name]; ok && form != pr.Credential {
+			m.newSecrets = append(m.newSecrets, name)
+		}
+	}
+}
+
+// TakeNewSecrets returns the vault names wanted since the last call, and
+// those whose credential form moved (formsMoved).
 func (m *NodeGraph) TakeNewSecrets() []string {
 	out := m.newSecrets
 	m.newSecrets = nil

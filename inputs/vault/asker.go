@@ -63,9 +63,10 @@ func NewAsker(ctx context.Context, c *Client, b backoff.Doubling, refusedRetry t
 // Answers is where every answer goes; read it promptly.
 func (a *Asker) Answers() <-chan Answer { return a.out }
 
-// Ask asks the vault for name now, unless an ask of it is under way.
-// credential is the form a provisions entry's request carries ("" for
-// other names); every later ask of name (again, Fresh) carries it too.
+// Ask asks the vault for name now, unless an ask of it is under way (then
+// again once it is answered if credential moved). credential is the form a
+// provisions entry's request carries ("" for other names); every later ask
+// of name (again, Fresh) carries it too.
 func (a *Asker) Ask(name, credential string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -74,9 +75,13 @@ func (a *Asker) Ask(name, credential string) {
 		st = &askState{}
 		a.asks[name] = st
 	}
+	moved := st.credential != credential
 	st.credential = credential
-	if !st.inflight {
+	switch {
+	case !st.inflight:
 		a.ask(name, st)
+	case moved:
+		st.again = true
 	}
 }
 
