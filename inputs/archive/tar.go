@@ -93,8 +93,16 @@ func readArchive(r io.Reader, lim limits) (map[string][]byte, error) {
 			return nil, fmt.Errorf("%w: more than %d members", ErrLimit, lim.members)
 		}
 		switch hdr.Typeflag {
-		case tar.TypeDir, tar.TypeXGlobalHeader:
+		case tar.TypeDir:
+			// Not kept, but its name is checked like a file's: an archive
+			// naming "/etc/" or "../up/" is not what the plan's author
+			// meant to ship.
+			if err := dirName(hdr.Name); err != nil {
+				return nil, err
+			}
 			continue
+		case tar.TypeXGlobalHeader:
+			continue // PAX defaults for what follows; its name means nothing
 		case tar.TypeReg, '\x00', tar.TypeGNUSparse:
 		default:
 			return nil, fmt.Errorf("%w %q: %s, not a regular file", ErrUnsafeMember, hdr.Name, typeName(hdr.Typeflag))
@@ -124,7 +132,23 @@ func readArchive(r io.Reader, lim limits) (map[string][]byte, error) {
 // memberName normalises a member's name (a leading "./" is dropped) and
 // refuses one that is empty, absolute, unclean or holds "..".
 func memberName(raw string) (string, error) {
+	return checkName(raw, raw)
+}
+
+// dirName checks a directory member's name as memberName does a file's,
+// its one trailing "/" aside; "./" (the archive's top) is fine.
+func dirName(raw string) error {
 	name := raw
+	if len(name) > 1 {
+		name = strings.TrimSuffix(name, "/")
+	}
+	_, err := checkName(raw, name)
+	return err
+}
+
+// checkName is memberName of name; its errors quote raw, the name as the
+// archive spells it.
+func checkName(raw, name string) (string, error) {
 	for strings.HasPrefix(name, "./") {
 		name = name[2:]
 	}

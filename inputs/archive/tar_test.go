@@ -145,3 +145,40 @@ func TestNotATar(t *testing.T) {
 	_, err = (&Store{}).Get(context.Background(), ref, digestOf(gzBad))
 	wantErr(t, err, nil, ref, "reading gzip")
 }
+
+// A directory member's name is checked like any other's (an absolute one
+// or one holding ".." is refused, naming it); a well-named one is skipped.
+func TestDirectoryMembersAreNameChecked(t *testing.T) {
+	dir := func(name string) member {
+		return member{hdr: tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755}}
+	}
+	for _, c := range []struct{ name, say string }{
+		{"/etc/", `"/etc/": absolute name`},
+		{"../up/", `"../up/": name holds ".."`},
+		{"a/../../b/", `"a/../../b/": name holds ".."`},
+		{"..", `"..": name holds ".."`},
+		{"a//b/", `"a//b/": name is not clean`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := makeTar(t, false, file("config.toml", "x"), dir(c.name))
+			ref, _ := writeArchive(t, "t.tar", data)
+			got, err := (&Store{Dir: t.TempDir()}).Get(context.Background(), ref, digestOf(data))
+			wantErr(t, err, ErrUnsafeMember, "templates archive "+ref+": unsafe member "+c.say)
+			if got != nil {
+				t.Fatalf("members returned with the error: %q", got)
+			}
+		})
+	}
+	for _, name := range []string{"etc/", "./", "a/b/", "./conf.d/"} {
+		t.Run("ok "+name, func(t *testing.T) {
+			data := makeTar(t, true, dir(name), file("config.toml", "x"))
+			got, err := readArchive(bytes.NewReader(data), defaultLimits)
+			if err != nil {
+				t.Fatalf("directory %q: %v", name, err)
+			}
+			if len(got) != 1 || string(got["config.toml"]) != "x" {
+				t.Fatalf("directory %q: members %q", name, got)
+			}
+		})
+	}
+}
