@@ -12,17 +12,20 @@ import (
 )
 
 // Fetched is one fetch's outcome as a Fetcher delivers it: the archive's
-// members, or why not (Broken tells a final error from one worth waiting on).
+// members, or why not (Broken tells an archive that fails its module from
+// one worth waiting on; both are fetched again).
 type Fetched struct {
 	Want    nodes.ArchiveWant
 	Members map[string][]byte
 	Err     error
 }
 
-// Broken says whether err means the archive can never be used (its digest
-// is not the plan's, a member is unsafe, a limit is broken, a file:// ref
-// is outside the templates root), rather than that it is not there yet or
-// the bus did not answer.
+// Broken says whether err means what is at the ref cannot be used (its
+// digest is not the plan's, a member is unsafe, a limit is broken, a
+// file:// ref is outside the templates root): the module fails with that
+// reason. Otherwise the archive is not there yet or the source did not
+// answer, and the module waits. Either way a Fetcher fetches it again: what
+// is at the ref may be replaced.
 func Broken(err error) bool {
 	return errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrUnsafeMember) || errors.Is(err, ErrLimit) ||
 		errors.Is(err, ErrOutsideRoot)
@@ -32,11 +35,17 @@ func Broken(err error) bool {
 const DefaultTimeout = 30 * time.Second
 
 // Fetcher gets templates archives from a Store in the background, delivers
-// each outcome on Fetched and, while an archive is not there yet (an error
-// not Broken), fetches it again with backoff until Retain drops it. Each
-// try ends after Timeout: a source that does not answer is reported (its
-// error names the ref) and tried again, and holds up no other fetch. Safe
-// for concurrent use.
+// each outcome on Fetched and, until an archive is got, fetches it again
+// with backoff (doubling up to its cap) until Retain drops it. That holds
+// for every failure, a Broken one too: the controller may publish a plan
+// before it uploads the archive, or the ref may still hold an older one, so
+// bytes that do not match the plan's digest today may match once replaced,
+// and the module then proceeds with no new plan. A failure no new bytes at
+// the ref could cure (an unsafe member, a limit) costs no more than one try
+// per backoff cap; keeping one rule keeps it simple. Each try ends after
+// Timeout: a source that does not answer is reported (its error names the
+// ref) and tried again, and holds up no other fetch. Safe for concurrent
+// use.
 type Fetcher struct {
 	// Timeout bounds one try (DefaultTimeout if not positive); past it the
 	// try fails with a reason saying so, worth waiting on. Set it before
@@ -52,8 +61,8 @@ type Fetcher struct {
 	pending map[*fetch]bool // under way or to be fetched again
 }
 
-// fetch is one archive wanted, from its first try until it is got, broken
-// or dropped.
+// fetch is one archive wanted, from its first try until it is got or
+// dropped.
 type fetch struct {
 	want    nodes.ArchiveWant
 	attempt int
@@ -68,7 +77,7 @@ func NewFetcher(ctx context.Context, s *Store, b backoff.Doubling) *Fetcher {
 // Fetched is where every outcome goes; read it promptly.
 func (f *Fetcher) Fetched() <-chan Fetched { return f.out }
 
-// Fetch gets w's archive now, and again while it is not there.
+// Fetch gets w's archive now, and again (with backoff) until it is got.
 func (f *Fetcher) Fetch(w nodes.ArchiveWant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -92,7 +101,8 @@ func (f *Fetcher) Retain(keep func(nodes.ArchiveWant) bool) {
 	}
 }
 
-// run makes one try, delivers its outcome, and schedules the next try.
+// run makes one try, delivers its outcome, and schedules the next try
+// unless it got the archive.
 func (f *Fetcher) run(fe *fetch) {
 	members, err := f.try(fe.want)
 	select {
@@ -104,7 +114,7 @@ func (f *Fetcher) run(fe *fetch) {
 	defer f.mu.Unlock()
 	switch {
 	case !f.pending[fe]:
-	case err == nil || Broken(err):
+	case err == nil:
 		delete(f.pending, fe)
 	default:
 		fe.timer = time.AfterFunc(f.backoff.Next(fe.attempt), func() {

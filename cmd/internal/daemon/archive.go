@@ -5,8 +5,11 @@ import (
 )
 
 // onArchive: a usable archive builds the module's files; a broken one
-// fails the module; one not there yet (or a bus that did not answer) is
-// waited for (the fetcher fetches it again on its own).
+// (its digest not the plan's, an unsafe member, over a limit) fails the
+// module with the reason; one not there yet (or a bus that did not answer)
+// is waited for. Either way the fetcher fetches it again on its own, with
+// backoff: the right bytes may land at the same ref later, and the module
+// then proceeds with no new plan.
 func (d *Daemon) onArchive(r archive.Fetched) {
 	w := r.Want
 	switch {
