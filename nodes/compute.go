@@ -227,8 +227,8 @@ func (f *fileNode) render(in graph.In) (any, error) {
 		sum: sha256.Sum256(content), held: content, node: in.Node()}, nil
 }
 
-// renderItem: [plan, archive, needs…] → the item's text.
-func renderItem(counts *RenderCounts, module string, t *Template, skip int) graph.Compute {
+// renderItem: [plan, archive, needs…] → the item's text for collection.
+func renderItem(counts *RenderCounts, module, collection string, t *Template, skip int) graph.Compute {
 	r := newRenderer(module, t, skip)
 	return func(in graph.In) (any, error) {
 		counts.Items.Add(1)
@@ -237,7 +237,8 @@ func renderItem(counts *RenderCounts, module string, t *Template, skip int) grap
 			return nil, err
 		}
 		if len(text) > spec.MaxItemBytes {
-			return nil, fmt.Errorf("item %s is %d bytes, over the limit of %d bytes (%w)", t.Name, len(text), spec.MaxItemBytes, ErrLimit)
+			return nil, fmt.Errorf("the item for collection %s (template %s) is %d bytes, over the limit of %d bytes (512 KiB: an item is kept in a bucket) (%w)",
+				collection, t.Name, len(text), spec.MaxItemBytes, ErrLimit)
 		}
 		return text, nil
 	}

@@ -94,3 +94,25 @@ func TestRunEndsWithAnErrorWhenTheBusConnectionClosesForGood(t *testing.T) {
 		t.Fatalf("Run stopped by its context returned %v", err)
 	}
 }
+
+// An item over 512 KiB (SPEC §4.1: a KV value must fit the bucket) fails
+// its module with a reason naming the collection and the limit; nothing of
+// it is recorded, and the collector and other modules go on.
+func TestAnItemOverTheLimitFailsItsModuleNamingIt(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	m.collector("ace", "zsh")
+	m.contribute("ace", "small", "alias k=kubectl\n")
+	m.contribute("ace", "big", strings.Repeat("# a long line of shell comment.\n", 600*1024/32))
+	m.client("ace")
+	r := m.waitState("ace", "big", "failed")
+	why := fmt.Sprint(r["reason"])
+	if !contains(why, "collection "+zshColl) || !contains(why, "over the limit of 524288 bytes (512 KiB") {
+		t.Errorf("reason %.300q does not name the collection and the limit", why)
+	}
+	m.waitState("ace", "zsh", "applied")
+	m.waitState("ace", "web", "applied")
+	if keys := m.keysUnder(spec.CollectBucket, "ace."); len(keys) != 1 {
+		t.Errorf("collect keys %v, want small's alone", keys)
+	}
+}

@@ -32,8 +32,11 @@ func (m *mesh) appliedEvents(node string) func() []string {
 }
 
 // needKeys lists the keys of the needs bucket under prefix (<node>.<module>.).
-func (m *mesh) needKeys(prefix string) []string {
-	lister, err := m.kv(spec.NeedsBucket).ListKeysFiltered(m.t.Context(), prefix+">")
+func (m *mesh) needKeys(prefix string) []string { return m.keysUnder(spec.NeedsBucket, prefix) }
+
+// keysUnder lists the keys of bucket under prefix (tokens ending in ".").
+func (m *mesh) keysUnder(bucket, prefix string) []string {
+	lister, err := m.kv(bucket).ListKeysFiltered(m.t.Context(), prefix+">")
 	if err != nil {
 		m.t.Fatal(err)
 	}
