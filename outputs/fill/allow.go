@@ -11,13 +11,24 @@ import (
 // allowed refuses (403) a file whose path is outside Server.Allow or whose
 // unit is outside Server.AllowUnits; an empty list allows all. Globs are
 // doublestar's: `*` one path element, `**` any depth. A path is matched as
-// the request names it, that is below Root when one is set.
+// the request names it, that is below Root when one is set, and where it
+// leads as well (allowedAt).
 func (s *Server) allowed(f File) error {
 	if len(s.Allow) > 0 && !matchAny(s.Allow, f.Path, doublestar.Match) {
 		return forbid("path %q is outside the paths mesh-fill may write (--allow %s)", f.Path, strings.Join(s.Allow, " "))
 	}
 	if u := f.OnChange.Unit; u != "" && len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, u, path.Match) {
 		return forbid("path %q: unit %q is outside the units mesh-fill may restart or reload (--allow-unit %s)", f.Path, u, strings.Join(s.AllowUnits, " "))
+	}
+	return nil
+}
+
+// allowedAt refuses (403) path p when at, where it leads through a parent
+// directory's symlink (locate), is outside Server.Allow: the allow-list
+// confines where bytes land, not only what a request names.
+func (s *Server) allowedAt(p, at string) error {
+	if len(s.Allow) > 0 && at != p && !matchAny(s.Allow, at, doublestar.Match) {
+		return forbid("path %q leads to %q (a parent directory is a symlink), outside the paths mesh-fill may write (--allow %s)", p, at, strings.Join(s.Allow, " "))
 	}
 	return nil
 }

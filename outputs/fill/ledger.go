@@ -18,14 +18,18 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// held is what mesh-fill wrote at one path for one module.
+// held is what mesh-fill wrote at one path for one module. The ledger
+// keys it by where the path leads (target.at), so two names of one file
+// are one path.
 type held struct {
+	Path   string   `json:"path,omitempty"` // as the module named it; none in an older state file (keyed by it)
 	Form   string   `json:"form"`
 	Digest string   `json:"digest,omitempty"`
 	Keys   []string `json:"keys,omitempty"` // managed-keys: the keys it set
 }
 
-// moduleState is one module's state file.
+// moduleState is one module's state file; its files are keyed by where
+// each path leads, or by the path as named in an older mesh-fill's.
 type moduleState struct {
 	Module string          `json:"module"`
 	Files  map[string]held `json:"files"`
@@ -63,8 +67,10 @@ func (l *ledger) stateFile(module string) string {
 // A state file that cannot be read or does not parse is logged, renamed
 // aside (*.corrupt) and not trusted: the module's files are known again
 // from its next whole request (the files it wrote earlier and no longer
-// names are then not removed: mesh-fill no longer knows them).
-func (l *ledger) load(dir string, log zerolog.Logger) error {
+// names are then not removed: mesh-fill no longer knows them). The files
+// of an older state file, keyed by the paths as named, are keyed by where
+// locate says those lead.
+func (l *ledger) load(dir string, log zerolog.Logger, locate func(string) string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.dir = dir
@@ -96,10 +102,24 @@ func (l *ledger) load(dir string, log zerolog.Logger) error {
 				Msg("state file unreadable or corrupt: not trusted; its module's files are known again from its next whole request")
 			continue
 		}
-		l.set(ms.Module, ms.Files)
+		l.set(ms.Module, located(ms.Files, locate))
 	}
 	log.Info().Str("state_dir", dir).Int("modules", len(l.modules)).Msg("state read")
 	return nil
+}
+
+// located keys by where each path leads the files of an older state file,
+// keyed by the paths as named (a file with no Path).
+func located(files map[string]held, locate func(string) string) map[string]held {
+	out := make(map[string]held, len(files))
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		h, at := files[p], p
+		if h.Path == "" {
+			h.Path, at = p, locate(p)
+		}
+		out[at] = h
+	}
+	return out
 }
 
 // set replaces a module's files in memory (l.mu held).
@@ -132,26 +152,31 @@ func (l *ledger) files(module string) map[string]held {
 }
 
 // checkOwners refuses (409) a step of module's request at a path another
-// module holds: owned and seed paths are one module's; managed-block and
+// module holds (where the paths lead: a file under another name is the
+// same path): owned and seed paths are one module's; managed-block and
 // managed-keys paths may be shared among those two forms, a key managed
 // by one module alone.
 func (l *ledger) checkOwners(module string, steps []step) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, st := range steps {
-		p, form := st.file.Path, st.file.Form
-		for _, other := range slices.Sorted(maps.Keys(l.byPath[p])) {
+		at, p, form := st.t.at(), st.file.Path, st.file.Form
+		for _, other := range slices.Sorted(maps.Keys(l.byPath[at])) {
 			if other == module {
 				continue
 			}
-			h := l.modules[other][p]
+			h := l.modules[other][at]
+			as := "" // the other's name of the file, when another
+			if h.Path != p {
+				as = fmt.Sprintf(" as %q", h.Path)
+			}
 			if exclusive(form) || exclusive(h.Form) {
-				return conflict("path %q is module %q's (%s); module %q may not write it (%s)", p, other, h.Form, module, form)
+				return conflict("path %q is module %q's (%s%s); module %q may not write it (%s)", p, other, h.Form, as, module, form)
 			}
 			if form == FormManagedKeys && h.Form == FormManagedKeys {
 				for _, k := range st.keys {
 					if slices.Contains(h.Keys, k) {
-						return conflict("path %q: key %q is managed by module %q; module %q may not manage it too", p, k, other, module)
+						return conflict("path %q: key %q is managed by module %q%s; module %q may not manage it too", p, k, other, as, module)
 					}
 				}
 			}

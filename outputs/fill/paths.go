@@ -37,7 +37,7 @@ func conflict(format string, args ...any) error {
 // target is one validated file path, taken inside the server's root.
 type target struct {
 	path    string      // as the request names it
-	rel     string      // relative to the root, slash separated
+	rel     string      // where it leads (locate), relative to the root, slash separated
 	dir     string      // rel's directory, "." at the top
 	base    string      // rel's last element
 	info    fs.FileInfo // the existing file; nil when absent
@@ -46,44 +46,78 @@ type target struct {
 
 func (t *target) exists() bool { return t.info != nil }
 
-// resolve checks p and reads what is there now. A path must be absolute and
-// clean with no `..` element; the target must not be a symlink and, when
-// there, must be a regular file. Confined to a --root, no parent directory
-// may be a symlink either (so nothing resolves outside the root); without
-// one, a parent may be (on a real machine /var/run is a link to /run).
+// at is where the target's path leads, below the root: the ledger's key.
+func (t *target) at() string { return "/" + t.rel }
+
+// checkPath refuses a path that is not absolute and clean, holds a `..`
+// element or names the root directory.
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return refuse("a file has no path")
+	case strings.ContainsRune(p, 0):
+		return refuse("path %q holds a NUL byte", p)
+	case !strings.HasPrefix(p, "/"):
+		return refuse("path %q is relative; a fill path must be absolute", p)
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == ".." {
+			return refuse("path %q holds a .. element", p)
+		}
+	}
+	if c := path.Clean(p); c != p {
+		return refuse("path %q is not clean (it would be %q)", p, c)
+	}
+	if p == "/" {
+		return refuse("path %q names the root directory, not a file", p)
+	}
+	return nil
+}
+
+// locate checks p and says where it leads below the root. Confined to a
+// --root that is p itself, as no parent directory may be a symlink there
+// (so nothing resolves outside the root); without one, a parent may be (on
+// a real machine /var/run is a link to /run) and p leads where its
+// existing parents' symlinks point. What a path is, to the allow-lists
+// (both where it leads and its name must be allowed), to ownership and to
+// removal, is where it leads: two names of one file are one path.
+func (s *Server) locate(p string) (string, error) {
+	if err := checkPath(p); err != nil {
+		return "", err
+	}
+	if s.Root != "" {
+		return p, nil
+	}
+	at, err := realParents(p)
+	if err != nil {
+		return "", fmt.Errorf("path %q: resolving its parent directories: %w", p, err)
+	}
+	return at, nil
+}
+
+// leadsTo is where p leads (locate), or p when that cannot be told (the
+// request naming it is refused when planned).
+func (s *Server) leadsTo(p string) string {
+	if at, err := s.locate(p); err == nil {
+		return at
+	}
+	return p
+}
+
+// resolve reads what is now at at, where path p leads (locate, or the
+// ledger's key of a file written). The target must not be a symlink and,
+// when there, must be a regular file; no parent directory of at may be a
+// symlink.
 //
 // The parents are walked one directory at a time, each opened in the one
 // before, so a path's cost grows with its depth, not with its square (each
 // lookup of a whole path by os.Root walks every element again); dirs keeps
 // each target directory found, open, for the request's other files.
-func resolve(root *os.Root, p string, confined bool, dirs map[string]*os.Root) (target, error) {
-	switch {
-	case p == "":
-		return target{}, refuse("a file has no path")
-	case strings.ContainsRune(p, 0):
-		return target{}, refuse("path %q holds a NUL byte", p)
-	case !strings.HasPrefix(p, "/"):
-		return target{}, refuse("path %q is relative; a fill path must be absolute", p)
+func resolve(root *os.Root, p, at string, dirs map[string]*os.Root) (target, error) {
+	if err := checkPath(at); err != nil {
+		return target{}, err
 	}
-	for _, el := range strings.Split(p, "/") {
-		if el == ".." {
-			return target{}, refuse("path %q holds a .. element", p)
-		}
-	}
-	if c := path.Clean(p); c != p {
-		return target{}, refuse("path %q is not clean (it would be %q)", p, c)
-	}
-	if p == "/" {
-		return target{}, refuse("path %q names the root directory, not a file", p)
-	}
-	walk := p
-	if !confined {
-		var err error
-		if walk, err = realParents(p); err != nil {
-			return target{}, fmt.Errorf("path %q: resolving its parent directories: %w", p, err)
-		}
-	}
-	rel := strings.TrimPrefix(walk, "/")
+	rel := strings.TrimPrefix(at, "/")
 	t := target{path: p, rel: rel, dir: path.Dir(rel), base: path.Base(rel)}
 
 	dir, err := openParents(root, p, t.dir, dirs)

@@ -55,11 +55,23 @@ func (s *Server) plan(req Request) ([]step, error) {
 	dirs := map[string]*os.Root{} // parents already opened, for the request's other files
 	defer closeAll(dirs)
 	steps := make([]step, 0, len(req.Files))
+	named := make(map[string]string, len(req.Files)) // where a path leads -> the path
 	for _, f := range req.Files {
 		if err := checkOnChange(f); err != nil {
 			return nil, err
 		}
-		t, err := resolve(root, f.Path, s.Root != "", dirs)
+		at, err := s.locate(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if other, ok := named[at]; ok {
+			return nil, refuse("path %q and path %q are both named in the request and are one file (%s)", other, f.Path, at)
+		}
+		named[at] = f.Path
+		if err := s.allowedAt(f.Path, at); err != nil {
+			return nil, err
+		}
+		t, err := resolve(root, f.Path, at, dirs)
 		if err != nil {
 			return nil, err
 		}

@@ -12,17 +12,19 @@ import (
 // no longer names) does: an owned file is removed (gone), a managed-block
 // file loses the module's block (a step writing the file without it), a
 // seed or managed-keys file is left as it is. A path that can no longer be
-// taken safely (now a symlink, say) is left and logged.
+// taken safely (now a symlink, say) is left and logged. The file taken is
+// the one written: at the ledger's key, where the path led then, with no
+// symlink followed; it is answered by the path as the module named it.
 func (s *Server) removals(root *os.Root, module string, drop map[string]held) (blocks []step, gone []target, err error) {
 	dirs := map[string]*os.Root{}
 	defer closeAll(dirs)
 	chown := canChown()
-	for _, p := range slices.Sorted(maps.Keys(drop)) {
-		form := drop[p].Form
+	for _, at := range slices.Sorted(maps.Keys(drop)) {
+		p, form := drop[at].Path, drop[at].Form
 		if form != FormOwned && form != FormManagedBlock {
 			continue
 		}
-		t, err := resolve(root, p, s.Root != "", dirs)
+		t, err := resolve(root, p, at, dirs)
 		if err != nil {
 			s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but left: it cannot be removed safely")
 			continue

@@ -38,7 +38,7 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		s.Log.Warn().Msg("no --allow-unit: every unit may be restarted or reloaded")
 	}
 	if s.StateDir != "" {
-		if err := s.state.load(s.StateDir, s.Log); err != nil {
+		if err := s.state.load(s.StateDir, s.Log, s.leadsTo); err != nil {
 			return fmt.Errorf("fill socket %s: %w", socketPath, err)
 		}
 	}

@@ -46,7 +46,8 @@ type Server struct {
 	SyncFSFrom int
 	// Allow, when set, are the globs of the paths a request may name (`*`
 	// one path element, `**` any depth, matched against the path as the
-	// request names it, so below Root); a path outside them is refused
+	// request names it, so below Root, and, without Root, against where
+	// its parents' symlinks lead it too); a path outside them is refused
 	// (403) and nothing of the request written. Empty: every path.
 	Allow []string
 	// AllowUnits, when set, are the globs of the units a request may
@@ -118,9 +119,9 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 		s.OnRequest(req)
 	}
 
-	paths := make([]string, len(req.Files))
+	paths := make([]string, len(req.Files)) // where they lead: two names of one file are one path
 	for i, f := range req.Files {
-		paths[i] = path.Clean(f.Path)
+		paths[i] = s.leadsTo(path.Clean(f.Path))
 	}
 	defer s.lock(req.Module, paths, req.Whole)()
 	resp, err := s.fill(r.Context(), req)
@@ -195,9 +196,9 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	}
 	defer root.Close()
 
-	named := make(map[string]held, len(steps))
+	named := make(map[string]held, len(steps)) // by where each path leads
 	for _, st := range steps {
-		named[st.file.Path] = held{Form: st.file.Form, Digest: digest(st.want), Keys: st.keys}
+		named[st.t.at()] = held{Path: st.file.Path, Form: st.file.Form, Digest: digest(st.want), Keys: st.keys}
 	}
 	var drop map[string]held
 	if req.Whole {
