@@ -23,7 +23,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) { // -h: the usage is printed
 		fmt.Fprintln(os.Stderr, "mesh-fill:", err)
 		os.Exit(2)
 	}
@@ -35,9 +35,17 @@ type globs []string
 func (g *globs) String() string     { return strings.Join(*g, " ") }
 func (g *globs) Set(v string) error { *g = append(*g, v); return nil }
 
+const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]"
+
+// run is mesh-fill; after -h or --help it prints the usage and returns
+// flag.ErrHelp, which main does not count as a failure.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stderr, usage)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "serve" {
-		return errors.New("usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]")
+		return errors.New(usage)
 	}
 	fs := flag.NewFlagSet("mesh-fill serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -49,7 +57,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	syncFrom := fs.Int("syncfs-from", fill.DefaultSyncFSFrom, "a request writing at least this many files is made durable with one syncfs per filesystem (before and after its renames) instead of an fsync per file and directory: much faster for many files, but it flushes whatever else is dirty there too; 0: always fsync each file")
 	stateDir := fs.String("state-dir", "/var/lib/mesh-fill", "where what was written for which module is kept (made 0700 when missing)")
 	var allowPaths, allowUnits globs
-	fs.Var(&allowPaths, "allow", "a glob of the paths requests may name (repeatable; * one path element, ** any depth; below --root when set); none: every path, said at start")
+	fs.Var(&allowPaths, "allow", "a glob of the paths requests may name (repeatable; * one path element, ** any depth; below --root when set; without it, where a path leads through its parents' symlinks must match too); none: every path, said at start")
 	fs.Var(&allowUnits, "allow-unit", "a glob of the units requests may restart or reload (repeatable); none: every unit, said at start")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,6 +114,40 @@ func TestWithoutAllowTheStartSaysEveryPathIsAllowed(t *testing.T) {
 	for _, want := range []string{"no --allow: every path may be written", "no --allow-unit"} {
 		if !strings.Contains(stderr(), want) {
 			t.Errorf("stderr does not say %q:\n%s", want, stderr())
+		}
+	}
+}
+
+// TestHelpPrintsTheUsageAndExitsZero: -h and --help print the usage and
+// exit 0, saying no error; a flag out of shape still exits 2. The test
+// binary runs main again as its own process (MESH_FILL_ARGS).
+func TestHelpPrintsTheUsageAndExitsZero(t *testing.T) {
+	if args := os.Getenv("MESH_FILL_ARGS"); args != "" {
+		os.Args = append([]string{"mesh-fill"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	for _, tc := range []struct {
+		args string
+		code int
+		says string
+	}{
+		{"serve --help", 0, "-allow-unit"},
+		{"serve -h", 0, "-allow-unit"},
+		{"--help", 0, "usage: mesh-fill serve"},
+		{"serve --no-such-flag", 2, "mesh-fill: flag provided but not defined"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+		cmd.Env = append(os.Environ(), "MESH_FILL_ARGS="+tc.args)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(string(out), tc.says) || strings.Contains(string(out), "help requested") {
+			t.Errorf("mesh-fill %s: exit %d, want %d, saying %q:\n%s", tc.args, code, tc.code, tc.says, out)
 		}
 	}
 }
