@@ -27,6 +27,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 	var reasons []string
 	var archive *graph.Node
 	var tmpls map[string]*Template
+	var declared []*graph.Node
 	if mod.asg == nil {
 		reasons = append(reasons, mod.planErr)
 	} else if p := &mod.asg.Provisioning; len(p.Files)+len(p.Items) > 0 {
@@ -46,6 +47,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 		m.g.Set(mod.plan, m.planValue(mod))
 		if archive == nil || tmpls != nil {
 			m.wireFiles(mod, archive, tmpls)
+			declared = m.wireDeclaredSecrets(mod)
 		} else {
 			m.wireWaitingFiles(mod, archive)
 		}
@@ -54,7 +56,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 	if archive != nil {
 		inputs = append(inputs, archive)
 	}
-	inputs = append(append(inputs, mod.files...), mod.items...)
+	inputs = append(append(append(inputs, mod.files...), mod.items...), declared...)
 	mod.node = m.derived(graph.Key{Kind: KindModule, Name: mod.name}, computeModule, inputs, &Origin{Module: mod.name})
 	mod.owning[mod.node] = true
 
@@ -229,6 +231,30 @@ func (m *NodeGraph) wireWaitingFiles(mod *module, archive *graph.Node) {
 		mod.items = append(mod.items, n)
 		mod.owning[n] = true
 	}
+}
+
+// wireDeclaredSecrets: a secret the plan declares (a secrets[] entry, a
+// named provisions entry) that no template names and no path writes is
+// asked all the same (SPEC §4.2: each secret a plan names; the vault acts
+// on a credential's form), and the module waits for it as for a value of
+// its files. It returns their need nodes.
+func (m *NodeGraph) wireDeclaredSecrets(mod *module) []*graph.Node {
+	p := &mod.asg.Provisioning
+	var out []*graph.Node
+	add := func(name string) {
+		if ph := (Placeholder{Kind: spec.Secret, Name: name}); mod.wiring[ph] == nil {
+			out = append(out, m.needNode(mod, ph))
+		}
+	}
+	for _, s := range p.Secrets {
+		add(s.Name)
+	}
+	for _, pr := range p.Provisions {
+		if pr.Name != "" {
+			add(pr.Name)
+		}
+	}
+	return out
 }
 
 // needKey is the key of a module's need node for placeholder ph.

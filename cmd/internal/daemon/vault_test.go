@@ -342,3 +342,40 @@ func TestAConfigValueHoldingASecretPlaceholderIsWrittenLiterally(t *testing.T) {
 		t.Fatal("a need was recorded for a placeholder inside a value")
 	}
 }
+
+// A secret the plan declares (an own secret, a named provisions entry)
+// that no template names and no path writes is asked all the same (SPEC
+// §4.2: "for each secret a plan names"; the vault acts on a credential's
+// form), and the module waits for it by name until the vault holds it.
+func TestADeclaredSecretNoTemplateNamesIsAskedAndWaitedFor(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", nodes.Plan{
+		Files:      []nodes.FileSpec{{Path: "/etc/app/plain.conf", Template: "plain"}},
+		Secrets:    []nodes.SecretSpec{{Name: "unused"}},
+		Provisions: []nodes.ProvisionSpec{{Name: "tok", Provision: "gitea-read", Provider: "gitea", Credential: "token"}},
+	}, map[string]string{"plain": "model = ${config:model}\n"})
+	v := m.devVault()
+	own, prov := "own/app/unused", spec.ProvisionSecretName("gitea", "gitea-read", "ace", "app", "")
+	m.client("ace")
+	bustest.Eventually(m.t, 10*time.Second, func() error {
+		r, _ := m.report("ace", "app")
+		w := waitingText(r)
+		if r["state"] != "waiting" || !contains(w, own) || !contains(w, prov) {
+			return fmt.Errorf("report %v", r)
+		}
+		return nil
+	})
+	if need, _ := m.get(spec.NeedsBucket, "ace.app.secret.unused"); !contains(need, `"state":"waiting"`) {
+		t.Fatalf("need %s", need)
+	}
+	v.Set(t.Context(), own, []byte("s-1"))
+	v.Set(t.Context(), prov, []byte("t-1"))
+	m.waitState("ace", "app", "applied")
+	m.waitFile("/etc/app/plain.conf", "model = opus\n")
+	for _, a := range v.Asks() {
+		if a.Secret == prov && a.Credential != "token" {
+			t.Errorf("the provisions entry was asked with form %q", a.Credential)
+		}
+	}
+}
