@@ -69,7 +69,14 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		return err
 	}
 	asg, perr := ParseAssignment(key, data)
-	m.index(key, asg)
+	bind := asg
+	if asg == nil && !errors.Is(perr, ErrNoPlan) {
+		// A plan refused for another reason still binds its consumers,
+		// as it does read from any other node: whether a consumer is
+		// listed does not hang on which node its plan is on.
+		bind, _ = parseBindings(node, name, data)
+	}
+	m.index(key, bind)
 	switch {
 	case errors.Is(perr, ErrNoPlan):
 		m.forgetOffers(key, name)

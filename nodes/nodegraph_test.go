@@ -3,6 +3,7 @@ package nodes
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,6 +272,33 @@ func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing
 	m.Stabilize()
 	if got := string(file(m, "zsh", "/etc/zsh").Value.mustBytes()); got != "# a\n\n" {
 		t.Fatalf("an empty item: %q", got)
+	}
+}
+
+// A consumer's plan refused for a reason that is not its binding (a bad
+// mode) binds it all the same, on this node as on any other: whether a
+// consumer is listed does not hang on where its plan is.
+func TestARefusedPlanBindsItsConsumerOnAnyNode(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.gitea", planJSON("ace", "gitea", Plan{
+		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []Offer{{Provision: "gitea-read"}}}))
+	m.SetArchive("gitea", digestA, map[string][]byte{"c": []byte("${consumers:gitea-read}")})
+	bad := func(node string) []byte {
+		return planJSON(node, "cc", Plan{
+			Files:      []FileSpec{{Path: "/etc/cc/x", Template: "x", Mode: "bogus"}},
+			Provisions: []ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}}})
+	}
+	m.Put(spec.AssignmentsBucket, "ace.cc", bad("ace"))
+	m.Put(spec.AssignmentsBucket, "g14.cc", bad("g14"))
+	wanted := m.TakeNewSecrets()
+	slices.Sort(wanted)
+	if want := []string{"pair/gitea/gitea-read/ace/cc", "pair/gitea/gitea-read/g14/cc"}; !slices.Equal(wanted, want) {
+		t.Fatalf("asked for %v, want %v", wanted, want)
+	}
+	m.Stabilize()
+	if v := m.View("cc"); v == nil || v.State != graph.Failed {
+		t.Fatalf("the refused plan's module: %+v", v)
 	}
 }
 
