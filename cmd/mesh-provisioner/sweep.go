@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,8 +14,13 @@ import (
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
+
+// sweepInbox is the reply prefix the sweep connects with: the server's
+// (nodes/spec RightsOf), so the server's creds work with it.
+const sweepInbox = "_INBOX.mesh-provisioner"
 
 // sweepTimeout bounds the whole sweep: connecting, and every page.
 const sweepTimeout = time.Minute
@@ -38,8 +44,19 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
+	// A request the bus refuses (a permissions violation: these creds may
+	// not publish the verb or subscribe to the reply inbox) is never
+	// answered; the violation comes to the error handler, which ends the
+	// sweep at once with the bus's reason.
+	refusedCtx, refuse := context.WithCancelCause(context.Background())
+	defer refuse(nil)
 	opts := []nats.Option{nats.Name("mesh-provisioner sweep"), nats.Timeout(5 * time.Second),
-		nats.CustomInboxPrefix("_INBOX.mesh-provisioner"), nats.NoReconnect()}
+		nats.CustomInboxPrefix(sweepInbox), nats.NoReconnect(),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				refuse(err)
+			}
+		})}
 	if *creds != "" {
 		opts = append(opts, nats.UserCredentials(*creds))
 	}
@@ -49,10 +66,15 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), sweepTimeout)
+	ctx, cancel := context.WithTimeout(refusedCtx, sweepTimeout)
 	defer cancel()
 	r, err := server.AskSweep(ctx, nc, *node, *module, stoodAfter.String())
 	if err != nil {
+		if cause := context.Cause(refusedCtx); cause != nil {
+			fmt.Fprintf(stderr, "mesh-provisioner sweep: the bus refused the sweep: %v (the sweep needs the right to publish %s and to subscribe to %s.>, as the server's creds have)\n",
+				cause, spec.QuerySubject, sweepInbox)
+			return 2
+		}
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}

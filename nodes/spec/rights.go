@@ -184,12 +184,30 @@ func serverRights() Rights {
 		pub = append(pub, Rule{Subjects: kvManage(b)})
 	}
 	pub = append(pub, Rule{Why: AssignmentsBucket + ": read only, for the sweep (which modules are assigned, who provides what)",
-		Subjects: kvRead(AssignmentsBucket, "")})
+		Subjects: kvRead(AssignmentsBucket, "")},
+		Rule{Why: "its own verb: mesh-provisioner sweep runs with these creds (from a cron job or a CI step, SPEC §6.2)",
+			Subjects: []string{QuerySubject}})
 	return Rights{Role: RoleServer, User: "mesh-provisioner", Inbox: "_INBOX.mesh-provisioner",
-		Comment:        "mesh-provisioner, the server: owns its four buckets (creates them, writes the registry), reads every node's needs, applied and collect keys and the assignments (for the sweep), answers " + QuerySubject,
-		Publish:        pub,
-		Subscribe:      []Rule{{Subjects: []string{"_INBOX.mesh-provisioner.>", QuerySubject}}},
+		Comment: "mesh-provisioner, the server: owns its four buckets (creates them, writes the registry), reads every node's needs, applied and collect keys and the assignments (for the sweep), answers " + QuerySubject + " (and may ask it: the sweep command runs with these rights)",
+		Publish: pub,
+		Subscribe: []Rule{
+			{Subjects: []string{"_INBOX.mesh-provisioner.>", QuerySubject}},
+			{Why: "JetStream's advisory that one of its four buckets was deleted, so it makes the bucket again at once",
+				Subjects: bucketDeletedAdvisories(RegistryBucket, NeedsBucket, AppliedBucket, CollectBucket)},
+		},
 		AllowResponses: true}
+}
+
+// BucketDeletedAdvisory is the subject JetStream announces on that bucket
+// b's stream was deleted.
+func BucketDeletedAdvisory(b string) string { return "$JS.EVENT.ADVISORY.STREAM.DELETED.KV_" + b }
+
+func bucketDeletedAdvisories(buckets ...string) []string {
+	out := make([]string, len(buckets))
+	for i, b := range buckets {
+		out[i] = BucketDeletedAdvisory(b)
+	}
+	return out
 }
 
 func providerRights(p string) Rights {

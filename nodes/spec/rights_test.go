@@ -54,6 +54,33 @@ func TestRightsFollowSPECr2(t *testing.T) {
 	if slices.Contains(server.PublishAllow(), "$KV."+NeedsBucket+".>") {
 		t.Error("the server writes needs")
 	}
+	// SPEC §6.2: mesh-provisioner sweep runs with the server's creds (it
+	// connects with the server's inbox prefix).
+	if !slices.Contains(server.PublishAllow(), QuerySubject) || !strings.HasPrefix("_INBOX.mesh-provisioner.x", server.Inbox) {
+		t.Errorf("the server cannot ask its own verb (publish %q, inbox %q)", server.PublishAllow(), server.Inbox)
+	}
+	// It hears that one of its buckets was deleted, and of no other stream.
+	for _, b := range []string{RegistryBucket, NeedsBucket, AppliedBucket, CollectBucket} {
+		if !slices.Contains(server.SubscribeAllow(), "$JS.EVENT.ADVISORY.STREAM.DELETED.KV_"+b) {
+			t.Errorf("the server does not hear that %s was deleted", b)
+		}
+	}
+	for _, s := range server.SubscribeAllow() {
+		if strings.HasPrefix(s, "$JS.EVENT.") && !strings.HasPrefix(s, "$JS.EVENT.ADVISORY.STREAM.DELETED.KV_mesh-provisioner_") {
+			t.Errorf("the server hears %s", s)
+		}
+	}
+	// Who may ask the verb: the server (and the lab, unrestricted); no other role.
+	for _, r := range mustFleet(t) {
+		if r.Unrestricted || r.Role == RoleServer {
+			continue
+		}
+		if slices.ContainsFunc(r.PublishAllow(), func(s string) bool {
+			return s == QuerySubject || s == ">" || s == "mesh-provisioner.>" || s == "mesh-provisioner.*"
+		}) {
+			t.Errorf("%s may ask %s", r.User, QuerySubject)
+		}
+	}
 	if !must(RightsOf(RoleLab, "", nil)).Unrestricted {
 		t.Error("the lab is restricted")
 	}
@@ -95,4 +122,13 @@ func TestFleetListsEveryUserOnce(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("Fleet users %q, want %q", names, want)
 	}
+}
+
+func mustFleet(t *testing.T) []Rights {
+	t.Helper()
+	users, err := Fleet([]string{"ace", "g14"}, []string{"gitea"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return users
 }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	natsd "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus/auth"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// exampleBus is a bus whose users have exactly the rights the project
+// generates (nodes/spec RightsOf): the password users of
+// examples/nats/server.conf, or JWT users of an operator made from them.
+// login gives the sweep command's flags that log in as a user, and
+// config the server's.
+type exampleBus struct {
+	s      *natsd.Server
+	login  func(user string) []string
+	config func(user string) server.Config
+}
+
+func startExampleBus(t *testing.T, jwtUsers bool) exampleBus {
+	t.Helper()
+	if !jwtUsers {
+		o, err := natsd.ProcessConfigFile("../../examples/nats/server.conf")
+		if err != nil {
+			t.Fatalf("examples/nats/server.conf: %v", err)
+		}
+		o.Host, o.Port = "127.0.0.1", -1
+		o.HTTPHost, o.HTTPPort = "", 0
+		o.StoreDir = t.TempDir()
+		s := bustest.Run(t, o)
+		urlOf := func(user string) string {
+			u, _ := url.Parse(s.ClientURL())
+			u.User = url.UserPassword(user, auth.DevPassword(user))
+			return u.String()
+		}
+		return exampleBus{s: s,
+			login:  func(user string) []string { return []string{"--nats", urlOf(user)} },
+			config: func(user string) server.Config { return server.Config{NATSURL: urlOf(user)} }}
+	}
+	op, err := auth.NewOperator("example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bustest.Options(t)
+	o.Host = "127.0.0.1"
+	if err := op.Configure(&o); err != nil {
+		t.Fatal(err)
+	}
+	s := bustest.Run(t, &o)
+	users, err := spec.Fleet([]string{"ace", "g14"}, []string{"gitea"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	creds := map[string]string{}
+	for _, r := range users {
+		c, err := op.Creds(r, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds[r.User] = filepath.Join(dir, r.User+".creds")
+		if err := os.WriteFile(creds[r.User], c, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return exampleBus{s: s,
+		login: func(user string) []string { return []string{"--nats", s.ClientURL(), "--creds", creds[user]} },
+		config: func(user string) server.Config {
+			return server.Config{NATSURL: s.ClientURL(), Creds: creds[user]}
+		}}
+}
+
+// TestSweepWithTheServersRights: with the rights the project generates,
+// the server's account may ask the verb (mesh-provisioner sweep runs with
+// the server's creds, SPEC §6.2) and the server runs without a refusal
+// (its buckets, the registry, the advisory of a deleted bucket); a
+// client's account may not (§2.3 r2), and the sweep says so at once with
+// the bus's reason, exit 2, rather than at its timeout.
+func TestSweepWithTheServersRights(t *testing.T) {
+	for _, mode := range []string{"config users", "JWT users"} {
+		t.Run(mode, func(t *testing.T) {
+			bus := startExampleBus(t, mode == "JWT users")
+			var logs bustest.Buffer
+			cfg := bus.config("mesh-provisioner")
+			cfg.Log = zerolog.New(&logs)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- server.Run(ctx, cfg) }()
+			t.Cleanup(func() { cancel(); <-done })
+
+			var code int
+			var out, errs string
+			bustest.Eventually(t, 10*time.Second, func() error {
+				code, out, errs = runSweep(bus.login("mesh-provisioner")...)
+				if code != 0 {
+					return fmt.Errorf("sweep as mesh-provisioner: exit %d\n%s%s", code, out, errs)
+				}
+				return nil
+			})
+			if !strings.Contains(out, "modules 0") {
+				t.Errorf("sweep as mesh-provisioner:\n%s", out)
+			}
+
+			for _, user := range []string{"provisioner-ace", "toolrunner-ace", "gitea"} {
+				start := time.Now()
+				code, out, errs := runSweep(bus.login(user)...)
+				took := time.Since(start)
+				t.Logf("sweep as %s: exit %d after %v: %s", user, code, took.Round(time.Millisecond), errs)
+				if code != 2 || !strings.Contains(errs, "Permissions Violation") || out != "" {
+					t.Errorf("sweep as %s: exit %d, stdout %q, stderr %q; want 2 and the bus's refusal", user, code, out, errs)
+				}
+				if took > 5*time.Second {
+					t.Errorf("sweep as %s took %v to fail: it waited for its timeout", user, took)
+				}
+			}
+
+			// The server hears that a bucket of its own was deleted and
+			// makes it again, with these rights.
+			lab := bustest.Connect(t, bus.s, labLogin(t, bus)...)
+			js, err := jetstream.New(lab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := js.DeleteKeyValue(context.Background(), spec.NeedsBucket); err != nil {
+				t.Fatal(err)
+			}
+			bustest.Eventually(t, 5*time.Second, func() error {
+				_, err := js.KeyValue(context.Background(), spec.NeedsBucket)
+				return err
+			})
+			if strings.Contains(logs.String(), "ermission") {
+				t.Errorf("the server was refused something:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// labLogin is the nats options of the unrestricted lab user of bus.
+func labLogin(t *testing.T, bus exampleBus) []nats.Option {
+	t.Helper()
+	args := bus.login("lab")
+	if len(args) == 4 {
+		return []nats.Option{nats.UserCredentials(args[3])}
+	}
+	return []nats.Option{nats.UserInfo("lab", auth.DevPassword("lab"))}
+}
