@@ -19,6 +19,12 @@ var Buckets = []string{spec.RegistryBucket, spec.NeedsBucket, spec.AppliedBucket
 // exist yet, with History 1 and the given replicas (at least 1). A bucket
 // that exists is left exactly as it is, whatever its configuration.
 func EnsureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	_, err := ensureBuckets(ctx, js, replicas)
+	return err
+}
+
+// ensureBuckets is EnsureBuckets saying which buckets it created.
+func ensureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) (created []string, err error) {
 	if replicas < 1 {
 		replicas = 1
 	}
@@ -28,7 +34,7 @@ func EnsureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) er
 			continue
 		}
 		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return fmt.Errorf("looking for bucket %s: %w", name, err)
+			return created, fmt.Errorf("looking for bucket %s: %w", name, err)
 		}
 		_, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      name,
@@ -41,10 +47,11 @@ func EnsureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) er
 				// Made meanwhile by another server: leave it be.
 				continue
 			}
-			return fmt.Errorf("creating bucket %s: %w", name, err)
+			return created, fmt.Errorf("creating bucket %s: %w", name, err)
 		}
+		created = append(created, name)
 	}
-	return nil
+	return created, nil
 }
 
 func description(bucket string) string {

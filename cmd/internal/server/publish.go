@@ -58,23 +58,48 @@ var retryAfterFailure = 5 * time.Second
 // RunRegistry publishes Registry() to kv at once and then every interval
 // (after a failure, again within retryAfterFailure), until ctx ends.
 func RunRegistry(ctx context.Context, kv jetstream.KeyValue, every time.Duration, log zerolog.Logger) {
-	runRegistry(ctx, kv, every, log, nil)
+	registryLoop{kv: kv, every: every, log: log}.run(ctx)
 }
 
-// runRegistry is RunRegistry counting its writes in stats (nil: not counted).
-func runRegistry(ctx context.Context, kv jetstream.KeyValue, every time.Duration, log zerolog.Logger, stats *Stats) {
+// kickGap is how soon after a pass a kick (a bucket deleted, the bus back)
+// may start the next one: a burst of kicks makes one pass a second at most.
+var kickGap = time.Second
+
+// registryLoop is RunRegistry with the server's extras: stats counts its
+// writes (nil: not counted); ensure, when set, makes the provisioner's
+// buckets again where one is missing before every pass but the first (the
+// server ensured them just before), so a bucket lost while the server runs
+// (deleted, a JetStream store wiped) is there again at the next interval at
+// the latest, and within retryAfterFailure of a pass that failed; a
+// receive on kick starts a pass at once (no sooner than kickGap after the
+// last one).
+type registryLoop struct {
+	kv     jetstream.KeyValue
+	every  time.Duration
+	log    zerolog.Logger
+	stats  *Stats
+	ensure func(context.Context) error
+	kick   <-chan struct{}
+}
+
+func (r registryLoop) run(ctx context.Context) {
+	log, kv := r.log, r.kv
+	every := r.every
 	if every <= 0 {
 		every = time.Hour
 	}
-	for {
+	for pass := 0; ; pass++ {
 		wait := every
-		pctx, cancel := context.WithTimeout(ctx, time.Minute)
-		written, deleted, err := PublishRegistry(pctx, kv, Registry())
-		cancel()
-		stats.published(written, deleted)
+		last := time.Now()
+		written, deleted, kicked, err := r.pass(ctx, pass > 0)
+		r.stats.published(written, deleted)
 		switch {
 		case ctx.Err() != nil:
 			return
+		case kicked:
+			// A kick while the pass ran cut it short (a bucket deleted
+			// under it, whose read would wait for it): another pass at once.
+			log.Debug().Err(err).Str("bucket", kv.Bucket()).Msg("registry pass kicked: another at once")
 		case err != nil:
 			log.Error().Err(err).Str("bucket", kv.Bucket()).Msg("registry not published")
 			wait = min(every, retryAfterFailure)
@@ -83,12 +108,51 @@ func runRegistry(ctx context.Context, kv jetstream.KeyValue, every time.Duration
 		default:
 			log.Debug().Str("bucket", kv.Bucket()).Msg("registry unchanged")
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+		if !kicked {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+				continue
+			case <-r.kick:
+				t.Stop()
+			}
+		}
+		if gap := kickGap - time.Since(last); gap > 0 {
+			t := time.NewTimer(gap)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
 	}
+}
+
+// pass is one pass: the buckets ensured (when ensure), then the registry
+// published. A kick while it runs cancels it (kicked true).
+func (r registryLoop) pass(ctx context.Context, ensure bool) (written, deleted int, kicked bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	done, watched := make(chan struct{}), make(chan bool, 1)
+	go func() {
+		select {
+		case <-r.kick: // nil without kicks: waits for done alone
+			cancel()
+			watched <- true
+		case <-done:
+			watched <- false
+		}
+	}()
+	if r.ensure != nil && ensure {
+		err = r.ensure(pctx)
+	}
+	if err == nil {
+		written, deleted, err = PublishRegistry(pctx, r.kv, Registry())
+	}
+	close(done)
+	return written, deleted, <-watched, err
 }

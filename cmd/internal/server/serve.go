@@ -39,12 +39,14 @@ type Config struct {
 const drainTimeout = 10 * time.Second
 
 // Run is the provisioner server: it connects to the bus (reconnecting
-// forever, with backoff), creates the provisioner's buckets where absent,
-// publishes the registry at start and every cfg.RegistryEvery, and answers
-// the verb until ctx ends; then it stops answering and drains the
-// connection. With cfg.Metrics it serves /metrics there (SPEC §6.3); an
-// address it cannot listen on is an error at once. It returns nil after a
-// clean stop.
+// forever, with backoff), creates the provisioner's buckets where absent
+// (at start, and again whenever one is lost while it runs: at once when
+// JetStream announces its deletion or the bus comes back, else at the
+// registry's next pass), publishes the registry at start and every
+// cfg.RegistryEvery, and answers the verb until ctx ends; then it stops
+// answering and drains the connection. With cfg.Metrics it serves
+// /metrics there (SPEC §6.3); an address it cannot listen on is an error
+// at once. It returns nil after a clean stop.
 func Run(ctx context.Context, cfg Config) error {
 	log := cfg.Log
 	if cfg.RegistryEvery <= 0 {
@@ -59,6 +61,16 @@ func Run(ctx context.Context, cfg Config) error {
 		defer metricsLn.Close()
 	}
 	closed := make(chan struct{})
+	// kick asks the registry writer for a pass at once, which first makes
+	// any of the four buckets that is missing: sent when JetStream says one
+	// was deleted and when the bus comes back (its store may be new).
+	kick := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
 	opts := []nats.Option{
 		nats.Name("mesh-provisioner"),
 		nats.CustomInboxPrefix("_INBOX.mesh-provisioner"), // the example permissions give each user its own inbox
@@ -76,6 +88,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("bus reconnected")
+			poke()
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			log.Error().Err(err).Msg("bus error")
@@ -143,7 +156,27 @@ func Run(ctx context.Context, cfg Config) error {
 		})
 		log.Info().Str("addr", metricsLn.Addr().String()).Msg("serving /metrics")
 	}
-	wg.Go(func() { runRegistry(wctx, kv, cfg.RegistryEvery, log, stats) })
+	for _, b := range Buckets {
+		// A refused subscription (a configuration made before the right was
+		// granted) is said by the error handler; the registry's interval
+		// still makes the bucket again.
+		subj := spec.BucketDeletedAdvisory(b)
+		if _, err := nc.Subscribe(subj, func(*nats.Msg) {
+			log.Warn().Str("bucket", b).Msg("provisioner bucket deleted; making it again")
+			poke()
+		}); err != nil {
+			log.Warn().Err(err).Str("subject", subj).Msg("not watching for the bucket's deletion")
+		}
+	}
+	ensure := func(ctx context.Context) error {
+		created, err := ensureBuckets(ctx, js, cfg.Replicas)
+		for _, b := range created {
+			log.Warn().Str("bucket", b).Msg("provisioner bucket was missing: made again")
+		}
+		return err
+	}
+	reg := registryLoop{kv: kv, every: cfg.RegistryEvery, log: log, stats: stats, ensure: ensure, kick: kick}
+	wg.Go(func() { reg.run(wctx) })
 	stop, err := serveQueryWith(ctx, nc, js, log, sweeps, stats)
 	if err != nil {
 		stopWork()
