@@ -56,7 +56,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 	s := &sweeper{p: p, now: now, owners: map[string]string{}, plans: map[NodeModule]assigned{},
 		res:    &sweepResult{at: now, needs: map[needLabels]int{}, modules: map[string]int{}},
 		groups: map[groupKey]*group{}}
-	s.res.reply = SweepReply{What: "sweep", At: now.UTC().Format(time.RFC3339), StoodAfter: p.StoodAfter.String(),
+	s.res.reply = SweepReply{What: "sweep", At: now.UTC().Format(time.RFC3339Nano), StoodAfter: p.StoodAfter.String(),
 		Findings: []Finding{}, Orphans: []Orphan{}}
 
 	steps := []struct {

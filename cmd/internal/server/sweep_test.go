@@ -113,6 +113,12 @@ func TestSweepGroupsOrdersAndJudges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Two sweeps in one second are told apart by their at (a page of one
+	// is never joined to the other's).
+	r2, err := sweep(testCtx(t), js, SweepParams{StoodAfter: 500 * time.Millisecond}, now.Add(time.Millisecond))
+	if err != nil || r2.reply.At == r.reply.At {
+		t.Fatalf("two sweeps a millisecond apart both say at %q (%v)", r.reply.At, err)
+	}
 	got := lines(r.reply)
 	want := strings.Join([]string{
 		"failed|gitea|bound gitea-read:url|2|ace/claude-code,g14/claude-code",
