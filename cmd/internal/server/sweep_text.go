@@ -63,7 +63,11 @@ func WriteSweep(w io.Writer, r SweepReply) {
 		}
 		fmt.Fprintf(w, "missing buckets (judged as empty): %s\n", strings.Join(b, ", "))
 	}
-	fmt.Fprintf(w, "swept at %s\n", control.Escape(r.At))
+	when := control.Escape(r.At)
+	if !at.IsZero() {
+		when = at.UTC().Format(time.RFC3339) // to the second, for people
+	}
+	fmt.Fprintf(w, "swept at %s\n", when)
 }
 
 // ago is a duration for people: 2h10m, 4m12s, 35s.
