@@ -103,9 +103,9 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		mod = &module{name: name, key: key}
 		m.mods[name] = mod
 	}
-	oldDigest := ""
+	oldDigest, oldRef := "", ""
 	if mod.asg != nil {
-		oldDigest = mod.asg.Provisioning.Templates.Digest
+		oldDigest, oldRef = mod.asg.Provisioning.Templates.Digest, mod.asg.Provisioning.Templates.Ref
 	}
 	m.formsMoved(name, mod.asg, asg)
 	mod.asg, mod.planErr = asg, ""
@@ -114,12 +114,18 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 	}
 	if asg != nil {
 		t := asg.Provisioning.Templates
-		if t.Digest != oldDigest {
+		used := len(asg.Provisioning.Files)+len(asg.Provisioning.Items) > 0
+		switch held, ok := m.archives[name]; {
+		case t.Digest != oldDigest:
 			delete(m.archives, name)
 			defer m.pruneParsed()
-			if len(asg.Provisioning.Files)+len(asg.Provisioning.Items) > 0 {
+			if used {
 				m.newArchives = append(m.newArchives, ArchiveWant{Module: name, Ref: t.Ref, Digest: t.Digest})
 			}
+		case t.Ref != oldRef && used && (!ok || held.state != graph.Ready):
+			// The same archive, not got yet, now looked for elsewhere: from
+			// there (the fetch from the old ref stops: WantsArchive).
+			m.newArchives = append(m.newArchives, ArchiveWant{Module: name, Ref: t.Ref, Digest: t.Digest})
 		}
 	}
 	m.rebuild(mod)

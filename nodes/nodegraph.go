@@ -182,9 +182,15 @@ func (m *NodeGraph) existing(kind, name string) *graph.Node {
 	return m.g.Node(graph.Key{Kind: kind, Name: name})
 }
 
-// WantsArchive says whether module's plan still names the archive digest
-// (a fetch for a plan that moved on is dropped).
-func (m *NodeGraph) WantsArchive(module, digest string) bool {
-	mod := m.mods[module]
-	return mod != nil && mod.asg != nil && mod.asg.Provisioning.Templates.Digest == digest
+// WantsArchive says whether w's module's plan still names w's archive, by
+// ref and digest (a fetch for a plan that moved on is dropped). An archive
+// got from an older ref is still used if its digest is the plan's
+// (setArchive).
+func (m *NodeGraph) WantsArchive(w ArchiveWant) bool {
+	mod := m.mods[w.Module]
+	if mod == nil || mod.asg == nil {
+		return false
+	}
+	t := mod.asg.Provisioning.Templates
+	return t.Digest == w.Digest && t.Ref == w.Ref
 }

@@ -110,3 +110,33 @@ func TestAnArchiveOfTheWrongDigestIsFetchedAgainUntilTheRightOneLands(t *testing
 		})
 	}
 }
+
+// A plan that moves its archive to another ref, the digest kept, has it
+// fetched from there: the fetch from the old ref, which holds the wrong
+// bytes, stops, and the module is applied from the new one.
+func TestAnArchiveMovedToAnotherRefIsFetchedFromThere(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.web.model", "opus")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "vanilla")
+	rightRef, digest := m.archive("web", webTemplates)
+	oldRef, _ := m.archive("web-older", map[string]string{"a": "older\n", "b": "b\n", "c": "c\n"})
+
+	p := webPlan()
+	p.Templates.Ref, p.Templates.Digest = oldRef, digest
+	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: "web", Provisioning: p})
+	m.put(spec.AssignmentsBucket, "ace.web", string(b))
+	m.client("ace")
+	if r := m.waitState("ace", "web", "failed"); !contains(fmt.Sprint(r["reason"]), "digest mismatch") {
+		t.Fatalf("report %v", r)
+	}
+
+	p.Templates.Ref = rightRef
+	b, _ = json.Marshal(nodes.Assignment{Node: "ace", Module: "web", Provisioning: p})
+	m.put(spec.AssignmentsBucket, "ace.web", string(b))
+	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+	m.waitState("ace", "web", "applied")
+	m.settle()
+	if r, _ := m.report("ace", "web"); r["state"] != "applied" {
+		t.Fatalf("the old ref's fetch still reports: %v", r)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
-	"github.com/novox/mesh-provisioner/nodes"
 )
 
 // maxBatch bounds how many events one stabilization takes in, so a flood
@@ -172,7 +171,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	}
 	// What no plan reads any more is asked and fetched no more.
 	d.asker.Retain(d.mesh.WantsSecret)
-	d.fetcher.Retain(func(w nodes.ArchiveWant) bool { return d.mesh.WantsArchive(w.Module, w.Digest) })
+	d.fetcher.Retain(d.mesh.WantsArchive)
 	for _, name := range d.mesh.TakeNewSecrets() {
 		if d.mesh.WantsSecret(name) {
 			d.asker.Ask(name, d.mesh.CredentialOf(name))
@@ -212,7 +211,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 // fetchArchives fetches the templates archives newly named by a plan.
 func (d *Daemon) fetchArchives() {
 	for _, w := range d.mesh.TakeNewArchives() {
-		if d.mesh.WantsArchive(w.Module, w.Digest) {
+		if d.mesh.WantsArchive(w) {
 			d.fetcher.Fetch(w)
 		}
 	}
