@@ -119,6 +119,11 @@ func TestConsumersListBindingsInKeyThenProvisionsOrderAndFollowBindUnbind(t *tes
 	if got := mode(t, m, "/etc/gitea/consumers.json"); got != "0600" {
 		t.Errorf("consumers file mode %s, want 0600", got)
 	}
+	for _, a := range v.Asks() { // asked in the client's own name, for the provider module
+		if a.Subject != "mesh-vault.get.provisioner.ace" || a.Node != "ace" || a.Module != "gitea" {
+			t.Errorf("ask of %s on %s said node %q, module %q", a.Secret, a.Subject, a.Node, a.Module)
+		}
+	}
 	r := m.waitState("ace", "gitea", "applied")
 	if d := reportDigests(r)["/etc/gitea/consumers.json"]; !contains(d, "hmac-sha256:") {
 		t.Errorf("consumers file digest %q", d)

@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,9 +17,15 @@ import (
 // appliedEvents records the subjects of every prov.applied event of node.
 func (m *mesh) appliedEvents(node string) func() []string {
 	m.t.Helper()
+	return m.subjects("prov.applied." + node + ".>")
+}
+
+// subjects records the subject of every message on subject (a wildcard).
+func (m *mesh) subjects(subject string) func() []string {
+	m.t.Helper()
 	var mu sync.Mutex
 	var subjects []string
-	sub, err := m.nc.Subscribe("prov.applied."+node+".>", func(msg *nats.Msg) {
+	sub, err := m.nc.Subscribe(subject, func(msg *nats.Msg) {
 		mu.Lock()
 		subjects = append(subjects, msg.Subject)
 		mu.Unlock()
@@ -53,7 +60,7 @@ func (m *mesh) keysUnder(bucket, prefix string) []string {
 // a plan's value (taken from the key).
 func TestAnAssignmentWithoutProvisioningIsNoModule(t *testing.T) {
 	m := newMesh(t)
-	events := m.appliedEvents("ace")
+	events, changed := m.appliedEvents("ace"), m.subjects("prov.changed.ace.>")
 	m.put(spec.AssignmentsBucket, "ace.other", `{"node":"ace","module":"other","runs":{"unit":"other.service"}}`)
 	m.put(spec.AssignmentsBucket, "ace.bare", `{}`)
 	// web's value without node and module: they are the key's.
@@ -74,10 +81,13 @@ func TestAnAssignmentWithoutProvisioningIsNoModule(t *testing.T) {
 			t.Errorf("%s has needs %v", mod, keys)
 		}
 	}
-	for _, s := range events() {
-		if s != "prov.applied.ace.web" {
+	for _, s := range append(events(), changed()...) {
+		if s != "prov.applied.ace.web" && s != "prov.changed.ace.web" {
 			t.Errorf("event on %s", s)
 		}
+	}
+	if !slices.Contains(changed(), "prov.changed.ace.web") {
+		t.Errorf("no prov.changed for web at start: %v", changed())
 	}
 	if !contains(m.logs.String(), `not the provisioner's`) {
 		t.Errorf("no log line says an assignment was ignored")

@@ -172,6 +172,11 @@ func TestOwnAndProvisionedSecretsFillTheirFilesAskedOnce(t *testing.T) {
 	if n := len(v.Asks()); n != 2 {
 		t.Errorf("%d vault asks in all, want 2: %v", n, v.Asks())
 	}
+	for _, a := range v.Asks() { // SPEC §4.2's request: the node, and the module the secret is for
+		if a.Subject != "mesh-vault.get.provisioner.ace" || a.Node != "ace" || a.Module != "app" {
+			t.Errorf("ask of %s on %s said node %q, module %q", a.Secret, a.Subject, a.Node, a.Module)
+		}
+	}
 }
 
 func TestARotatedSecretRefillsOnlyTheFilesNamingIt(t *testing.T) {
