@@ -103,3 +103,46 @@ func (m *mesh) busUp() {
 	m.s = bustest.Start(m.t, m.again)
 	m.connect()
 }
+
+// A vault name still waiting (absent) when the bus goes away is asked
+// again once it is back, like one held (SPEC §4.2 r2: "every vault name
+// it holds or waits for"), not only at its next backoff.
+func TestANameStillWaitingIsAskedAgainWhenTheBusIsBack(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	vc, err := nats.Connect(m.s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(vc.Close)
+	js, _ := jetstream.New(vc)
+	v := devvault.New(zerolog.New(m.logs))
+	if err := v.Start(vc, js); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Stop)
+	v.Set(t.Context(), provApp, []byte("t-456")) // ownApp stays absent
+	// A backoff longer than the test: any second ask is the reconnect's.
+	m.client("ace", func(c *Config) {
+		c.ReaskSpread, c.BackoffMin, c.BackoffMax = 300*time.Millisecond, time.Hour, time.Hour
+	})
+	m.waitState("ace", "app", "waiting")
+	bustest.Eventually(m.t, 5*time.Second, func() error {
+		if n := v.AskCount(ownApp); n != 1 {
+			return fmt.Errorf("%s asked %d times", ownApp, n)
+		}
+		return nil
+	})
+
+	m.busDown()
+	m.busUp()
+	bustest.Eventually(m.t, 15*time.Second, func() error {
+		if n := v.AskCount(ownApp); n < 2 {
+			return fmt.Errorf("%s asked %d times since the start, want again since the bus came back", ownApp, n)
+		}
+		return nil
+	})
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	m.waitState("ace", "app", "applied")
+}
