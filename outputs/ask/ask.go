@@ -6,7 +6,9 @@ package ask
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 
@@ -39,6 +41,10 @@ const timeout = 5 * time.Second
 func Serve(ctx context.Context, nc *nats.Conn, node string, lookup Lookup) (stop func(), err error) {
 	sub, err := nc.Subscribe(spec.AskSubject(node), func(msg *nats.Msg) {
 		b, _ := json.Marshal(Answer(ctx, node, msg.Data, lookup))
+		if limit := nc.MaxPayload(); limit > 0 && int64(len(b)) > limit {
+			// Too large to answer on the bus: said, not left unanswered.
+			b, _ = json.Marshal(Reply{Error: fmt.Sprintf("the answer is %d bytes as JSON, over the %d bytes the bus carries in one message", len(b), limit)})
+		}
 		_ = msg.Respond(b)
 	})
 	if err != nil {
@@ -70,6 +76,10 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 		return Reply{Error: "module " + q.Module + " is not assigned to node " + node}
 	case !found:
 		return Reply{Error: "no config value " + q.Key + " is resolved for module " + q.Module}
+	}
+	if !utf8.Valid(v) {
+		// A JSON string would carry other bytes than the bucket holds.
+		return Reply{Error: "config value " + q.Key + " of module " + q.Module + " is not UTF-8 text: a JSON answer cannot carry its bytes as they are"}
 	}
 	s := string(v)
 	return Reply{Value: &s}

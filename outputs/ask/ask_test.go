@@ -1,9 +1,18 @@
 package ask
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
@@ -13,6 +22,8 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 			return nil, false, false, errors.New("context deadline exceeded")
 		case module != "web":
 			return nil, false, false, nil
+		case key == "latin1":
+			return []byte("caf\xe9"), true, true, nil
 		case key != "model":
 			return nil, true, false, nil
 		}
@@ -25,6 +36,7 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 		{`{"module":"web","kind":"config","key":"other"}`, "", "no config value other is resolved for module web"},
 		{`{"module":"web","kind":"config"}`, "", "module and key are required"},
 		{`{"module":"busy","kind":"config","key":"k"}`, "", "the client is busy: context deadline exceeded"},
+		{`{"module":"web","kind":"config","key":"latin1"}`, "", "config value latin1 of module web is not UTF-8 text: a JSON answer cannot carry its bytes as they are"},
 		{`not json`, "", "request is not {module, kind, key}: invalid character 'o' in literal null (expecting 'u')"},
 	} {
 		r := Answer(context.Background(), "ace", []byte(c.req), lookup)
@@ -34,6 +46,42 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 		}
 		if got != c.value || r.Error != c.err {
 			t.Errorf("%s: value %q error %q, want %q %q", c.req, got, r.Error, c.value, c.err)
+		}
+	}
+}
+
+// A value whose answer is larger than the bus carries is answered with an
+// error saying so, not left unanswered (the asker would only time out).
+func TestAnAnswerTooLargeForTheBusIsAnErrorNotSilence(t *testing.T) {
+	s := bustest.Start(t)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	big := bytes.Repeat([]byte{1}, int(nc.MaxPayload())/2) // six bytes a byte as JSON (\u0001)
+	lookup := func(_ context.Context, module, key string) ([]byte, bool, bool, error) {
+		if key == "big" {
+			return big, true, true, nil
+		}
+		return []byte("opus"), true, true, nil
+	}
+	stop, err := Serve(t.Context(), nc, "ace", lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for key, want := range map[string]string{"big": "over the", "model": ""} {
+		m, err := nc.Request(spec.AskSubject("ace"), []byte(`{"module":"web","kind":"config","key":"`+key+`"}`), 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", key, err)
+		}
+		var r Reply
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if want == "" && (r.Value == nil || *r.Value != "opus") || want != "" && !strings.Contains(r.Error, want) {
+			t.Errorf("%s: answered %s", key, m.Data)
 		}
 	}
 }
