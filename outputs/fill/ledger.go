@@ -20,12 +20,13 @@ import (
 
 // held is what mesh-fill wrote at one path for one module. The ledger
 // keys it by where the path leads (target.at), so two names of one file
-// are one path.
+// are one path. It keeps no digest of what it wrote: a file may hold a
+// secret, and a state directory is no place for an oracle of one (an
+// older state file's "digest" is read and dropped).
 type held struct {
-	Path   string   `json:"path,omitempty"` // as the module named it; none in an older state file (keyed by it)
-	Form   string   `json:"form"`
-	Digest string   `json:"digest,omitempty"`
-	Keys   []string `json:"keys,omitempty"` // managed-keys: the keys it set
+	Path string   `json:"path,omitempty"` // as the module named it; none in an older state file (keyed by it)
+	Form string   `json:"form"`
+	Keys []string `json:"keys,omitempty"` // managed-keys: the keys it set
 }
 
 // moduleState is one module's state file; its files are keyed by where

@@ -198,7 +198,7 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 
 	named := make(map[string]held, len(steps)) // by where each path leads
 	for _, st := range steps {
-		named[st.t.at()] = held{Path: st.file.Path, Form: st.file.Form, Digest: digest(st.want), Keys: st.keys}
+		named[st.t.at()] = held{Path: st.file.Path, Form: st.file.Form, Keys: st.keys}
 	}
 	var drop map[string]held
 	if req.Whole {
