@@ -85,6 +85,10 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 // actions and digests as what the report says; a secret-bearing file's
 // digest is keyed with key. A failed fill is recorded as the failure
 // (fillFailure: never the node-engine's text when req carried a secret).
+// shared says whether a file of form may be shared with other modules
+// (SPEC §4.3): managed-block and managed-keys.
+func shared(form string) bool { return form == nodes.FormManagedBlock || form == nodes.FormManagedKeys }
+
 // A whole request answered is the module's declaration: what it did not
 // name is no longer filled (a file it removed is reported once, then
 // dropped).
@@ -110,7 +114,8 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		// its value (the node-engine answers for the files it was sent,
 		// and those a whole request removes, which carry no value).
 		fv := sent[r.Path]
-		if fv != nil && fv.Secret {
+		switch {
+		case fv != nil && fv.Secret:
 			// Keyed from the bytes sent: the value no longer holds them,
 			// and its node may have moved on since.
 			if sentBytes == nil {
@@ -120,6 +125,11 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 				}
 			}
 			r.Digest = secretDigest(key, sentBytes[r.Path])
+		case fv != nil && shared(fv.Spec.Form):
+			// The node-engine's digest is of the whole file, which other
+			// modules' blocks or keys share and may hold their secrets:
+			// keyed too, so no report is an oracle for one.
+			r.Digest = secretDigest(key, []byte(r.Digest))
 		}
 		old, had := mo.files[r.Path]
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
