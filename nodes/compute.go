@@ -183,23 +183,50 @@ func (r *renderer) render(in graph.In) ([]byte, error) {
 	} else {
 		vals = make([][]byte, len(phs))
 	}
-	for j, ph := range phs {
-		i := r.skip + j
-		if i >= in.Len() || !isNeedKey(in.Key(i), r.module, ph) {
-			i = -1
-			for x := r.skip; x < in.Len(); x++ {
-				if isNeedKey(in.Key(x), r.module, ph) {
-					i = x
-					break
-				}
-			}
-			if i < 0 {
-				return nil, fmt.Errorf("template %s: %s is not wired (a refused cycle edge)", r.t.Name, ph)
-			}
+	for j := range phs {
+		v, err := r.value(in, j)
+		if err != nil {
+			return nil, err
 		}
-		vals[j], _ = in.Value(i).([]byte)
+		vals[j] = v
 	}
 	return r.t.render(vals)
+}
+
+// value is the value of the template's j-th placeholder.
+func (r *renderer) value(in graph.In, j int) ([]byte, error) {
+	ph := r.t.phs[j]
+	i := r.skip + j
+	if i >= in.Len() || !isNeedKey(in.Key(i), r.module, ph) {
+		i = -1
+		for x := r.skip; x < in.Len(); x++ {
+			if isNeedKey(in.Key(x), r.module, ph) {
+				i = x
+				break
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("template %s: %s is not wired (a refused cycle edge)", r.t.Name, ph)
+		}
+	}
+	v, _ := in.Value(i).([]byte)
+	return v, nil
+}
+
+// brokenSecretLine is the first secret placeholder whose value holds a
+// line break, in a managed-keys file: each of its lines would be read as a
+// key of its own, and the node-engine keeps and names keys (its state,
+// its conflicts), so part of a secret would reach them.
+func (r *renderer) brokenSecretLine(in graph.In) (Placeholder, bool) {
+	for j, ph := range r.t.phs {
+		if !spec.IsSecretKind(ph.Kind) {
+			continue
+		}
+		if v, err := r.value(in, j); err == nil && bytes.ContainsAny(v, "\r\n") {
+			return ph, true
+		}
+	}
+	return Placeholder{}, false
 }
 
 // fileNode is a templated file's node's own data: its Meta, and what its
@@ -219,6 +246,11 @@ func newFileNode(counts *RenderCounts, module string, spec FileSpec, t *Template
 // render: [plan, archive, needs…] → the file rendered from its template.
 func (f *fileNode) render(in graph.In) (any, error) {
 	f.counts.Files.Add(1)
+	if f.secret && f.spec.Form == FormManagedKeys {
+		if ph, ok := f.r.brokenSecretLine(in); ok {
+			return nil, fmt.Errorf("template %s: the value of %s holds a line break, which a managed-keys file would read as lines of their own (the value is not shown: it is a secret); write it to an owned file", f.r.t.Name, ph)
+		}
+	}
 	content, err := f.r.render(in)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -22,13 +24,15 @@ import (
 
 // stateFill is a mesh-fill of the test's own, on its own socket and with
 // its own --state-dir, that can be stopped and started again; each
-// program restart or reload is a line in restarts.
+// program restart or reload is a line in restarts, and what it logs is in
+// log.
 type stateFill struct {
 	m        *mesh
 	sock     string
 	state    string
 	restarts string
 	allow    []string
+	log      bustest.Buffer
 	cancel   func()
 	done     chan struct{}
 }
@@ -46,7 +50,7 @@ func (m *mesh) stateFill(allow ...string) *stateFill {
 func (f *stateFill) start() {
 	f.m.t.Helper()
 	fs := &fill.Server{Root: f.m.root, OnRequest: f.m.fills.add, StateDir: f.state, Allow: f.allow,
-		Command: []string{"sh", "-c", fmt.Sprintf(`echo "$0 $1" >> %s`, f.restarts)}}
+		Command: []string{"sh", "-c", fmt.Sprintf(`echo "$0 $1" >> %s`, f.restarts)}, Log: zerolog.New(&f.log)}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel, f.done = cancel, make(chan struct{})
 	go func() { defer close(f.done); fs.Serve(ctx, f.sock) }()
