@@ -31,7 +31,24 @@ func TestRunRefusesAPasswordOnTheCommandLine(t *testing.T) {
 		t.Fatalf("the refusal repeats the password: %q", stderr)
 	}
 	code, _, stderr = runCLI("run", "--help")
-	if code != 2 || !strings.Contains(stderr, "password-file") || !strings.Contains(stderr, "MESH_NATS_PASSWORD") {
+	if code != 0 || !strings.Contains(stderr, "password-file") || !strings.Contains(stderr, "MESH_NATS_PASSWORD") {
 		t.Fatalf("--help: exit %d, does not say where the password goes: %q", code, stderr)
+	}
+}
+
+// -h, --help and help print the usage and exit 0, on the command and on
+// each subcommand; a command that is not one, or graph alone, is a usage
+// error that shows the usage.
+func TestHelpExitsZeroAndAWrongCommandShowsTheUsage(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"run", "-h"}, {"status", "--help"},
+		{"graph", "explain", "-h"}, {"graph", "dot", "--help"}} {
+		if code, stdout, stderr := runCLI(args...); code != 0 || !strings.Contains(stdout+stderr, "usage") && !strings.Contains(stdout+stderr, "Usage") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and the usage", args, code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"graph"}, {"nosuch"}} {
+		if code, _, stderr := runCLI(args...); code != 2 || !strings.Contains(stderr, "usage: mesh-provisioner-client") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and the usage", args, code, stderr)
+		}
 	}
 }

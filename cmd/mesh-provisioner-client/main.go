@@ -25,12 +25,17 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+const usage = "usage: mesh-provisioner-client run|status|graph explain <module>|graph dot [flags] (each with -h for its flags)"
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: mesh-provisioner-client run|status|graph explain <module>|graph dot [flags]")
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return 0
 	case "run":
 		return runDaemon(args[1:], stderr)
 	case "status":
@@ -42,8 +47,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 && args[1] == "dot" {
 			return dot(args[2:], stdout, stderr)
 		}
+		fmt.Fprintln(stderr, "graph needs explain <module> or dot;", usage)
+		return 2
 	}
-	fmt.Fprintf(stderr, "unknown command %q\n", args[0])
+	fmt.Fprintf(stderr, "unknown command %q; %s\n", args[0], usage)
 	return 2
 }
 
@@ -77,7 +84,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return cli.UsageExit(err)
 	}
 	if err := cli.Positive(fs, "refill", "refused-retry", "fetch-timeout"); err != nil {
 		fmt.Fprintln(stderr, "run:", err)

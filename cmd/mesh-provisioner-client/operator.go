@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
@@ -34,7 +36,7 @@ func status(args []string, stdout, stderr io.Writer) int {
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	asJSON := fs.Bool("json", false, "print the control socket's JSON, for machines")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return cli.UsageExit(err)
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "usage: mesh-provisioner-client status [--json] [--control SOCK]")
@@ -63,7 +65,11 @@ func explain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	asJSON := fs.Bool("json", false, "print the control socket's JSON, for machines")
-	if err := fs.Parse(interspersed(args, "json")); err != nil || fs.NArg() != 1 {
+	err := fs.Parse(interspersed(args, "json"))
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil || fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: mesh-provisioner-client graph explain [--json] [--control SOCK] <module>")
 		return 2
 	}
@@ -94,7 +100,7 @@ func dot(args []string, stdout, stderr io.Writer) int {
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	mod := fs.String("module", "", "only this module and what it reads")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return cli.UsageExit(err)
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "usage: mesh-provisioner-client graph dot [--module M] [--control SOCK] | dot -Tsvg > graph.svg")

@@ -43,6 +43,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
 	case "serve":
 		return serve(args[1:], stderr)
 	case "sweep":

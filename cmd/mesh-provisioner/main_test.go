@@ -23,3 +23,20 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// -h, --help and help print the usage and exit 0, as each subcommand's -h
+// does; no command, or one that is not, is a usage error.
+func TestHelpExitsZeroAndNoCommandIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"serve", "-h"}, {"sweep", "--help"}, {"rights", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 || !strings.Contains(strings.ToLower(stdout.String()+stderr.String()), "usage") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and the usage", args, code, stdout.String(), stderr.String())
+		}
+	}
+	for _, args := range [][]string{{}, {"nosuch"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: mesh-provisioner") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and the usage", args, code, stderr.String())
+		}
+	}
+}

@@ -76,15 +76,21 @@ func RefusePasswordArg(args []string) error {
 	return nil
 }
 
+// UsageExit is the exit code of a command whose flags did not parse: 0
+// after -h (the usage is printed), 2 after a usage error.
+func UsageExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
+}
+
 // Parse parses args into fs and refuses positional arguments. When ok is
 // false the command exits with code: 0 after -h, 2 after a usage error
 // (said on stderr, the message led by fs's name).
 func Parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
-		return 2, false
+		return UsageExit(err), false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
