@@ -91,8 +91,24 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	} else {
 		server.WriteSweep(stdout, r)
 	}
+	if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
+		// A name mistyped would otherwise read as a mesh with nothing held.
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: no module is assigned to %s\n", narrowed(*node, *module))
+	}
 	if r.Held() {
 		return 1
 	}
 	return 0
+}
+
+// narrowed says which part of the mesh a sweep was narrowed to.
+func narrowed(node, module string) string {
+	switch {
+	case node != "" && module != "":
+		return "node " + node + " as module " + module
+	case node != "":
+		return "node " + node
+	default:
+		return "any node as module " + module
+	}
 }

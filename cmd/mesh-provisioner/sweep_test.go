@@ -125,9 +125,17 @@ func TestSweepExitsZeroWhenNothingHoldsBack(t *testing.T) {
 		t.Errorf("node h: exit %d\n%s%s", code, out, errs)
 	}
 	// A waiting need that has not stood long holds nothing back either.
-	code, out, _ = runSweep("--nats", url, "--node", "w", "--module", "claude-code", "--stood-after", "1h")
+	code, out, errs = runSweep("--nats", url, "--node", "w", "--module", "claude-code", "--stood-after", "1h")
 	if code != 0 || !strings.Contains(out, "1 waiting, 0 stood asked") {
 		t.Errorf("node w: exit %d\n%s", code, out)
+	}
+	if strings.Contains(errs, "no module") {
+		t.Errorf("a node with modules is said to have none: %s", errs)
+	}
+	// A node name mistyped holds nothing back, and says it matched nothing.
+	code, out, errs = runSweep("--nats", url, "--node", "nosuch")
+	if code != 0 || !strings.Contains(out, "modules 0") || !strings.Contains(errs, "no module is assigned to node nosuch") {
+		t.Errorf("node nosuch: exit %d\n%s%s", code, out, errs)
 	}
 }
 
