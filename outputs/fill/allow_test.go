@@ -42,6 +42,27 @@ func TestAllowListsRefusePathsAndUnitsOutsideThem(t *testing.T) {
 	mustRead(t, filepath.Join(root, "etc/deep/a/b/c.conf"), "c\n")
 }
 
+// TestAUnitIsNoGlob: a unit holding a glob character is refused (400) and
+// nothing run, though --allow-unit matches it: systemctl would restart
+// every loaded unit it matches (app*.service, matched by app?.service).
+func TestAUnitIsNoGlob(t *testing.T) {
+	root := t.TempDir()
+	ran := filepath.Join(root, "ran")
+	c := startServer(t, &Server{Root: root, AllowUnits: []string{"app?.service"},
+		Command: []string{"sh", "-c", `echo "$@" >> "$0"`, ran}})
+	for _, unit := range []string{"app*.service", "app?.service"} {
+		_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{
+			{Path: "/a", Form: FormOwned, Content: []byte(unit), OnChange: OnChange{Action: OnChangeRestart, Unit: unit}},
+		}})
+		var se *StatusError
+		if !errors.As(err, &se) || se.Status != http.StatusBadRequest || !strings.Contains(se.Msg, "not a unit name") {
+			t.Errorf("%s: want a 400 saying not a unit name, got %v", unit, err)
+		}
+	}
+	mustAbsent(t, filepath.Join(root, "a"))
+	mustAbsent(t, ran)
+}
+
 // TestWithoutAllowEveryPathIsAllowedAndThatIsSaid: no --allow, no
 // --allow-unit: a warning at start for each.
 func TestWithoutAllowEveryPathIsAllowedAndThatIsSaid(t *testing.T) {

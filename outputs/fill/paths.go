@@ -3,12 +3,14 @@ package fill
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // refusal is a request the server will not carry out, refused before
@@ -42,6 +44,10 @@ type target struct {
 	base    string      // rel's last element
 	info    fs.FileInfo // the existing file; nil when absent
 	current []byte      // the existing file's bytes; nil when absent
+	// parent is rel's directory as resolve checked it (openParents), open
+	// as long as the dirs it is kept in (or the root): removal acts in it,
+	// never by a path looked up again; nil when missing.
+	parent *os.Root
 }
 
 func (t *target) exists() bool { return t.info != nil }
@@ -124,6 +130,7 @@ func resolve(root *os.Root, p, at string, dirs map[string]*os.Root) (target, err
 	if err != nil || dir == nil {
 		return t, err // an error, or a parent missing: the rest is created
 	}
+	t.parent = dir
 	fi, err := dir.Lstat(t.base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -135,7 +142,24 @@ func resolve(root *os.Root, p, at string, dirs map[string]*os.Root) (target, err
 	case !fi.Mode().IsRegular():
 		return target{}, refuse("path %q is not a regular file", p)
 	}
-	cur, err := dir.ReadFile(t.base)
+	// opening follows a symlink swapped in since the look (not blocking
+	// on a fifo): what is read must be the file looked at
+	if beforeOpen != nil {
+		beforeOpen(rel)
+	}
+	f, err := dir.OpenFile(t.base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && !os.SameFile(fi, st) {
+		return target{}, refuse("path %q changed while being read", p)
+	}
+	var cur []byte
+	if err == nil {
+		cur, err = io.ReadAll(f)
+	}
 	if err != nil {
 		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
 	}
@@ -144,8 +168,8 @@ func resolve(root *os.Root, p, at string, dirs map[string]*os.Root) (target, err
 }
 
 // openParents opens dir (relative to root, "." at the top) one element at
-// a time, each a real directory and no symlink, and keeps it in dirs; nil
-// and no error when an element is missing.
+// a time, each a real directory and no symlink (openIn), and keeps it in
+// dirs; nil and no error when an element is missing.
 func openParents(root *os.Root, p, dir string, dirs map[string]*os.Root) (*os.Root, error) {
 	if dir == "." {
 		return root, nil
@@ -154,40 +178,65 @@ func openParents(root *os.Root, p, dir string, dirs map[string]*os.Root) (*os.Ro
 		return r, nil
 	}
 	cur := root
-	closeCur := func() {
+	for i, el := 0, ""; i < len(dir); i += len(el) + 1 {
+		el, _, _ = strings.Cut(dir[i:], "/")
+		next, err := openIn(cur, dir[:i+len(el)], el)
 		if cur != root {
 			cur.Close()
 		}
-	}
-	for i, el := 0, ""; i < len(dir); i += len(el) + 1 {
-		el, _, _ = strings.Cut(dir[i:], "/")
-		parent := func() string { return "/" + dir[:i+len(el)] } // built only for an error
-		fi, err := cur.Lstat(el)
-		if errors.Is(err, fs.ErrNotExist) {
-			closeCur()
+		if err != nil {
+			return nil, fmt.Errorf("path %q: %w", p, err)
+		}
+		if next == nil {
 			return nil, nil
-		}
-		if err != nil {
-			closeCur()
-			return nil, fmt.Errorf("path %q: looking at parent %s: %w", p, parent(), err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			closeCur()
-			return nil, refuse("path %q: parent directory %s is a symlink", p, parent())
-		}
-		if !fi.IsDir() {
-			closeCur()
-			return nil, refuse("path %q: parent %s is not a directory", p, parent())
-		}
-		next, err := cur.OpenRoot(el)
-		closeCur()
-		if err != nil {
-			return nil, fmt.Errorf("path %q: opening parent %s: %w", p, parent(), err)
 		}
 		cur = next
 	}
 	dirs[dir] = cur
 	return cur, nil
+}
+
+// beforeOpen, when set (by a test), is called between the look at a
+// directory (openIn) or a file (resolve) and its opening, with its path
+// relative to the root.
+var beforeOpen func(rel string)
+
+// openIn opens el, the directory dir (relative to the root) of cur, which
+// must be a real directory and no symlink; nil and no error when it is
+// missing. Opening follows a symlink, and one who may write cur may swap
+// the directory for one between the look and the open: what is opened must
+// be the directory looked at, or it is refused.
+func openIn(cur *os.Root, dir, el string) (*os.Root, error) {
+	fi, err := cur.Lstat(el)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("looking at parent /%s: %w", dir, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, refuse("parent directory /%s is a symlink", dir)
+	case !fi.IsDir():
+		return nil, refuse("parent /%s is not a directory", dir)
+	}
+	if beforeOpen != nil {
+		beforeOpen(dir)
+	}
+	next, err := cur.OpenRoot(el)
+	if err != nil {
+		return nil, fmt.Errorf("opening parent /%s: %w", dir, err)
+	}
+	st, err := next.Stat(".")
+	switch {
+	case err != nil:
+		err = fmt.Errorf("opening parent /%s: %w", dir, err)
+	case !os.SameFile(fi, st):
+		err = refuse("parent directory /%s changed while being opened", dir)
+	}
+	if err != nil {
+		next.Close()
+		return nil, err
+	}
+	return next, nil
 }
 
 // realParents resolves the symlinks among p's existing parent directories

@@ -207,7 +207,9 @@ func checkOnChange(f File) error {
 		return refuse("path %q: on_change action %q is not restart, reload or none", f.Path, oc.Action)
 	}
 	if oc.Unit != "" {
-		if strings.HasPrefix(oc.Unit, "-") || len(oc.Unit) > 256 ||
+		// no glob either: systemctl matches one against every loaded unit,
+		// beyond what --allow-unit matched (app?.service matches app*.service)
+		if strings.HasPrefix(oc.Unit, "-") || len(oc.Unit) > 256 || strings.ContainsAny(oc.Unit, "*?[") ||
 			strings.IndexFunc(oc.Unit, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == '/' }) >= 0 {
 			return refuse("path %q: on_change unit %q is not a unit name", f.Path, oc.Unit)
 		}

@@ -15,9 +15,8 @@ import (
 // taken safely (now a symlink, say) is left and logged. The file taken is
 // the one written: at the ledger's key, where the path led then, with no
 // symlink followed; it is answered by the path as the module named it.
-func (s *Server) removals(root *os.Root, module string, drop map[string]held) (blocks []step, gone []target, err error) {
-	dirs := map[string]*os.Root{}
-	defer closeAll(dirs)
+// The directories it checks are kept open in dirs, for removeFiles.
+func (s *Server) removals(root *os.Root, module string, drop map[string]held, dirs map[string]*os.Root) (blocks []step, gone []target, err error) {
 	chown := canChown()
 	for _, at := range slices.Sorted(maps.Keys(drop)) {
 		p, form := drop[at].Path, drop[at].Form
@@ -53,23 +52,25 @@ func (s *Server) removals(root *os.Root, module string, drop map[string]held) (b
 }
 
 // removeFiles removes each owned file of gone that is there, then makes
-// each directory removed from durable, once.
-func removeFiles(root *os.Root, gone []target) error {
-	var dirs []string
+// each directory removed from durable, once; each in its directory as
+// resolve checked it (its parent), not by its path from the root, where
+// a directory swapped for a symlink since would be followed.
+func removeFiles(gone []target) error {
+	var dirs []target // the first removed from each directory
 	for _, t := range gone {
 		if !t.exists() {
 			continue
 		}
-		if err := root.Remove(t.rel); err != nil {
+		if err := t.parent.Remove(t.base); err != nil {
 			return fmt.Errorf("path %q: removing it: %w", t.path, err)
 		}
-		if !slices.Contains(dirs, t.dir) {
-			dirs = append(dirs, t.dir)
+		if !slices.ContainsFunc(dirs, func(d target) bool { return d.parent == t.parent }) {
+			dirs = append(dirs, t)
 		}
 	}
 	for _, d := range dirs {
-		if err := syncDir(root, d); err != nil {
-			return fmt.Errorf("syncing directory %s after removing from it: %w", path.Join("/", d), err)
+		if err := syncDir(d.parent, "."); err != nil {
+			return fmt.Errorf("syncing directory %s after removing from it: %w", path.Join("/", d.dir), err)
 		}
 	}
 	return nil
@@ -114,14 +115,16 @@ func (s *Server) removeModule(module string) ([]FileResult, error) {
 		return nil, err
 	}
 	defer root.Close()
-	blocks, gone, err := s.removals(root, module, drop)
+	dirs := map[string]*os.Root{}
+	defer closeAll(dirs)
+	blocks, gone, err := s.removals(root, module, drop, dirs)
 	if err != nil {
 		return nil, err
 	}
 	if err := writeAll(root, blocks, s.syncFSFrom()); err != nil {
 		return nil, err
 	}
-	if err := removeFiles(root, gone); err != nil {
+	if err := removeFiles(gone); err != nil {
 		return nil, err
 	}
 	if err := s.state.record(module, nil, true); err != nil {

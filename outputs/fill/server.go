@@ -207,7 +207,9 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 			delete(drop, p)
 		}
 	}
-	blocks, gone, err := s.removals(root, req.Module, drop)
+	dirs := map[string]*os.Root{} // what removals checked, for removeFiles
+	defer closeAll(dirs)
+	blocks, gone, err := s.removals(root, req.Module, drop, dirs)
 	if err != nil {
 		return fail(err)
 	}
@@ -219,7 +221,7 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		err = writeAll(root, all, s.syncFSFrom())
 	}
 	if err == nil {
-		err = removeFiles(root, gone)
+		err = removeFiles(gone)
 	}
 	if err != nil {
 		// some may be written: the module holds them, and still what it held

@@ -63,34 +63,27 @@ func (d *dirs) get(dir string) (*os.Root, error) {
 
 // openDir opens dir one element at a time, each in the one before (so its
 // cost grows with its depth, not its square), making each missing element
-// 0755. In a request that fsyncs (not wantHandles), the directory a new
-// one was made in is fsynced at once, or the new entry could be lost in a
-// crash; the directory written into is fsynced after its renames.
+// 0755; each is checked as resolve checks a parent (openIn), as it may have
+// been swapped for a symlink since. In a request that fsyncs (not
+// wantHandles), the directory a new one was made in is fsynced at once, or
+// the new entry could be lost in a crash; the directory written into is
+// fsynced after its renames.
 func (d *dirs) openDir(dir string) (*os.Root, error) {
 	cur, err := d.root.OpenRoot(".")
 	if err != nil {
 		return nil, fmt.Errorf("opening its directory: %w", err)
 	}
-	if dir != "." {
-		for el := range strings.SplitSeq(dir, "/") {
-			next, err := cur.OpenRoot(el)
-			if errors.Is(err, fs.ErrNotExist) {
-				err = cur.Mkdir(el, 0o755)
-				if err == nil && !d.wantHandles {
-					err = syncDir(cur, ".")
-				}
-				if err != nil && !errors.Is(err, fs.ErrExist) {
-					cur.Close()
-					return nil, fmt.Errorf("making its directory: %w", err)
-				}
-				next, err = cur.OpenRoot(el)
-			}
-			cur.Close()
-			if err != nil {
-				return nil, fmt.Errorf("opening its directory: %w", err)
-			}
-			cur = next
+	for i, el := 0, ""; dir != "." && i < len(dir); i += len(el) + 1 {
+		el, _, _ = strings.Cut(dir[i:], "/")
+		next, err := openIn(cur, dir[:i+len(el)], el)
+		if next == nil && err == nil {
+			next, err = d.makeDir(cur, dir[:i+len(el)], el)
 		}
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
 	}
 	if d.wantHandles {
 		f, err := cur.Open(".")
@@ -108,6 +101,22 @@ func (d *dirs) openDir(dir string) (*os.Root, error) {
 		}
 	}
 	return cur, nil
+}
+
+// makeDir makes el, the directory dir, in cur, and opens it (openIn).
+func (d *dirs) makeDir(cur *os.Root, dir, el string) (*os.Root, error) {
+	err := cur.Mkdir(el, 0o755)
+	if err == nil && !d.wantHandles {
+		err = syncDir(cur, ".")
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("making its directory: %w", err)
+	}
+	next, err := openIn(cur, dir, el)
+	if next == nil && err == nil {
+		err = fmt.Errorf("opening its directory: %w", fs.ErrNotExist) // removed as soon as made
+	}
+	return next, err
 }
 
 // flush syncs, once each, the filesystems the given directories
@@ -376,7 +385,7 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 	}
 	dirErrs := make([]error, len(syncs))
 	each(len(syncs), func(j int) {
-		dirErrs[j] = syncDir(root, syncs[j])
+		dirErrs[j] = syncDir(temps[syncFor[syncs[j]]].dir, ".") // the directory renamed in, not its path again
 	})
 	for j, err := range dirErrs {
 		if i := syncFor[syncs[j]]; err != nil && errs[i] == nil {
