@@ -25,17 +25,29 @@ const queryQueue = "mesh-provisioner"
 // maxConcurrentQueries bounds how many requests are read at once.
 const maxConcurrentQueries = 4
 
-// shape is the key shape of a bucket the verb reads: one name per token.
+// shape is the shape of a bucket the verb reads: its key's, one name per
+// token, and (but for the registry, the server's own) its value's: value
+// says how a value is out of shape for its key's decoded tokens, "" when it
+// is not (see values.go).
 type shape struct {
 	bucket string
 	tokens []string
+	value  func(key []string, value []byte) (why string)
 }
 
 var shapes = map[string]shape{
-	"registry": {spec.RegistryBucket, []string{"kind"}},
-	"needs":    {spec.NeedsBucket, []string{"node", "module", "kind", "name"}},
-	"applied":  {spec.AppliedBucket, []string{"node", "module"}},
-	"collect":  {spec.CollectBucket, []string{"node", "collection", "contributor"}},
+	"registry": {spec.RegistryBucket, []string{"kind"}, nil},
+	"needs":    {spec.NeedsBucket, []string{"node", "module", "kind", "name"}, whyOnly(checkNeed)},
+	"applied":  {spec.AppliedBucket, []string{"node", "module"}, whyOnly(checkReport)},
+	"collect":  {spec.CollectBucket, []string{"node", "collection", "contributor"}, whyOnly(checkItem)},
+}
+
+// whyOnly is a value check that keeps only its why.
+func whyOnly[V any](check func([]string, []byte) (V, string)) func([]string, []byte) string {
+	return func(key []string, value []byte) string {
+		_, why := check(key, value)
+		return why
+	}
 }
 
 // Request is the verb's request. Every field is optional; What defaults to
@@ -68,9 +80,14 @@ type Request struct {
 //
 // with every key of the asked bucket that the narrowing selects, sorted by
 // key: each entry carries its decoded tokens by name and its value (the
-// stored JSON embedded as JSON, or a string when it is not JSON); a key
-// that is not of the bucket's shape is listed in out_of_shape with why,
-// never dropped. A bad request is answered {"error": "…"}.
+// stored JSON embedded as JSON, or, in the registry, a string when it is
+// not JSON); a key that is not of the bucket's shape is listed in
+// out_of_shape with why, never dropped. So is a key of the needs, applied
+// or collect bucket whose value is not of that bucket's shape or
+// disagrees with the key (a need whose module is not the key's, an item
+// whose item is not a string: see values.go), its why naming the field,
+// e.g. `value says module "x", key says "web"`. A bad request is answered
+// {"error": "…"}.
 //
 // Paging: a reply never exceeds the connection's max payload. When the
 // whole answer does not fit, it is cut into pages (entries first, then
@@ -101,7 +118,8 @@ type Request struct {
 // and why are one finding; met needs are counted, not listed. Findings
 // come failed first, then stood asked, then by how many needs they hold. A
 // key of the needs, applied or collect bucket out of shape, or whose value
-// does not parse, is a finding of its own with verdict "out of shape"; a
+// is out of shape as the verb's entries say it, is a finding of its own
+// with verdict "out of shape" (never judged as a need, report or item); a
 // key whose node and module are assigned nowhere (or whose assignment
 // carries no plan) is an orphan, neither judged nor counted. A bucket that
 // does not exist yet is named in missing_buckets and judged as empty
@@ -226,6 +244,9 @@ func answerBucket(ctx context.Context, js jetstream.JetStream, req Request, limi
 			continue
 		}
 		decoded, why := decodeShape(toks, sh.tokens)
+		if why == "" && sh.value != nil {
+			why = sh.value(decoded, e.Value())
+		}
 		if why != "" {
 			outOfShape = append(outOfShape, oosJSON(e.Key(), why))
 			continue

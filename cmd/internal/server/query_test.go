@@ -54,7 +54,7 @@ func seed(t *testing.T, js jetstream.JetStream) {
 	applied := bucket(t, js, spec.AppliedBucket)
 	put(t, applied, "ace.claude-code", `{"node":"ace","module":"claude-code","state":"waiting"}`)
 	put(t, applied, "ace.zsh", `{"node":"ace","module":"zsh","state":"applied"}`)
-	put(t, applied, "g14.claude-code", `not json at all`)
+	put(t, applied, "g14.claude-code", `not json at all`) // a value out of shape
 	put(t, applied, "=41ce.m", `{}`)
 	put(t, applied, "ace.claude-code.extra", `{}`)
 
@@ -96,16 +96,16 @@ func TestQueryEachWhatAndNarrowing(t *testing.T) {
 			[]string{"ace.claude-code.config"}},
 		{map[string]any{"what": "needs", "node": "nobody"}, nil, nil},
 		{map[string]any{"what": "applied"},
-			[]string{"ace.claude-code", "ace.zsh", "g14.claude-code"},
-			[]string{"=41ce.m", "ace.claude-code.extra"}},
+			[]string{"ace.claude-code", "ace.zsh"},
+			[]string{"=41ce.m", "ace.claude-code.extra", "g14.claude-code"}},
 		{map[string]any{"what": "applied", "node": "ace"},
 			[]string{"ace.claude-code", "ace.zsh"},
 			[]string{"ace.claude-code.extra"}},
 		{map[string]any{"what": "applied", "module": "claude-code"},
-			[]string{"ace.claude-code", "g14.claude-code"},
-			[]string{"ace.claude-code.extra"}},
+			[]string{"ace.claude-code"},
+			[]string{"ace.claude-code.extra", "g14.claude-code"}},
 		{map[string]any{"what": "applied", "node": "g14", "module": "claude-code"},
-			[]string{"g14.claude-code"}, nil},
+			nil, []string{"g14.claude-code"}},
 		{map[string]any{"what": "collect"},
 			[]string{"ace.environment=3Apath.zsh", "ace." + coll + ".git", "ace." + coll + ".zsh", "g14." + coll + ".zsh"},
 			[]string{"ace." + coll}},
@@ -173,8 +173,8 @@ func TestQueryEntriesCarryDecodedTokensAndValue(t *testing.T) {
 	}
 
 	r, _ = ask(t, nc, map[string]any{"what": "applied", "node": "g14"})
-	if got := str(t, r.Entries[0]["value"]); got != "not json at all" {
-		t.Errorf("a value that is not JSON should come as a string, got %s", r.Entries[0]["value"])
+	if len(r.Entries) != 0 || len(r.OutOfShape) != 1 || !strings.Contains(r.OutOfShape[0].Why, "value does not parse") {
+		t.Errorf("a report that is not JSON should be out of shape, got entries %v out_of_shape %v", r.Entries, r.OutOfShape)
 	}
 	r, _ = ask(t, nc, map[string]any{"what": "collect", "node": "ace", "contributor": "git"})
 	e = r.Entries[0]
@@ -247,7 +247,7 @@ func TestQueryAnswersTenThousandKeysWhole(t *testing.T) {
 			for i := w; i < n; i += 4 {
 				node := fmt.Sprintf("node-%02d", i%50)
 				key := spec.EncodeKey(node, fmt.Sprintf("module-%03d", i%200), "config", fmt.Sprintf("key:%05d", i))
-				v := fmt.Sprintf(`{"node":%q,"module":"m","kind":"config","name":"key:%05d","state":"waiting","why":"mesh-config_resolved has no such key yet"}`, node, i)
+				v := fmt.Sprintf(`{"node":%q,"module":"module-%03d","kind":"config","name":"key:%05d","state":"waiting","why":"mesh-config_resolved has no such key yet"}`, node, i%200, i)
 				if _, err := js.PublishAsync("$KV."+spec.NeedsBucket+"."+key, []byte(v)); err != nil {
 					errs <- err
 					return
@@ -319,11 +319,19 @@ func TestQueryPagesLargeValues(t *testing.T) {
 	ensure(t, js)
 	serveQuery(t, nc, js)
 	applied := bucket(t, js, spec.AppliedBucket)
-	big := `"` + strings.Repeat("x", 100*1024) + `"`
-	for i := range 5 {
-		put(t, applied, fmt.Sprintf("ace.m%d", i), big) // 2 fit in a page, not 3
+	report := func(module string, reasonBytes int) string {
+		return fmt.Sprintf(`{"node":"ace","module":%q,"state":"failed","reason":%q}`, module, strings.Repeat("x", reasonBytes))
 	}
-	put(t, applied, "ace.huge", strings.Repeat("\x01", 200*1024)) // JSON-escaped, 6× larger
+	stored := map[string]string{}
+	for i := range 5 {
+		key := fmt.Sprintf("ace.m%d", i)
+		stored[key] = report(fmt.Sprintf("m%d", i), 100*1024)
+		put(t, applied, key, stored[key]) // 2 fit in a page, not 3
+	}
+	// As large as the bus takes, larger than fits in a reply with its key.
+	huge := report("huge", 0)
+	huge = report("huge", 256*1024-64-len(huge))
+	put(t, applied, "ace.huge", huge)
 	put(t, applied, "ace.x.y", `{}`)
 
 	r, pages := ask(t, nc, map[string]any{"what": "applied"})
@@ -334,12 +342,12 @@ func TestQueryPagesLargeValues(t *testing.T) {
 	for _, e := range r.Entries {
 		switch k := str(t, e["key"]); k {
 		case "ace.huge":
-			if string(e["value_too_large"]) != fmt.Sprint(200*1024) || e["value"] != nil {
+			if string(e["value_too_large"]) != fmt.Sprint(len(huge)) || e["value"] != nil {
 				t.Errorf("oversized value: %v", e)
 			}
 		default:
-			if string(e["value"]) != big {
-				t.Errorf("%s: value of %d bytes, want %d", k, len(e["value"]), len(big))
+			if string(e["value"]) != stored[k] {
+				t.Errorf("%s: value of %d bytes, want %d", k, len(e["value"]), len(stored[k]))
 			}
 		}
 	}

@@ -49,6 +49,9 @@ const (
 // as empty (orphans are not judged without the assignments bucket); only a
 // bucket that cannot be read fails the sweep. A need, report or item of a
 // module assigned nowhere is an orphan and is neither judged nor counted.
+// One whose key is out of shape, or whose value is (checkNeed,
+// checkReport, checkItem: not of its bucket's shape, or disagreeing with
+// its key), is a finding "out of shape" and is not judged.
 func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.Time) (*sweepResult, error) {
 	if p.StoodAfter <= 0 {
 		p.StoodAfter, _ = time.ParseDuration(DefaultStoodAfter)
@@ -236,49 +239,54 @@ func each(read func(jetstream.KeyValueEntry)) func([]jetstream.KeyValueEntry) {
 	}
 }
 
-// needValue is what the sweep reads of a need's value.
-type needValue struct {
-	State string `json:"state"`
-	Why   string `json:"why"`
-	err   error
+// needRead is a need as the sweep reads it: its key decoded and its value
+// checked (checkNeed).
+type needRead struct {
+	key      []string // decoded, when keyWhy is empty
+	keyWhy   string   // the key is out of shape
+	v        needValue
+	valueWhy string // the value is out of shape
 }
 
-// needs judges the needs read. Their values, most of the sweep's work in
-// a large mesh, are decoded on every core first.
+// needs judges the needs read. Their keys and values, most of the sweep's
+// work in a large mesh, are decoded and checked on every core first.
 func (s *sweeper) needs(es []jetstream.KeyValueEntry) {
-	vals := make([]needValue, len(es))
+	reads := make([]needRead, len(es))
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(es); i += workers {
-				vals[i].err = json.Unmarshal(es[i].Value(), &vals[i])
+				r := &reads[i]
+				if r.key, r.keyWhy = decodeShape(strings.Split(es[i].Key(), "."), shapes["needs"].tokens); r.keyWhy == "" {
+					r.v, r.valueWhy = checkNeed(r.key, es[i].Value())
+				}
 			}
 		})
 	}
 	wg.Wait()
 	for i, e := range es {
-		s.need(e, vals[i])
+		s.need(e, reads[i])
 	}
 }
 
-func (s *sweeper) need(e jetstream.KeyValueEntry, v needValue) {
-	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["needs"].tokens)
-	if why != "" {
-		s.outOfShape(spec.NeedsBucket, e.Key(), why)
+func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
+	if r.keyWhy != "" {
+		s.outOfShape(spec.NeedsBucket, e.Key(), r.keyWhy)
 		s.res.needs[needLabels{verdict: "out_of_shape"}]++
 		return
 	}
-	node, module, kind, name := d[0], d[1], d[2], d[3]
+	node, module, kind, name := r.key[0], r.key[1], r.key[2], r.key[3]
 	if o := s.orphan(node, module); o != "" {
 		s.addOrphan(spec.NeedsBucket, e.Key(), o)
 		return
 	}
-	if v.err != nil {
-		s.outOfShape(spec.NeedsBucket, e.Key(), "value does not parse: "+v.err.Error())
+	if r.valueWhy != "" {
+		s.outOfShape(spec.NeedsBucket, e.Key(), r.valueWhy)
 		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
 		return
 	}
+	v := r.v
 	verdict := ""
 	switch v.State {
 	case "failed":
@@ -292,13 +300,9 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, v needValue) {
 		} else {
 			s.res.reply.Summary.Needs.Waiting++
 		}
-	case "met":
+	default: // "met": checkNeed let no other state by
 		verdict = VerdictMet
 		s.res.reply.Summary.Needs.Met++
-	default:
-		s.outOfShape(spec.NeedsBucket, e.Key(), fmt.Sprintf("state %q is not met, waiting or failed", v.State))
-		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
-		return
 	}
 	owner := s.owner(kind, name, v.Why, node, module)
 	s.res.needs[needLabels{metricVerdict(verdict), kind, owner}]++
@@ -372,11 +376,9 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 		s.addOrphan(spec.AppliedBucket, e.Key(), o)
 		return
 	}
-	var v struct {
-		State string `json:"state"`
-	}
-	if err := json.Unmarshal(e.Value(), &v); err != nil {
-		s.outOfShape(spec.AppliedBucket, e.Key(), "value does not parse: "+err.Error())
+	v, why := checkReport(d, e.Value())
+	if why != "" {
+		s.outOfShape(spec.AppliedBucket, e.Key(), why)
 		return
 	}
 	sum := &s.res.reply.Summary
@@ -387,11 +389,8 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 		sum.Waiting++
 	case "failed":
 		sum.Failed++
-	case "removed":
+	default: // "removed": checkReport let no other state by
 		sum.Removed++
-	default:
-		s.outOfShape(spec.AppliedBucket, e.Key(), fmt.Sprintf("state %q is not applied, waiting, failed or removed", v.State))
-		return
 	}
 	sum.Modules++
 	s.res.modules[v.State]++
@@ -407,9 +406,8 @@ func (s *sweeper) item(e jetstream.KeyValueEntry) {
 		s.addOrphan(spec.CollectBucket, e.Key(), o)
 		return
 	}
-	var v map[string]json.RawMessage
-	if err := json.Unmarshal(e.Value(), &v); err != nil {
-		s.outOfShape(spec.CollectBucket, e.Key(), "value does not parse: "+err.Error())
+	if _, why := checkItem(d, e.Value()); why != "" {
+		s.outOfShape(spec.CollectBucket, e.Key(), why)
 	}
 }
 
