@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -94,17 +95,10 @@ func startOperatorBus(t *testing.T) *server.Server {
 		t.Fatal(err)
 	}
 	s := bustest.Run(t, &o)
-	dir := t.TempDir()
-	creds := map[string]string{}
-	for name, r := range fleet(t) {
-		c, err := op.Creds(r, time.Time{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		creds[name] = filepath.Join(dir, name+".creds")
-		if err := os.WriteFile(creds[name], c, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	users := fleet(t)
+	creds, err := op.WriteCreds(t.TempDir(), slices.Collect(maps.Values(users)))
+	if err != nil {
+		t.Fatal(err)
 	}
 	credsOf.Store(s, creds)
 	t.Cleanup(func() { credsOf.Delete(s) })

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,17 +64,9 @@ func startExampleBus(t *testing.T, jwtUsers bool) exampleBus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	creds := map[string]string{}
-	for _, r := range users {
-		c, err := op.Creds(r, time.Time{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		creds[r.User] = filepath.Join(dir, r.User+".creds")
-		if err := os.WriteFile(creds[r.User], c, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	creds, err := op.WriteCreds(t.TempDir(), users)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return exampleBus{s: s,
 		login: func(user string) []string { return []string{"--nats", s.ClientURL(), "--creds", creds[user]} },

@@ -27,18 +27,7 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 	m := newMesh(t)
 	m.put(spec.ConfigBucket, "ace.app.model", "opus")
 	m.assign("ace", "app", appPlan(), appTemplates)
-	vc, err := nats.Connect(m.s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
-		nats.ReconnectBufSize(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(vc.Close)
-	js, _ := jetstream.New(vc)
-	v := devvault.New(zerolog.New(m.logs))
-	if err := v.Start(vc, js); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(v.Stop)
+	v, vc := m.reconnectingVault()
 	v.Set(t.Context(), ownApp, []byte("k-123"))
 	v.Set(t.Context(), provApp, []byte("t-456"))
 	m.client("ace", func(c *Config) { c.ReaskSpread = 300 * time.Millisecond })
@@ -94,6 +83,27 @@ func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 	}
 }
 
+// reconnectingVault starts a dev vault on a connection of its own that
+// reconnects when the bus comes back (busDown, busUp) and keeps no
+// reconnect buffer, so what it publishes while the bus is away is lost,
+// as a secret-changed the client missed while away.
+func (m *mesh) reconnectingVault() (*devvault.Vault, *nats.Conn) {
+	m.t.Helper()
+	vc, err := nats.Connect(m.s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
+		nats.ReconnectBufSize(-1))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(vc.Close)
+	js, _ := jetstream.New(vc)
+	v := devvault.New(zerolog.New(m.logs))
+	if err := v.Start(vc, js); err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(v.Stop)
+	return v, vc
+}
+
 // busDown stops the nats-server; busUp starts it again on its own port
 // and store, and connects the test to it.
 func (m *mesh) busDown() { bustest.Stop(m.s) }
@@ -111,17 +121,7 @@ func TestANameStillWaitingIsAskedAgainWhenTheBusIsBack(t *testing.T) {
 	m := newMesh(t)
 	m.put(spec.ConfigBucket, "ace.app.model", "opus")
 	m.assign("ace", "app", appPlan(), appTemplates)
-	vc, err := nats.Connect(m.s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(vc.Close)
-	js, _ := jetstream.New(vc)
-	v := devvault.New(zerolog.New(m.logs))
-	if err := v.Start(vc, js); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(v.Stop)
+	v, _ := m.reconnectingVault()
 	v.Set(t.Context(), provApp, []byte("t-456")) // ownApp stays absent
 	// A backoff longer than the test: any second ask is the reconnect's.
 	m.client("ace", func(c *Config) {

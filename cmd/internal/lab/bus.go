@@ -3,7 +3,6 @@ package lab
 import (
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,19 +39,12 @@ func startNATS(keysDir, credsDir, store string, port int, fleet []spec.Rights) (
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(credsDir, 0o700); err != nil {
-		return nil, fmt.Errorf("the lab's creds directory: %w", err)
-	}
 	b := &natsBus{credsDir: credsDir, users: map[string]spec.Rights{}}
 	for _, r := range fleet {
 		b.users[r.User] = r
-		c, err := op.Creds(r, time.Time{})
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(b.creds(r.User), c, 0o600); err != nil {
-			return nil, fmt.Errorf("writing the creds of %s: %w", r.User, err)
-		}
+	}
+	if _, err := op.WriteCreds(credsDir, fleet); err != nil {
+		return nil, fmt.Errorf("the lab's creds: %w", err)
 	}
 	o := &server.Options{ServerName: "mesh-lab", Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: store}
 	if err := op.Configure(o); err != nil {

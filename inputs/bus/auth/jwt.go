@@ -221,3 +221,25 @@ func (op *Operator) Creds(r spec.Rights, expires time.Time) ([]byte, error) {
 	}
 	return jwt.FormatUserConfig(ujwt, seed)
 }
+
+// WriteCreds writes a never-expiring .creds file for each user of fleet
+// into dir (made 0700 if missing), each 0600 as a real node keeps it, and
+// says where each user's is.
+func (op *Operator) WriteCreds(dir string, fleet []spec.Rights) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("the creds directory: %w", err)
+	}
+	paths := make(map[string]string, len(fleet))
+	for _, r := range fleet {
+		c, err := op.Creds(r, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, r.User+".creds")
+		if err := os.WriteFile(p, c, 0o600); err != nil {
+			return nil, fmt.Errorf("writing the creds of %s: %w", r.User, err)
+		}
+		paths[r.User] = p
+	}
+	return paths, nil
+}
