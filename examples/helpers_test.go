@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/auth"
+	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -85,21 +86,7 @@ func startBus(t *testing.T, mode string) *server.Server {
 // from nodes/spec RightsOf, each written to a .creds file.
 func startOperatorBus(t *testing.T) *server.Server {
 	t.Helper()
-	op, err := auth.NewOperator("example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := bustest.Options(t)
-	o.Host = "127.0.0.1"
-	if err := op.Configure(&o); err != nil {
-		t.Fatal(err)
-	}
-	s := bustest.Run(t, &o)
-	users := fleet(t)
-	creds, err := op.WriteCreds(t.TempDir(), slices.Collect(maps.Values(users)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, creds := authtest.Bus(t, slices.Collect(maps.Values(fleet(t))))
 	credsOf.Store(s, creds)
 	t.Cleanup(func() { credsOf.Delete(s) })
 	return s

@@ -15,6 +15,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus/auth"
+	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -50,24 +51,11 @@ func startExampleBus(t *testing.T, jwtUsers bool) exampleBus {
 			login:  func(user string) []string { return []string{"--nats", urlOf(user)} },
 			config: func(user string) server.Config { return server.Config{NATSURL: urlOf(user)} }}
 	}
-	op, err := auth.NewOperator("example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := bustest.Options(t)
-	o.Host = "127.0.0.1"
-	if err := op.Configure(&o); err != nil {
-		t.Fatal(err)
-	}
-	s := bustest.Run(t, &o)
 	users, err := spec.Fleet([]string{"ace", "g14"}, []string{"gitea"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds, err := op.WriteCreds(t.TempDir(), users)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, creds := authtest.Bus(t, users)
 	return exampleBus{s: s,
 		login: func(user string) []string { return []string{"--nats", s.ClientURL(), "--creds", creds[user]} },
 		config: func(user string) server.Config {
