@@ -109,26 +109,34 @@ func (r registryLoop) run(ctx context.Context) {
 			log.Debug().Str("bucket", kv.Bucket()).Msg("registry unchanged")
 		}
 		if !kicked {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			k, done := sleep(ctx, wait, r.kick)
+			if done {
 				return
-			case <-t.C:
+			}
+			if !k {
 				continue
-			case <-r.kick:
-				t.Stop()
 			}
 		}
 		if gap := kickGap - time.Since(last); gap > 0 {
-			t := time.NewTimer(gap)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if _, done := sleep(ctx, gap, nil); done {
 				return
-			case <-t.C:
 			}
 		}
+	}
+}
+
+// sleep waits d, or until kick (nil: never) says to go on; done says ctx
+// ended.
+func sleep(ctx context.Context, d time.Duration, kick <-chan struct{}) (kicked, done bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, true
+	case <-t.C:
+		return false, false
+	case <-kick:
+		return true, false
 	}
 }
 
