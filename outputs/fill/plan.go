@@ -216,3 +216,33 @@ func checkOnChange(f File) error {
 	}
 	return nil
 }
+
+// locate checks p and says where it leads below the root. Confined to a
+// --root that is p itself, as no parent directory may be a symlink there
+// (so nothing resolves outside the root); without one, a parent may be (on
+// a real machine /var/run is a link to /run) and p leads where its
+// existing parents' symlinks point. What a path is, to the allow-lists
+// (both where it leads and its name must be allowed), to ownership and to
+// removal, is where it leads: two names of one file are one path.
+func (s *Server) locate(p string) (string, error) {
+	if err := checkPath(p); err != nil {
+		return "", err
+	}
+	if s.Root != "" {
+		return p, nil
+	}
+	at, err := realParents(p)
+	if err != nil {
+		return "", fmt.Errorf("path %q: resolving its parent directories: %w", p, err)
+	}
+	return at, nil
+}
+
+// leadsTo is where p leads (locate), or p when that cannot be told (the
+// request naming it is refused when planned).
+func (s *Server) leadsTo(p string) string {
+	if at, err := s.locate(p); err == nil {
+		return at
+	}
+	return p
+}
