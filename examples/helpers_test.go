@@ -72,14 +72,7 @@ func startBus(t *testing.T, mode string) *server.Server {
 	if mode == jwtUsers {
 		return startOperatorBus(t)
 	}
-	o, err := server.ProcessConfigFile("nats/server.conf")
-	if err != nil {
-		t.Fatalf("nats/server.conf: %v", err)
-	}
-	o.Host, o.Port = "127.0.0.1", -1
-	o.HTTPHost, o.HTTPPort = "", 0
-	o.StoreDir = t.TempDir()
-	return bustest.Run(t, o)
+	return bustest.Run(t, authtest.ConfigOptions(t, "nats/server.conf"))
 }
 
 // startOperatorBus runs a bus in operator mode whose users are JWTs made

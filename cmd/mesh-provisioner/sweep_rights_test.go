@@ -34,14 +34,7 @@ type exampleBus struct {
 func startExampleBus(t *testing.T, jwtUsers bool) exampleBus {
 	t.Helper()
 	if !jwtUsers {
-		o, err := natsd.ProcessConfigFile("../../examples/nats/server.conf")
-		if err != nil {
-			t.Fatalf("examples/nats/server.conf: %v", err)
-		}
-		o.Host, o.Port = "127.0.0.1", -1
-		o.HTTPHost, o.HTTPPort = "", 0
-		o.StoreDir = t.TempDir()
-		s := bustest.Run(t, o)
+		s := bustest.Run(t, authtest.ConfigOptions(t, "../../examples/nats/server.conf"))
 		urlOf := func(user string) string {
 			u, _ := url.Parse(s.ClientURL())
 			u.User = url.UserPassword(user, auth.DevPassword(user))

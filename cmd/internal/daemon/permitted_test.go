@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -19,17 +20,8 @@ import (
 // test connecting as its user lab.
 func exampleBus(t *testing.T) *mesh {
 	t.Helper()
-	file, err := server.ProcessConfigFile("../../../examples/nats/server.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	return newMeshOn(t, func(o *server.Options) {
-		*o = *file
-		o.Host, o.Port = "127.0.0.1", -1
-		o.HTTPHost, o.HTTPPort = "", 0
-		o.StoreDir = dir
-	}, "lab")
+	file := authtest.ConfigOptions(t, "../../../examples/nats/server.conf") // one store for each restart
+	return newMeshOn(t, func(o *server.Options) { *o = *file }, "lab")
 }
 
 func asUser(user string) clientOpt {

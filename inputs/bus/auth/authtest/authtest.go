@@ -1,6 +1,7 @@
-// Package authtest runs, for tests, an embedded nats-server in operator
-// mode whose users are JWTs with exactly the rights nodes/spec gives them:
-// the bus a real fleet runs, as the examples and the sweep's tests need it.
+// Package authtest runs, for tests, an embedded nats-server whose users
+// have exactly the rights nodes/spec gives them: in operator mode with a
+// JWT user each (Bus), or with the password users of a generated
+// configuration such as examples/nats/server.conf (ConfigOptions).
 package authtest
 
 import (
@@ -33,4 +34,19 @@ func Bus(t testing.TB, fleet []spec.Rights) (*server.Server, map[string]string) 
 		t.Fatal(err)
 	}
 	return s, creds
+}
+
+// ConfigOptions is the nats-server configuration file at path, to run on
+// a free port of 127.0.0.1 with no monitoring port and a store of the
+// test's own.
+func ConfigOptions(t testing.TB, path string) *server.Options {
+	t.Helper()
+	o, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	o.Host, o.Port = "127.0.0.1", -1
+	o.HTTPHost, o.HTTPPort = "", 0
+	o.StoreDir = t.TempDir()
+	return o
 }
