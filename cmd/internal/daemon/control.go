@@ -45,6 +45,9 @@ func (d *Daemon) notReady() []string {
 	if !d.ready.Load() {
 		not = append(not, "the initial load is not done")
 	}
+	if why := d.unread.Load(); why != nil {
+		not = append(not, *why)
+	}
 	return not
 }
 

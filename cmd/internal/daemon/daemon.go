@@ -61,6 +61,10 @@ type status struct {
 	connected atomic.Bool // the bus connection is up
 	ready     atomic.Bool // the initial load of the base buckets is done
 	settled   bool        // Config.OnSettled was called
+	// unread says why the assignments bucket cannot be read (nil: it was
+	// read); held is what it held meanwhile (held.go).
+	unread atomic.Pointer[string]
+	held   heldAssignments
 }
 
 // New makes a daemon; Run starts it.

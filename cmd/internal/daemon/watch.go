@@ -61,7 +61,15 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 	if ws == nil {
 		return // a watch stopped meanwhile
 	}
+	if assignmentsUnread(u) {
+		d.hold(u) // not taken off the node, and not loaded: held.go
+		d.mesh.BucketNotPermitted(u.Bucket, u.NotPermitted)
+		return
+	}
 	ws.loaded = true
+	if u.Bucket == spec.AssignmentsBucket && u.Snapshot {
+		u.Gone = d.released(u)
+	}
 	if u.Snapshot || u.Missing {
 		d.mesh.BucketNotPermitted(u.Bucket, false) // it was read, or looked up
 	}
