@@ -89,6 +89,9 @@ func (s *keySet) delete(k string) {
 	s.maybeMerge()
 }
 
+// len is how many keys the set holds.
+func (s *keySet) len() int { return s.n - s.ndel + len(s.added) }
+
 // gone is the keys of the set not in now (sorted).
 func (s *keySet) gone(now map[string]Entry) []string {
 	var gone []string

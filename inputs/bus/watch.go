@@ -240,6 +240,11 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 			if gone {
 				return stopGone, time.Since(since), nil
 			}
+			if held, yes := f.purged(info); yes {
+				w.log.Warn().Uint64("messages", info.State.Msgs).Int("keys_held", held).
+					Msg("the bucket holds fewer values than this watch knows of (purged): reading it again")
+				return stopGone, time.Since(since), nil
+			}
 			if suspect = f.behind(ctx, info); suspect != 0 {
 				check.Reset(recheck)
 				continue

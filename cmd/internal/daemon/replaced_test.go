@@ -72,3 +72,30 @@ func TestAConfigBucketReplacedAtOnceFillsTheNewValues(t *testing.T) {
 		return nil
 	})
 }
+
+// A stream purge leaves no delete marker: the client kept filling from the
+// purged values (and prov.ask answered them) until it reconnected. Its look
+// at the bucket now sees the values gone, and the module waits for them.
+func TestAConfigBucketPurgedIsWaitedForAgain(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	m.client("ace")
+	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+	m.waitState("ace", "web", "applied")
+
+	st, err := m.js.Stream(context.Background(), "KV_"+spec.ConfigBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := m.waitState("ace", "web", "waiting")
+	if b, _ := json.Marshal(r["waiting"]); !contains(string(b), `"name":"model"`) {
+		t.Fatalf("waiting for %s, want the purged config value model", b)
+	}
+	m.put(spec.ConfigBucket, "ace.web.model", "haiku")
+	m.put(spec.ConfigBucket, "ace.web.flavour", "lemon")
+	m.waitFile("/etc/web/a.conf", "model = haiku\nport = 8080\n")
+	m.waitState("ace", "web", "applied")
+}
