@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // refusal is a request the server will not carry out, refused before
@@ -44,10 +43,10 @@ type target struct {
 	base    string      // rel's last element
 	info    fs.FileInfo // the existing file; nil when absent
 	current []byte      // the existing file's bytes; nil when absent
-	// parent is rel's directory as resolve checked it (openParents), open
-	// as long as the dirs it is kept in (or the root): removal acts in it,
-	// never by a path looked up again; nil when missing.
-	parent *os.Root
+	// parent is rel's directory as resolve checked it, open as long as the
+	// request's dirs: the file is read, written and removed in it, never
+	// by a path looked up again; nil when missing.
+	parent *dir
 }
 
 func (t *target) exists() bool { return t.info != nil }
@@ -83,53 +82,48 @@ func checkPath(p string) error {
 // resolve reads what is now at at, where path p leads (locate, or the
 // ledger's key of a file written). The target must not be a symlink and,
 // when there, must be a regular file; no parent directory of at may be a
-// symlink.
-//
-// The parents are walked one directory at a time, each opened in the one
-// before, so a path's cost grows with its depth, not with its square (each
-// lookup of a whole path by os.Root walks every element again); dirs keeps
-// each target directory found, open, for the request's other files.
-func resolve(root *os.Root, p, at string, dirs map[string]*os.Root) (target, error) {
+// symlink. Its directory is kept open in ds (there), for the request's
+// other files and for its write.
+func resolve(ds *dirs, p, at string) (target, error) {
 	if err := checkPath(at); err != nil {
 		return target{}, err
 	}
 	rel := strings.TrimPrefix(at, "/")
 	t := target{path: p, rel: rel, dir: path.Dir(rel), base: path.Base(rel)}
 
-	dir, err := openParents(root, p, t.dir, dirs)
-	if err != nil || dir == nil {
-		return t, err // an error, or a parent missing: the rest is created
+	dir, err := ds.there(t.dir)
+	if err != nil {
+		return target{}, fmt.Errorf("path %q: %w", p, err)
+	}
+	if dir == nil {
+		return t, nil // a parent missing: the rest is made by the write
 	}
 	t.parent = dir
-	fi, err := dir.Lstat(t.base)
+	st, err := dir.lstat(t.base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return t, nil
 	case err != nil:
 		return target{}, fmt.Errorf("path %q: %w", p, err)
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case isSymlink(st):
 		return target{}, refuse("path %q is a symlink", p)
-	case !fi.Mode().IsRegular():
+	case !isRegular(st):
 		return target{}, refuse("path %q is not a regular file", p)
 	}
-	// opening follows a symlink swapped in since the look (not blocking
-	// on a fifo): what is read must be the file looked at
+	// swapped since the look (for a symlink, a fifo, another file), what
+	// is there is not read: the file read must be the file looked at
 	if beforeOpen != nil {
 		beforeOpen(rel)
 	}
-	f, err := dir.OpenFile(t.base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := dir.openFile(t.base, st)
+	if changedSince(err) {
+		return target{}, refuse("path %q changed while being read", p)
+	}
 	if err != nil {
 		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err == nil && !os.SameFile(fi, st) {
-		return target{}, refuse("path %q changed while being read", p)
-	}
-	var cur []byte
-	if err == nil {
-		cur, err = io.ReadAll(f)
-	}
+	cur, err := io.ReadAll(f)
 	if err != nil {
 		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
 	}
@@ -137,74 +131,41 @@ func resolve(root *os.Root, p, at string, dirs map[string]*os.Root) (target, err
 	return t, nil
 }
 
-// openParents opens dir (relative to root, "." at the top) one element at
-// a time, each a real directory and no symlink (openIn), and keeps it in
-// dirs; nil and no error when an element is missing.
-func openParents(root *os.Root, p, dir string, dirs map[string]*os.Root) (*os.Root, error) {
-	if dir == "." {
-		return root, nil
-	}
-	if r, ok := dirs[dir]; ok {
-		return r, nil
-	}
-	cur := root
-	for i, el := 0, ""; i < len(dir); i += len(el) + 1 {
-		el, _, _ = strings.Cut(dir[i:], "/")
-		next, err := openIn(cur, dir[:i+len(el)], el)
-		if cur != root {
-			cur.Close()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("path %q: %w", p, err)
-		}
-		if next == nil {
-			return nil, nil
-		}
-		cur = next
-	}
-	dirs[dir] = cur
-	return cur, nil
-}
-
 // beforeOpen, when set (by a test), is called between the look at a
 // directory (openIn) or a file (resolve) and its opening, with its path
 // relative to the root.
 var beforeOpen func(rel string)
 
-// openIn opens el, the directory dir (relative to the root) of cur, which
+// openIn opens el, the directory at (relative to the root) in cur, which
 // must be a real directory and no symlink; nil and no error when it is
-// missing. Opening follows a symlink, and one who may write cur may swap
-// the directory for one between the look and the open: what is opened must
-// be the directory looked at, or it is refused.
-func openIn(cur *os.Root, dir, el string) (*os.Root, error) {
-	fi, err := cur.Lstat(el)
+// missing. One who may write cur may swap the directory for another, a
+// symlink or a fifo between the look and the open: what is opened must be
+// the directory looked at, or it is refused, and the open neither follows
+// a symlink nor waits on a fifo (dir.openDir).
+func openIn(cur *dir, at, el string) (*dir, error) {
+	st, err := cur.lstat(el)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("looking at parent /%s: %w", dir, err)
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, refuse("parent directory /%s is a symlink", dir)
-	case !fi.IsDir():
-		return nil, refuse("parent /%s is not a directory", dir)
+		return nil, fmt.Errorf("looking at parent /%s: %w", at, err)
+	case isSymlink(st):
+		return nil, refuse("parent directory /%s is a symlink", at)
+	case !isDir(st):
+		return nil, refuse("parent /%s is not a directory", at)
 	}
 	if beforeOpen != nil {
-		beforeOpen(dir)
+		beforeOpen(at)
 	}
-	next, err := cur.OpenRoot(el)
-	if err != nil {
-		return nil, fmt.Errorf("opening parent /%s: %w", dir, err)
-	}
-	st, err := next.Stat(".")
+	next, err := cur.openDir(el)
 	switch {
+	case changedSince(err):
+		return nil, refuse("parent directory /%s changed while being opened", at)
 	case err != nil:
-		err = fmt.Errorf("opening parent /%s: %w", dir, err)
-	case !os.SameFile(fi, st):
-		err = refuse("parent directory /%s changed while being opened", dir)
-	}
-	if err != nil {
-		next.Close()
-		return nil, err
+		return nil, fmt.Errorf("opening parent /%s: %w", at, err)
+	case !next.is(st):
+		next.close()
+		return nil, refuse("parent directory /%s changed while being opened", at)
 	}
 	return next, nil
 }

@@ -3,7 +3,6 @@ package fill
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"unicode"
 )
@@ -24,6 +23,9 @@ type step struct {
 
 // plan validates a whole request and works out every file's step before
 // anything is written, so a refused file leaves all of the request unwritten.
+// The directories it checks and reads files in stay open in the dirs it
+// returns (nil with an error), for the request's removals and its write;
+// the caller closes them.
 //
 // Mode: an owned file, or any file created, gets the request's mode or
 // DefaultMode; an existing managed-keys or managed-block file keeps its own
@@ -33,27 +35,33 @@ type step struct {
 // chown (not root), owner and group are not set and this is not an error:
 // the lab and tests run mesh-fill unprivileged, where every file is the
 // caller's own; it is logged at debug level.
-func (s *Server) plan(req Request) ([]step, error) {
+func (s *Server) plan(req Request) ([]step, *dirs, error) {
 	if err := checkModule(req.Module); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkNames(req.Files); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, f := range req.Files {
 		if err := s.allowed(f); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	root, err := s.openRoot()
+	ds, err := s.openDirs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer root.Close()
-	chown := canChown()
+	steps, err := s.planFiles(req, ds)
+	if err != nil {
+		ds.close()
+		return nil, nil, err
+	}
+	return steps, ds, nil
+}
 
-	dirs := map[string]*os.Root{} // parents already opened, for the request's other files
-	defer closeAll(dirs)
+// planFiles works out each file's step, in the directories of ds.
+func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
+	chown := canChown()
 	steps := make([]step, 0, len(req.Files))
 	named := make(map[string]string, len(req.Files)) // where a path leads -> the path
 	for _, f := range req.Files {
@@ -71,7 +79,7 @@ func (s *Server) plan(req Request) ([]step, error) {
 		if err := s.allowedAt(f.Path, at); err != nil {
 			return nil, err
 		}
-		t, err := resolve(root, f.Path, at, dirs)
+		t, err := resolve(ds, f.Path, at)
 		if err != nil {
 			return nil, err
 		}
@@ -165,24 +173,6 @@ func checkNames(files []File) error {
 		}
 	}
 	return nil
-}
-
-func closeAll(dirs map[string]*os.Root) {
-	for _, r := range dirs {
-		r.Close()
-	}
-}
-
-func (s *Server) openRoot() (*os.Root, error) {
-	dir := s.Root
-	if dir == "" {
-		dir = "/"
-	}
-	r, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("opening root %s: %w", dir, err)
-	}
-	return r, nil
 }
 
 func checkModule(m string) error {

@@ -3,7 +3,6 @@ package fill
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path"
 	"slices"
 )
@@ -15,15 +14,15 @@ import (
 // taken safely (now a symlink, say) is left and logged. The file taken is
 // the one written: at the ledger's key, where the path led then, with no
 // symlink followed; it is answered by the path as the module named it.
-// The directories it checks are kept open in dirs, for removeFiles.
-func (s *Server) removals(root *os.Root, module string, drop map[string]held, dirs map[string]*os.Root) (blocks []step, gone []target, err error) {
+// The directories it checks are kept open in ds, for removeFiles.
+func (s *Server) removals(ds *dirs, module string, drop map[string]held) (blocks []step, gone []target, err error) {
 	chown := canChown()
 	for _, at := range slices.Sorted(maps.Keys(drop)) {
 		p, form := drop[at].Path, drop[at].Form
 		if form != FormOwned && form != FormManagedBlock {
 			continue
 		}
-		t, err := resolve(root, p, at, dirs)
+		t, err := resolve(ds, p, at)
 		if err != nil {
 			s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but left: it cannot be removed safely")
 			continue
@@ -56,20 +55,20 @@ func (s *Server) removals(root *os.Root, module string, drop map[string]held, di
 // resolve checked it (its parent), not by its path from the root, where
 // a directory swapped for a symlink since would be followed.
 func removeFiles(gone []target) error {
-	var dirs []target // the first removed from each directory
+	var from []target // the first removed from each directory
 	for _, t := range gone {
 		if !t.exists() {
 			continue
 		}
-		if err := t.parent.Remove(t.base); err != nil {
+		if err := t.parent.remove(t.base); err != nil {
 			return fmt.Errorf("path %q: removing it: %w", t.path, err)
 		}
-		if !slices.ContainsFunc(dirs, func(d target) bool { return d.parent == t.parent }) {
-			dirs = append(dirs, t)
+		if !slices.ContainsFunc(from, func(d target) bool { return d.parent == t.parent }) {
+			from = append(from, t)
 		}
 	}
-	for _, d := range dirs {
-		if err := syncDir(d.parent, "."); err != nil {
+	for _, d := range from {
+		if err := d.parent.sync(); err != nil {
 			return fmt.Errorf("syncing directory %s after removing from it: %w", path.Join("/", d.dir), err)
 		}
 	}
@@ -110,18 +109,16 @@ func (s *Server) removeModule(module string) ([]FileResult, error) {
 	if len(drop) == 0 {
 		return []FileResult{}, nil
 	}
-	root, err := s.openRoot()
+	ds, err := s.openDirs()
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	dirs := map[string]*os.Root{}
-	defer closeAll(dirs)
-	blocks, gone, err := s.removals(root, module, drop, dirs)
+	defer ds.close()
+	blocks, gone, err := s.removals(ds, module, drop)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeAll(root, blocks, s.syncFSFrom()); err != nil {
+	if err := writeAll(ds, blocks, s.syncFSFrom()); err != nil {
 		return nil, err
 	}
 	if err := removeFiles(gone); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path"
 	"strings"
 
@@ -61,8 +60,8 @@ type Server struct {
 	busy  pathLocks
 	state ledger
 	// write, when set, writes a request's files instead of writeAll (for a
-	// benchmark's baseline).
-	write func(root *os.Root, steps []step) error
+	// benchmark's baseline, and for a test to act before the write).
+	write func(ds *dirs, steps []step) error
 }
 
 // DefaultSyncFSFrom is Server.SyncFSFrom's default: a change of a few
@@ -183,18 +182,14 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 // request no longer names, then run the programs.
 func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	fail := func(err error) (Response, error) { return Response{}, fmt.Errorf("module %s: %w", req.Module, err) }
-	steps, err := s.plan(req)
+	steps, ds, err := s.plan(req)
 	if err != nil {
 		return fail(err)
 	}
+	defer ds.close() // what plan checked is what is written, removed
 	if err := s.state.checkOwners(req.Module, steps); err != nil {
 		return fail(err)
 	}
-	root, err := s.openRoot()
-	if err != nil {
-		return fail(err)
-	}
-	defer root.Close()
 
 	named := make(map[string]held, len(steps)) // by where each path leads
 	for _, st := range steps {
@@ -207,18 +202,16 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 			delete(drop, p)
 		}
 	}
-	dirs := map[string]*os.Root{} // what removals checked, for removeFiles
-	defer closeAll(dirs)
-	blocks, gone, err := s.removals(root, req.Module, drop, dirs)
+	blocks, gone, err := s.removals(ds, req.Module, drop)
 	if err != nil {
 		return fail(err)
 	}
 	all := append(steps[:len(steps):len(steps)], blocks...)
 
 	if s.write != nil {
-		err = s.write(root, all)
+		err = s.write(ds, all)
 	} else {
-		err = writeAll(root, all, s.syncFSFrom())
+		err = writeAll(ds, all, s.syncFSFrom())
 	}
 	if err == nil {
 		err = removeFiles(gone)

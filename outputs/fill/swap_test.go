@@ -15,8 +15,8 @@ import (
 // allow-list, holding conf, a file the user is not to touch (made by root,
 // say). swap, once armed, does what the user may as the server runs: moves
 // app aside to moved and puts a symlink to private in its place (once).
-// (The symlink stays inside u: what a directory opened by os.Root follows
-// is confined to the directory it was opened in.)
+// (The symlink stays inside u, where even a lookup confined to u would
+// follow it: what refuses it is the check.)
 func swapTree(t *testing.T) (s *Server, app, moved, private string, swap func(), armed *atomic.Bool) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -64,9 +64,9 @@ func swapWhenOpened(t *testing.T, app string, swap func()) {
 // swapBeforeWriting swaps once the request is planned (its files checked),
 // before anything is written or removed.
 func swapBeforeWriting(s *Server, swap func()) {
-	s.write = func(root *os.Root, steps []step) error {
+	s.write = func(ds *dirs, steps []step) error {
 		swap()
-		return writeAll(root, steps, DefaultSyncFSFrom)
+		return writeAll(ds, steps, DefaultSyncFSFrom)
 	}
 }
 
@@ -83,20 +83,21 @@ func mustHoldOnly(t *testing.T, dir, want string) {
 
 // TestAParentSwappedForASymlinkIsNotWrittenThrough: one who may write a
 // parent directory of a path may swap it for a symlink to anywhere while
-// the server runs; whether as the server opens it (between its look and
-// its open) or after the request is checked and before it is written, the
-// request is refused, nothing is written where the symlink leads (outside
-// the allow-list) and the file there is as it was.
+// the server runs. As the server opens it (between its look and its open)
+// the request is refused; after the request is checked and before it is
+// written, the file is written in the directory checked (moved aside),
+// never looked up again. Either way nothing is written where the symlink
+// leads (outside the allow-list) and the file there is as it was.
 func TestAParentSwappedForASymlinkIsNotWrittenThrough(t *testing.T) {
 	for _, tc := range []struct {
-		name, says string
-		opened     bool
+		name   string
+		opened bool
 	}{
-		{"as it is opened", "changed while being opened", true},
-		{"after the check", "is a symlink", false},
+		{"as it is opened", true},
+		{"after the check", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, app, _, private, swap, armed := swapTree(t)
+			s, app, moved, private, swap, armed := swapTree(t)
 			armed.Store(true)
 			if tc.opened {
 				swapWhenOpened(t, app, swap)
@@ -104,10 +105,16 @@ func TestAParentSwappedForASymlinkIsNotWrittenThrough(t *testing.T) {
 				swapBeforeWriting(s, swap)
 			}
 			c := startServer(t, s)
-			_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{
+			req := Request{Module: "m", Files: []File{
 				{Path: filepath.Join(app, "conf"), Form: FormOwned, Content: []byte("the module's\n")},
-			}})
-			wantStatus(t, err, http.StatusBadRequest, `"`+filepath.Join(app, "conf")+`"`, "parent directory "+app, tc.says)
+			}}
+			if tc.opened {
+				_, err := c.Fill(t.Context(), req)
+				wantStatus(t, err, http.StatusBadRequest, `"`+filepath.Join(app, "conf")+`"`, "parent directory "+app, "changed while being opened")
+			} else {
+				fillOK(t, c, req)
+				mustHoldOnly(t, moved, "the module's\n")
+			}
 			mustHoldOnly(t, private, "private\n")
 		})
 	}
@@ -207,4 +214,45 @@ func TestAFileSwappedForASymlinkIsNotRead(t *testing.T) {
 	if fi, err := os.Lstat(conf); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("%s was written over: %v, %v", conf, fi, err)
 	}
+}
+
+// TestAParentSwappedForAnotherDirectoryAfterTheCheckIsNotWrittenInto: a
+// file is written in the directory its request was checked and read in.
+// One who may write u may, once the request is checked, move app aside and
+// rename private (a directory of root's beside it) to app: had the write
+// looked app up again, it would put the module's block, merged with what
+// the user's file held, over root's file there.
+func TestAParentSwappedForAnotherDirectoryAfterTheCheckIsNotWrittenInto(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := filepath.Join(dir, "home/u")
+	app, moved, private := filepath.Join(u, "app"), filepath.Join(u, "moved"), filepath.Join(u, "private")
+	writeFile(t, filepath.Join(private, "conf"), "private\n")
+	writeFile(t, filepath.Join(app, "conf"), "the user's\n")
+	s := &Server{Allow: []string{app + "/**"}}
+	var swapped atomic.Bool
+	swapBeforeWriting(s, func() {
+		swapped.Store(true)
+		if err := os.Rename(app, moved); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(private, app); err != nil {
+			t.Error(err)
+		}
+	})
+	c := startServer(t, s)
+
+	resp := fillOK(t, c, Request{Module: "m", Files: []File{
+		{Path: filepath.Join(app, "conf"), Form: FormManagedBlock, Content: []byte("the module's\n")},
+	}})
+	if !swapped.Load() {
+		t.Fatal("the directory was never swapped")
+	}
+	if got := resp.Files[0].Action; got != ActionMerged {
+		t.Errorf("answered %s, want %s", got, ActionMerged)
+	}
+	mustHoldOnly(t, app, "private\n")
+	mustHoldOnly(t, moved, "the user's\n# BEGIN mesh m\nthe module's\n# END mesh m\n")
 }

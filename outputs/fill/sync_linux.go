@@ -41,10 +41,3 @@ var syncFS = func(f *os.File) error {
 	}
 	return nil
 }
-
-// deviceOf is the id of the filesystem f is on.
-func deviceOf(f *os.File) (uint64, error) {
-	var st unix.Stat_t
-	err := onFd(f, func(fd int) error { return unix.Fstat(fd, &st) })
-	return uint64(st.Dev), err
-}

@@ -14,5 +14,3 @@ func startWriteback(*os.File) {}
 const canSyncFS = false
 
 var syncFS = func(*os.File) error { return errors.ErrUnsupported }
-
-func deviceOf(*os.File) (uint64, error) { return 0, errors.ErrUnsupported }

@@ -10,166 +10,19 @@ import (
 	"os"
 	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
 
-// dirs opens each directory a request writes into once (made 0755 with its
-// parents when missing), however many of its files are written.
-type dirs struct {
-	root *os.Root
-	mu   sync.Mutex
-	open map[string]*os.Root
-	errs map[string]error
-	// handles holds each open directory as a file, in the order opened,
-	// for flush (opened before any file is written into it);
-	// only when wantHandles.
-	handles     []dirHandle
-	wantHandles bool
-}
-
-// dirHandle is an open directory as a file, and the filesystem it is on.
-type dirHandle struct {
-	dir string
-	f   *os.File
-	dev uint64
-}
-
-// newDirs opens directories under root; with handles, each also as a file
-// for flush.
-func newDirs(root *os.Root, handles bool) *dirs {
-	return &dirs{root: root, open: map[string]*os.Root{}, errs: map[string]error{},
-		wantHandles: handles}
-}
-
-func (d *dirs) get(dir string) (*os.Root, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if r, ok := d.open[dir]; ok {
-		return r, nil
-	}
-	if err, ok := d.errs[dir]; ok {
-		return nil, err
-	}
-	r, err := d.openDir(dir)
-	if err != nil {
-		d.errs[dir] = err
-		return nil, err
-	}
-	d.open[dir] = r
-	return r, nil
-}
-
-// openDir opens dir one element at a time, each in the one before (so its
-// cost grows with its depth, not its square), making each missing element
-// 0755; each is checked as resolve checks a parent (openIn), as it may have
-// been swapped for a symlink since. In a request that fsyncs (not
-// wantHandles), the directory a new one was made in is fsynced at once, or
-// the new entry could be lost in a crash; the directory written into is
-// fsynced after its renames.
-func (d *dirs) openDir(dir string) (*os.Root, error) {
-	cur, err := d.root.OpenRoot(".")
-	if err != nil {
-		return nil, fmt.Errorf("opening its directory: %w", err)
-	}
-	for i, el := 0, ""; dir != "." && i < len(dir); i += len(el) + 1 {
-		el, _, _ = strings.Cut(dir[i:], "/")
-		next, err := openIn(cur, dir[:i+len(el)], el)
-		if next == nil && err == nil {
-			next, err = d.makeDir(cur, dir[:i+len(el)], el)
-		}
-		cur.Close()
-		if err != nil {
-			return nil, err
-		}
-		cur = next
-	}
-	if d.wantHandles {
-		f, err := cur.Open(".")
-		if err == nil {
-			var dev uint64
-			if dev, err = deviceOf(f); err == nil {
-				d.handles = append(d.handles, dirHandle{dir: dir, f: f, dev: dev})
-			} else {
-				f.Close()
-			}
-		}
-		if err != nil {
-			cur.Close()
-			return nil, fmt.Errorf("opening its directory: %w", err)
-		}
-	}
-	return cur, nil
-}
-
-// makeDir makes el, the directory dir, in cur, and opens it (openIn).
-func (d *dirs) makeDir(cur *os.Root, dir, el string) (*os.Root, error) {
-	err := cur.Mkdir(el, 0o755)
-	if err == nil && !d.wantHandles {
-		err = syncDir(cur, ".")
-	}
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("making its directory: %w", err)
-	}
-	next, err := openIn(cur, dir, el)
-	if next == nil && err == nil {
-		err = fmt.Errorf("opening its directory: %w", fs.ErrNotExist) // removed as soon as made
-	}
-	return next, err
-}
-
-// flush syncs, once each, the filesystems the given directories
-// (opened by get) are on, through the first directory of each opened in
-// this request: syncfs then also reports a writeback error of any file
-// written since. It returns each directory's error, nil for all when none.
-func (d *dirs) flush(names []string) map[string]error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	first := map[uint64]*os.File{} // filesystem → its first directory opened
-	devOf := map[string]uint64{}
-	for _, h := range d.handles {
-		if _, ok := first[h.dev]; !ok {
-			first[h.dev] = h.f
-		}
-		devOf[h.dir] = h.dev
-	}
-	errOf := map[uint64]error{}
-	var errs map[string]error
-	for _, name := range names {
-		dev, ok := devOf[name]
-		if !ok {
-			continue
-		}
-		err, done := errOf[dev]
-		if !done {
-			err = syncFS(first[dev])
-			errOf[dev] = err
-		}
-		if err != nil {
-			if errs == nil {
-				errs = map[string]error{}
-			}
-			errs[name] = err
-		}
-	}
-	return errs
-}
-
-func (d *dirs) close() {
-	for _, r := range d.open {
-		r.Close()
-	}
-	for _, h := range d.handles {
-		h.f.Close()
-	}
-}
-
 // temp is one step's temp file, from its making to its rename.
 type temp struct {
-	dir  *os.Root // the target's directory
+	dir  *dir     // the target's directory
 	name string   // the temp file's name there
 	f    *os.File // open until synced
+	// written is the temp file as written, taken as it is closed before a
+	// syncfs, so the fsync that stands in for a refused one (fsyncTemp)
+	// syncs the very file written, not whatever its name leads to then.
+	written fs.FileInfo
 }
 
 // maxName is the longest file name (in bytes) of Linux's file systems.
@@ -185,10 +38,10 @@ var tempName = func(base string) string {
 
 // openTemp makes a temp file beside base named by tempName; O_EXCL so two
 // writers never share one.
-func openTemp(dir *os.Root, base string, mode fs.FileMode) (string, *os.File, error) {
+func openTemp(dir *dir, base string, mode fs.FileMode) (string, *os.File, error) {
 	for attempt := 0; ; attempt++ {
 		name := tempName(base)
-		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		f, err := dir.create(name, mode)
 		if !errors.Is(err, fs.ErrExist) || attempt == 100 {
 			return name, f, err
 		}
@@ -242,9 +95,14 @@ func syncTemp(tmp *temp, p string) error {
 	return nil
 }
 
-// closeTemp closes a temp file that syncFilesystems will flush.
+// closeTemp closes a temp file that syncFilesystems will flush, taking
+// what it is first (for fsyncTemp).
 func closeTemp(tmp *temp, p string) error {
-	err := tmp.f.Close()
+	var err error
+	tmp.written, err = tmp.f.Stat()
+	if cerr := tmp.f.Close(); err == nil {
+		err = cerr
+	}
 	tmp.f = nil
 	if err != nil {
 		return fmt.Errorf("path %q: closing the temp file: %w", p, err)
@@ -258,7 +116,7 @@ func (tmp *temp) remove() {
 	if tmp.f != nil {
 		tmp.f.Close()
 	}
-	tmp.dir.Remove(tmp.name)
+	tmp.dir.remove(tmp.name)
 }
 
 // writers is how many files of one request are made or fsynced at once:
@@ -290,7 +148,7 @@ func each(n int, fn func(i int)) {
 // every temp file is made durable, then each is renamed over its file, then
 // the directories renamed into are made durable, so the renames last
 // (where it fsyncs, the parent of a directory made is fsynced as it is
-// made: openDir). A request writing fewer than syncFSFrom files (or any, when
+// made: makeDir). A request writing fewer than syncFSFrom files (or any, when
 // syncFSFrom ≤ 0 or there is no syncfs) fsyncs each temp file and each
 // directory; a larger one flushes each filesystem it writes to with one
 // syncfs before the renames and one after (see Server.SyncFSFrom).
@@ -300,7 +158,10 @@ func each(n int, fn func(i int)) {
 // stay). A rename that fails stops the renames there: the files before it
 // in the request are replaced, the rest are not. The error is the first in
 // the request's order.
-func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
+//
+// The directories are ds's: those the request's plan opened (and checked
+// and read in), and those missing then, made here.
+func writeAll(ds *dirs, steps []step, syncFSFrom int) error {
 	var todo []int // the steps that write
 	for i, st := range steps {
 		if st.write {
@@ -308,8 +169,7 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 		}
 	}
 	wholeFS := canSyncFS && syncFSFrom > 0 && len(todo) >= syncFSFrom && !syncFSRefused.Load()
-	ds := newDirs(root, wholeFS)
-	defer ds.close()
+	ds.fsyncMade = !wholeFS
 	errs := make([]error, len(steps))
 	temps := make([]*temp, len(steps))
 	renamed := 0 // todo[:renamed] are in place
@@ -362,7 +222,7 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 
 	for _, i := range todo {
 		st := steps[i]
-		if err := temps[i].dir.Rename(temps[i].name, st.t.base); err != nil {
+		if err := temps[i].dir.rename(temps[i].name, st.t.base); err != nil {
 			errs[i] = fmt.Errorf("path %q: replacing the file: %w", st.file.Path, err)
 			break
 		}
@@ -385,7 +245,7 @@ func writeAll(root *os.Root, steps []step, syncFSFrom int) error {
 	}
 	dirErrs := make([]error, len(syncs))
 	each(len(syncs), func(j int) {
-		dirErrs[j] = syncDir(temps[syncFor[syncs[j]]].dir, ".") // the directory renamed in, not its path again
+		dirErrs[j] = temps[syncFor[syncs[j]]].dir.sync() // the directory renamed in, not its path again
 	})
 	for j, err := range dirErrs {
 		if i := syncFor[syncs[j]]; err != nil && errs[i] == nil {
@@ -409,9 +269,23 @@ func refused(errs []error) bool {
 	return false
 }
 
-// fsyncTemp fsyncs a closed temp file, opened again by its name.
+// fsyncTemp fsyncs a closed temp file, opened again by its name in its
+// directory: one who may write there may have swapped it since, for a
+// fifo (waited on forever, were it opened as it comes), a symlink or
+// another file; what is opened must be the temp file written, or it is
+// an error.
 func fsyncTemp(tmp *temp, p string) error {
-	if err := syncDir(tmp.dir, tmp.name); err != nil {
+	f, err := tmp.dir.reopen(tmp.name, tmp.written)
+	if changedSince(err) {
+		return fmt.Errorf("path %q: syncing the temp file: %s is not the file written (replaced since)", p, tmp.name)
+	}
+	if err == nil {
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("path %q: syncing the temp file: %w", p, err)
 	}
 	return nil
@@ -434,19 +308,6 @@ func syncFilesystems(ds *dirs, steps []step, which []int, errs []error, doing st
 			errs[i] = fmt.Errorf("path %q: %s: %w", steps[i].file.Path, doing, err)
 		}
 	}
-}
-
-// syncDir fsyncs root's entry name (a directory, or a closed temp file).
-func syncDir(root *os.Root, name string) error {
-	f, err := root.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func hasKey[K comparable, V any](m map[K]V, k K) bool {

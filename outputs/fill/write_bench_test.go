@@ -9,47 +9,56 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/novox/mesh-provisioner/outputs/fill/filltest"
 	"github.com/rs/zerolog"
 )
 
 // writeOne is how a file was written before writeAll's phases, the
-// baseline of BenchmarkWriteRequests: renameio's temp file, mode and
-// owner, fsync and rename, file by file.
+// baseline of BenchmarkWriteRequests: as renameio's PendingFile did (temp
+// file, mode and owner, fsync, close and rename; no fsync of the
+// directory), file by file, in the request's directory handles.
 func writeOne(ds *dirs, st step) error {
 	p := st.file.Path
 	dir, err := ds.get(st.t.dir)
 	if err != nil {
 		return fmt.Errorf("path %q: %w", p, err)
 	}
-	pf, err := renameio.NewPendingFile(st.t.base, renameio.WithRoot(dir), renameio.WithStaticPermissions(st.mode))
+	name, f, err := openTemp(dir, st.t.base, st.mode)
 	if err != nil {
 		return fmt.Errorf("path %q: making the temp file: %w", p, err)
 	}
-	defer pf.Cleanup()
-	if _, err := pf.Write(st.want); err != nil {
+	tmp := &temp{dir: dir, name: name, f: f}
+	renamed := false
+	defer func() {
+		if !renamed {
+			tmp.remove()
+		}
+	}()
+	if _, err := f.Write(st.want); err != nil {
 		return fmt.Errorf("path %q: writing the temp file: %w", p, err)
 	}
 	if st.uid >= 0 || st.gid >= 0 {
-		if err := pf.Chown(st.uid, st.gid); err != nil {
+		if err := f.Chown(st.uid, st.gid); err != nil {
 			return fmt.Errorf("path %q: setting owner %d and group %d: %w", p, st.uid, st.gid, err)
 		}
-		if err := pf.Chmod(st.mode); err != nil {
-			return fmt.Errorf("path %q: setting mode %04o: %w", p, st.mode, err)
-		}
 	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	if err := f.Chmod(st.mode); err != nil { // renameio's static permissions
+		return fmt.Errorf("path %q: setting mode %04o: %w", p, st.mode, err)
+	}
+	if err := syncTemp(tmp, p); err != nil {
+		return err
+	}
+	if err := dir.rename(name, st.t.base); err != nil {
 		return fmt.Errorf("path %q: replacing the file: %w", p, err)
 	}
+	renamed = true
 	return nil
 }
 
 // writePerFile is the old writeAll: writers goroutines, each file written
 // and fsynced and renamed on its own.
-func writePerFile(root *os.Root, steps []step) error {
-	ds := newDirs(root, false)
-	defer ds.close()
+func writePerFile(ds *dirs, steps []step) error {
+	ds.fsyncMade = true
 	errs := make([]error, len(steps))
 	each(len(steps), func(i int) {
 		if steps[i].write {
@@ -84,7 +93,7 @@ func BenchmarkWriteRequests(b *testing.B) {
 	b.Cleanup(filltest.RemoveAll)
 	run := 0
 	// fill writes reqs into a fresh directory and says how long that took.
-	fill := func(write func(*os.Root, []step) error) time.Duration {
+	fill := func(write func(*dirs, []step) error) time.Duration {
 		b.Helper()
 		run++
 		root := fmt.Sprintf("%s/%d", base, run)
@@ -120,11 +129,11 @@ func BenchmarkWriteRequests(b *testing.B) {
 	}
 	ways := []struct {
 		metric string
-		write  func(*os.Root, []step) error
+		write  func(*dirs, []step) error
 		took   time.Duration
 	}{
-		{metric: "s-phased", write: func(r *os.Root, s []step) error { return writeAll(r, s, DefaultSyncFSFrom) }},
-		{metric: "s-phased-fsync", write: func(r *os.Root, s []step) error { return writeAll(r, s, -1) }},
+		{metric: "s-phased", write: func(ds *dirs, s []step) error { return writeAll(ds, s, DefaultSyncFSFrom) }},
+		{metric: "s-phased-fsync", write: func(ds *dirs, s []step) error { return writeAll(ds, s, -1) }},
 		{metric: "s-per-file", write: writePerFile},
 	}
 
