@@ -53,7 +53,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		ln.Close()
 		return fmt.Errorf("fill socket %s: setting mode 0660: %w", socketPath, err)
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: orDefault(s.ReadTimeout, DefaultReadTimeout), IdleTimeout: orDefault(s.IdleTimeout, DefaultIdleTimeout)}
 	if len(s.AllowUIDs) > 0 {
 		srv.Handler, srv.ConnContext = s.peerCheck(srv.Handler), ConnContext
 		ln = PeerListener{ln}
@@ -100,4 +101,11 @@ func removeStale(p string) error {
 		return fmt.Errorf("fill socket %s: removing the stale socket: %w", p, err)
 	}
 	return nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

@@ -8,12 +8,22 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 )
 
 // MaxBody bounds a request body: 64 MiB of files as base64, plus slack.
 const MaxBody = 64<<20*4/3 + 1<<20
+
+// DefaultReadTimeout is far more than a body of MaxBody takes over a unix
+// socket; DefaultIdleTimeout outlasts the client's refill (1 min), so the
+// connections it keeps are rarely closed under it (when one is, the
+// request is sent again over a new one: Client.do).
+const (
+	DefaultReadTimeout = 2 * time.Minute
+	DefaultIdleTimeout = 10 * time.Minute
+)
 
 // Server is the node-engine side of the fill socket (`mesh-fill`). It writes
 // each file of a request atomically, sets mode, owner and group, and restarts
@@ -56,6 +66,12 @@ type Server struct {
 	// kept, so a restart keeps removal and ownership exact (SPEC §4.3
 	// (r2)); read by Serve. Empty: kept in memory only.
 	StateDir string
+	// ReadTimeout bounds reading one request, its body included, and
+	// IdleTimeout how long a kept connection may wait for its next one
+	// (0: DefaultReadTimeout, DefaultIdleTimeout). Without them a peer
+	// that stopped halfway through a body, or a client that leaks its
+	// connections, held a goroutine and a descriptor each for ever.
+	ReadTimeout, IdleTimeout time.Duration
 
 	busy  pathLocks
 	state ledger
