@@ -39,6 +39,7 @@ type reportAcks struct {
 	lost    []LostReport
 	forget  []LostReport      // lost, not yet forgotten by the publisher (under its own lock)
 	acked   map[string]string // module → the state of its last report acknowledged
+	stored  uint64            // report puts acknowledged (lost.go)
 	sweep   *time.Timer       // armed while puts may be pending
 }
 
@@ -92,7 +93,11 @@ func (p *Publisher) put(key, module, state string, b []byte, sig sum) error {
 // event goes out, or the put is lost.
 func (p *Publisher) onAck(m *nats.Msg) {
 	a := &p.acks
+	err := ackError(m)
 	a.mu.Lock()
+	if err == nil {
+		a.stored++ // even when it comes late or its event cannot go out
+	}
 	id := m.Subject[min(len(a.prefix), len(m.Subject)):]
 	rp := a.pending[id]
 	delete(a.pending, id)
@@ -100,7 +105,6 @@ func (p *Publisher) onAck(m *nats.Msg) {
 	if rp == nil {
 		return // lost already (swept)
 	}
-	err := ackError(m)
 	if err == nil {
 		err = p.NC.Publish(rp.event, rp.b) // copies rp.b
 		putReportBuf(rp.b)
@@ -208,6 +212,13 @@ func (p *Publisher) TakeLost() []LostReport {
 	lost := a.lost
 	a.lost = nil
 	return lost
+}
+
+// countStored counts a report put acknowledged.
+func (a *reportAcks) countStored() {
+	a.mu.Lock()
+	a.stored++
+	a.mu.Unlock()
 }
 
 // Acked is the state of module's last report whose put was acknowledged

@@ -32,6 +32,9 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue
+	created map[string]time.Time         // bucket → its stream's creation time, seen when opened (lost.go)
+	looked  map[string]look              // bucket → what its last look saw (lost.go)
+	stored  map[string]uint64            // needs or collect bucket → puts acknowledged (the applied one's: acks.stored)
 	written map[string]map[string]*table // bucket → module → what was last written of its keys (written.go)
 	reports map[string]sum               // module → sum of the report bytes without "at"
 	// needsSynced is, per module, the sum of the needs its last NeedsAll
@@ -98,6 +101,9 @@ func (p *Publisher) needsListSum(needs []Need) sum {
 func (p *Publisher) init() {
 	if p.kvs == nil {
 		p.kvs = map[string]jetstream.KeyValue{}
+		p.created = map[string]time.Time{}
+		p.looked = map[string]look{}
+		p.stored = map[string]uint64{}
 		p.written = map[string]map[string]*table{}
 		p.reports = map[string]sum{}
 		p.needsSynced = map[string]sum{}
@@ -121,6 +127,7 @@ func (p *Publisher) kv(ctx context.Context, bucket string) (jetstream.KeyValue, 
 		return nil, fmt.Errorf("bucket %s: %w", bucket, err)
 	}
 	p.kvs[bucket] = kv
+	p.opened(ctx, bucket, kv)
 	return kv, nil
 }
 
@@ -236,9 +243,11 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	t := p.written[op.bucket][op.module]
 	errs := op.errs
 	var add []entry // keys written that t lacks, in name order (as put)
+	stored := uint64(0)
 	for _, a := range op.acks {
 		select {
 		case <-a.ack.Ok():
+			stored++
 			if j, ok := t.find(a.name); ok {
 				t.set(j, a.bytes, a.fields)
 			} else {
@@ -250,6 +259,7 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, op.key(a.name), ctx.Err()))
 		}
 	}
+	p.stored[op.bucket] += stored
 	var drop []string // keys deleted, in name order
 	ws := op.want
 	for j := range t.len() {
@@ -464,6 +474,7 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		for _, pp := range inFlight {
 			select {
 			case <-pp.ack.Ok():
+				p.acks.countStored()
 				out[pp.i] = p.reported(pp.module, pp.state, pp.b, &pp.sig)
 			case err := <-pp.ack.Err():
 				out[pp.i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, pp.key, err)

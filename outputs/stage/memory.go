@@ -126,3 +126,20 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 		s.cfg.Log.Info().Int("keys", sw.Deleted).Strs("modules", sw.Gone).Msg("deleted keys of modules no longer on this node")
 	}
 }
+
+// CheckOutputs looks at the output buckets (report.Publisher.LostBuckets:
+// one stream info request each) and, when one was deleted or purged
+// since this node wrote there, forgets what was written, as after a
+// reconnect: without it, what the publisher remembers would keep every
+// unchanged need, report and item from being put again until the client
+// reconnected or restarted. The daemon calls it at its refill tick, whose
+// full send then sweeps the buckets (Sweep) and writes again what is
+// missing; what still stands is adopted, not put again.
+func (s *Stage) CheckOutputs(ctx context.Context) {
+	lost := s.cfg.Pub.LostBuckets(ctx)
+	if len(lost) == 0 {
+		return
+	}
+	s.cfg.Log.Warn().Strs("buckets", lost).Msg("output buckets deleted or purged: writing this node's needs, reports and items in them again")
+	s.Forget()
+}

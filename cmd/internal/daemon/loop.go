@@ -53,6 +53,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 			full = d.drain(ctx)
 		case <-refill.C:
 			full = true
+			d.out.CheckOutputs(ctx) // an output bucket deleted or purged: this full send writes it again
 		case <-retry.C:
 			retrying = true
 		case <-d.out.HoldC():
