@@ -140,6 +140,9 @@ func (m *NodeGraph) index(key string, asg *Assignment) {
 		for _, p := range old.Provisioning.Provisions {
 			pk := p.Provider + "/" + p.Provision
 			delete(m.bindings[pk], key)
+			if len(m.bindings[pk]) == 0 {
+				delete(m.bindings, pk) // bound again below if asg still names it
+			}
 			touched[pk] = true
 		}
 	}

@@ -3,5 +3,7 @@
 // (file://), checks its SHA-256 against the plan's digest, keeps it under the
 // state directory by digest, and reads its tar safely within the §4.1 limits;
 // a Fetcher fetches in the background, each try within a timeout, again
-// with backoff while not there.
+// with backoff while not there. An archive is kept, in memory and in the
+// cache, while a current plan names it: Fetcher.Retain drops the others
+// (and, the first time, what an earlier run cached that no plan names).
 package archive

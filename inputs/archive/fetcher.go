@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +60,7 @@ type Fetcher struct {
 
 	mu      sync.Mutex
 	pending map[*fetch]bool // under way or to be fetched again
+	swept   bool            // the first Retain swept the store's cache
 }
 
 // fetch is one archive wanted, from its first try until it is got or
@@ -87,18 +89,39 @@ func (f *Fetcher) Fetch(w nodes.ArchiveWant) {
 }
 
 // Retain stops fetching every archive keep refuses (the plan moved on, the
-// module left); an outcome on its way is still delivered.
+// module left); an outcome on its way is still delivered. It also drops
+// from the store (its memory, and the archive's cache file) every archive
+// got whose wants keep all refuses: a digest two plans name stays while
+// either does, and one named again later is fetched again. An archive a
+// fetch kept here is for, or one being read, is left alone.
+//
+// The first Retain also removes every cache file no archive got or fetch
+// kept names (an earlier run's): call it only once every plan is read and
+// its archive asked for (Fetch), or it would throw away what the plans
+// are about to name. The daemon does: it retains only once its first load
+// is done.
 func (f *Fetcher) Retain(keep func(nodes.ArchiveWant) bool) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	var busy map[string]bool // hex digests of the fetches kept
 	for fe := range f.pending {
 		if !keep(fe.want) {
 			if fe.timer != nil {
 				fe.timer.Stop()
 			}
 			delete(f.pending, fe)
+			continue
 		}
+		if busy == nil {
+			busy = map[string]bool{}
+		}
+		busy[strings.TrimPrefix(fe.want.Digest, "sha256:")] = true
 	}
+	sweep := !f.swept
+	f.swept = true
+	f.mu.Unlock()
+	// A fetch got meanwhile was recorded by the store as a user before it
+	// left pending: retain sees it one way or the other.
+	f.store.retain(keep, busy, sweep)
 }
 
 // run makes one try, delivers its outcome, and schedules the next try
@@ -136,7 +159,7 @@ func (f *Fetcher) try(w nodes.ArchiveWant) (map[string][]byte, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(f.ctx, d, fmt.Errorf("not fetched within %s: %w", d, context.DeadlineExceeded))
 	defer cancel()
-	return f.store.Get(ctx, w.Ref, w.Digest)
+	return f.store.get(ctx, w)
 }
 
 // Fetching says a first try is under way or an outcome is not yet taken

@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/renameio/v2"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes"
 )
 
 // Store fetches, checks, caches and reads templates archives. The zero value
@@ -38,8 +40,49 @@ type Store struct {
 	lim limits
 
 	mu       sync.Mutex
-	got      map[string]map[string][]byte // archives read, by hex digest
-	inFlight map[refDigest]*reading       // reads under way
+	got      map[string]*held       // archives read and still wanted, by hex digest
+	inFlight map[refDigest]*reading // reads under way
+	reads    map[string]int         // reads under way by hex digest: retain removes none of them
+}
+
+// held is an archive read, and the wants it was read or handed out for
+// (retain keeps it while keep says yes to one of them).
+type held struct {
+	files map[string][]byte
+	users map[nodes.ArchiveWant]struct{}
+	// witness is a user keep said yes to at the last retain: while it
+	// still does, and users has not grown to checkAt, retain asks keep
+	// nothing else of this archive (it runs after every batch).
+	witness nodes.ArchiveWant
+	checkAt int
+}
+
+// use records w as a user of h.
+func (h *held) use(w nodes.ArchiveWant) {
+	if len(h.users) == 0 {
+		h.witness = w
+	}
+	h.users[w] = struct{}{}
+}
+
+// wanted says whether keep says yes to a user of h; users keep refuses are
+// forgotten whenever every user is asked (the witness refused, or users
+// doubled since they last were: the set stays within twice the wanted).
+func (h *held) wanted(keep func(nodes.ArchiveWant) bool) bool {
+	if n := len(h.users); n > 0 && n < h.checkAt && keep(h.witness) { // the witness is one of users
+		return true
+	}
+	found := false
+	for w := range h.users {
+		switch {
+		case !keep(w):
+			delete(h.users, w)
+		case !found:
+			h.witness, found = w, true
+		}
+	}
+	h.checkAt = 2*len(h.users) + 2
+	return found
 }
 
 // refDigest keys a read under way by ref and digest, not by digest alone:
@@ -61,13 +104,23 @@ type reading struct {
 // fetches nothing. The map returned is shared between callers: do not
 // modify it. Errors name ref and wrap ErrNotThereYet, ErrDigestMismatch,
 // ErrUnsafeMember or ErrLimit where those apply.
+//
+// What Get returns is kept in memory, and on disk, until a Fetcher's
+// Retain drops it (retain).
 func (s *Store) Get(ctx context.Context, ref, digest string) (map[string][]byte, error) {
+	return s.get(ctx, nodes.ArchiveWant{Ref: ref, Digest: digest})
+}
+
+// get is Get for w (its Ref and Digest), recording w as a user of the
+// archive for Retain.
+func (s *Store) get(ctx context.Context, w nodes.ArchiveWant) (map[string][]byte, error) {
+	ref, digest := w.Ref, w.Digest
 	hexDigest, err := parseDigest(digest)
 	if err != nil {
 		return nil, fmt.Errorf("templates archive %s: %w", ref, err)
 	}
 	for {
-		r, mine, files := s.startRead(ctx, ref, digest, hexDigest)
+		r, mine, files := s.startRead(ctx, w, hexDigest)
 		if files != nil {
 			return files, nil
 		}
@@ -81,6 +134,9 @@ func (s *Store) Get(ctx context.Context, ref, digest string) (map[string][]byte,
 		if r.err != nil && ctx.Err() != nil {
 			return nil, fmt.Errorf("templates archive %s: %w", ref, context.Cause(ctx))
 		}
+		if r.err == nil && !mine {
+			s.used(w, hexDigest, r.files) // the reader recorded its own want
+		}
 		if r.err == nil || mine {
 			return r.files, r.err
 		}
@@ -89,31 +145,38 @@ func (s *Store) Get(ctx context.Context, ref, digest string) (map[string][]byte,
 	}
 }
 
-// startRead returns the archive when it was read already; else the read of
-// ref under way, or one it starts (mine) with ctx.
-func (s *Store) startRead(ctx context.Context, ref, digest, hexDigest string) (r *reading, mine bool, files map[string][]byte) {
+// startRead returns the archive when it was read already (recording w as
+// a user); else the read of w's ref under way, or one it starts (mine)
+// with ctx.
+func (s *Store) startRead(ctx context.Context, w nodes.ArchiveWant, hexDigest string) (r *reading, mine bool, files map[string][]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if files := s.got[hexDigest]; files != nil {
-		return nil, false, files
+	if h := s.got[hexDigest]; h != nil {
+		h.use(w)
+		return nil, false, h.files
 	}
 	if s.got == nil {
-		s.got = make(map[string]map[string][]byte)
+		s.got = make(map[string]*held)
 		s.inFlight = make(map[refDigest]*reading)
+		s.reads = make(map[string]int)
 	}
-	key := refDigest{ref, hexDigest}
+	key := refDigest{w.Ref, hexDigest}
 	if r := s.inFlight[key]; r != nil {
 		return r, false, nil
 	}
 	r = &reading{done: make(chan struct{})}
 	s.inFlight[key] = r
+	s.reads[hexDigest]++
 	go func() {
-		files, err := s.load(ctx, ref, digest, hexDigest)
+		files, err := s.load(ctx, w.Ref, w.Digest, hexDigest)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		delete(s.inFlight, key)
+		if s.reads[hexDigest]--; s.reads[hexDigest] == 0 {
+			delete(s.reads, hexDigest)
+		}
 		if err == nil {
-			s.got[hexDigest] = files
+			s.useLocked(w, hexDigest, files)
 		}
 		r.files, r.err = files, err
 		close(r.done)
@@ -121,12 +184,102 @@ func (s *Store) startRead(ctx context.Context, ref, digest, hexDigest string) (r
 	return r, true, nil
 }
 
+// used records w as a user of the archive hexDigest, whose members are
+// files: kept again if retain dropped it meanwhile (files is what w's
+// caller holds, and the next retain says whether it is still wanted).
+func (s *Store) used(w nodes.ArchiveWant, hexDigest string, files map[string][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.useLocked(w, hexDigest, files)
+}
+
+func (s *Store) useLocked(w nodes.ArchiveWant, hexDigest string, files map[string][]byte) {
+	h := s.got[hexDigest]
+	if h == nil {
+		h = &held{files: files, users: map[nodes.ArchiveWant]struct{}{}, checkAt: 4}
+		s.got[hexDigest] = h
+	}
+	h.use(w)
+}
+
+// retain drops every archive read whose users (the wants it was got for)
+// keep all refuses and whose hex digest busy does not hold: from memory,
+// and its file from the cache under Dir. An archive with a read under way
+// (for any ref) is left for a later retain: no cache file is removed under
+// a read or a write of it. With sweep, every other file of the cache that
+// no archive held, busy or read names (left by an earlier run) goes too.
+//
+// While the user keep last said yes to an archive for still is wanted, keep
+// is asked nothing else of it: a retain where nothing moved costs one keep
+// per archive held. keep is called on the caller's goroutine, s.mu held.
+func (s *Store) retain(keep func(nodes.ArchiveWant) bool, busy map[string]bool, sweep bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for hexDigest, h := range s.got {
+		if busy[hexDigest] || s.reads[hexDigest] > 0 || h.wanted(keep) {
+			continue
+		}
+		delete(s.got, hexDigest)
+		s.removeCache(hexDigest + ".tar")
+	}
+	if sweep {
+		s.sweepCache(busy)
+	}
+}
+
+// sweepCache removes each file of the cache that no archive held, busy or
+// read at the moment names: archives of an earlier run no plan names now,
+// and temporary files a write cut short left. Anything else is not the
+// cache's and is left alone. s.mu is held.
+func (s *Store) sweepCache(busy map[string]bool) {
+	if s.Dir == "" {
+		return
+	}
+	entries, err := os.ReadDir(filepath.Join(s.Dir, "templates"))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		hexDigest, ok := cacheName(e.Name())
+		if !ok || s.got[hexDigest] != nil || busy[hexDigest] || s.reads[hexDigest] > 0 {
+			continue
+		}
+		s.removeCache(e.Name())
+	}
+}
+
+// cacheName says which digest a file of the cache is of: <hex>.tar, or a
+// temporary file a write of it left (renameio's .<hex>.tar<random>).
+func cacheName(name string) (string, bool) {
+	base, tmp := strings.CutPrefix(name, ".")
+	if len(base) < 68 || base[64:68] != ".tar" || strings.Trim(base[:64], "0123456789abcdef") != "" {
+		return "", false
+	}
+	switch rest := base[68:]; {
+	case !tmp && rest == "":
+	case tmp && rest != "" && strings.Trim(rest, "0123456789") == "":
+	default:
+		return "", false
+	}
+	return base[:64], true
+}
+
+// removeCache removes the cache's file name; one already gone is no
+// matter, and one that cannot be removed is tried again by no one (a
+// later run's sweep does).
+func (s *Store) removeCache(name string) {
+	if s.Dir == "" {
+		return
+	}
+	_ = os.Remove(filepath.Join(s.Dir, "templates", name))
+}
+
 // load reads the archive from the cache, or fetches, checks and caches it,
 // then reads its tar.
 func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[string][]byte, error) {
 	lim := s.limits()
-	data, ok := s.readCache(hexDigest, lim)
-	if !ok {
+	data, cached := s.readCache(hexDigest, lim)
+	if !cached {
 		var err error
 		data, err = s.fetch(ctx, ref, lim)
 		if err != nil {
@@ -139,13 +292,22 @@ func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[st
 			return nil, fmt.Errorf("templates archive %s: %w: it is not the plan's %s",
 				ref, ErrDigestMismatch, digest)
 		}
-		if err := s.writeCache(hexDigest, data); err != nil {
-			return nil, fmt.Errorf("templates archive %s: %w", ref, err)
-		}
 	}
 	files, err := readArchive(bytes.NewReader(data), lim)
 	if err != nil {
+		if cached {
+			// Bytes of this digest never read otherwise: the cache keeps
+			// only archives that can be used (retain drops what it holds).
+			s.removeCache(hexDigest + ".tar")
+		}
 		return nil, fmt.Errorf("templates archive %s: %w", ref, err)
+	}
+	if !cached {
+		// Cached once read: an archive that cannot be used is not kept,
+		// as nothing would ever take it off the disk.
+		if err := s.writeCache(hexDigest, data); err != nil {
+			return nil, fmt.Errorf("templates archive %s: %w", ref, err)
+		}
 	}
 	return files, nil
 }

@@ -37,7 +37,18 @@ type Asker struct {
 	gens    uint64
 	asks    map[string]*askState // every name asked and retained
 	pending map[string]*askState // those under way or to be asked again
+	// Retain looks at every name not pending (answered for good: sealed)
+	// once every forgetEvery (tests set it), or when a sample says so.
+	forgetEvery time.Duration
+	forgotAt    time.Time // when Retain last looked at every name
 }
+
+// Retain looks at every name answered for good when forgetEvery passed
+// since it last did, or when one of forgetSample of them is no longer kept.
+const (
+	forgetEvery  = time.Second
+	forgetSample = 8
+)
 
 // askState is what the Asker knows of asking for one name.
 type askState struct {
@@ -57,7 +68,7 @@ func NewAsker(ctx context.Context, c *Client, b backoff.Doubling, refusedRetry t
 		refusedRetry = RefusedRetry
 	}
 	return &Asker{ctx: ctx, client: c, backoff: b, refused: refusedRetry, out: make(chan Answer, 64),
-		asks: map[string]*askState{}, pending: map[string]*askState{}}
+		asks: map[string]*askState{}, pending: map[string]*askState{}, forgetEvery: forgetEvery}
 }
 
 // Answers is where every answer goes; read it promptly.
@@ -137,20 +148,61 @@ func (a *Asker) Reask(spread time.Duration, keep func(name string) bool) {
 	}
 }
 
-// Retain forgets every name under way or due that keep refuses: no more
-// asks, and an answer still to come is dropped.
+// Retain forgets every name keep refuses: no more asks, an answer still to
+// come is dropped, and nothing of it is remembered (a name kept again later
+// is asked as a new one). Names under way or due are looked at on every
+// call. Names answered for good (sealed: most of those held) are all looked
+// at only when keep refuses one of a few of them taken at random, or when
+// a second passed since they last were (the first call looks at once):
+// Retain runs after every batch, and costs little when nothing moved.
+//
+// keep must say yes to every name the caller will read again without
+// asking for it: one whose value it holds while no file reads it for the
+// moment (a module between two templates archives). A name forgotten is not
+// asked again by Reask, and the value held would then miss a rotation the
+// vault announced while the bus was away.
 func (a *Asker) Retain(keep func(name string) bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for name, st := range a.pending {
 		if !keep(name) {
-			if st.timer != nil {
-				st.timer.Stop()
-			}
-			delete(a.pending, name)
-			delete(a.asks, name)
+			a.forget(name, st)
 		}
 	}
+	now := time.Now()
+	due := now.Sub(a.forgotAt) >= a.forgetEvery
+	if !due {
+		// A few names, at random (where a map's range starts): when
+		// modules left, some of theirs are likely among them.
+		n := 0
+		for name := range a.asks {
+			if n++; n > forgetSample {
+				break
+			}
+			if !keep(name) {
+				due = true
+				break
+			}
+		}
+	}
+	if !due {
+		return
+	}
+	a.forgotAt = now
+	for name, st := range a.asks {
+		if !keep(name) {
+			a.forget(name, st)
+		}
+	}
+}
+
+// forget drops name; a.mu is held.
+func (a *Asker) forget(name string, st *askState) {
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+	delete(a.pending, name)
+	delete(a.asks, name)
 }
 
 // ask starts an ask of name numbered anew; a.mu is held.

@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -173,5 +174,171 @@ func TestAskerReaskAsksHeldNamesAgainWithinTheSpread(t *testing.T) {
 	time.Sleep(2 * spread)
 	if n := len(v.times(dropped)); n != 1 {
 		t.Fatalf("%s, no longer read, asked %d times", dropped, n)
+	}
+}
+
+// asksLen is how many names a remembers, and how many of them are pending.
+func asksLen(a *Asker) (asks, pending int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.asks), len(a.pending)
+}
+
+// settled waits until no name of a is pending (every answer taken).
+func settled(t *testing.T, a *Asker) {
+	t.Helper()
+	bustest.Eventually(t, 5*time.Second, func() error {
+		if _, p := asksLen(a); p != 0 {
+			return fmt.Errorf("%d names pending", p)
+		}
+		return nil
+	})
+}
+
+// F5: a name answered sealed and no longer kept is forgotten (both maps),
+// not only one under way; a kept one is still asked again by Reask and
+// Fresh, and one forgotten is asked as a new name when read again.
+func TestAskerRetainForgetsSealedNamesNoLongerKept(t *testing.T) {
+	const n = 50
+	script := map[string][]string{}
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("own/m-%d/s", i)
+		names = append(names, name)
+		script[name] = []string{StatusSealed}
+	}
+	kept := names[0]
+	a, v := startAsker(t, script, time.Hour)
+	a.forgetEvery = 0
+	for _, name := range names {
+		a.Ask(name, "")
+	}
+	for range names {
+		nextAnswer(t, a)
+	}
+	settled(t, a)
+	if asks, _ := asksLen(a); asks != n {
+		t.Fatalf("%d names remembered before Retain, want %d", asks, n)
+	}
+	a.Retain(func(name string) bool { return name == kept })
+	if asks, pending := asksLen(a); asks != 1 || pending != 0 {
+		t.Fatalf("after Retain: %d names remembered, %d pending; want the kept one alone", asks, pending)
+	}
+
+	// The kept name is still asked again when the bus comes back, and when
+	// the vault says it changed.
+	a.Reask(10*time.Millisecond, func(name string) bool { return name == kept || name == names[1] })
+	if an := nextAnswer(t, a); an.Name != kept || an.Result.Outcome != Sealed {
+		t.Fatalf("Reask: %+v", an)
+	}
+	a.Fresh(kept)
+	if an := nextAnswer(t, a); an.Name != kept || an.Result.Outcome != Sealed {
+		t.Fatalf("Fresh: %+v", an)
+	}
+	if got := len(v.times(kept)); got != 3 {
+		t.Fatalf("%s asked %d times, want 3 (Ask, Reask, Fresh)", kept, got)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := len(v.times(names[1])); got != 1 {
+		t.Fatalf("%s, forgotten, asked again by Reask: %d asks", names[1], got)
+	}
+	// A name forgotten and read again is asked as a new one.
+	a.Ask(names[1], "")
+	if an := nextAnswer(t, a); an.Name != names[1] || an.Result.Outcome != Sealed || !an.Changed {
+		t.Fatalf("asked again after it was forgotten: %+v, want sealed and changed (a new name)", an)
+	}
+	a.Fresh(names[2])
+	if an := nextAnswer(t, a); an.Name != names[2] || an.Result.Outcome != Sealed {
+		t.Fatalf("Fresh of a forgotten name: %+v", an)
+	}
+	settled(t, a)
+	if asks, _ := asksLen(a); asks != 3 {
+		t.Fatalf("%d names remembered, want 3", asks)
+	}
+}
+
+// Retain runs after every batch: when nothing moved, it asks keep of a few
+// names answered for good, not of every one; it looks at every one once
+// some of them are no longer kept, or once forgetEvery passed; a name
+// under way or due is dropped at every call.
+func TestAskerRetainLooksAtSealedNamesWhenSomeLeft(t *testing.T) {
+	const n = 100
+	script := map[string][]string{"own/app/absent": {StatusAbsent}}
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("own/m-%d/s", i)
+		names = append(names, name)
+		script[name] = []string{StatusSealed}
+	}
+	a, _ := startAsker(t, script, time.Hour)
+	a.forgetEvery = time.Hour
+	for _, name := range names {
+		a.Ask(name, "")
+	}
+	for range names {
+		nextAnswer(t, a)
+	}
+	settled(t, a)
+	calls := 0
+	counting := func(keep func(string) bool) func(string) bool {
+		return func(name string) bool { calls++; return keep(name) }
+	}
+	all := func(string) bool { return true }
+	a.Retain(counting(all)) // the first look is at once
+	if calls != n {
+		t.Fatalf("the first Retain asked keep %d times, want %d", calls, n)
+	}
+	calls = 0
+	a.Retain(counting(all))
+	if calls > forgetSample {
+		t.Fatalf("a Retain with nothing moved asked keep %d times, want at most %d", calls, forgetSample)
+	}
+
+	// A name under way is dropped at once; the sealed ones, all kept, stay.
+	a.Ask("own/app/absent", "")
+	nextAnswer(t, a)
+	a.Retain(func(name string) bool { return name != "own/app/absent" })
+	if asks, pending := asksLen(a); asks != n || pending != 0 {
+		t.Fatalf("%d names remembered, %d pending; want %d, 0", asks, pending, n)
+	}
+	// One module of a hundred left: its name is forgotten once the look
+	// is due.
+	one := func(name string) bool { return name != names[0] }
+	a.mu.Lock()
+	a.forgotAt = time.Now().Add(-time.Hour)
+	a.mu.Unlock()
+	a.Retain(one)
+	if asks, _ := asksLen(a); asks != n-1 {
+		t.Fatalf("%d names remembered once the look was due, want %d", asks, n-1)
+	}
+	// Every module left: a few names looked at say so, and every one goes.
+	a.Retain(func(string) bool { return false })
+	if asks, _ := asksLen(a); asks != 0 {
+		t.Fatalf("%d names remembered once none is kept", asks)
+	}
+}
+
+// Retain runs after every batch: with nothing moved it asks keep of a few
+// names, however many are held.
+func BenchmarkAskerRetainNothingMoved(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprint("names=", n), func(b *testing.B) {
+			a := NewAsker(b.Context(), nil, backoff.Doubling{}, 0)
+			held := map[string]bool{}
+			for i := range n {
+				name := fmt.Sprintf("own/m-%d/s", i)
+				a.asks[name] = &askState{answered: true, last: Sealed}
+				held[name] = true
+			}
+			calls := 0
+			keep := func(name string) bool { calls++; return held[name] }
+			a.Retain(keep)
+			calls = 0
+			b.ReportAllocs()
+			for b.Loop() {
+				a.Retain(keep)
+			}
+			b.ReportMetric(float64(calls)/float64(b.N), "keeps/op")
+		})
 	}
 }

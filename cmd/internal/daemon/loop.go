@@ -170,8 +170,10 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		full = true
 		d.onLoaded(ctx)
 	}
-	// What no plan reads any more is asked and fetched no more.
-	d.asker.Retain(d.mesh.WantsSecret)
+	// What no plan reads any more is asked and fetched no more; a secret
+	// held for a module between two templates archives is kept (asked
+	// again on a reconnect).
+	d.asker.Retain(func(n string) bool { return d.mesh.WantsSecret(n) || d.mesh.HoldsSecret(n) })
 	d.fetcher.Retain(d.mesh.WantsArchive)
 	for _, name := range d.mesh.TakeNewSecrets() {
 		if d.mesh.WantsSecret(name) {
