@@ -179,7 +179,8 @@ func clientRights(node string, providers []string) Rights {
 
 func serverRights() Rights {
 	pub := []Rule{{Subjects: []string{"$JS.API.INFO"}}, {Subjects: kvOwn(RegistryBucket)}}
-	// It makes and reads the clients' three buckets but writes no key of them.
+	// It makes and reads the clients' three buckets but writes no key of them;
+	// it purges their old delete markers (kvManage covers STREAM.PURGE).
 	for _, b := range []string{NeedsBucket, AppliedBucket, CollectBucket} {
 		pub = append(pub, Rule{Subjects: kvManage(b)})
 	}

@@ -72,7 +72,11 @@ var kickGap = time.Second
 // (deleted, a JetStream store wiped) is there again at the next interval at
 // the latest, and within retryAfterFailure of a pass that failed; a
 // receive on kick starts a pass at once (no sooner than kickGap after the
-// last one).
+// last one). purge, when set, purges old delete markers (purgeMarkers) at
+// the end of the first pass that published and then of a pass at least
+// purgeEvery after the last purge began (at every pass when purgeEvery is
+// not longer than every); a purge that fails is said and tried again at
+// the next one due, not sooner, as it may be long.
 type registryLoop struct {
 	kv     jetstream.KeyValue
 	every  time.Duration
@@ -80,6 +84,9 @@ type registryLoop struct {
 	stats  *Stats
 	ensure func(context.Context) error
 	kick   <-chan struct{}
+
+	purge      func(context.Context) (purged map[string]int, err error)
+	purgeEvery time.Duration
 }
 
 func (r registryLoop) run(ctx context.Context) {
@@ -88,10 +95,15 @@ func (r registryLoop) run(ctx context.Context) {
 	if every <= 0 {
 		every = time.Hour
 	}
+	var lastPurge time.Time // when the last purge began; zero: none yet
 	for pass := 0; ; pass++ {
 		wait := every
 		last := time.Now()
-		written, deleted, kicked, err := r.pass(ctx, pass > 0)
+		purge := r.purge != nil && (lastPurge.IsZero() || last.Sub(lastPurge) >= r.purgeEvery)
+		written, deleted, kicked, purgedAt, err := r.pass(ctx, pass > 0, purge)
+		if !purgedAt.IsZero() {
+			lastPurge = purgedAt
+		}
 		r.stats.published(written, deleted)
 		switch {
 		case ctx.Err() != nil:
@@ -141,9 +153,12 @@ func sleep(ctx context.Context, d time.Duration, kick <-chan struct{}) (kicked, 
 }
 
 // pass is one pass: the buckets ensured (when ensure), then the registry
-// published. A kick while it runs cancels it (kicked true).
-func (r registryLoop) pass(ctx context.Context, ensure bool) (written, deleted int, kicked bool, err error) {
-	pctx, cancel := context.WithTimeout(ctx, time.Minute)
+// published, then (when purge, and the registry was published) the old
+// delete markers purged; purgedAt says when that purge began (zero: none).
+// A kick while it runs cancels it (kicked true). A purge's outcome is
+// logged here: it is no failure of the pass.
+func (r registryLoop) pass(ctx context.Context, ensure, purge bool) (written, deleted int, kicked bool, purgedAt time.Time, err error) {
+	kctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done, watched := make(chan struct{}), make(chan bool, 1)
 	go func() {
@@ -155,12 +170,45 @@ func (r registryLoop) pass(ctx context.Context, ensure bool) (written, deleted i
 			watched <- false
 		}
 	}()
+	pctx, pcancel := context.WithTimeout(kctx, time.Minute)
 	if r.ensure != nil && ensure {
 		err = r.ensure(pctx)
 	}
 	if err == nil {
 		written, deleted, err = PublishRegistry(pctx, r.kv, Registry())
 	}
+	pcancel()
+	if err == nil && purge {
+		purgedAt = time.Now()
+		r.purgeMarkers(kctx)
+	}
 	close(done)
-	return written, deleted, <-watched, err
+	return written, deleted, <-watched, purgedAt, err
+}
+
+// purgeMarkers runs r.purge within purgeTimeout and says what it did.
+func (r registryLoop) purgeMarkers(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
+	defer cancel()
+	start := time.Now()
+	purged, err := r.purge(ctx)
+	d := zerolog.Dict()
+	total := 0
+	for b, n := range purged {
+		d.Int(b, n)
+		total += n
+	}
+	var ev *zerolog.Event
+	msg := "old delete markers purged"
+	switch {
+	case err != nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		ev, msg = r.log.Debug().Err(err), "purge of old delete markers cut short" // a kick, or the server stopping
+	case err != nil:
+		ev, msg = r.log.Warn().Err(err), "old delete markers not all purged"
+	case total > 0:
+		ev = r.log.Info()
+	default:
+		ev = r.log.Debug()
+	}
+	ev.Dict("purged", d).Int("total", total).Dur("took", time.Since(start)).Msg(msg)
 }

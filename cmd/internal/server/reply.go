@@ -95,6 +95,12 @@ type itemList struct {
 // lists past the last page). An item larger than a page stands alone on
 // its page: its maker keeps it smaller (see entryJSON, findingJSON).
 func pageLists(head []byte, page int, lists []itemList, limit int) []byte {
+	b, _ := pageListsOf(head, page, lists, limit)
+	return b
+}
+
+// pageListsOf is pageLists saying how many pages there are.
+func pageListsOf(head []byte, page int, lists []itemList, limit int) ([]byte, int) {
 	budget := limit - listsOverhead(head, lists)
 	type span struct{ from, to int }
 	var pages [][]span // per page, per list
@@ -136,7 +142,7 @@ func pageLists(head []byte, page int, lists []itemList, limit int) []byte {
 		b = appendList(b, l.items[c[i].from:c[i].to])
 		b = append(b, ']')
 	}
-	return append(b, '}')
+	return append(b, '}'), len(pages)
 }
 
 // listsOverhead is what a page adds to its items: braces, head, the page

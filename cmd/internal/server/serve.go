@@ -33,6 +33,14 @@ type Config struct {
 	Replicas      int           // replicas of buckets the server creates (default 1)
 	Metrics       string        // where to serve Prometheus /metrics (host:port); empty: nowhere
 	Log           zerolog.Logger
+
+	// MarkersKeptFor is how old a delete marker of the needs, applied and
+	// collect buckets must be before the server purges it (default
+	// DefaultMarkersKeptFor); PurgeEvery is how often at most it looks for
+	// them, at a registry pass (default DefaultPurgeEvery). No flag sets
+	// them: the defaults suit every mesh, tests shorten them.
+	MarkersKeptFor time.Duration
+	PurgeEvery     time.Duration
 }
 
 // drainTimeout bounds how long Run waits for the connection to drain.
@@ -44,13 +52,22 @@ const drainTimeout = 10 * time.Second
 // JetStream announces its deletion or the bus comes back, else at the
 // registry's next pass), publishes the registry at start and every
 // cfg.RegistryEvery, and answers the verb until ctx ends; then it stops
-// answering and drains the connection. With cfg.Metrics it serves
+// answering and drains the connection. At its first registry pass and then
+// at most every cfg.PurgeEvery it purges the delete markers the clients
+// left in the needs, applied and collect buckets that are older than
+// cfg.MarkersKeptFor (see DefaultMarkersKeptFor). With cfg.Metrics it serves
 // /metrics there (SPEC §6.3); an address it cannot listen on is an error
 // at once. It returns nil after a clean stop.
 func Run(ctx context.Context, cfg Config) error {
 	log := cfg.Log
 	if cfg.RegistryEvery <= 0 {
 		cfg.RegistryEvery = time.Hour
+	}
+	if cfg.MarkersKeptFor <= 0 {
+		cfg.MarkersKeptFor = DefaultMarkersKeptFor
+	}
+	if cfg.PurgeEvery <= 0 {
+		cfg.PurgeEvery = DefaultPurgeEvery
 	}
 	var metricsLn net.Listener
 	if cfg.Metrics != "" {
@@ -175,7 +192,11 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return err
 	}
-	reg := registryLoop{kv: kv, every: cfg.RegistryEvery, log: log, stats: stats, ensure: ensure, kick: kick}
+	purge := func(ctx context.Context) (map[string]int, error) {
+		return purgeMarkers(ctx, js, cfg.MarkersKeptFor, time.Now())
+	}
+	reg := registryLoop{kv: kv, every: cfg.RegistryEvery, log: log, stats: stats, ensure: ensure, kick: kick,
+		purge: purge, purgeEvery: cfg.PurgeEvery}
 	wg.Go(func() { reg.run(wctx) })
 	stop, err := serveQueryWith(ctx, nc, js, log, sweeps, stats)
 	if err != nil {

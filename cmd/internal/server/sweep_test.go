@@ -323,3 +323,106 @@ func TestSharedWhyWritesTheNeedsOwnKeyAsAPlaceholder(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepCacheKeepsFewPagedSweeps: the sweeps kept for the pages after
+// the first are only those of more than one page, at most sweepsKept, none
+// older than pagesKeptFor, however many params requesters choose; and a
+// paged sweep still pages from one sweep.
+func TestSweepCacheKeepsFewPagedSweeps(t *testing.T) {
+	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 16 * 1024 })
+	nc, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	assignmentsKV(t, js)
+	ctx := testCtx(t)
+	ajs, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 findings on node ace: several pages of 16 KiB. Node n<i> has one
+	// need each: a sweep of it is one page.
+	for i := range 300 {
+		m := fmt.Sprintf("module-%04d", i)
+		must(t, ajs, "$KV."+spec.AssignmentsBucket+".ace."+m, `{"provisioning":{}}`)
+		must(t, ajs, "$KV."+spec.NeedsBucket+".ace."+m+".config.own", needJSON("ace", m, "config", "own", "failed", "refused "+m))
+		must(t, ajs, fmt.Sprintf("$KV.%s.n%d.m.config.k", spec.NeedsBucket, i), needJSON(fmt.Sprintf("n%d", i), "m", "config", "k", "failed", "x"))
+	}
+	select {
+	case <-ajs.PublishAsyncComplete():
+	case <-ctx.Done():
+		t.Fatal("puts not acknowledged")
+	}
+	sweeps := newSweepCache(js)
+	stop, err := serveQueryWith(t.Context(), nc, js, quietLog(), sweeps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	kept := func() int {
+		sweeps.mu.Lock()
+		defer sweeps.mu.Unlock()
+		return len(sweeps.paged)
+	}
+	sweepReq := func(node, stood string, page int) SweepReply {
+		t.Helper()
+		body, _ := json.Marshal(Request{What: "sweep", Node: node, StoodAfter: stood, Page: page})
+		m, err := nc.Request(spec.QuerySubject, body, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r SweepReply
+		if err := json.Unmarshal(m.Data, &r); err != nil || r.Error != "" {
+			t.Fatalf("%s: %v %s", body, err, r.Error)
+		}
+		return r
+	}
+
+	for i := range 30 {
+		if r := sweepReq(fmt.Sprintf("n%d", i), fmt.Sprintf("%dms", 600000+i), 0); r.Pages != 1 {
+			t.Fatalf("node n%d: %d pages, want 1", i, r.Pages)
+		}
+	}
+	if n := kept(); n != 0 {
+		t.Errorf("30 sweeps of one page each: %d kept, want 0", n)
+	}
+	for i := range 30 {
+		if r := sweepReq("", fmt.Sprintf("%dms", 600000+i), 0); r.Pages < 2 {
+			t.Fatalf("whole mesh: %d pages, want several", r.Pages)
+		}
+	}
+	if n := kept(); n != sweepsKept {
+		t.Errorf("30 paged sweeps with distinct stood_after: %d kept, want %d", n, sweepsKept)
+	}
+
+	// Page 0, a few other sweeps meanwhile, a need written meanwhile: the
+	// pages after the first are still of page 0's sweep.
+	first := sweepReq("ace", "1h", 0)
+	for i := range sweepsKept - 1 {
+		sweepReq("", fmt.Sprintf("%dms", 700000+i), 0)
+	}
+	putNeed(t, bucket(t, js, spec.NeedsBucket), "ace", "module-0000", "config", "late", "failed", "late")
+	all := first.Findings
+	for page := 1; page < first.Pages; page++ {
+		r := sweepReq("ace", "1h", page)
+		if r.At != first.At || r.Pages != first.Pages {
+			t.Fatalf("page %d is of the sweep at %s (%d pages), page 0 of the one at %s (%d pages)", page, r.At, r.Pages, first.At, first.Pages)
+		}
+		all = append(all, r.Findings...)
+	}
+	if len(all) != 300 {
+		t.Errorf("pages of node ace joined: %d findings, want 300", len(all))
+	}
+	r, err := AskSweep(ctx, nc, "ace", "", "1h")
+	if err != nil || len(r.Findings) != 301 {
+		t.Errorf("a new sweep of node ace: %d findings (%v), want 301", len(r.Findings), err)
+	}
+
+	// Older than pagesKeptFor: dropped when the next sweep is kept, even
+	// with no page asked of them.
+	sweeps.mu.Lock()
+	sweeps.now = func() time.Time { return time.Now().Add(2 * pagesKeptFor) }
+	sweeps.mu.Unlock()
+	sweepReq("", "5m", 0)
+	if n := kept(); n != 1 {
+		t.Errorf("after a sweep %s later: %d kept, want 1", 2*pagesKeptFor, n)
+	}
+}

@@ -13,40 +13,102 @@ import (
 // after it, so that every page of one answer is of one sweep.
 const pagesKeptFor = time.Minute
 
-// sweepCache keeps the latest sweep of each params, for the pages after
-// the first and for the metrics. One sweep is made at a time: a sweep of a
-// large mesh reads every key of four buckets.
+// sweepsKept bounds how many paged sweeps the cache keeps for the pages
+// after the first: the params are the requester's to choose (node, module,
+// stood_after), and a sweep of a large mesh is tens of MB.
+const sweepsKept = 8
+
+// sweepCache keeps sweeps: the metrics' latest (get), and, for the pages
+// after the first, the latest sweep of each params whose reply has more
+// than one page (page), at most sweepsKept of them and none older than
+// pagesKeptFor. One sweep is made at a time: a sweep of a large mesh reads
+// every key of four buckets.
 type sweepCache struct {
-	js   jetstream.JetStream
-	now  func() time.Time
-	mu   sync.Mutex
-	last map[SweepParams]*sweepResult
+	js  jetstream.JetStream
+	now func() time.Time
+	mu  sync.Mutex
+	// metrics is the latest sweep get made, of metricsP; it is kept apart
+	// from the paged ones, so that no run of requests evicts it (the
+	// metrics would sweep again at every scrape).
+	metrics  *sweepResult
+	metricsP SweepParams
+	paged    map[SweepParams]*sweepResult
 }
 
 func newSweepCache(js jetstream.JetStream) *sweepCache {
-	return &sweepCache{js: js, now: time.Now, last: map[SweepParams]*sweepResult{}}
+	return &sweepCache{js: js, now: time.Now, paged: map[SweepParams]*sweepResult{}}
 }
 
 // get returns a sweep of p no older than maxAge, made now when there is
-// none (maxAge 0: always made now).
+// none (maxAge 0: always made now). It keeps one sweep, the latest it
+// made: the metrics ask it for one params only.
 func (c *sweepCache) get(ctx context.Context, p SweepParams, maxAge time.Duration) (*sweepResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	for k, r := range c.last {
-		if now.Sub(r.at) > max(pagesKeptFor, maxAge) {
-			delete(c.last, k)
-		}
-	}
-	if r, ok := c.last[p]; ok && maxAge > 0 && now.Sub(r.at) <= maxAge {
+	c.prune(now)
+	if r := c.metrics; r != nil && c.metricsP == p && maxAge > 0 && now.Sub(r.at) <= maxAge {
 		return r, nil
 	}
 	r, err := sweep(ctx, c.js, p, now)
 	if err != nil {
 		return nil, err
 	}
-	c.last[p] = r
+	c.metrics, c.metricsP = r, p
 	return r, nil
+}
+
+// page returns page k of a sweep of p cut at limit bytes: page 0 of a
+// sweep made now, a later page of the sweep that answered page 0 while it
+// is kept (else of a sweep made now). A sweep is kept for the pages after
+// the first only when its reply has more than one page.
+func (c *sweepCache) page(ctx context.Context, p SweepParams, k, limit int) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	c.prune(now)
+	if r, ok := c.paged[p]; ok && k > 0 {
+		b, _ := sweepPage(r.reply, k, limit)
+		return b, nil
+	}
+	r, err := sweep(ctx, c.js, p, now)
+	if err != nil {
+		return nil, err
+	}
+	b, pages := sweepPage(r.reply, k, limit)
+	if pages > 1 {
+		c.keep(p, r)
+	} else {
+		delete(c.paged, p) // an older sweep of p must not answer its later pages
+	}
+	return b, nil
+}
+
+// keep keeps r, of p, for the pages after the first: only its reply (the
+// metrics' counts are not needed), in place of any older sweep of p, the
+// oldest other dropped while there are sweepsKept already.
+func (c *sweepCache) keep(p SweepParams, r *sweepResult) {
+	delete(c.paged, p)
+	for len(c.paged) >= sweepsKept {
+		var oldest SweepParams
+		var at time.Time
+		for q, o := range c.paged {
+			if at.IsZero() || o.at.Before(at) {
+				oldest, at = q, o.at
+			}
+		}
+		delete(c.paged, oldest)
+	}
+	c.paged[p] = &sweepResult{reply: r.reply, at: r.at}
+}
+
+// prune drops the paged sweeps older than pagesKeptFor at now.
+func (c *sweepCache) prune(now time.Time) {
+	for q, r := range c.paged {
+		if now.Sub(r.at) > pagesKeptFor {
+			delete(c.paged, q)
+		}
+	}
 }
 
 // answerSweep answers what sweep: page 0 from a sweep made now, the pages
@@ -60,15 +122,7 @@ func (v *verb) answerSweep(ctx context.Context, req Request, limit int) ([]byte,
 	if p.StoodAfter, err = ParseStoodAfter(req.StoodAfter); err != nil {
 		return nil, err
 	}
-	maxAge := time.Duration(0)
-	if req.Page > 0 {
-		maxAge = pagesKeptFor
-	}
-	r, err := v.sweeps.get(ctx, p, maxAge)
-	if err != nil {
-		return nil, err
-	}
-	return sweepPage(r.reply, req.Page, limit), nil
+	return v.sweeps.page(ctx, p, req.Page, limit)
 }
 
 // ParseStoodAfter reads a stood_after (empty: DefaultStoodAfter); it must
@@ -87,10 +141,10 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// sweepPage is one page of the reply: the head (what, at, stood_after,
-// summary, missing_buckets) on every page, findings then orphans paged as
-// the other answers are.
-func sweepPage(r SweepReply, page, limit int) []byte {
+// sweepPage is one page of the reply, and how many pages it has: the head
+// (what, at, stood_after, summary, missing_buckets) on every page,
+// findings then orphans paged as the other answers are.
+func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	head := plainJSON(struct {
 		What           string   `json:"what"`
 		At             string   `json:"at"`
@@ -107,7 +161,7 @@ func sweepPage(r SweepReply, page, limit int) []byte {
 	for _, o := range r.Orphans {
 		lists[1].items = append(lists[1].items, plainJSON(o))
 	}
-	return pageLists(head, page, lists, limit)
+	return pageListsOf(head, page, lists, limit)
 }
 
 // findingJSON is f as JSON in at most room bytes: a finding whose needs
