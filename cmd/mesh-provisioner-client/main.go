@@ -129,6 +129,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	defer cli.IgnoreHangup(log)()
 	if err := d.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("stopped")
 		return 1

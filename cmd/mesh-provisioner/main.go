@@ -90,6 +90,7 @@ func serve(args []string, stderr io.Writer) int {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
+	defer cli.IgnoreHangup(log)()
 	err = server.Run(ctx, server.Config{
 		NATSURL:       *natsURL,
 		Creds:         *creds,
