@@ -339,6 +339,32 @@ func testClientRights(t *testing.T, mode string) {
 		}
 		tr.clean(t)
 	})
+
+	// SPEC §5.4 r2: the tool runner hears prov.changed.<node>.<module> to
+	// know when to ask again.
+	t.Run("its tool runner hears what changed there", func(t *testing.T) {
+		tr := connect(t, b.s, "toolrunner-ace")
+		sub, err := tr.nc.SubscribeSync("prov.changed.ace.>")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		ace := connect(t, b.s, "provisioner-ace")
+		if err := ace.nc.Publish("prov.changed.ace.claude-code", []byte(`{"kind":"config"}`)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sub.NextMsg(3 * time.Second)
+		if err != nil {
+			t.Fatalf("toolrunner-ace heard nothing on prov.changed.ace.>: %v", err)
+		}
+		if m.Subject != "prov.changed.ace.claude-code" || string(m.Data) != `{"kind":"config"}` {
+			t.Errorf("heard %s %s", m.Subject, m.Data)
+		}
+		tr.clean(t)
+		ace.clean(t)
+	})
 }
 
 // TestProviderRights: with the rights of nodes/spec, a provider (gitea)

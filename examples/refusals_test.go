@@ -211,6 +211,11 @@ func testClientRefusals(t *testing.T, mode string) {
 			verb: "Publish", subject: "prov.applied.ace.claude-code",
 		},
 		refusal{
+			name: "g14's tool runner listens to ace's changes", as: "toolrunner-g14",
+			do: subscribe("prov.changed.ace.>"), async: true,
+			verb: "Subscription", subject: "prov.changed.ace.>",
+		},
+		refusal{
 			name: "ace's tool runner asks the vault", as: "toolrunner-ace",
 			do:   request("mesh-vault.get.provisioner.ace"),
 			verb: "Publish", subject: "mesh-vault.get.provisioner.ace",

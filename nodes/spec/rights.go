@@ -95,9 +95,11 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 	case RoleToolRunner:
 		user := "toolrunner-" + node
 		return Rights{Role: role, User: user, Inbox: "_INBOX.toolrunner." + node,
-			Comment:   "the tool runner of node " + node + ": only it may ask its node's client",
-			Publish:   []Rule{{Subjects: []string{AskSubject(node)}}},
-			Subscribe: []Rule{{Subjects: []string{"_INBOX.toolrunner." + node + ".>"}}}}, nil
+			Comment: "the tool runner of node " + node + ": only it may ask its node's client, and it hears what changed there",
+			Publish: []Rule{{Subjects: []string{AskSubject(node)}}},
+			Subscribe: []Rule{{Subjects: []string{"_INBOX.toolrunner." + node + ".>"}},
+				{Why: "SPEC §5.4: what moved on its node, so a tool runner told \"not assigned\" knows when to ask again",
+					Subjects: []string{changedPrefix + EncodeToken(node) + ".>"}}}}, nil
 	case RoleServer:
 		return serverRights(), nil
 	case RoleVault:
