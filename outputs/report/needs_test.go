@@ -99,3 +99,37 @@ func sameSet(got, want []string) bool {
 	slices.Sort(w)
 	return slices.Equal(g, w)
 }
+
+// A module whose needs are all deleted (it left) leaves nothing behind in
+// the publisher: a client churning modules for months keeps no entry per
+// module gone. Its needs, back, are written again.
+func TestNeedsOfModulesGoneAreNotRemembered(t *testing.T) {
+	b := newBus(t, needsBucket)
+	ctx := context.Background()
+	for i := range 50 {
+		mod := "m" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		n := Need{Node: "n1", Module: mod, Kind: "db", Name: "main", State: "met"}
+		if err := b.pub.Needs(ctx, mod, []Need{n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.pub.Needs(ctx, mod, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.pub.mu.Lock()
+	synced, written := len(b.pub.needsSynced), len(b.pub.written[needsBucket])
+	b.pub.mu.Unlock()
+	if synced != 0 || written != 0 {
+		t.Errorf("after 50 modules came and went the publisher keeps %d needs sums and %d tables", synced, written)
+	}
+	if got := b.keys(needsBucket); len(got) != 0 {
+		t.Errorf("keys left: %v", got)
+	}
+	back := Need{Node: "n1", Module: "maa", Kind: "db", Name: "main", State: "met"}
+	if err := b.pub.Needs(ctx, "maa", []Need{back}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.keys(needsBucket); !slices.Equal(got, []string{"n1.maa.db.main"}) {
+		t.Errorf("keys %v after the module came back, want n1.maa.db.main", got)
+	}
+}

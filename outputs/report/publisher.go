@@ -315,9 +315,11 @@ func (p *Publisher) NeedsAll(ctx context.Context, needs map[string][]Need) map[s
 	errs := p.syncAll(ctx, spec.NeedsBucket, slices.Collect(maps.Keys(sums)),
 		func(m string) []want { return p.needsWant(m, needs[m]) })
 	for m, s := range sums {
-		if errs[m] == nil {
+		if errs[m] == nil && len(needs[m]) > 0 {
 			p.needsSynced[m] = s
 		} else {
+			// Failed, or none (the module left): nothing kept of it, so a
+			// node that churns modules keeps no entry per module gone.
 			delete(p.needsSynced, m)
 		}
 	}
