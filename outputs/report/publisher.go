@@ -115,9 +115,20 @@ func (p *Publisher) init() {
 	}
 }
 
+// errNotConnected is why a bucket is not looked up while the bus is away.
+var errNotConnected = errors.New("not looked up while the bus is not connected")
+
 func (p *Publisher) kv(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
 	if kv := p.kvs[bucket]; kv != nil {
 		return kv, nil
+	}
+	// Looking a bucket up is a request: while the bus is away it would
+	// wait out its whole timeout (5 s) in the daemon's loop, once per
+	// bucket not yet opened at every retry, and the control socket
+	// (status, explain) would stop answering. It is looked up again once
+	// the bus is back.
+	if p.NC != nil && !p.NC.IsConnected() {
+		return nil, fmt.Errorf("bucket %s: %w", bucket, errNotConnected)
 	}
 	kv, err := p.JS.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
