@@ -1,5 +1,8 @@
 // Command mesh-fill is the node-engine side of the fill socket (SPEC §4.3)
-// for the lab, tests and machines without mesh-host.
+// for the lab, tests and machines without mesh-host. It exits 2 when it
+// cannot start: a flag out of shape, another mesh-fill on its --state-dir,
+// a state file it cannot trust (the message names it and how to recover).
+// SIGINT and SIGTERM stop it (exit 0); SIGHUP is logged and ignored.
 //
 //	mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]
 package main
@@ -16,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/rs/zerolog"
 )
@@ -55,7 +59,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	logFormat := fs.String("log-format", "json", "json or console")
 	allow := fs.String("allow-uid", "", "comma-separated uids: only peers running as one of them may fill (SO_PEERCRED); empty: the socket's mode 0660 decides")
 	syncFrom := fs.Int("syncfs-from", fill.DefaultSyncFSFrom, "a request writing at least this many files is made durable with one syncfs per filesystem (before and after its renames) instead of an fsync per file and directory: much faster for many files, but it flushes whatever else is dirty there too; 0: always fsync each file")
-	stateDir := fs.String("state-dir", "/var/lib/mesh-fill", "where what was written for which module is kept (made 0700 when missing)")
+	stateDir := fs.String("state-dir", "/var/lib/mesh-fill", "where what was written for which module is kept (made 0700 when missing); one mesh-fill at a time (it locks it), and it does not start on a state file it cannot read: the error names the file and what to do")
 	var allowPaths, allowUnits globs
 	fs.Var(&allowPaths, "allow", "a glob of the paths requests may name (repeatable; * one path element, ** any depth; below --root when set; without it, where a path leads through its parents' symlinks must match too); none: every path, said at start")
 	fs.Var(&allowUnits, "allow-unit", "a glob of the units requests may restart or reload (repeatable); none: every unit, said at start")
@@ -106,6 +110,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("--log-format %q is not json or console", *logFormat)
 	}
 	log := zerolog.New(out).With().Timestamp().Str("service", "mesh-fill").Logger()
+	defer cli.IgnoreHangup(log)() // SIGHUP would kill it (exit 129, socket left); SIGINT and SIGTERM stop it
 
 	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom,
 		Allow: allowPaths, AllowUnits: allowUnits, StateDir: *stateDir}

@@ -175,8 +175,9 @@ func requestError(ctx context.Context, sock string, timeout time.Duration, err e
 		return fmt.Errorf("fill socket %s: not answering: %w", sock, ctx.Err())
 	case errors.Is(err, errTimedOut):
 		return fmt.Errorf("fill socket %s: not answering within %s: %w", sock, timeout, context.DeadlineExceeded)
-	case errors.Is(err, errNoAnswer):
-		return fmt.Errorf("fill socket %s: not answering: %w", sock, errors.Unwrap(err))
+	}
+	if na, ok := errors.AsType[*noAnswerError](err); ok {
+		return fmt.Errorf("fill socket %s: not answering: %w", sock, na.cause)
 	}
 	return fmt.Errorf("fill socket %s: %w", sock, err)
 }

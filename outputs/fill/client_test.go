@@ -132,3 +132,36 @@ func TestServeRemovesStaleSocketAndStops(t *testing.T) {
 	}
 	mustAbsent(t, sock)
 }
+
+// TestANotAnsweringReasonNamesItsCause: the reason a socket gave no answer
+// is the dial's own (before, "%w: %w" unwrapped to nil and every reason
+// read "not answering: %!w(<nil>)").
+func TestANotAnsweringReasonNamesItsCause(t *testing.T) {
+	dir := socketDir(t)
+	refusing := filepath.Join(dir, "refusing.sock")
+	ln, err := net.Listen("unix", refusing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close() // the socket file stays, nobody accepts on it
+	for _, tc := range []struct{ name, sock, cause string }{
+		{"nothing at the path", filepath.Join(dir, "absent.sock"), "connect: no such file or directory"},
+		{"nobody accepting", refusing, "connect: connection refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{Socket: tc.sock, Timeout: 2 * time.Second}
+			_, err := c.Fill(context.Background(), Request{Module: "m", Files: []File{{Path: "/x", Form: FormOwned, Content: []byte("s3cr3t")}}})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			want := "fill socket " + tc.sock + ": not answering: dial unix " + tc.sock + ": " + tc.cause
+			if err.Error() != want {
+				t.Errorf("error %q, want %q", err, want)
+			}
+			if msg := err.Error(); strings.Contains(msg, "%!") || strings.Contains(msg, "s3cr3t") {
+				t.Errorf("error %q holds a format fault or the content", msg)
+			}
+		})
+	}
+}

@@ -31,9 +31,20 @@ type conn struct {
 	closing bool   // the server closes it after this answer: not kept
 }
 
-// errNoAnswer wraps what made a request get nothing of an answer: on a
-// kept connection, the request is sent again over a new one.
+// errNoAnswer is what a request that got nothing of an answer is (test
+// with errors.Is): on a kept connection, it is sent again over a new one.
 var errNoAnswer = errors.New("no answer")
+
+// noAnswerError is errNoAnswer with its cause (the dial's "no such file or
+// directory", "connection refused", a reset). It unwraps to the cause alone,
+// so errors.Unwrap gives the reason the operator is told, and errors.Is
+// still finds errNoAnswer through Is (a "%w: %w" error unwraps to a list,
+// which errors.Unwrap reads as nil: every reason read "%!w(<nil>)").
+type noAnswerError struct{ cause error }
+
+func (e *noAnswerError) Error() string        { return errNoAnswer.Error() + ": " + e.cause.Error() }
+func (e *noAnswerError) Unwrap() error        { return e.cause }
+func (e *noAnswerError) Is(target error) bool { return target == errNoAnswer }
 
 // errTimedOut: the request's deadline (Client.Timeout) passed.
 var errTimedOut = errors.New("timed out")
@@ -72,7 +83,7 @@ func noAnswer(err error) error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return errTimedOut
 	}
-	return fmt.Errorf("%w: %w", errNoAnswer, err)
+	return &noAnswerError{cause: err}
 }
 
 // roundTrip sends one request (req nil: none has a body) and reads its

@@ -197,3 +197,15 @@ func ignoringEINTR(fn func() error) error {
 		}
 	}
 }
+
+// names lists the directory's names, through a handle of its own opened
+// in it (the directory's offset is not the request's to move).
+func (d *dir) names() ([]string, error) {
+	fd, err := openat(d.fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "openat", Path: d.f.Name(), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.f.Name())
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

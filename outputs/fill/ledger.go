@@ -11,11 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/google/renameio/v2"
-	"github.com/rs/zerolog"
 )
 
 // held is what mesh-fill wrote at one path for one module. The ledger
@@ -48,6 +46,7 @@ type ledger struct {
 	dir     string
 	modules map[string]map[string]held
 	byPath  map[string]map[string]bool // path -> the modules holding it
+	pending map[string][]Program       // module -> programs to run not yet run (pending.go)
 }
 
 func (l *ledger) init() {
@@ -60,67 +59,12 @@ func (l *ledger) init() {
 // stateFile is where a module's state is kept: named by a digest of the
 // module's name, which may hold any byte a file name may not.
 func (l *ledger) stateFile(module string) string {
+	return filepath.Join(l.dir, "module-"+moduleDigest(module)+".json")
+}
+
+func moduleDigest(module string) string {
 	sum := sha256.Sum256([]byte(module))
-	return filepath.Join(l.dir, "module-"+hex.EncodeToString(sum[:16])+".json")
-}
-
-// load reads every module's state file from dir, made 0700 when missing.
-// A state file that cannot be read or does not parse is logged, renamed
-// aside (*.corrupt) and not trusted: the module's files are known again
-// from its next whole request (the files it wrote earlier and no longer
-// names are then not removed: mesh-fill no longer knows them). The files
-// of an older state file, keyed by the paths as named, are keyed by where
-// locate says those lead.
-func (l *ledger) load(dir string, log zerolog.Logger, locate func(string) string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.dir = dir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("state dir %s: %w", dir, err)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		log.Error().Err(err).Str("state_dir", dir).Msg("state dir unreadable: what was written for which module is rebuilt from each module's next whole request")
-		return nil
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "module-") || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		var ms moduleState
-		raw, err := os.ReadFile(p)
-		if err == nil {
-			err = json.Unmarshal(raw, &ms)
-		}
-		if err == nil && (ms.Module == "" || l.stateFile(ms.Module) != p) {
-			err = errors.New("the module it names is not the one its name is for")
-		}
-		if err != nil {
-			aside := p + ".corrupt"
-			rerr := os.Rename(p, aside)
-			log.Error().Err(err).Str("state_file", p).Str("moved_to", aside).AnErr("move_error", rerr).
-				Msg("state file unreadable or corrupt: not trusted; its module's files are known again from its next whole request")
-			continue
-		}
-		l.set(ms.Module, located(ms.Files, locate))
-	}
-	log.Info().Str("state_dir", dir).Int("modules", len(l.modules)).Msg("state read")
-	return nil
-}
-
-// located keys by where each path leads the files of an older state file,
-// keyed by the paths as named (a file with no Path).
-func located(files map[string]held, locate func(string) string) map[string]held {
-	out := make(map[string]held, len(files))
-	for _, p := range slices.Sorted(maps.Keys(files)) {
-		h, at := files[p], p
-		if h.Path == "" {
-			h.Path, at = p, locate(p)
-		}
-		out[at] = h
-	}
-	return out
+	return hex.EncodeToString(sum[:16])
 }
 
 // set replaces a module's files in memory (l.mu held).
@@ -152,6 +96,17 @@ func (l *ledger) files(module string) map[string]held {
 	return maps.Clone(l.modules[module])
 }
 
+// allPaths is every module's paths (where they lead).
+func (l *ledger) allPaths() map[string][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string][]string, len(l.modules))
+	for m, files := range l.modules {
+		out[m] = slices.Collect(maps.Keys(files))
+	}
+	return out
+}
+
 // checkOwners refuses (409) a step of module's request at a path another
 // module holds (where the paths lead: a file under another name is the
 // same path): owned and seed paths are one module's; managed-block and
@@ -174,12 +129,8 @@ func (l *ledger) checkOwners(module string, steps []step) error {
 			if exclusive(form) || exclusive(h.Form) {
 				return conflict("path %q is module %q's (%s%s); module %q may not write it (%s)", p, other, h.Form, as, module, form)
 			}
-			if form == FormManagedKeys && h.Form == FormManagedKeys {
-				for _, k := range st.keys {
-					if slices.Contains(h.Keys, k) {
-						return conflict("path %q: key %q is managed by module %q%s; module %q may not manage it too", p, k, other, as, module)
-					}
-				}
+			if k, ok := sharedKey(held{Form: form, Keys: st.keys}, h); ok {
+				return conflict("path %q: key %q is managed by module %q%s; module %q may not manage it too", p, k, other, as, module)
 			}
 		}
 	}
@@ -188,6 +139,33 @@ func (l *ledger) checkOwners(module string, steps []step) error {
 
 // exclusive says a form's path is one module's alone.
 func exclusive(form string) bool { return form == FormOwned || form == FormSeed }
+
+// sharedKey is a key two managed-keys holdings both manage.
+func sharedKey(a, b held) (string, bool) {
+	if a.Form != FormManagedKeys || b.Form != FormManagedKeys {
+		return "", false
+	}
+	for _, k := range a.Keys {
+		if slices.Contains(b.Keys, k) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// located keys by where each path leads the files of an older state file,
+// keyed by the paths as named (a file with no Path).
+func located(files map[string]held, locate func(string) string) map[string]held {
+	out := make(map[string]held, len(files))
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		h, at := files[p], p
+		if h.Path == "" {
+			h.Path, at = p, locate(p)
+		}
+		out[at] = h
+	}
+	return out
+}
 
 // record sets what module holds after a request: with whole, files is all
 // of it; without, files are added to (or replace) what it held. The

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -77,8 +76,8 @@ func TestARestartKeepsRemovalAndOwnership(t *testing.T) {
 		{Path: "/etc/a/two", Form: FormOwned, Content: []byte("2\n")},
 	}})
 	stop()
-	if entries, _ := os.ReadDir(state); len(entries) != 1 {
-		t.Fatalf("state dir holds %v, want one file for module a", entries)
+	if files := stateFiles(t, state); len(files) != 1 {
+		t.Fatalf("state dir holds %v, want one file for module a", files)
 	}
 
 	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, log)
@@ -94,37 +93,4 @@ func TestARestartKeepsRemovalAndOwnership(t *testing.T) {
 		t.Errorf("answer %v", got)
 	}
 	mustAbsent(t, filepath.Join(root, "etc/a/two"))
-}
-
-// TestACorruptStateFileIsSaidAndNotTrusted: a state file that does not
-// parse is logged at start and set aside; the module's files are known
-// again from its next whole request.
-func TestACorruptStateFileIsSaidAndNotTrusted(t *testing.T) {
-	root, state := t.TempDir(), t.TempDir()
-	log := newLog(t)
-	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state}, log)
-	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("a\n")}}})
-	stop()
-	files, _ := filepath.Glob(filepath.Join(state, "module-*.json"))
-	if len(files) != 1 {
-		t.Fatalf("state files %v", files)
-	}
-	if err := os.WriteFile(files[0], []byte(`{"module": "a", "files": {`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, log)
-	if !strings.Contains(log.String(), "state file unreadable or corrupt") || !strings.Contains(log.String(), files[0]) {
-		t.Errorf("nothing said of the corrupt state file; log:\n%s", log.String())
-	}
-	if _, err := os.Stat(files[0] + ".corrupt"); err != nil {
-		t.Errorf("not set aside: %v", err)
-	}
-	// a's next whole request makes it a's again
-	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("a\n")}}})
-	_, err := c.Fill(t.Context(), Request{Module: "b", Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("b\n")}}})
-	if se := (*StatusError)(nil); !errors.As(err, &se) || se.Status != http.StatusConflict {
-		t.Errorf("b writing a's file: %v", err)
-	}
-	mustRead(t, filepath.Join(root, "etc/a.conf"), "a\n")
 }

@@ -127,5 +127,6 @@ func (s *Server) removeModule(module string) ([]FileResult, error) {
 	if err := s.state.record(module, nil, true); err != nil {
 		return nil, fmt.Errorf("files removed, but %w", err)
 	}
+	s.sweepBeside(ds, module, slices.Collect(maps.Keys(drop)))
 	return s.removed(module, blocks, gone), nil
 }

@@ -8,13 +8,20 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
 // Serve listens on the unix socket at socketPath (mode 0660) and serves until
 // ctx ends, then stops cleanly and removes the socket. A stale socket left at
 // socketPath is removed first; a live one, or a file that is not a socket, is
-// an error, and so is a Root that is not a directory.
+// an error, and so is a Root that is not a directory. With a StateDir it
+// first takes the dir for itself until it returns (statelock.go: one
+// mesh-fill per state dir; another's is an error naming its pid), reads
+// it (a state it cannot trust is an error naming the file and what to do:
+// ledgerload.go) and removes the stale temp files beside the paths held
+// (temps.go); once listening, it runs the programs an earlier mesh-fill
+// stopped before running (pending.go).
 func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	if s.Root != "" {
 		if fi, err := os.Stat(s.Root); err != nil || !fi.IsDir() {
@@ -38,9 +45,15 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		s.Log.Warn().Msg("no --allow-unit: every unit may be restarted or reloaded")
 	}
 	if s.StateDir != "" {
+		unlock, err := lockStateDir(s.StateDir) // held until Serve returns: the process's life, in mesh-fill
+		if err != nil {
+			return fmt.Errorf("fill socket %s: %w", socketPath, err)
+		}
+		defer unlock()
 		if err := s.state.load(s.StateDir, s.Log, s.leadsTo); err != nil {
 			return fmt.Errorf("fill socket %s: %w", socketPath, err)
 		}
+		s.sweepHeld()
 	}
 	if err := removeStale(socketPath); err != nil {
 		return err
@@ -61,6 +74,9 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var pending sync.WaitGroup
+	defer pending.Wait() // before the state dir is let go
+	pending.Go(func() { s.runPending(ctx) })
 	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Ints("allow_uids", s.AllowUIDs).
 		Strs("allow", s.Allow).Strs("allow_units", s.AllowUnits).Str("state_dir", s.StateDir).Msg("fill socket listening")
 

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +66,8 @@ type Server struct {
 	AllowUnits []string
 	// StateDir, when set, is where what was written for which module is
 	// kept, so a restart keeps removal and ownership exact (SPEC §4.3
-	// (r2)); read by Serve. Empty: kept in memory only.
+	// (r2)), and the programs not yet run (pending.go); read by Serve,
+	// which holds it locked while it serves. Empty: kept in memory only.
 	StateDir string
 	// ReadTimeout bounds reading one request, its body included, and
 	// IdleTimeout how long a kept connection may wait for its next one
@@ -223,6 +226,11 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		return fail(err)
 	}
 	all := append(steps[:len(steps):len(steps)], blocks...)
+	progs := programs(steps)
+	pending, err := s.state.intend(req.Module, progs) // before the first rename (pending.go)
+	if err != nil {
+		return fail(err)
+	}
 
 	if s.write != nil {
 		err = s.write(ds, all)
@@ -242,6 +250,9 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	if err := s.state.record(req.Module, named, req.Whole); err != nil {
 		return fail(fmt.Errorf("files filled, but %w", err))
 	}
+	if req.Whole { // the module's every path is locked: none of its temp files is being written
+		s.sweepBeside(ds, req.Module, append(slices.Collect(maps.Keys(named)), slices.Collect(maps.Keys(drop))...))
+	}
 
 	resp := Response{Files: make([]FileResult, 0, len(all)+len(gone))}
 	for _, st := range steps {
@@ -251,12 +262,16 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	}
 	resp.Files = append(resp.Files, s.removed(req.Module, blocks, gone)...)
 
-	progs := programs(steps)
+	progs = mergePrograms(progs, pending) // and those of the module's earlier requests not run
 	if len(progs) > 0 {
 		resp.Programs = progs
 		resp.Program = &resp.Programs[0]
 	}
-	if err := s.runPrograms(ctx, req.Module, progs); err != nil {
+	err = s.runPrograms(ctx, req.Module, progs)
+	if rerr := s.state.ran(req.Module); rerr != nil {
+		s.Log.Error().Str("module", req.Module).Err(rerr).Msg("programs run, but still pending: they run again at the next start")
+	}
+	if err != nil {
 		return fail(fmt.Errorf("files filled, but %w", err))
 	}
 	return resp, nil

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -23,17 +21,6 @@ type temp struct {
 	// syncfs, so the fsync that stands in for a refused one (fsyncTemp)
 	// syncs the very file written, not whatever its name leads to then.
 	written fs.FileInfo
-}
-
-// maxName is the longest file name (in bytes) of Linux's file systems.
-const maxName = 255
-
-// tempName is a name for a temp file beside base, as renameio names them:
-// a dot, base, a random number; base is cut short so the name fits
-// maxName whatever the target's name. A variable for a test to make a
-// temp file fail.
-var tempName = func(base string) string {
-	return "." + base[:min(len(base), maxName-1-19)] + strconv.FormatInt(rand.Int64(), 10) // 19: the digits of a max int64
 }
 
 // openTemp makes a temp file beside base named by tempName; O_EXCL so two

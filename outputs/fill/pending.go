@@ -1,0 +1,161 @@
+package fill
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+
+	"github.com/google/renameio/v2"
+)
+
+// A request's programs run after its files are renamed into place. A
+// mesh-fill stopped between the two (killed, the machine down) lost them
+// for good: its files then read unchanged at every request, and nothing
+// restarted the program for bytes it had not read. So before its first
+// rename a request keeps the programs it is to run, with those of its
+// module not yet run, in the state dir (pending-<digest>.json, written
+// with renameio), and clears them once they ran. Those found at start
+// are run once the socket listens, each module's under its lock; those a
+// failed request left, by the module's next request that succeeds. A
+// program is so run once more than needed when a request fails before
+// its renames, never once less.
+
+// pendingState is a module's pending file.
+type pendingState struct {
+	Module   string    `json:"module"`
+	Programs []Program `json:"programs"`
+}
+
+func (l *ledger) pendingFile(module string) string {
+	return filepath.Join(l.dir, "pending-"+moduleDigest(module)+".json")
+}
+
+// mergePrograms is a's programs (all kept, "none" too) and b's with an
+// action, each unit once, restart winning over reload.
+func mergePrograms(a, b []Program) []Program {
+	out := slices.Clone(a)
+	for _, p := range b {
+		if p.Action == ProgramNone {
+			continue
+		}
+		i := slices.IndexFunc(out, func(q Program) bool { return q.Unit == p.Unit })
+		switch {
+		case i < 0:
+			out = append(out, p)
+		case out[i].Action != ProgramRestarted:
+			out[i].Action = p.Action
+		}
+	}
+	return out
+}
+
+// intend keeps progs' actions with module's pending programs, on disk
+// before the request renames anything, and returns the pending programs.
+func (l *ledger) intend(module string, progs []Program) ([]Program, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	all := mergePrograms(l.pending[module], progs)
+	if slices.Equal(all, l.pending[module]) {
+		return all, nil
+	}
+	if l.dir != "" {
+		raw, err := json.Marshal(pendingState{Module: module, Programs: all})
+		if err == nil {
+			err = renameio.WriteFile(l.pendingFile(module), raw, 0o600)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("keeping the programs to run in %s: %w", l.pendingFile(module), err)
+		}
+	}
+	if l.pending == nil {
+		l.pending = map[string][]Program{}
+	}
+	l.pending[module] = all
+	return all, nil
+}
+
+// ran clears module's pending programs, which ran (or were tried).
+func (l *ledger) ran(module string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.pending[module]; !ok {
+		return nil
+	}
+	delete(l.pending, module)
+	if l.dir == "" {
+		return nil
+	}
+	if err := os.Remove(l.pendingFile(module)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clearing the programs run from %s: %w", l.pendingFile(module), err)
+	}
+	return nil
+}
+
+// pendingOf is module's pending programs.
+func (l *ledger) pendingOf(module string) []Program {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.pending[module])
+}
+
+// pendingModules are the modules with programs pending.
+func (l *ledger) pendingModules() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Sorted(maps.Keys(l.pending))
+}
+
+// loadPending reads the pending file p (l.mu held); an error is load's.
+func (l *ledger) loadPending(p string) error {
+	var ps pendingState
+	raw, err := os.ReadFile(p)
+	if err == nil {
+		err = json.Unmarshal(raw, &ps)
+	}
+	if err == nil && (ps.Module == "" || l.pendingFile(ps.Module) != p) {
+		err = errors.New("the module it names is not the one its name is for")
+	}
+	if err != nil {
+		return fmt.Errorf("pending file %s unreadable or corrupt (%w): it holds the programs (restart, reload) a request had not run "+
+			"when mesh-fill stopped; restore it, or restart its module's programs yourself and move it out of %s", p, err, l.dir)
+	}
+	if l.pending == nil {
+		l.pending = map[string][]Program{}
+	}
+	l.pending[ps.Module] = ps.Programs
+	return nil
+}
+
+// runPending runs, at start, the programs requests had not run when
+// mesh-fill stopped, each module's under its lock; a unit --allow-unit no
+// longer admits is left, and said.
+func (s *Server) runPending(ctx context.Context) {
+	for _, module := range s.state.pendingModules() {
+		unlock := s.lock(module, nil, false)
+		var progs []Program
+		for _, p := range s.state.pendingOf(module) {
+			if len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, p.Unit, path.Match) {
+				s.Log.Warn().Str("module", module).Str("unit", p.Unit).Str("action", p.Action).
+					Msg("program pending since mesh-fill stopped, but its unit is outside --allow-unit now: not run")
+				continue
+			}
+			progs = append(progs, p)
+		}
+		if len(progs) > 0 {
+			s.Log.Warn().Str("module", module).Int("programs", len(progs)).
+				Msg("programs not run when mesh-fill stopped after writing their files: running them now")
+		}
+		_ = s.runPrograms(ctx, module, progs) // each failure is logged
+		if err := s.state.ran(module); err != nil {
+			s.Log.Error().Str("module", module).Err(err).Msg("programs run, but still pending: they run again at the next start")
+		}
+		unlock()
+	}
+}

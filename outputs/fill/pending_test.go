@@ -1,0 +1,66 @@
+package fill
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+)
+
+// TestAFailedRequestsProgramRunsAtTheModulesNextRequest: a request whose
+// file was renamed into place but which then failed (its restart not run)
+// has that restart run by the module's next request that succeeds, though
+// it finds the file unchanged; the one after restarts nothing. Before, the
+// restart was lost.
+func TestAFailedRequestsProgramRunsAtTheModulesNextRequest(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	runs := filepath.Join(t.TempDir(), "runs")
+	var failOnce atomic.Bool
+	failOnce.Store(true)
+	s := &Server{Root: root, StateDir: state, Command: []string{"sh", "-c", fmt.Sprintf(`echo "$0 $1" >> %s`, runs)}}
+	s.write = func(ds *dirs, steps []step) error {
+		if err := writeAll(ds, steps, DefaultSyncFSFrom); err != nil {
+			return err
+		}
+		if failOnce.Swap(false) {
+			return errors.New("injected after the renames")
+		}
+		return nil
+	}
+	c, _ := runUntilStopped(t, s, newLog(t))
+	req := Request{Module: "a", Files: []File{{Path: "/app.conf", Form: FormOwned, Content: []byte("v2\n"),
+		OnChange: OnChange{Action: OnChangeRestart, Unit: "app.service"}}}}
+
+	_, err := c.Fill(t.Context(), req)
+	wantStatus(t, err, http.StatusInternalServerError, "injected after the renames")
+	mustRead(t, filepath.Join(root, "app.conf"), "v2\n")
+	mustAbsent(t, runs)
+
+	resp := fillOK(t, c, req)
+	if resp.Files[0].Action != ActionUnchanged || resp.Program == nil || resp.Program.Action != ProgramRestarted {
+		t.Errorf("the next request: %+v %+v", resp.Files, resp.Program)
+	}
+	mustRead(t, runs, "restart app.service\n")
+	if got := fillOK(t, c, req).Program; got == nil || got.Action != ProgramNone {
+		t.Errorf("the one after: %+v", got)
+	}
+	mustRead(t, runs, "restart app.service\n")
+	if files, _ := filepath.Glob(filepath.Join(state, "pending-*")); len(files) != 0 {
+		t.Errorf("pending files left: %v", files)
+	}
+}
+
+// TestACorruptPendingFileStopsTheStart: a pending file that does not
+// parse stops the start, naming it and what to do.
+func TestACorruptPendingFileStopsTheStart(t *testing.T) {
+	state := t.TempDir()
+	p := (&ledger{dir: state}).pendingFile("a")
+	if err := os.WriteFile(p, []byte(`{"module": "a", "progr`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := startRefused(t, &Server{Root: t.TempDir(), StateDir: state})
+	wantSaid(t, err, "pending file "+p+" unreadable or corrupt", "restart its module's programs yourself and move it out of "+state)
+}
