@@ -52,3 +52,37 @@ func TestHelpExitsZeroAndAWrongCommandShowsTheUsage(t *testing.T) {
 		}
 	}
 }
+
+// An argument that is no flag is a usage error naming it: the flags after
+// it (here --nats and --control) would otherwise be ignored unsaid and
+// their defaults used. (The state dir before it cannot be used, so that a
+// run that took the argument ends at once rather than running.)
+func TestRunRefusesAnArgumentThatIsNoFlag(t *testing.T) {
+	code, _, stderr := runCLIWithin(t, "run", "--node", "n3", "--state-dir", unusableDir(t), "extra",
+		"--nats", "nats://127.0.0.1:1", "--control", "")
+	if code != 2 || !strings.Contains(stderr, `run: unexpected argument "extra"`) {
+		t.Fatalf("exit %d, stderr %q; want 2 naming the argument", code, stderr)
+	}
+}
+
+// A --nats URL that does not parse is a usage error at start, naming the
+// flag (and never a password in the URL), not a failure once running.
+func TestRunRefusesANATSURLThatDoesNotParse(t *testing.T) {
+	for _, c := range []struct{ url, says string }{
+		{"nats://bad host:4222", "invalid character"},
+		{"nats://127.0.0.1:port", "invalid port"},
+		{"nats://u:hunter2@127.0.0.1:port", "invalid port"},
+		{"nats://127.0.0.1:4222,http://127.0.0.1:4222", `scheme "http"`},
+		{"nats://:4222", "names no host"},
+		{" , ", "names no server"},
+	} {
+		code, _, stderr := runCLIWithin(t, "run", "--node", "ace", "--nats", c.url, "--control", "",
+			"--state-dir", unusableDir(t))
+		if code != 2 || !strings.Contains(stderr, "run: --nats") || !strings.Contains(stderr, c.says) {
+			t.Errorf("--nats %q: exit %d, stderr %q; want 2, the flag and %q", c.url, code, stderr, c.says)
+		}
+		if strings.Contains(stderr, "hunter2") {
+			t.Errorf("--nats %q: the refusal repeats the password: %q", c.url, stderr)
+		}
+	}
+}

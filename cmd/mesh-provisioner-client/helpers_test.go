@@ -31,17 +31,19 @@ import (
 // provisioner's buckets and registry, a fill server writing under a temp
 // root, and node ace's daemon with its control socket.
 type world struct {
-	t    *testing.T
-	js   jetstream.JetStream
-	dir  string
-	sock string // the control socket
+	t     *testing.T
+	js    jetstream.JetStream
+	dir   string
+	sock  string // the control socket
+	state string // ace's daemon's state dir (newWorld)
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w, url, fillSock := newBareWorld(t)
+	w.state = t.TempDir()
 	d, err := daemon.New(daemon.Config{Node: "ace", Bus: bus.Options{URL: url}, FillSocket: fillSock,
-		StateDir: t.TempDir(), Control: w.sock, Refill: time.Hour, Recheck: 100 * time.Millisecond, Log: zerolog.Nop()})
+		StateDir: w.state, Control: w.sock, Refill: time.Hour, Recheck: 100 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +123,39 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
 	return code, o.String(), e.String()
+}
+
+// runCLIWithin is runCLI for a run that must end by itself: one still
+// running after 10 s fails the test (and is left running).
+func runCLIWithin(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.code, r.stdout, r.stderr = runCLI(args...)
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.stdout, r.stderr
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%v still runs after 10 s", args)
+		return 0, "", ""
+	}
+}
+
+// unusableDir is a path under a regular file: no directory can be made there.
+func unusableDir(t *testing.T) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(file, "state")
 }
 
 // until runs the command until its output holds want.

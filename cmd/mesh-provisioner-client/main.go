@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,7 +66,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	password := cli.PasswordFlags(fs)
 	fs.StringVar(&cfg.Bus.NKeySeedFile, "nkey", "", "NATS nkey seed file")
 	fs.StringVar(&cfg.FillSocket, "fill-socket", "/run/nox-mesh-host/fill.sock", "the node-engine's fill socket")
-	fs.StringVar(&cfg.StateDir, "state-dir", "/var/lib/mesh-provisioner-client", "where templates archives are kept by digest, and the removals mesh-fill has not answered yet")
+	fs.StringVar(&cfg.StateDir, "state-dir", "/var/lib/mesh-provisioner-client", "where templates archives are kept by digest, and the removals mesh-fill has not answered yet; one client's: another on it exits 2 (empty: the default)")
 	fs.StringVar(&cfg.Control, "control", defaultControl, "the control socket (empty: none)")
 	fs.DurationVar(&cfg.Refill, "refill", time.Minute, "every filled file is sent again this often")
 	fs.DurationVar(&cfg.FillGap, "fill-gap", daemon.DefaultFillGap,
@@ -83,10 +84,16 @@ func runDaemon(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.UsageExit(err)
+	// An argument that is no flag is refused: the flag package stops at
+	// it, and the flags after it would be ignored unsaid.
+	if code, ok := cli.Parse(fs, args, stderr); !ok {
+		return code
 	}
 	if err := cli.Positive(fs, "refill", "refused-retry", "fetch-timeout"); err != nil {
+		fmt.Fprintln(stderr, "run:", err)
+		return 2
+	}
+	if err := checkNATSURLs(cfg.Bus.URL); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
@@ -131,6 +138,10 @@ func runDaemon(args []string, stderr io.Writer) int {
 	defer stop()
 	defer cli.IgnoreHangup(log)()
 	if err := d.Run(ctx); err != nil {
+		if se := (*daemon.StartError)(nil); errors.As(err, &se) {
+			fmt.Fprintln(stderr, "run:", err) // the state dir: a start check as the flags'
+			return 2
+		}
 		log.Error().Err(err).Msg("stopped")
 		return 1
 	}

@@ -35,6 +35,11 @@ type Store struct {
 	// a symbolic link is refused (it is opened through an os.Root). Empty:
 	// a file:// ref may name any file the daemon can read.
 	Root string
+	// CacheFailed, when set, is told why an archive fetched and checked
+	// could not be kept under Dir (the error names the ref and the cause).
+	// Get returns the archive all the same, from memory: the cache only
+	// spares a restart the fetch. It is called on the read's goroutine.
+	CacheFailed func(error)
 
 	// lim overrides the §4.1 limits in tests; zero means the SPEC's.
 	lim limits
@@ -304,9 +309,10 @@ func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[st
 	}
 	if !cached {
 		// Cached once read: an archive that cannot be used is not kept,
-		// as nothing would ever take it off the disk.
-		if err := s.writeCache(hexDigest, data); err != nil {
-			return nil, fmt.Errorf("templates archive %s: %w", ref, err)
+		// as nothing would ever take it off the disk. One that cannot be
+		// kept (the state dir unwritable, full) is used from memory.
+		if err := s.writeCache(hexDigest, data); err != nil && s.CacheFailed != nil {
+			s.CacheFailed(fmt.Errorf("templates archive %s: %w", ref, err))
 		}
 	}
 	return files, nil

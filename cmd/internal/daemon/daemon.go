@@ -102,7 +102,15 @@ func New(cfg Config) (*Daemon, error) {
 
 // Run connects, loads every input, fills, and keeps the files current until
 // ctx ends; then it cancels the fills in flight and drains the connection.
+// It first takes the state directory (statedir.go), held until it returns:
+// one it cannot use or another client holds ends it at once, with a
+// *StartError.
 func (d *Daemon) Run(ctx context.Context) error {
+	unlock, err := lockStateDir(d.cfg.StateDir, d.cfg.Node)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	d.log.Info().Str("fill_socket", d.cfg.FillSocket).Str("state_dir", d.cfg.StateDir).Msg("starting")
 	keys, err := vault.NewKeys()
 	if err != nil {
@@ -138,7 +146,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	retry := backoff.Doubling{Min: d.cfg.BackoffMin, Max: d.cfg.BackoffMax}
 	vc := &vault.Client{NC: nc, Node: d.cfg.Node, Keys: keys, Timeout: d.cfg.VaultTimeout, Log: d.log}
 	d.asker = vault.NewAsker(ctx, vc, retry, d.cfg.RefusedRetry)
-	d.fetcher = archive.NewFetcher(ctx, &archive.Store{Dir: d.cfg.StateDir, JS: d.js, Root: d.cfg.TemplatesRoot}, retry)
+	store := &archive.Store{Dir: d.cfg.StateDir, JS: d.js, Root: d.cfg.TemplatesRoot, CacheFailed: func(err error) {
+		d.log.Warn().Err(err).Msg("templates archive not kept in the state dir; used from memory")
+	}}
+	d.fetcher = archive.NewFetcher(ctx, store, retry)
 	d.fetcher.Timeout = d.cfg.FetchTimeout
 	if d.out, err = d.newStage(nc); err != nil {
 		return err
