@@ -24,6 +24,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
 func main() {
@@ -57,6 +58,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// checkCreds names a creds file that is missing, unreadable, malformed or
+// expired (inputs/bus CheckCreds), as the client does: the bus would
+// otherwise only refuse the connection, retried for ever. Empty: none.
+func checkCreds(path string) error {
+	if path == "" {
+		return nil
+	}
+	_, err := bus.CheckCreds(path, time.Now()) // its mode is warned of on connecting
+	return err
+}
+
 func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -80,6 +92,10 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	if *replicas < 1 {
 		fmt.Fprintln(stderr, "mesh-provisioner serve: --replicas must be at least 1")
+		return 2
+	}
+	if err := checkCreds(*creds); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
 		return 2
 	}
 	log, err := cli.Logger(stderr, *logFormat, *logLevel, "mesh-provisioner")

@@ -50,7 +50,7 @@ func TestRightsOfOneRole(t *testing.T) {
 		if code := run([]string{"rights", "--role", "toolrunner", "--node", "ace", "--format", "nsc"}, &stdout, &stderr); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
-		want := "nsc add user --account MESH --name toolrunner-ace \\\n  --allow-pub 'prov.ask.ace' \\\n  --allow-sub '_INBOX.toolrunner.ace.>'\n" +
+		want := "nsc add user --account MESH --name toolrunner-ace \\\n  --allow-pub 'prov.ask.ace' \\\n  --allow-sub '_INBOX.toolrunner.ace.>' \\\n  --allow-sub 'prov.changed.ace.>'\n" +
 			"nsc generate creds --account MESH --name toolrunner-ace > toolrunner-ace.creds\n"
 		if !strings.HasSuffix(stdout.String(), want) {
 			t.Errorf("got\n%s\nwant it to end with\n%s", stdout.String(), want)

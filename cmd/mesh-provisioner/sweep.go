@@ -26,8 +26,8 @@ const sweepInbox = "_INBOX.mesh-provisioner"
 const sweepTimeout = time.Minute
 
 // sweep asks the server's verb for a sweep and prints it: exit 0 when
-// nothing failed or stood asked, 1 when something did, 2 when the sweep
-// could not be made (SPEC §6.2).
+// nothing failed or stood asked, 1 when something did (a need, or a
+// module's report), 2 when the sweep could not be made (SPEC §6.2).
 func sweep(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -41,6 +41,10 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := cli.Positive(fs, "stood-after"); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
+		return 2
+	}
+	if err := checkCreds(*creds); err != nil {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
@@ -89,6 +93,9 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		}
 		_, _ = stdout.Write(control.JSONSafe(b.Bytes()))
 	} else {
+		if r.Summary.Failed > 0 {
+			r.FailedModules = failedModules(ctx, nc, r, *node, *module, stderr)
+		}
 		server.WriteSweep(stdout, r)
 	}
 	if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
@@ -99,6 +106,32 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// failedModules names, for people, the modules whose report says failed
+// (the reply only counts them): asked of the verb after the sweep, leaving
+// out the reports the sweep found orphaned (it did not count them). When
+// they cannot be asked, it says so on stderr and the summary alone counts
+// them.
+func failedModules(ctx context.Context, nc *nats.Conn, r server.SweepReply, node, module string, stderr io.Writer) []server.FailedModule {
+	all, err := server.AskFailedModules(ctx, nc, node, module)
+	if err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: naming the failed modules: %v\n", err)
+		return nil
+	}
+	orphan := map[string]bool{}
+	for _, o := range r.Orphans {
+		if o.Bucket == spec.AppliedBucket {
+			orphan[o.Key] = true
+		}
+	}
+	var counted []server.FailedModule
+	for _, m := range all {
+		if !orphan[m.Key] {
+			counted = append(counted, m)
+		}
+	}
+	return counted
 }
 
 // narrowed says which part of the mesh a sweep was narrowed to.

@@ -91,13 +91,20 @@ func TestServeMetricsFromTheSweep(t *testing.T) {
 		}
 	})
 	bustest.Eventually(t, 10*time.Second, func() error {
-		if _, err := http.Get("http://" + addr + "/metrics"); err != nil {
-			return err
-		}
+		// The registry first: a scrape before Run put it back would keep
+		// a sweep of the old one for 15 s.
 		if _, err := reg.Get(context.Background(), "retired"); err == nil {
 			return fmt.Errorf("registry not published yet")
 		}
-		_, err := nc.Request(spec.QuerySubject, []byte(`{"what":"sweep"}`), 5*time.Second)
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/metrics: %s", resp.Status)
+		}
+		_, err = nc.Request(spec.QuerySubject, []byte(`{"what":"sweep"}`), 5*time.Second)
 		return err
 	})
 	if _, err := nc.Request(spec.QuerySubject, []byte(`{"what":"nope"}`), 5*time.Second); err != nil {

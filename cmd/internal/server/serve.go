@@ -5,25 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
-
-// metricsMux serves reg at /metrics.
-func metricsMux(reg *prometheus.Registry) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	return mux
-}
 
 // Config is what Run needs.
 type Config struct {
@@ -46,8 +38,9 @@ type Config struct {
 // drainTimeout bounds how long Run waits for the connection to drain.
 const drainTimeout = 10 * time.Second
 
-// Run is the provisioner server: it connects to the bus (reconnecting
-// forever, with backoff), creates the provisioner's buckets where absent
+// Run is the provisioner server: it connects to the bus (inputs/bus:
+// reconnecting forever, with backoff; a bus not reachable yet is said, with
+// its URL, and waited for), creates the provisioner's buckets where absent
 // (at start, and again whenever one is lost while it runs: at once when
 // JetStream announces its deletion or the bus comes back, else at the
 // registry's next pass), publishes the registry at start and every
@@ -56,8 +49,12 @@ const drainTimeout = 10 * time.Second
 // at most every cfg.PurgeEvery it purges the delete markers the clients
 // left in the needs, applied and collect buckets that are older than
 // cfg.MarkersKeptFor (see DefaultMarkersKeptFor). With cfg.Metrics it serves
-// /metrics there (SPEC §6.3); an address it cannot listen on is an error
-// at once. It returns nil after a clean stop.
+// /metrics there (SPEC §6.3), 503 saying why until the buckets are there;
+// an address it cannot listen on is an error at once. It returns nil after
+// a clean stop, and an error naming the bus's last one when the connection
+// is closed for good (nats.go gives up on a bus that refuses the user
+// twice, e.g. "authorization violation"): nothing reconnects it, so the
+// process should exit and its supervisor start it again.
 func Run(ctx context.Context, cfg Config) error {
 	log := cfg.Log
 	if cfg.RegistryEvery <= 0 {
@@ -77,6 +74,10 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		defer metricsLn.Close()
 	}
+	// busCtx ends with ctx, or when the connection is closed for good
+	// (its cause then says why); closed is closed then too.
+	busCtx, busGone := context.WithCancelCause(ctx)
+	defer busGone(nil)
 	closed := make(chan struct{})
 	// kick asks the registry writer for a pass at once, which first makes
 	// any of the four buckets that is missing: sent when JetStream says one
@@ -88,37 +89,23 @@ func Run(ctx context.Context, cfg Config) error {
 		default:
 		}
 	}
-	opts := []nats.Option{
-		nats.Name("mesh-provisioner"),
-		nats.CustomInboxPrefix("_INBOX.mesh-provisioner"), // the example permissions give each user its own inbox
-		nats.MaxReconnects(-1),
-		nats.RetryOnFailedConnect(true),
-		nats.CustomReconnectDelay(reconnectDelay),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err == nil {
-				return // a deliberate close, on shutdown
-			}
-			log.Warn().Err(err).Msg("bus disconnected")
-		}),
-		nats.ConnectHandler(func(nc *nats.Conn) {
-			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("bus connected")
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("bus reconnected")
-			poke()
-		}),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			log.Error().Err(err).Msg("bus error")
-		}),
-		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
-	}
-	if cfg.Creds != "" {
-		opts = append(opts, nats.UserCredentials(cfg.Creds))
-	}
 	log.Info().Msg("provisioner server starting")
-	nc, err := nats.Connect(cfg.NATSURL, opts...)
+	nc, err := bus.Connect(bus.Options{
+		URL:         cfg.NATSURL,
+		Creds:       cfg.Creds,
+		Name:        "mesh-provisioner", // inbox _INBOX.mesh-provisioner: the example permissions give each user its own
+		Log:         log,
+		OnReconnect: poke, // inputs/bus says it came back
+		OnClosed: func(err error) {
+			busGone(busClosed(err))
+			close(closed)
+		},
+	})
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", cfg.NATSURL, err)
+		return err
+	}
+	if nc.IsConnected() {
+		log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("bus connected")
 	}
 	shutdown := func() {
 		if err := nc.Drain(); err != nil {
@@ -130,48 +117,48 @@ func Run(ctx context.Context, cfg Config) error {
 			nc.Close()
 		}
 	}
+	// stopped is what Run returns once busCtx ended: nil when ctx did.
+	stopped := func() error {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return context.Cause(busCtx)
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		shutdown()
 		return fmt.Errorf("opening JetStream on %s: %w", cfg.NATSURL, err)
 	}
-
-	if err := ensureUntilDone(ctx, js, cfg.Replicas, log); err != nil {
-		shutdown()
-		return nil // ctx ended before the buckets were there: a clean stop
+	var gate *metricsGate
+	if metricsLn != nil {
+		gate = serveMetrics(metricsLn, nc, log)
+		defer gate.stop()
 	}
-	kv, err := js.KeyValue(ctx, spec.RegistryBucket)
+
+	if err := ensureUntilDone(busCtx, js, nc, cfg.Replicas, log); err != nil {
+		shutdown()
+		return stopped() // nil: ctx ended before the buckets were there
+	}
+	kv, err := js.KeyValue(busCtx, spec.RegistryBucket)
 	if err != nil {
 		shutdown()
-		if ctx.Err() != nil {
-			return nil
+		if busCtx.Err() != nil {
+			return stopped()
 		}
 		return fmt.Errorf("opening bucket %s: %w", spec.RegistryBucket, err)
 	}
 
-	// The registry writer and /metrics run until ctx ends, or until the
-	// verb could not be served.
-	wctx, stopWork := context.WithCancel(ctx)
+	// The registry writer runs until ctx ends, or until the verb could not
+	// be served or the bus is gone.
+	wctx, stopWork := context.WithCancel(busCtx)
 	defer stopWork()
 	sweeps := newSweepCache(js)
 	var stats *Stats
 	var wg sync.WaitGroup
-	if metricsLn != nil {
+	if gate != nil {
 		var reg *prometheus.Registry
 		reg, stats = newMetrics(sweeps, log)
-		srv := &http.Server{Handler: metricsMux(reg), ReadHeaderTimeout: 10 * time.Second}
-		wg.Go(func() {
-			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error().Err(err).Msg("metrics server stopped")
-			}
-		})
-		wg.Go(func() {
-			<-wctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		})
-		log.Info().Str("addr", metricsLn.Addr().String()).Msg("serving /metrics")
+		gate.open(metricsMux(reg))
 	}
 	for _, b := range Buckets {
 		// A refused subscription (a configuration made before the right was
@@ -198,7 +185,7 @@ func Run(ctx context.Context, cfg Config) error {
 	reg := registryLoop{kv: kv, every: cfg.RegistryEvery, log: log, stats: stats, ensure: ensure, kick: kick,
 		purge: purge, purgeEvery: cfg.PurgeEvery}
 	wg.Go(func() { reg.run(wctx) })
-	stop, err := serveQueryWith(ctx, nc, js, log, sweeps, stats)
+	stop, err := serveQueryWith(busCtx, nc, js, log, sweeps, stats)
 	if err != nil {
 		stopWork()
 		wg.Wait()
@@ -206,17 +193,30 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	log.Info().Str("subject", spec.QuerySubject).Dur("registry_every", cfg.RegistryEvery).Msg("provisioner server serving")
-	<-ctx.Done()
+	<-busCtx.Done()
 	stop()
 	wg.Wait()
 	shutdown()
+	if err := stopped(); err != nil {
+		return err
+	}
 	log.Info().Msg("provisioner server stopped")
 	return nil
 }
 
+// busClosed is the cause busCtx ends with when the connection is closed
+// for good, err being its last error.
+func busClosed(err error) error {
+	if err == nil {
+		return errors.New("bus connection closed")
+	}
+	return fmt.Errorf("bus connection closed: %w", err)
+}
+
 // ensureUntilDone runs EnsureBuckets until it succeeds or ctx ends, trying
-// again with backoff (the bus may not be there yet).
-func ensureUntilDone(ctx context.Context, js jetstream.JetStream, replicas int, log zerolog.Logger) error {
+// again with backoff (the bus may not be there yet, which each warning
+// says).
+func ensureUntilDone(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, replicas int, log zerolog.Logger) error {
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := EnsureBuckets(actx, js, replicas)
@@ -228,7 +228,11 @@ func ensureUntilDone(ctx context.Context, js jetstream.JetStream, replicas int, 
 			return ctx.Err()
 		}
 		wait := reconnectDelay(attempt + 1)
-		log.Warn().Err(err).Dur("retry_in", wait).Msg("provisioner buckets not ensured")
+		ev := log.Warn().Err(err).Dur("retry_in", wait)
+		if !nc.IsConnected() {
+			ev = ev.Str("bus", "not reachable yet")
+		}
+		ev.Msg("provisioner buckets not ensured")
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -30,6 +30,11 @@ type SweepReply struct {
 	Findings       []Finding `json:"findings"`
 	Orphans        []Orphan  `json:"orphans"`
 	Error          string    `json:"error,omitempty"`
+
+	// FailedModules is not part of the reply: the modules whose report
+	// says failed, as mesh-provisioner sweep reads them after the sweep
+	// (AskFailedModules), for WriteSweep to name.
+	FailedModules []FailedModule `json:"-"`
 }
 
 // Summary counts the modules by the state of their report (the applied
@@ -89,7 +94,9 @@ type Orphan struct {
 }
 
 // Held says whether the sweep found something that holds the mesh back:
-// a need failed or stood asked.
+// a need failed or stood asked, or a module's report says failed (a plan
+// or a fill that failed leaves its needs met; SPEC §6.2's exit 1 is for
+// anything that failed).
 func (r SweepReply) Held() bool {
-	return r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0
+	return r.Summary.Failed > 0 || r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+)
+
+// runFor runs the command with args, failing the test when it has not
+// ended within d (a server that does not give up would run for ever).
+func runFor(t *testing.T, d time.Duration, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var o, e bustest.Buffer // the server's goroutines log at once
+		code := run(args, &o, &e)
+		done <- result{code, o.String(), e.String()}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.out, r.err
+	case <-time.After(d):
+		t.Fatalf("%q still running after %v", args, d)
+		return 0, "", ""
+	}
+}
+
+// A creds file that is missing or malformed is named at once, exit 2, by
+// serve and sweep alike, instead of a connection refused and retried.
+func TestServeAndSweepNameABadCredsFile(t *testing.T) {
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "server.creds")
+	if err := os.WriteFile(malformed, []byte("not a creds file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nosuch.creds")
+	busURL := bustest.Start(t).ClientURL()
+	for _, c := range []struct{ file, says string }{{malformed, "is malformed"}, {missing, "is missing"}} {
+		for _, cmd := range []string{"serve", "sweep"} {
+			code, _, errs := runFor(t, 10*time.Second, cmd, "--nats", busURL, "--creds", c.file)
+			if code != 2 || !strings.Contains(errs, "creds file "+c.file+" "+c.says) {
+				t.Errorf("%s --creds %s: exit %d, stderr %q; want 2 saying it %s", cmd, c.file, code, errs, c.says)
+			}
+		}
+	}
+}
+
+// A bus that refuses the server's user ends serve: exit 1 (its supervisor
+// starts it again), the log saying the bus's reason.
+func TestServeExitsOneWhenTheBusRefusesItsUser(t *testing.T) {
+	s := bustest.Run(t, authtest.ConfigOptions(t, "../../examples/nats/server.conf"))
+	u, _ := url.Parse(s.ClientURL())
+	u.User = url.UserPassword("mesh-provisioner", "not-its-password")
+	code, _, errs := runFor(t, 10*time.Second, "serve", "--nats", u.String())
+	t.Logf("serve logged:\n%s", errs)
+	if code != 1 || !strings.Contains(errs, "Authorization Violation") || !strings.Contains(errs, "provisioner server failed") {
+		t.Errorf("exit %d; want 1 and a log naming the authorization violation", code)
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// failedMesh starts a bus and the server's verb over a mesh whose needs
+// are all met, where a's plan broke and b's fill failed (their reports say
+// failed), c applied, and a report of a module assigned nowhere (z) says
+// failed too. It returns the URL.
+func failedMesh(t *testing.T) string {
+	t.Helper()
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := server.EnsureBuckets(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
+	as, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs, _ := js.KeyValue(ctx, spec.NeedsBucket)
+	applied, _ := js.KeyValue(ctx, spec.AppliedBucket)
+	put := func(kv jetstream.KeyValue, key string, v any) {
+		b, _ := json.Marshal(v)
+		if _, err := kv.Put(ctx, key, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Now().Add(-3 * time.Minute).UTC().Format(time.RFC3339)
+	for node, rep := range map[string]map[string]string{
+		"a": {"state": "failed", "reason": "plan: template web.conf: unknown kind \"nope\"\x1b[2J"},
+		"b": {"state": "failed", "reason": "fill socket refused"},
+		"c": {"state": "applied"},
+	} {
+		put(as, node+".web", map[string]any{"provisioning": map[string]any{}})
+		put(needs, spec.EncodeKey(node, "web", "config", "port"),
+			map[string]string{"node": node, "module": "web", "kind": "config", "name": "port", "state": "met"})
+		rep["node"], rep["module"], rep["at"] = node, "web", at
+		put(applied, node+".web", rep)
+	}
+	put(applied, "z.gone", map[string]string{"node": "z", "module": "gone", "state": "failed", "reason": "old"})
+	stop, err := server.ServeQuery(context.Background(), nc, js, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return s.ClientURL()
+}
+
+// Modules whose reports say failed hold the mesh back though every need
+// is met: the sweep exits 1 and its output names them with their reasons
+// and says how many failed; the JSON's findings stay needs only. A mesh
+// all applied exits 0.
+func TestSweepExitsOneWhenAModuleFailedWithItsNeedsMet(t *testing.T) {
+	url := failedMesh(t)
+	code, out, errs := runSweep("--nats", url)
+	t.Logf("mesh-provisioner sweep:\n%s", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (two modules failed); stderr %s", code, errs)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^failed\s+module a/web  "plan: template web.conf: unknown kind \\"nope\\"\\x1b\[2J"  since 3m0\ds$`),
+		regexp.MustCompile(`(?m)^failed\s+module b/web  "fill socket refused"  since 3m0\ds$`),
+		regexp.MustCompile(`(?m)^modules 3: 1 applied, 0 waiting, 2 failed\n2 modules failed \(named above; mesh-provisioner-client status on their nodes says more\)\nneeds 3: 3 met, `),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("stdout lacks %s", want)
+		}
+	}
+	if strings.Contains(out, "z/gone") || strings.ContainsRune(out, '\x1b') || errs != "" {
+		t.Errorf("an orphan named, or a raw escape, or stderr %q:\n%q", errs, out)
+	}
+
+	code, out, _ = runSweep("--nats", url, "--json")
+	var r server.SweepReply
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
+		t.Fatalf("--json: exit %d, %v:\n%s", code, err, out)
+	}
+	if len(r.Findings) != 0 || r.Summary.Failed != 2 || strings.Contains(out, "fill socket refused") {
+		t.Errorf("--json: the failed modules are more than counted:\n%s", out)
+	}
+
+	code, out, errs = runSweep("--nats", url, "--node", "c")
+	if code != 0 || !strings.Contains(out, "modules 1: 1 applied, 0 waiting, 0 failed\nneeds 1: 1 met") {
+		t.Errorf("node c, all applied: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runSweep("--nats", url, "--node", "b")
+	if code != 1 || !strings.Contains(out, "1 module failed (named above; mesh-provisioner-client status on its node says more)") ||
+		strings.Contains(out, "a/web") {
+		t.Errorf("node b: exit %d\n%s", code, out)
+	}
+}
