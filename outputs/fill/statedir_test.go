@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/outputs/dirlock"
 )
 
 // startRefused serves s and wants Serve to return an error before its
@@ -144,7 +146,7 @@ func TestOneStateDirServesOneMeshFill(t *testing.T) {
 	mustRead(t, filepath.Join(root, "etc/x.conf"), "a2\n")
 
 	stop()
-	if _, err := os.Stat(filepath.Join(state, lockName)); err != nil {
+	if _, err := os.Stat(filepath.Join(state, dirlock.Name)); err != nil {
 		t.Errorf("the lock file: %v", err)
 	}
 	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state}, log)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/outputs/dirlock"
 )
 
 // runFor runs a daemon of cfg until it returns or d has passed, and says
@@ -60,7 +61,7 @@ func TestASecondClientOnAStateDirInUseStopsAtOnceNamingIt(t *testing.T) {
 	}
 
 	stop()
-	if _, err := os.Stat(filepath.Join(state, lockFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(state, dirlock.Name)); err != nil {
 		t.Fatalf("the lock file: %v", err) // left behind, as after a kill -9
 	}
 	d, _ := m.startClient("ace", onState)

@@ -1,0 +1,48 @@
+package dirlock
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// One holder at a time: a second Take is told the first's note; once the
+// first releases, a new Take succeeds though the lock file stays.
+func TestOneHolderAtATime(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	release, err := Take(dir, []byte("first\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("dir made as %v, %v; want 0700", fi.Mode(), err)
+	}
+	_, err = Take(dir, []byte("second\n"))
+	var inUse *InUseError
+	if !errors.As(err, &inUse) || string(inUse.Note) != "first\n" || inUse.Dir != dir {
+		t.Fatalf("second Take: %v (%+v), want in use by first", err, inUse)
+	}
+	release()
+	release, err = Take(dir, []byte("third\n"))
+	if err != nil {
+		t.Fatalf("Take after release: %v", err)
+	}
+	defer release()
+	if b, _ := os.ReadFile(filepath.Join(dir, Name)); string(b) != "third\n" {
+		t.Errorf("lock file holds %q", b)
+	}
+}
+
+// A directory under a regular file cannot be used: an error, not InUse.
+func TestAnUnusableDirIsAnError(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Take(filepath.Join(file, "sub"), nil)
+	var inUse *InUseError
+	if err == nil || errors.As(err, &inUse) {
+		t.Fatalf("Take under a file: %v", err)
+	}
+}
