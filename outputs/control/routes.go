@@ -35,6 +35,7 @@ func Handler(s Source) http.Handler {
 	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
 		var out Modules
 		err := s.OnLoop(r.Context(), func(a Answers) { out = a.Modules() })
+		out.NotReady = s.NotReady()
 		writeAnswer(w, out, err)
 	})
 	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {

@@ -15,7 +15,8 @@ import (
 // the answer is printed through Escape.
 
 // WriteStatus writes one line per module, in aligned columns, like
-// `systemctl list-units`, and a count at the end.
+// `systemctl list-units`, a count at the end, and why the client is not
+// ready when it is not.
 func WriteStatus(w io.Writer, m *Modules) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
@@ -48,8 +49,14 @@ func WriteStatus(w io.Writer, m *Modules) error {
 	if len(parts) > 0 {
 		summary = ": " + strings.Join(parts, ", ")
 	}
-	_, err := fmt.Fprintf(w, "\n%d %s on node %s%s.\n", len(m.Modules), noun, Escape(m.Node), summary)
-	return err
+	if _, err := fmt.Fprintf(w, "\n%d %s on node %s%s.\n", len(m.Modules), noun, Escape(m.Node), summary); err != nil {
+		return err
+	}
+	if len(m.NotReady) > 0 { // "0 modules" of a client that has read nothing yet says nothing of the node
+		_, err := fmt.Fprintf(w, "Not ready: %s.\n", Escape(strings.Join(m.NotReady, "; ")))
+		return err
+	}
+	return nil
 }
 
 // WriteExplanation writes e the way SPEC §5.5's example shows it: the

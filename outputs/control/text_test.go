@@ -36,6 +36,19 @@ func TestStatusIsOneAlignedLinePerModuleAndACount(t *testing.T) {
 	}
 }
 
+// A client not ready says why under its count: "0 modules" of a client
+// that has not reached the bus says nothing of the node.
+func TestStatusOfAClientNotReadySaysWhy(t *testing.T) {
+	m := &Modules{Node: "n9", At: at, NotReady: []string{"the bus is not connected", "the initial load is not done"}}
+	b := text(t, func(w io.Writer) error { return WriteStatus(w, m) })
+	want := "MODULE  STATE  FILES  SINCE  REASON\n" +
+		"\n0 modules on node n9.\n" +
+		"Not ready: the bus is not connected; the initial load is not done.\n"
+	if b != want {
+		t.Fatalf("status:\n%s\nwant:\n%s", b, want)
+	}
+}
+
 func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
 	since := at.Add(-4 * time.Minute)
 	e := &Explanation{Node: "ace", Module: "web", State: "waiting", Since: since, At: at, Outputs: []Output{

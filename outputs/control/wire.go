@@ -18,6 +18,10 @@ type Modules struct {
 	Node    string         `json:"node"`
 	At      time.Time      `json:"at"` // when the daemon answered
 	Modules []ModuleStatus `json:"modules"`
+	// NotReady is why the client is not ready (/healthz's reasons: the bus
+	// not connected, the initial load not done, …); none when it is. A
+	// client that has not read its modules yet lists none: this says so.
+	NotReady []string `json:"not_ready,omitempty"`
 }
 
 // ModuleStatus is one module of /v1/modules.

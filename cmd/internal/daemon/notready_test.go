@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/outputs/control"
+)
+
+// A client that has not reached its bus answers /v1/modules with no
+// module, and says why: "0 modules on node n9." alone read as a node with
+// nothing assigned (an outside audit's finding). The status text says it
+// under the count.
+func TestModulesOfAClientNotReadySayWhy(t *testing.T) {
+	sock := ctlSock(t)
+	d, err := New(Config{Node: "n9", Bus: bus.Options{URL: "nats://127.0.0.1:1"}, Control: sock,
+		StateDir: filepath.Join(t.TempDir(), "state"), Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the client did not stop")
+		}
+	})
+	var ms control.Modules
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if _, err := os.Stat(sock); err != nil {
+			return err
+		}
+		code, b, err := ctlTry(sock, "/v1/modules")
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK {
+			t.Fatalf("/v1/modules: %d %s", code, b)
+		}
+		return json.Unmarshal(b, &ms)
+	})
+	if len(ms.Modules) != 0 || !slices.Contains(ms.NotReady, "the bus is not connected") {
+		t.Fatalf("/v1/modules of a client off its bus: %+v", ms)
+	}
+	var st strings.Builder
+	if err := control.WriteStatus(&st, &ms); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.String(), "0 modules on node n9.\nNot ready: the bus is not connected") {
+		t.Errorf("status:\n%s", st.String())
+	}
+}
