@@ -81,8 +81,20 @@ func (l *ledger) intend(module string, progs []Program) ([]Program, error) {
 	return all, nil
 }
 
-// ran clears module's pending programs, which ran (or were tried).
-func (l *ledger) ran(module string) error {
+// ran clears module's pending programs, which ran, but those that
+// failed: they stay pending, and the module's next request (the client
+// sends it again at its retry tick while the module is failed) runs them
+// again. A restart that failed is so tried until it succeeds, rather than
+// forgotten once the files read unchanged: the program would keep running
+// on the bytes before the change while its module said applied.
+func (l *ledger) ran(module string, failed []Program) error {
+	if len(failed) > 0 {
+		l.mu.Lock()
+		delete(l.pending, module) // intend writes failed alone, not merged into what ran
+		l.mu.Unlock()
+		_, err := l.intend(module, failed)
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.pending[module]; !ok {
@@ -152,8 +164,8 @@ func (s *Server) runPending(ctx context.Context) {
 			s.Log.Warn().Str("module", module).Int("programs", len(progs)).
 				Msg("programs not run when mesh-fill stopped after writing their files: running them now")
 		}
-		_ = s.runPrograms(ctx, module, progs) // each failure is logged
-		if err := s.state.ran(module); err != nil {
+		failed, _ := s.runPrograms(ctx, module, progs) // each failure is logged
+		if err := s.state.ran(module, failed); err != nil {
 			s.Log.Error().Str("module", module).Err(err).Msg("programs run, but still pending: they run again at the next start")
 		}
 		unlock()

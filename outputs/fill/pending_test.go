@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // TestAFailedRequestsProgramRunsAtTheModulesNextRequest: a request whose
@@ -63,4 +66,44 @@ func TestACorruptPendingFileStopsTheStart(t *testing.T) {
 	}
 	err := startRefused(t, &Server{Root: t.TempDir(), StateDir: state})
 	wantSaid(t, err, "pending file "+p+" unreadable or corrupt", "restart its module's programs yourself and move it out of "+state)
+}
+
+// A program that fails (the unit would not restart) stays pending: the
+// module's next request, whose files now read unchanged, runs it again,
+// until it succeeds; then no more. Before, the failed restart was
+// forgotten and the next request answered applied with the program still
+// on the old bytes. A restart kept pending outlives a mesh-fill restart.
+func TestAProgramThatFailedRunsAgainAtTheModulesNextRequest(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
+	runs, healed := filepath.Join(dir, "runs"), filepath.Join(dir, "healed")
+	// The unit fails to restart until the file healed exists.
+	cmd := []string{"sh", "-c", fmt.Sprintf(`[ -e %s ] || { echo "unit $1 failed" >&2; exit 3; }; echo "$0 $1" >> %s`, healed, runs)}
+	req := Request{Module: "a", Files: []File{{Path: "/app.conf", Form: FormOwned, Content: []byte("v2\n"),
+		OnChange: OnChange{Action: OnChangeRestart, Unit: "app.service"}}}}
+
+	c, stop := runUntilStopped(t, &Server{Root: root, StateDir: state, Command: cmd}, newLog(t))
+	_, err := c.Fill(t.Context(), req)
+	wantStatus(t, err, http.StatusInternalServerError, "unit app.service failed")
+	_, err = c.Fill(t.Context(), req) // unchanged, and the unit still fails
+	wantStatus(t, err, http.StatusInternalServerError, "unit app.service failed")
+	mustAbsent(t, runs)
+
+	// The unit mended, and mesh-fill restarted meanwhile: the restart is
+	// still owed, and its start runs it.
+	if err := os.WriteFile(healed, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state, Command: cmd}, newLog(t))
+	bustest.Eventually(t, 5*time.Second, func() error { _, err := os.Stat(runs); return err }) // the start runs it
+	mustRead(t, runs, "restart app.service\n")
+	resp := fillOK(t, c, req)
+	if resp.Files[0].Action != ActionUnchanged || resp.Program == nil || resp.Program.Action != ProgramNone {
+		t.Errorf("the request after the restart succeeded: %+v %+v", resp.Files, resp.Program)
+	}
+	mustRead(t, runs, "restart app.service\n")
+	if files, _ := filepath.Glob(filepath.Join(state, "pending-*")); len(files) != 0 {
+		t.Errorf("pending files left: %v", files)
+	}
 }

@@ -44,8 +44,8 @@ func programs(steps []step) []Program {
 }
 
 // runPrograms restarts or reloads each unit once, going on past a failure;
-// the error joins every failure.
-func (s *Server) runPrograms(ctx context.Context, module string, progs []Program) error {
+// it returns the programs that failed, and an error joining their failures.
+func (s *Server) runPrograms(ctx context.Context, module string, progs []Program) (failed []Program, err error) {
 	var errs []error
 	for _, p := range progs {
 		verb := ""
@@ -60,11 +60,12 @@ func (s *Server) runPrograms(ctx context.Context, module string, progs []Program
 		if err := s.runProgram(ctx, verb, p.Unit); err != nil {
 			s.Log.Error().Err(err).Str("module", module).Str("unit", p.Unit).Str("action", verb).Msg("program not " + p.Action)
 			errs = append(errs, err)
+			failed = append(failed, p)
 			continue
 		}
 		s.Log.Info().Str("module", module).Str("unit", p.Unit).Msg("program " + p.Action)
 	}
-	return errors.Join(errs...)
+	return failed, errors.Join(errs...)
 }
 
 func (s *Server) runProgram(ctx context.Context, verb, unit string) error {

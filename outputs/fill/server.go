@@ -267,8 +267,8 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		resp.Programs = progs
 		resp.Program = &resp.Programs[0]
 	}
-	err = s.runPrograms(ctx, req.Module, progs)
-	if rerr := s.state.ran(req.Module); rerr != nil {
+	failed, err := s.runPrograms(ctx, req.Module, progs)
+	if rerr := s.state.ran(req.Module, failed); rerr != nil {
 		s.Log.Error().Str("module", req.Module).Err(rerr).Msg("programs run, but still pending: they run again at the next start")
 	}
 	if err != nil {
