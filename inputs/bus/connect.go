@@ -160,7 +160,13 @@ func Connect(o Options) (*nats.Conn, error) {
 	}
 	if !nc.IsConnected() {
 		late.Store(true)
-		log.Warn().Str("url", redactURL(o.URL)).Msg("bus not reachable yet; connecting in the background")
+		// Why, when the first try said: a bus that refused the user
+		// ("authorization violation") is not one that is down.
+		ev := log.Warn().Str("url", redactURL(o.URL))
+		if why := nc.LastError(); why != nil {
+			ev = ev.AnErr("last_error", why)
+		}
+		ev.Msg("bus not reachable yet; connecting in the background")
 	}
 	return nc, nil
 }

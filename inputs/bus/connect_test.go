@@ -190,3 +190,22 @@ func TestOnClosedSaysWhyTheConnectionClosedForGood(t *testing.T) {
 		t.Fatalf("status %v after OnClosed", nc.Status())
 	}
 }
+
+// A bus that refuses the user at the first try is not one that is down:
+// the "not reachable yet" line carries the bus's reason.
+func TestConnectSaysWhyTheFirstTryFailed(t *testing.T) {
+	s := bustest.Start(t, func(o *server.Options) { o.Username, o.Password = "ace", "right" })
+	var logs bustest.Buffer
+	nc, err := Connect(Options{URL: s.ClientURL(), User: "ace", Password: "wrong", Log: zerolog.New(&logs)})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	out := logs.String()
+	if !strings.Contains(out, "bus not reachable yet") || !strings.Contains(strings.ToLower(out), "authorization violation") {
+		t.Fatalf("logged:\n%s", out)
+	}
+	if strings.Contains(out, "wrong") {
+		t.Errorf("the password was logged:\n%s", out)
+	}
+}
