@@ -24,9 +24,16 @@ func TestRunRefusesABadCredsFileNamingIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r14, _ := spec.RightsOf(spec.RoleClient, "g14", nil)
+	g14creds, err := op.Creds(r14, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
 	expired := filepath.Join(dir, "expired.creds")
 	malformed := filepath.Join(dir, "malformed.creds")
-	for p, b := range map[string][]byte{expired: creds, malformed: []byte("-----BEGIN NATS USER JWT-----\nnope\n------END NATS USER JWT------\n")} {
+	g14 := filepath.Join(dir, "g14.creds") // a unit copied from g14
+	for p, b := range map[string][]byte{expired: creds, g14: g14creds,
+		malformed: []byte("-----BEGIN NATS USER JWT-----\nnope\n------END NATS USER JWT------\n")} {
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -36,6 +43,7 @@ func TestRunRefusesABadCredsFileNamingIt(t *testing.T) {
 		{dir, "unreadable"},
 		{malformed, "malformed"},
 		{expired, "expired"},
+		{g14, "is for user provisioner-g14, who may not hear replies on _INBOX.provisioner.ace.>"},
 	} {
 		code, _, stderr := runCLI("run", "--node", "ace", "--nats", "nats://127.0.0.1:1", "--control", "", "--creds", c.path)
 		if code == 0 || !strings.Contains(stderr, c.path) || !strings.Contains(stderr, c.says) {

@@ -117,9 +117,14 @@ func runDaemon(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.Bus.Creds != "" {
-		// A bad creds file would only show as a connection refused and
-		// retried forever: name it now (its mode is warned of on connecting).
-		if _, err := bus.CheckCreds(cfg.Bus.Creds, time.Now()); err != nil {
+		// A bad creds file, or another node's, would only show as a
+		// connection refused or requests unanswered, retried forever: name
+		// it now (its mode is warned of on connecting).
+		_, err := bus.CheckCreds(cfg.Bus.Creds, time.Now())
+		if err == nil {
+			err = bus.CheckCredsInbox(cfg.Bus.Creds, bus.InboxPrefix(daemon.BusName(cfg.Node)))
+		}
+		if err != nil {
 			fmt.Fprintln(stderr, "run:", err)
 			return 2
 		}

@@ -135,6 +135,9 @@ func Connect(o Options) (*nats.Conn, error) {
 	switch {
 	case o.Creds != "":
 		warning, err := CheckCreds(o.Creds, time.Now())
+		if err == nil {
+			err = CheckCredsInbox(o.Creds, InboxPrefix(o.Name))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bus: %w", err)
 		}

@@ -129,3 +129,53 @@ func TestConnectWithCredsInOperatorMode(t *testing.T) {
 		t.Errorf("Connect with an expired creds file: %v", err)
 	}
 }
+
+// The creds of another node's client (a unit copied between machines)
+// are refused before connecting, naming the file and the user: every
+// request would go unanswered on an inbox the user may not hear. The
+// node's own creds, and the server's for its own name, pass.
+func TestConnectRefusesTheCredsOfAnotherNode(t *testing.T) {
+	s, mint := operatorBus(t)
+	g14 := mint(spec.RoleClient, "g14", time.Now().Add(time.Hour), 0o600)
+	nc, err := Connect(Options{URL: s.ClientURL(), Creds: g14, Name: "provisioner.ace", Log: zerolog.Nop()})
+	if err == nil {
+		nc.Close()
+		t.Fatal("Connect took g14's creds for ace")
+	}
+	if msg := err.Error(); !strings.Contains(msg, g14) || !strings.Contains(msg, "provisioner-g14") ||
+		!strings.Contains(msg, "_INBOX.provisioner.ace.>") {
+		t.Errorf("Connect with another node's creds: %v", err)
+	}
+	for _, c := range []struct{ role, node, name string }{
+		{spec.RoleClient, "g14", "provisioner.g14"},
+		{spec.RoleServer, "", "mesh-provisioner"},
+	} {
+		path := mint(c.role, c.node, time.Now().Add(time.Hour), 0o600)
+		nc, err := Connect(Options{URL: s.ClientURL(), Creds: path, Name: c.name, Log: zerolog.Nop()})
+		if err != nil {
+			t.Fatalf("%s's own creds: %v", c.name, err)
+		}
+		nc.Close()
+	}
+}
+
+func TestSubjectMatches(t *testing.T) {
+	for _, c := range []struct {
+		p, s string
+		want bool
+	}{
+		{"_INBOX.a.>", "_INBOX.a.x", true},
+		{"_INBOX.a.>", "_INBOX.a", false},
+		{"_INBOX.*.>", "_INBOX.a.x.y", true},
+		{">", "a", true},
+		{"a.*", "a.b", true},
+		{"a.*", "a.b.c", false},
+		{"a.b", "a.b", true},
+		{"a.b", "a.c", false},
+		{"_INBOX.b.>", "_INBOX.a.x", false},
+	} {
+		if got := subjectMatches(c.p, c.s); got != c.want {
+			t.Errorf("subjectMatches(%q, %q) = %v", c.p, c.s, got)
+		}
+	}
+}

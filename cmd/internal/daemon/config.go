@@ -9,6 +9,10 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
+// BusName is the client's connection name on the bus, whose inbox
+// (_INBOX.provisioner.<node>) its user's rights let it hear.
+func BusName(node string) string { return "provisioner." + node }
+
 // Config is what `mesh-provisioner-client run` is given.
 type Config struct {
 	Node       string

@@ -117,7 +117,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	o := d.cfg.Bus
-	o.Name = "provisioner." + d.cfg.Node
+	o.Name = BusName(d.cfg.Node)
 	o.Log = d.log
 	o.Wrap = quietconn.Wrap
 	o.OnReconnect = func() {
