@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -101,6 +102,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		uids = append(uids, uid)
 	}
 
+	// A command that is not there would be found only at the first
+	// restart, after its file was written: say it now.
+	cmdArgs := strings.Fields(*command)
+	if len(cmdArgs) > 0 {
+		if _, err := exec.LookPath(cmdArgs[0]); err != nil {
+			return fmt.Errorf("--on-change-command: %w", err)
+		}
+	}
+
 	var out io.Writer = stderr
 	switch *logFormat {
 	case "json":
@@ -112,7 +122,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	log := zerolog.New(out).With().Timestamp().Str("service", "mesh-fill").Logger()
 	defer cli.IgnoreHangup(log)() // SIGHUP would kill it (exit 129, socket left); SIGINT and SIGTERM stop it
 
-	srv := &fill.Server{Root: *root, Command: strings.Fields(*command), Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom,
+	srv := &fill.Server{Root: *root, Command: cmdArgs, Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom,
 		Allow: allowPaths, AllowUnits: allowUnits, StateDir: *stateDir}
 	return srv.Serve(ctx, *socket)
 }

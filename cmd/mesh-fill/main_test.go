@@ -32,6 +32,7 @@ func TestBadFlagsAreRefusedBeforeServing(t *testing.T) {
 		{[]string{"serve", "--socket", sock, "--allow", "/etc/[x"}, `--allow "/etc/[x" is not a glob`},
 		{[]string{"serve", "--socket", sock, "--allow-unit", "a/b.service"}, `--allow-unit "a/b.service" is not a glob of unit names`},
 		{[]string{"serve", "--socket", sock, "--state-dir", ""}, "--state-dir: empty"},
+		{[]string{"serve", "--socket", sock, "--on-change-command", "/nonexistent/restart-it now"}, `--on-change-command: exec: "/nonexistent/restart-it"`},
 		{[]string{"fill"}, "usage: mesh-fill serve"},
 	} {
 		err := run(t.Context(), tc.args, io.Discard)
