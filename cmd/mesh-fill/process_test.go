@@ -48,6 +48,12 @@ type proc struct {
 // socket is there, or once it exited.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startAs(t, nil, args...)
+}
+
+// startAs is start with the process's credential (nil: the test's).
+func startAs(t *testing.T, cred *syscall.Credential, args ...string) *proc {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "mf")
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +67,9 @@ func start(t *testing.T, args ...string) *proc {
 	defer errFile.Close() // the process has its own
 	p.cmd = meshFill(append([]string{"serve", "--socket", p.sock}, args...)...)
 	p.cmd.Stderr = errFile
+	if cred != nil {
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -250,5 +259,42 @@ func TestAProgramNotRunWhenKilledRunsAtTheNextStart(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(runs); string(b) != "restart app.service\n" {
 		t.Errorf("runs %q, want the one restart", b)
+	}
+}
+
+// TestAFileMadeWithoutAGroupIsNotMeshFillsGroups: mesh-fill's unit runs it
+// with Group=mesh-fill, the group it shares its socket with the client
+// through; a file made for a request naming no group took that group, so
+// a 0640 file meant for its owner's group was readable by every member
+// of mesh-fill's. It now gets its owner's primary group, or root's.
+func TestAFileMadeWithoutAGroupIsNotMeshFillsGroups(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("giving files away needs root; the test runs as uid", os.Getuid())
+	}
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// As the unit runs it: root, its group another (nogroup stands for mesh-fill).
+	p := startAs(t, &syscall.Credential{Uid: 0, Gid: 65534, NoSetGroups: true}, "--root", root)
+	c := &fill.Client{Socket: p.sock}
+	defer c.CloseIdle()
+	req := fill.Request{Module: "a", Files: []fill.File{
+		{Path: "/etc/a/root.conf", Form: fill.FormOwned, Content: []byte("r\n"), Owner: "root", Mode: "0640"},
+		{Path: "/etc/a/daemon.conf", Form: fill.FormOwned, Content: []byte("d\n"), Owner: "daemon", Mode: "0640"},
+		{Path: "/etc/a/none.conf", Form: fill.FormOwned, Content: []byte("n\n"), Mode: "0640"},
+		{Path: "/etc/a/named.conf", Form: fill.FormOwned, Content: []byte("g\n"), Owner: "root", Group: "nogroup", Mode: "0640"},
+	}}
+	if _, err := c.Fill(t.Context(), req); err != nil {
+		t.Fatalf("fill: %v; stderr:\n%s", err, p.said())
+	}
+	for name, want := range map[string]uint32{"root.conf": 0, "daemon.conf": 1, "none.conf": 0, "named.conf": 65534} {
+		fi, err := os.Stat(filepath.Join(root, "etc/a", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gid := fi.Sys().(*syscall.Stat_t).Gid; gid != want {
+			t.Errorf("%s: group %d, want %d", name, gid, want)
+		}
 	}
 }

@@ -58,3 +58,28 @@ func ownerOf(fi fs.FileInfo) (uid, gid int) {
 	}
 	return -1, -1
 }
+
+// defaultGID is the group of a file made for a request that names none:
+// the named owner's primary group, or root's (0) when no owner is named
+// or its group cannot be read. Left to the kernel, it would be this
+// process's group: the example unit runs mesh-fill with Group=mesh-fill,
+// the group it shares its socket with the client through, so a file meant
+// for its owner's eyes (0640) was readable by every member of that group.
+func defaultGID(owner string) int {
+	if owner == "" {
+		return 0
+	}
+	lookup := user.Lookup
+	if _, err := strconv.Atoi(owner); err == nil {
+		lookup = user.LookupId // a uid, as lookupID takes it
+	}
+	u, err := lookup(owner)
+	if err != nil {
+		return 0
+	}
+	gid, err := strconv.Atoi(u.Gid)
+	if err != nil {
+		return 0
+	}
+	return gid
+}

@@ -31,7 +31,8 @@ type step struct {
 // DefaultMode; an existing managed-keys or managed-block file keeps its own
 // mode unless the request names one. Owner and group: when this process may
 // chown (it runs as root) the named owner and group are set, and a file
-// rewritten without them keeps its present owner and group. When it may not
+// rewritten without them keeps its present owner and group; a file made
+// without a group gets its owner's primary group, or root's (defaultGID). When it may not
 // chown (not root), owner and group are not set and this is not an error:
 // the lab and tests run mesh-fill unprivileged, where every file is the
 // caller's own; it is logged at debug level.
@@ -124,6 +125,8 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 					return nil, refuse("path %q: group %q is not a group here", f.Path, f.Group)
 				}
 				st.gid = id
+			} else if !t.exists() {
+				st.gid = defaultGID(f.Owner)
 			}
 		} else if f.Owner != "" || f.Group != "" {
 			s.Log.Debug().Str("path", f.Path).Str("owner", f.Owner).Str("group", f.Group).
