@@ -266,7 +266,8 @@ func TestAProgramNotRunWhenKilledRunsAtTheNextStart(t *testing.T) {
 // with Group=mesh-fill, the group it shares its socket with the client
 // through; a file made for a request naming no group took that group, so
 // a 0640 file meant for its owner's group was readable by every member
-// of mesh-fill's. It now gets its owner's primary group, or root's.
+// of mesh-fill's. It now gets its owner's primary group, or root's; a
+// directory made for it is root's, 0755.
 func TestAFileMadeWithoutAGroupIsNotMeshFillsGroups(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("giving files away needs root; the test runs as uid", os.Getuid())
@@ -276,7 +277,9 @@ func TestAFileMadeWithoutAGroupIsNotMeshFillsGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As the unit runs it: root, its group another (nogroup stands for mesh-fill).
+	old := syscall.Umask(0o007) // the unit's UMask, inherited by the process
 	p := startAs(t, &syscall.Credential{Uid: 0, Gid: 65534, NoSetGroups: true}, "--root", root)
+	syscall.Umask(old)
 	c := &fill.Client{Socket: p.sock}
 	defer c.CloseIdle()
 	req := fill.Request{Module: "a", Files: []fill.File{
@@ -287,6 +290,16 @@ func TestAFileMadeWithoutAGroupIsNotMeshFillsGroups(t *testing.T) {
 	}}
 	if _, err := c.Fill(t.Context(), req); err != nil {
 		t.Fatalf("fill: %v; stderr:\n%s", err, p.said())
+	}
+	// The directory it made for them: root's, 0755 (the unit's UMask=0007
+	// and Group=mesh-fill made it 0750 of mesh-fill's group: its members
+	// could list it, the service user daemon could not reach its file).
+	di, err := os.Stat(filepath.Join(root, "etc/a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gid, mode := di.Sys().(*syscall.Stat_t).Gid, di.Mode().Perm(); gid != 0 || mode != 0o755 {
+		t.Errorf("/etc/a made with group %d, mode %04o; want 0, 0755", gid, mode)
 	}
 	for name, want := range map[string]uint32{"root.conf": 0, "daemon.conf": 1, "none.conf": 0, "named.conf": 65534} {
 		fi, err := os.Stat(filepath.Join(root, "etc/a", name))

@@ -155,6 +155,27 @@ func (d *dir) mkdir(name string, mode fs.FileMode) error {
 	return nil
 }
 
+// setMade gives a directory mesh-fill just made (d) the mode and owner
+// every such directory has: 0755, root's, whatever this process's umask
+// and group. Left to them, the example unit (UMask=0007, Group=mesh-fill)
+// made 0750 directories of the group it shares its socket with the
+// client through: its members could list them, and a service user could
+// not reach the file planned for it inside. Set on the handle, so it is
+// the directory made that changes, whatever is at its path now; the owner
+// only when this process may chown (root).
+func (d *dir) setMade() error {
+	if err := ignoringEINTR(func() error { return unix.Fchmod(d.fd(), 0o755) }); err != nil {
+		return &fs.PathError{Op: "fchmod", Path: d.f.Name(), Err: err}
+	}
+	if !canChown() {
+		return nil
+	}
+	if err := ignoringEINTR(func() error { return unix.Fchown(d.fd(), 0, 0) }); err != nil {
+		return &fs.PathError{Op: "fchown", Path: d.f.Name(), Err: err}
+	}
+	return nil
+}
+
 // rename renames from to to, both in this directory.
 func (d *dir) rename(from, to string) error {
 	if err := ignoringEINTR(func() error { return unix.Renameat(d.fd(), from, d.fd(), to) }); err != nil {

@@ -100,6 +100,7 @@ func (d *dirs) walk(rel string, making bool) (*dir, error) {
 // fsynced after its renames.
 func (d *dirs) makeDir(cur *dir, at, el string) (*dir, error) {
 	err := cur.mkdir(el, 0o755)
+	made := err == nil
 	if err == nil && d.fsyncMade {
 		err = cur.sync()
 	}
@@ -109,6 +110,12 @@ func (d *dirs) makeDir(cur *dir, at, el string) (*dir, error) {
 	next, err := openIn(cur, at, el)
 	if next == nil && err == nil {
 		err = fmt.Errorf("opening its directory: %w", fs.ErrNotExist) // removed as soon as made
+	}
+	if made && err == nil {
+		if err = next.setMade(); err != nil {
+			next.close()
+			return nil, fmt.Errorf("making its directory: %w", err)
+		}
 	}
 	return next, err
 }
