@@ -65,6 +65,11 @@ func (c *Client) Get(ctx context.Context, path string) (int, []byte, error) {
 		case errors.Is(err, os.ErrNotExist):
 			return 0, nil, fmt.Errorf("%w: there is no control socket %s (start it with `mesh-provisioner-client run`, or name its socket with --control)", ErrNotRunning, c.sock)
 		case errors.Is(err, syscall.ECONNREFUSED):
+			if fi, serr := os.Lstat(c.sock); serr == nil && fi.Mode()&os.ModeSocket == 0 {
+				// A connect to a file that is no socket is refused too: say
+				// what it is rather than that the daemon is down.
+				return 0, nil, fmt.Errorf("%s is not a socket (%s): name the daemon's control socket with --control", c.sock, kindOf(fi))
+			}
 			return 0, nil, fmt.Errorf("%w: nothing answers on the control socket %s", ErrNotRunning, c.sock)
 		case errors.Is(err, os.ErrPermission):
 			return 0, nil, fmt.Errorf("control socket %s: permission denied (it is mode 0600: run this as the daemon's user or root)", c.sock)
@@ -141,4 +146,19 @@ func (c *Client) DOT(ctx context.Context, module string) ([]byte, error) {
 		path += "?module=" + url.QueryEscape(module)
 	}
 	return c.ask(ctx, path)
+}
+
+// kindOf says what kind of file fi is, for a message.
+func kindOf(fi os.FileInfo) string {
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	}
+	return "not a socket"
 }

@@ -72,3 +72,19 @@ func TestAPathTooLongForAUnixSocketIsSaidSo(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A --control that names a regular file or a directory is said to be no
+// socket, not taken for a daemon that is down.
+func TestAControlPathThatIsNoSocketIsSaidSo(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, kind := range map[string]string{file: "a regular file", dir: "a directory"} {
+		_, _, err := NewClient(path, time.Second).Get(t.Context(), "/v1/modules")
+		if err == nil || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), path+" is not a socket ("+kind+")") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
