@@ -110,42 +110,24 @@ func purgeBucketMarkers(ctx context.Context, js jetstream.JetStream, bucket stri
 // up to its nil marker, within readTimeout as a sweep does (a bucket
 // deleted under the watcher stalls it).
 func oldMarkers(ctx context.Context, kv jetstream.KeyValue, cutoff time.Time) ([]marker, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := kv.WatchAll(wctx, jetstream.MetaOnly())
-	if err != nil {
-		return nil, fmt.Errorf("watching bucket %s: %w", kv.Bucket(), err)
-	}
-	defer func() { _ = w.Stop() }()
 	// The snapshot gives each key's latest entry, in revision order; a key
 	// written while it is read comes again, later: its last entry counts.
 	old := map[string]uint64{}
-	timer := time.NewTimer(readTimeout)
-	defer timer.Stop()
-	for {
-		select {
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("reading bucket %s: watcher closed before its snapshot was complete", kv.Bucket())
-			}
-			if e == nil {
-				out := make([]marker, 0, len(old))
-				for k, rev := range old {
-					out = append(out, marker{k, rev})
-				}
-				return out, nil
-			}
-			if op := e.Operation(); (op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge) && e.Created().Before(cutoff) {
-				old[e.Key()] = e.Revision()
-			} else {
-				delete(old, e.Key())
-			}
-		case <-timer.C:
-			return nil, fmt.Errorf("reading bucket %s: snapshot not complete after %s", kv.Bucket(), readTimeout)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("reading bucket %s: %w", kv.Bucket(), ctx.Err())
+	err := eachInSnapshot(ctx, kv, nil, []jetstream.WatchOpt{jetstream.MetaOnly()}, func(e jetstream.KeyValueEntry) {
+		if op := e.Operation(); (op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge) && e.Created().Before(cutoff) {
+			old[e.Key()] = e.Revision()
+		} else {
+			delete(old, e.Key())
 		}
+	}, func() int { return len(old) })
+	if err != nil {
+		return nil, err
 	}
+	out := make([]marker, 0, len(old))
+	for k, rev := range old {
+		out = append(out, marker{k, rev})
+	}
+	return out, nil
 }
 
 // purgeListed purges each marker from st, the stream of bucket: the

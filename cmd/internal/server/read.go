@@ -33,42 +33,59 @@ func readAll(ctx context.Context, kv jetstream.KeyValue, filters []string, metaO
 
 // readLatest is readAll unsorted: the latest entry of each key, by key.
 func readLatest(ctx context.Context, kv jetstream.KeyValue, filters []string, metaOnly bool) (map[string]jetstream.KeyValueEntry, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	opts := []jetstream.WatchOpt{jetstream.IgnoreDeletes()}
 	if metaOnly {
 		opts = append(opts, jetstream.MetaOnly())
 	}
+	latest := make(map[string]jetstream.KeyValueEntry)
+	err := eachInSnapshot(ctx, kv, filters, opts, func(e jetstream.KeyValueEntry) {
+		if e.Operation() != jetstream.KeyValuePut {
+			delete(latest, e.Key())
+			return
+		}
+		if old, ok := latest[e.Key()]; !ok || old.Revision() < e.Revision() {
+			latest[e.Key()] = e
+		}
+	}, func() int { return len(latest) })
+	if err != nil {
+		return nil, err
+	}
+	return latest, nil
+}
+
+// eachInSnapshot reads the snapshot of kv under filters (">" when none),
+// up to its end-of-initial-values marker, handing each entry to each; it
+// gives up after readTimeout (a bucket deleted under the watcher stalls
+// it). read says, for an error, how many keys were read.
+func eachInSnapshot(ctx context.Context, kv jetstream.KeyValue, filters []string, opts []jetstream.WatchOpt,
+	each func(jetstream.KeyValueEntry), read func() int) error {
+	if len(filters) == 0 {
+		filters = []string{">"}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	// WatchFiltered rewrites the slice it is given: hand it a copy.
 	w, err := kv.WatchFiltered(wctx, append([]string(nil), filters...), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("watching bucket %s %v: %w", kv.Bucket(), filters, err)
+		return fmt.Errorf("watching bucket %s %v: %w", kv.Bucket(), filters, err)
 	}
 	defer func() { _ = w.Stop() }()
-
-	latest := make(map[string]jetstream.KeyValueEntry)
 	timer := time.NewTimer(readTimeout)
 	defer timer.Stop()
 	for {
 		select {
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil, fmt.Errorf("reading bucket %s: watcher closed before its snapshot was complete (%d keys read)", kv.Bucket(), len(latest))
+				return fmt.Errorf("reading bucket %s: watcher closed before its snapshot was complete (%d keys read)", kv.Bucket(), read())
 			}
 			if e == nil {
-				return latest, nil
+				return nil
 			}
-			if e.Operation() != jetstream.KeyValuePut {
-				delete(latest, e.Key())
-				continue
-			}
-			if old, ok := latest[e.Key()]; !ok || old.Revision() < e.Revision() {
-				latest[e.Key()] = e
-			}
+			each(e)
 		case <-timer.C:
-			return nil, fmt.Errorf("reading bucket %s: snapshot not complete after %s (%d keys read)", kv.Bucket(), readTimeout, len(latest))
+			return fmt.Errorf("reading bucket %s: snapshot not complete after %s (%d keys read)", kv.Bucket(), readTimeout, read())
 		case <-ctx.Done():
-			return nil, fmt.Errorf("reading bucket %s: %w", kv.Bucket(), ctx.Err())
+			return fmt.Errorf("reading bucket %s: %w", kv.Bucket(), ctx.Err())
 		}
 	}
 }
