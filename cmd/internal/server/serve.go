@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		shutdown()
-		return fmt.Errorf("opening JetStream on %s: %w", cfg.NATSURL, err)
+		return fmt.Errorf("opening JetStream on %s: %w", nc.ConnectedUrlRedacted(), err)
 	}
 	var gate *metricsGate
 	if metricsLn != nil {
