@@ -58,7 +58,8 @@ func Take(dir string, note []byte) (release func(), err error) {
 		}
 		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt(note, 0)
 	}
 	if err != nil {

@@ -162,6 +162,7 @@ func TestChurnArchivesAnEarlierRunCachedAreRemovedOnceThePlansAreRead(t *testing
 		}
 		stale = append(stale, name)
 	}
+	waitCache(t, state, append(stale, cacheOf(t, current))...) // planted
 	// base's archive is in the cache alone now.
 	if err := os.Remove(filepath.Join(m.tmpl, "ace-base.tar.gz")); err != nil {
 		t.Fatal(err)
