@@ -2,7 +2,6 @@ package bus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -49,23 +48,7 @@ func newJS(t *testing.T, nc *nats.Conn) jetstream.JetStream {
 // createBucket makes a key-value bucket the way the server or lab would.
 func createBucket(t *testing.T, js jetstream.JetStream, bucket string) jetstream.KeyValue {
 	t.Helper()
-	// A stream deleted a moment ago may still be having its store removed:
-	// the server then refuses to create one of that name ("error creating
-	// store for stream", 10049) for a few milliseconds. Tests that delete
-	// and make a bucket again at once meet it now and then.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		kv, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: bucket})
-		var apiErr *jetstream.APIError
-		if err != nil && errors.As(err, &apiErr) && apiErr.ErrorCode == 10049 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			t.Fatalf("creating bucket %s: %v", bucket, err)
-		}
-		return kv
-	}
+	return bustest.CreateKV(t, js, jetstream.KeyValueConfig{Bucket: bucket})
 }
 
 func put(t *testing.T, kv jetstream.KeyValue, key, value string) uint64 {

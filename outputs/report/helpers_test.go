@@ -84,11 +84,7 @@ func newBusLimited(t testing.TB, maxPayload int32, buckets ...string) *bus {
 
 func (b *bus) bucket(name string) jetstream.KeyValue {
 	b.t.Helper()
-	kv, err := b.js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name, History: 5})
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return kv
+	return bustest.CreateKV(b.t, b.js, jetstream.KeyValueConfig{Bucket: name, History: 5})
 }
 
 func (b *bus) kv(name string) jetstream.KeyValue {

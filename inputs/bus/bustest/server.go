@@ -2,6 +2,7 @@ package bustest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -123,11 +124,30 @@ func JetStream(t testing.TB, s *server.Server, opts ...nats.Option) (*nats.Conn,
 // Bucket makes (or finds) the key-value bucket name with default settings.
 func Bucket(t testing.TB, js jetstream.JetStream, name string) jetstream.KeyValue {
 	t.Helper()
-	kv, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: name})
-	if err != nil {
-		t.Fatal(err)
+	return CreateKV(t, js, jetstream.KeyValueConfig{Bucket: name})
+}
+
+// CreateKV makes (or finds) the key-value bucket cfg says. A stream
+// deleted a moment ago may still be having its store removed: the server
+// then refuses to create one of that name ("error creating store for
+// stream", 10049) for a few milliseconds, which tests that delete a bucket
+// and make it again at once meet now and then; CreateKV tries again for up
+// to 3 s on that error alone.
+func CreateKV(t testing.TB, js jetstream.JetStream, cfg jetstream.KeyValueConfig) jetstream.KeyValue {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		kv, err := js.CreateKeyValue(context.Background(), cfg)
+		var apiErr *jetstream.APIError
+		if err != nil && errors.As(err, &apiErr) && apiErr.ErrorCode == 10049 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("creating bucket %s: %v", cfg.Bucket, err)
+		}
+		return kv
 	}
-	return kv
 }
 
 // Same is a tweak giving a new server s's port and JetStream store
