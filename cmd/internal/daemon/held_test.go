@@ -125,3 +125,32 @@ func TestAClientStartedWithoutTheAssignmentsBucketRemovesNothingOfItsLastRun(t *
 	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
 	m.waitState("ace", "web", "applied")
 }
+
+// The assignments bucket made again empty is the controller's word: every
+// module goes (a bucket missing is waited for; an empty one is not), and
+// one warning says how many went at once, beside each module's own line.
+func TestAnAssignmentsBucketMadeAgainEmptyTakesItsModulesOffWithAWarning(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.webModule()
+	m.notesModule()
+	m.client("ace", f.socket)
+	m.waitState("ace", "web", "applied")
+	m.waitState("ace", "notes", "applied")
+
+	if err := m.js.DeleteKeyValue(context.Background(), spec.AssignmentsBucket); err != nil {
+		t.Fatal(err)
+	}
+	m.bucket(spec.AssignmentsBucket)
+	bustest.Eventually(t, 10*time.Second, func() error {
+		for _, p := range []string{"/etc/web/a.conf", "/etc/notes/n.conf"} {
+			if m.onDisk(p) {
+				return fmt.Errorf("%s still there", p)
+			}
+		}
+		if !contains(m.logs.String(), `"modules":2`) || !contains(m.logs.String(), "several modules taken off this node at once") {
+			return fmt.Errorf("no warning of the two modules going at once")
+		}
+		return nil
+	})
+}

@@ -76,8 +76,20 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 	if u.Snapshot {
 		d.mesh.BucketMissing(u.Bucket, false) // a live update comes only after a snapshot
 	}
+	removed := 0
 	for _, k := range u.Gone {
-		d.act(ctx, u.Bucket, k, d.mesh.Delete(u.Bucket, k))
+		c := d.mesh.Delete(u.Bucket, k)
+		if c.Removed != "" {
+			removed++
+		}
+		d.act(ctx, u.Bucket, k, c)
+	}
+	if removed > 1 {
+		// Each module removed is logged at info; modules going together
+		// when the bucket is read again (made again empty, purged) are
+		// worth an operator's eye, once.
+		d.log.Warn().Str("bucket", u.Bucket).Int("modules", removed).
+			Msg("several modules taken off this node at once: the bucket, read again, no longer names them")
 	}
 	switch {
 	case u.Missing:
