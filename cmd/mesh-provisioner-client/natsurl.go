@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
 // checkNATSURLs refuses a --nats list (comma-separated, as nats.go splits
@@ -28,28 +30,19 @@ func checkNATSURLs(list string) error {
 			err = ue.Err // its text repeats the URL, and a password in it
 		}
 		if err != nil {
-			return fmt.Errorf("--nats %q is not a URL: %w", redact(s), err)
+			return fmt.Errorf("--nats %q is not a URL: %w", bus.RedactURL(s), err)
 		}
 		switch u.Scheme {
 		case "nats", "tls", "ws", "wss":
 		default:
-			return fmt.Errorf("--nats %q: scheme %q is not nats, tls, ws or wss", redact(s), u.Scheme)
+			return fmt.Errorf("--nats %q: scheme %q is not nats, tls, ws or wss", bus.RedactURL(s), u.Scheme)
 		}
 		if u.Hostname() == "" {
-			return fmt.Errorf("--nats %q names no host", redact(s))
+			return fmt.Errorf("--nats %q names no host", bus.RedactURL(s))
 		}
 	}
 	if n == 0 {
 		return fmt.Errorf("--nats names no server")
 	}
 	return nil
-}
-
-// redact hides the user:password@ of a URL.
-func redact(u string) string {
-	scheme, rest, _ := strings.Cut(u, "://")
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		return scheme + "://[redacted]@" + rest[at+1:]
-	}
-	return u
 }

@@ -159,13 +159,13 @@ func Connect(o Options) (*nats.Conn, error) {
 	nc, err := nats.Connect(o.URL, opts...)
 	if err != nil {
 		// nats.go error texts carry no password; the URL may, so redact it.
-		return nil, fmt.Errorf("bus: connecting to %s as %q: %w", redactURL(o.URL), o.Name, err)
+		return nil, fmt.Errorf("bus: connecting to %s as %q: %w", RedactURL(o.URL), o.Name, err)
 	}
 	if !nc.IsConnected() {
 		late.Store(true)
 		// Why, when the first try said: a bus that refused the user
 		// ("authorization violation") is not one that is down.
-		ev := log.Warn().Str("url", redactURL(o.URL))
+		ev := log.Warn().Str("url", RedactURL(o.URL))
 		if why := nc.LastError(); why != nil {
 			ev = ev.AnErr("last_error", why)
 		}
@@ -204,8 +204,8 @@ func InboxPrefix(name string) string {
 	return "_INBOX." + strings.Join(toks, ".")
 }
 
-// redactURL hides any user:password@ in a (comma-separated) URL list.
-func redactURL(u string) string {
+// RedactURL hides any user:password@ in a (comma-separated) URL list.
+func RedactURL(u string) string {
 	parts := strings.Split(u, ",")
 	for i, p := range parts {
 		scheme, rest, ok := strings.Cut(p, "://")

@@ -162,7 +162,7 @@ func TestReconnectDelayDoublesFrom100msTo5sWithJitter(t *testing.T) {
 }
 
 func TestRedactURLHidesThePassword(t *testing.T) {
-	got := redactURL("nats://ace:pw@h1:4222,nats://h2:4222")
+	got := RedactURL("nats://ace:pw@h1:4222,nats://h2:4222")
 	if got != "nats://[redacted]@h1:4222,nats://h2:4222" {
 		t.Fatalf("redactURL = %q", got)
 	}
