@@ -34,6 +34,13 @@ type Watch struct {
 	// InitTimeout bounds the wait for a watcher's initial values
 	// (DefaultInitTimeout if zero). Set it before Run.
 	InitTimeout time.Duration
+	// KeepWhileUnread: a bucket missing or refused says nothing of what it
+	// held. Its Missing or NotPermitted names no key gone, and the keys
+	// known are kept, so the Snapshot read once it can be read again names
+	// those gone since (a bucket deleted by mistake, or a right taken by
+	// mistake, takes nothing away meanwhile). Without it they are all said
+	// gone at once. Set it before Run.
+	KeepWhileUnread bool
 
 	js             jetstream.JetStream
 	bucket, filter string
@@ -257,8 +264,12 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 }
 
 // forget makes no key known (the bucket is missing or refused), and returns
-// those known before (sorted).
+// those known before (sorted); with KeepWhileUnread it keeps them and
+// returns none.
 func (w *Watch) forget() []string {
+	if w.KeepWhileUnread {
+		return nil // the next snapshot says what went (KeepWhileUnread)
+	}
 	gone := w.known.gone(nil)
 	w.known = &keySet{}
 	return gone

@@ -62,9 +62,8 @@ type status struct {
 	ready     atomic.Bool // the initial load of the base buckets is done
 	settled   bool        // Config.OnSettled was called
 	// unread says why the assignments bucket cannot be read (nil: it was
-	// read); held is what it held meanwhile (held.go).
+	// read; held.go).
 	unread atomic.Pointer[string]
-	held   heldAssignments
 }
 
 // New makes a daemon; Run starts it.

@@ -28,6 +28,7 @@ func (d *Daemon) watch(ctx context.Context, bucket, filter string) {
 	// of a watch stopped meanwhile is dropped by apply.
 	w := bus.NewWatch(d.js, bucket, filter, d.updates, d.log)
 	w.Recheck = d.cfg.Recheck
+	w.KeepWhileUnread = bucket == spec.AssignmentsBucket // held.go
 	d.watches[bucket] = &watchState{w: w, cancel: cancel}
 	go w.Run(wctx)
 }
@@ -62,13 +63,13 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 		return // a watch stopped meanwhile
 	}
 	if assignmentsUnread(u) {
-		d.hold(u) // not taken off the node, and not loaded: held.go
+		d.hold(u, ws.loaded) // nothing taken off the node, and not loaded: held.go
 		d.mesh.BucketNotPermitted(u.Bucket, u.NotPermitted)
 		return
 	}
 	ws.loaded = true
 	if u.Bucket == spec.AssignmentsBucket && u.Snapshot {
-		u.Gone = d.released(u)
+		d.unread.Store(nil) // read: its Gone says what went meanwhile
 	}
 	if u.Snapshot || u.Missing {
 		d.mesh.BucketNotPermitted(u.Bucket, false) // it was read, or looked up
