@@ -2,6 +2,7 @@ package dirlock
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,25 +12,28 @@ import (
 // first releases, a new Take succeeds though the lock file stays.
 func TestOneHolderAtATime(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	release, err := Take(dir, []byte("first\n"))
+	release, err := Take(dir, "first", "node ace")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("dir made as %v, %v; want 0700", fi.Mode(), err)
 	}
-	_, err = Take(dir, []byte("second\n"))
+	_, err = Take(dir, "second", "")
 	var inUse *InUseError
-	if !errors.As(err, &inUse) || string(inUse.Note) != "first\n" || inUse.Dir != dir {
+	if !errors.As(err, &inUse) || inUse.Holder == nil || inUse.Holder.What != "first" || inUse.Dir != dir {
 		t.Fatalf("second Take: %v (%+v), want in use by first", err, inUse)
 	}
+	if want := fmt.Sprintf("state dir %s is in use by another second (pid %d, node ace)", dir, os.Getpid()); err.Error() != want {
+		t.Errorf("said %q, want %q", err, want)
+	}
 	release()
-	release, err = Take(dir, []byte("third\n"))
+	release, err = Take(dir, "third", "")
 	if err != nil {
 		t.Fatalf("Take after release: %v", err)
 	}
 	defer release()
-	if b, _ := os.ReadFile(filepath.Join(dir, Name)); string(b) != "third\n" {
+	if b, _ := os.ReadFile(filepath.Join(dir, Name)); string(b) != fmt.Sprintf(`{"pid":%d,"what":"third"}`, os.Getpid()) {
 		t.Errorf("lock file holds %q", b)
 	}
 }
@@ -40,7 +44,7 @@ func TestAnUnusableDirIsAnError(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Take(filepath.Join(file, "sub"), nil)
+	_, err := Take(filepath.Join(file, "sub"), "x", "")
 	var inUse *InUseError
 	if err == nil || errors.As(err, &inUse) {
 		t.Fatalf("Take under a file: %v", err)

@@ -1,10 +1,8 @@
 package daemon
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/novox/mesh-provisioner/outputs/dirlock"
 )
@@ -21,13 +19,6 @@ type StartError struct{ Err error }
 func (e *StartError) Error() string { return e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// lockOwner is what the lock file says, for the message a second client
-// gives only: the flock is the lock.
-type lockOwner struct {
-	PID  int    `json:"pid"`
-	Node string `json:"node"`
-}
-
 // lockStateDir takes dir (dirlock: made 0700, an exclusive flock of
 // dir/lock), held until unlock. Two clients on one state directory (one
 // --node started twice, or two nodes given one --state-dir) would share
@@ -36,25 +27,12 @@ type lockOwner struct {
 // second is refused at once, before it connects. Taking it is also the
 // start's check that dir is usable (not under a file, not read-only).
 func lockStateDir(dir, node string) (unlock func(), err error) {
-	b, _ := json.Marshal(lockOwner{PID: os.Getpid(), Node: node})
-	unlock, err = dirlock.Take(dir, append(b, '\n'))
-	var inUse *dirlock.InUseError
-	if errors.As(err, &inUse) {
-		return nil, &StartError{fmt.Errorf("state dir %s is in use by another mesh-provisioner-client%s: "+
-			"stop that one, or give this one another --state-dir", dir, ownerOf(inUse.Note))}
+	unlock, err = dirlock.Take(dir, "mesh-provisioner-client", "node "+node)
+	if inUse := (*dirlock.InUseError)(nil); errors.As(err, &inUse) {
+		return nil, &StartError{fmt.Errorf("%w: stop that one, or give this one another --state-dir", err)}
 	}
 	if err != nil {
 		return nil, &StartError{fmt.Errorf("state dir %s cannot be used: %w", dir, err)}
 	}
 	return unlock, nil
-}
-
-// ownerOf says " (pid N, node X)" from the lock file's note, or nothing
-// when it holds no owner (its holder has not written it yet).
-func ownerOf(note []byte) string {
-	var o lockOwner
-	if json.Unmarshal(note, &o) != nil || o.PID == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (pid %d, node %s)", o.PID, o.Node)
 }
