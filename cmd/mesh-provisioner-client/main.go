@@ -120,11 +120,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		// A bad creds file, or another node's, would only show as a
 		// connection refused or requests unanswered, retried forever: name
 		// it now (its mode is warned of on connecting).
-		_, err := bus.CheckCreds(cfg.Bus.Creds, time.Now())
-		if err == nil {
-			err = bus.CheckCredsInbox(cfg.Bus.Creds, bus.InboxPrefix(daemon.BusName(cfg.Node)))
-		}
-		if err != nil {
+		if _, err := bus.CheckCreds(cfg.Bus.Creds, time.Now(), bus.InboxPrefix(daemon.BusName(cfg.Node))); err != nil {
 			fmt.Fprintln(stderr, "run:", err)
 			return 2
 		}

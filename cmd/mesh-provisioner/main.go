@@ -65,7 +65,7 @@ func checkCreds(path string) error {
 	if path == "" {
 		return nil
 	}
-	_, err := bus.CheckCreds(path, time.Now()) // its mode is warned of on connecting
+	_, err := bus.CheckCreds(path, time.Now(), "") // its mode is warned of on connecting; Connect checks its inbox
 	return err
 }
 

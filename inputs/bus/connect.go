@@ -134,10 +134,7 @@ func Connect(o Options) (*nats.Conn, error) {
 	}
 	switch {
 	case o.Creds != "":
-		warning, err := CheckCreds(o.Creds, time.Now())
-		if err == nil {
-			err = CheckCredsInbox(o.Creds, InboxPrefix(o.Name))
-		}
+		warning, err := CheckCreds(o.Creds, time.Now(), InboxPrefix(o.Name))
 		if err != nil {
 			return nil, fmt.Errorf("bus: %w", err)
 		}

@@ -74,7 +74,7 @@ func TestCheckCredsNamesWhatIsWrong(t *testing.T) {
 		{"expired", mint(spec.RoleClient, "g14", time.Now().Add(-time.Minute), 0o600), "has expired"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := CheckCreds(c.path, time.Now())
+			_, err := CheckCreds(c.path, time.Now(), "")
 			if err == nil || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("CheckCreds(%s) = %v; want an error naming the path and saying %q", c.path, err, c.says)
 			}
@@ -83,11 +83,11 @@ func TestCheckCredsNamesWhatIsWrong(t *testing.T) {
 			}
 		})
 	}
-	if w, err := CheckCreds(good, time.Now()); err != nil || w != "" {
+	if w, err := CheckCreds(good, time.Now(), ""); err != nil || w != "" {
 		t.Errorf("a good 0600 creds file: warning %q, error %v", w, err)
 	}
 	open := mint(spec.RoleToolRunner, "ace", time.Time{}, 0o644)
-	if w, err := CheckCreds(open, time.Now()); err != nil || !strings.Contains(w, open) || !strings.Contains(w, "0644") {
+	if w, err := CheckCreds(open, time.Now(), ""); err != nil || !strings.Contains(w, open) || !strings.Contains(w, "0644") {
 		t.Errorf("a 0644 creds file: warning %q, error %v; want a warning naming the path and its mode", w, err)
 	}
 }
