@@ -7,8 +7,6 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // AskSweep asks the verb for a sweep narrowed to node and module (either
@@ -30,32 +28,25 @@ var errSweepMoved = errors.New("pages of different sweeps")
 
 func askSweepOnce(ctx context.Context, nc *nats.Conn, req Request) (SweepReply, error) {
 	var all SweepReply
-	for page := 0; ; page++ {
-		req.Page = page
-		body, _ := json.Marshal(req)
-		m, err := nc.RequestWithContext(ctx, spec.QuerySubject, body)
-		if err != nil {
-			return SweepReply{}, fmt.Errorf("asking %s for a sweep: %w", spec.QuerySubject, err)
-		}
+	err := askPages(ctx, nc, req, "a sweep", func(page int, data []byte) error {
 		var r SweepReply
-		if err := json.Unmarshal(m.Data, &r); err != nil {
-			return SweepReply{}, fmt.Errorf("the sweep's reply is not JSON: %w", err)
-		}
-		if r.Error != "" {
-			return SweepReply{}, fmt.Errorf("the server answered: %s", r.Error)
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("the sweep's reply is not JSON: %w", err)
 		}
 		if page == 0 {
 			all = r
-		} else {
-			if r.At != all.At {
-				return SweepReply{}, errSweepMoved
-			}
-			all.Findings = append(all.Findings, r.Findings...)
-			all.Orphans = append(all.Orphans, r.Orphans...)
+			return nil
 		}
-		if page+1 >= r.Pages {
-			all.Page, all.Pages = 0, 0
-			return all, nil
+		if r.At != all.At {
+			return errSweepMoved
 		}
+		all.Findings = append(all.Findings, r.Findings...)
+		all.Orphans = append(all.Orphans, r.Orphans...)
+		return nil
+	})
+	if err != nil {
+		return SweepReply{}, err
 	}
+	all.Page, all.Pages = 0, 0
+	return all, nil
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // FailedModule is a module whose report (the applied bucket) says failed,
@@ -28,15 +26,8 @@ type FailedModule struct {
 // {"error"} is an error.
 func AskFailedModules(ctx context.Context, nc *nats.Conn, node, module string) ([]FailedModule, error) {
 	var failed []FailedModule
-	for page := 0; ; page++ {
-		body, _ := json.Marshal(Request{What: "applied", Node: node, Module: module, Page: page})
-		m, err := nc.RequestWithContext(ctx, spec.QuerySubject, body)
-		if err != nil {
-			return nil, fmt.Errorf("asking %s for the reports: %w", spec.QuerySubject, err)
-		}
+	err := askPages(ctx, nc, Request{What: "applied", Node: node, Module: module}, "the reports", func(_ int, data []byte) error {
 		var r struct {
-			Pages   int    `json:"pages"`
-			Error   string `json:"error"`
 			Entries []struct {
 				Key    string `json:"key"`
 				Node   string `json:"node"`
@@ -48,19 +39,18 @@ func AskFailedModules(ctx context.Context, nc *nats.Conn, node, module string) (
 				} `json:"value"`
 			} `json:"entries"`
 		}
-		if err := json.Unmarshal(m.Data, &r); err != nil {
-			return nil, fmt.Errorf("the reports' reply is not JSON: %w", err)
-		}
-		if r.Error != "" {
-			return nil, fmt.Errorf("the server answered: %s", r.Error)
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("the reports' reply is not JSON: %w", err)
 		}
 		for _, e := range r.Entries {
 			if e.Value.State == "failed" {
 				failed = append(failed, FailedModule{Key: e.Key, Node: e.Node, Module: e.Module, Reason: e.Value.Reason, At: e.Value.At})
 			}
 		}
-		if page+1 >= r.Pages {
-			return failed, nil
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return failed, nil
 }
