@@ -36,6 +36,7 @@ type reportAcks struct {
 	prefix  string // reply subjects: prefix + a sequence number
 	seq     uint64
 	pending map[string]*reportPut // reply token → put
+	landing int                   // acks taken out of pending whose event and acked state are not yet in
 	lost    []LostReport
 	forget  []LostReport      // lost, not yet forgotten by the publisher (under its own lock)
 	acked   map[string]string // module → the state of its last report acknowledged
@@ -100,10 +101,15 @@ func (p *Publisher) onAck(m *nats.Msg) {
 	}
 	id := m.Subject[min(len(a.prefix), len(m.Subject)):]
 	rp := a.pending[id]
-	delete(a.pending, id)
-	a.mu.Unlock()
 	if rp == nil {
+		a.mu.Unlock()
 		return // lost already (swept)
+	}
+	delete(a.pending, id)
+	a.landing++ // Settle and Quiet wait for it: it is not done until acked or lost is set
+	a.mu.Unlock()
+	if ackLanding != nil {
+		ackLanding()
 	}
 	if err == nil {
 		err = p.NC.Publish(rp.event, rp.b) // copies rp.b
@@ -112,6 +118,7 @@ func (p *Publisher) onAck(m *nats.Msg) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.landing--
 	if err != nil {
 		a.loseLocked(rp, err)
 		return
@@ -121,6 +128,10 @@ func (p *Publisher) onAck(m *nats.Msg) {
 	}
 	a.acked[rp.module] = rp.state
 }
+
+// ackLanding, when set (by tests), runs between an ack taken out of
+// pending and its event published: the gap Settle and Quiet must see.
+var ackLanding func()
 
 // ackPrefix is how a JetStream publish ack that succeeded begins (the
 // server encodes an error first, a stream name otherwise).
@@ -237,7 +248,7 @@ func (p *Publisher) Quiet() bool {
 	a := &p.acks
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.pending) == 0 && len(a.lost) == 0
+	return len(a.pending) == 0 && a.landing == 0 && len(a.lost) == 0
 }
 
 // Settle waits, up to timeout, until no report put is awaiting its ack;
@@ -246,7 +257,7 @@ func (p *Publisher) Settle(timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
 		p.acks.mu.Lock()
-		n := len(p.acks.pending)
+		n := len(p.acks.pending) + p.acks.landing
 		p.acks.mu.Unlock()
 		if n == 0 {
 			return true

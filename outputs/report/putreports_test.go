@@ -140,3 +140,30 @@ func TestAReportPutToABucketGoneIsLostAtOnce(t *testing.T) {
 		t.Error("not quiet once the lost report was taken")
 	}
 }
+
+// An ack is not settled while its event is still going out: Settle waits
+// for the acknowledged state and Quiet says not quiet (a CI run once saw
+// Settle return with Acked still "").
+func TestSettleWaitsForAnAckWhoseEventIsStillGoingOut(t *testing.T) {
+	b := newBus(t, appliedBucket)
+	landing := make(chan struct{})
+	release := make(chan struct{})
+	ackLanding = func() { landing <- struct{}{}; <-release }
+	t.Cleanup(func() { ackLanding = nil })
+
+	r := Report{Module: "web", State: "applied"}
+	if w := b.pub.PutReports(context.Background(), []Report{r}); w[0].Err != nil || !w[0].Wrote {
+		t.Fatalf("put: %+v", w[0])
+	}
+	<-landing
+	if b.pub.Quiet() {
+		t.Error("quiet while an ack's event is still going out")
+	}
+	if b.pub.Settle(50 * time.Millisecond) {
+		t.Errorf("settled while an ack's event is still going out (acked %q)", b.pub.Acked("web"))
+	}
+	close(release)
+	if !b.pub.Settle(time.Second) || b.pub.Acked("web") != "applied" {
+		t.Errorf("acked state %q after settling", b.pub.Acked("web"))
+	}
+}
