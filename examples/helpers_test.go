@@ -150,7 +150,7 @@ func connect(t *testing.T, s *server.Server, name string) *user {
 func (u *user) refused(t *testing.T, verb, subject string) {
 	t.Helper()
 	want := fmt.Sprintf("Permissions Violation for %s to \"%s\"", verb, subject)
-	bustest.Eventually(t, 3*time.Second, func() error {
+	bustest.Eventually(t, 10*time.Second, func() error {
 		for _, e := range u.errs.all() {
 			if strings.Contains(e, want) {
 				return nil
@@ -166,7 +166,7 @@ func (u *user) refusedLike(t *testing.T, verb, prefix, suffix string) {
 	t.Helper()
 	head := fmt.Sprintf("Permissions Violation for %s to \"%s", verb, prefix)
 	tail := suffix + `"`
-	bustest.Eventually(t, 3*time.Second, func() error {
+	bustest.Eventually(t, 10*time.Second, func() error {
 		for _, e := range u.errs.all() {
 			if i := strings.Index(e, head); i >= 0 && strings.Contains(e[i:], tail) {
 				return nil

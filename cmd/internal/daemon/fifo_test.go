@@ -37,13 +37,13 @@ func TestATemplatesRefThatIsAFIFOHoldsUpNoModuleOfTheSameDigest(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // a's fetch is under way first
 	m.assign("ace", "b", pb, nil)
 
-	bustest.Eventually(m.t, 2*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		_, _, err := m.file("/etc/b/f")
 		return err
 	})
 	m.waitFile("/etc/b/f", "port 8080\n")
 	m.waitState("ace", "b", "applied")
-	bustest.Eventually(m.t, 2*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "a")
 		b, _ := json.Marshal(r)
 		if r["state"] != "applied" && !contains(string(b), "file://"+fifo) {

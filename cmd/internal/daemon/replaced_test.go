@@ -26,7 +26,7 @@ func TestAConfigBucketDeletedAndMadeAgainIsWaitedForThenFilledFrom(t *testing.T)
 	if err := m.js.DeleteKeyValue(context.Background(), spec.ConfigBucket); err != nil {
 		t.Fatal(err)
 	}
-	bustest.Eventually(m.t, 3*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "web")
 		b, _ := json.Marshal(r)
 		if r["state"] != "waiting" || !contains(string(b), spec.ConfigBucket+" does not exist yet") {
@@ -62,7 +62,7 @@ func TestAConfigBucketReplacedAtOnceFillsTheNewValues(t *testing.T) {
 	m.bucket(spec.ConfigBucket)
 	m.put(spec.ConfigBucket, "ace.web.model", "haiku")
 	m.put(spec.ConfigBucket, "ace.web.flavour", "lemon")
-	bustest.Eventually(m.t, 3*time.Second, func() error {
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		a, _, _ := m.file("/etc/web/a.conf")
 		c, _, _ := m.file("/etc/web/c.conf")
 		r, _ := m.report("ace", "web")

@@ -273,7 +273,7 @@ func TestSecretChanged(t *testing.T) {
 	name := spec.OwnSecretName("claude-code", "api-key")
 	e.vault.Set(e.ctx, name, []byte("changed-value-31"))
 	e.vault.Delete(name)
-	bustest.Eventually(t, 2*time.Second, func() error {
+	bustest.Eventually(t, 10*time.Second, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(got) != 2 {
@@ -338,7 +338,7 @@ func TestNothingLeaks(t *testing.T) {
 	results = append(results, c.Ask(e.ctx, own, "claude-code"), c.Ask(e.ctx, pair, "claude-code"))
 	e.vault.Delete(own)
 
-	bustest.Eventually(t, 2*time.Second, func() error {
+	bustest.Eventually(t, 10*time.Second, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if sealedReplies != 2 {
