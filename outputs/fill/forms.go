@@ -6,17 +6,22 @@ import (
 )
 
 // content works out the bytes a file should hold after its form is applied
-// and the action that says so. For owned files the action is settled later
-// (written or unchanged) together with mode and owner.
-func content(f File, module string, t target) (want []byte, action string, err error) {
+// to base (what is on disk, t.current, less what an earlier form of the
+// module wrote: withoutOldBlock) and the action that says so. For owned
+// files the action is settled later (written or unchanged) together with
+// mode and owner.
+func content(f File, module string, t target, base []byte) (want []byte, action string, err error) {
 	switch f.Form {
 	case FormOwned:
 		return f.Content, "", nil
 	case FormSeed:
-		if t.exists() {
+		if !t.exists() {
+			return f.Content, ActionWritten, nil
+		}
+		if bytes.Equal(base, t.current) {
 			return t.current, ActionKept, nil
 		}
-		return f.Content, ActionWritten, nil
+		return base, ActionMerged, nil // kept, less the module's old block
 	case FormManagedKeys:
 		pairs, err := parseKeys(f)
 		if err != nil {
@@ -25,7 +30,7 @@ func content(f File, module string, t target) (want []byte, action string, err e
 		if !t.exists() {
 			return mergeKeys(nil, pairs), ActionWritten, nil
 		}
-		return changed(t.current, mergeKeys(t.current, pairs))
+		return changed(t.current, mergeKeys(base, pairs))
 	case FormManagedBlock:
 		if err := checkBlock(f); err != nil {
 			return nil, "", err

@@ -96,6 +96,26 @@ func (l *ledger) files(module string) map[string]held {
 	return maps.Clone(l.modules[module])
 }
 
+// heldAs is what module holds at the path at, if it holds it.
+func (l *ledger) heldAs(module, at string) (held, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h, ok := l.modules[module][at]
+	return h, ok
+}
+
+// sharedWith says whether a module other than module holds the path at.
+func (l *ledger) sharedWith(module, at string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for m := range l.byPath[at] {
+		if m != module {
+			return true
+		}
+	}
+	return false
+}
+
 // allPaths is every module's paths (where they lead).
 func (l *ledger) allPaths() map[string][]string {
 	l.mu.Lock()

@@ -84,7 +84,11 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		if err != nil {
 			return nil, err
 		}
-		want, action, err := content(f, req.Module, t)
+		base, err := s.withoutOldBlock(req.Module, at, f, t)
+		if err != nil {
+			return nil, err
+		}
+		want, action, err := content(f, req.Module, t, base)
 		if err != nil {
 			return nil, err
 		}
@@ -133,6 +137,17 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 				Msg("not root: owner and group left as they are")
 		}
 
+		if t.exists() && f.Form != FormOwned && s.state.sharedWith(req.Module, at) {
+			// A path modules share (managed blocks and keys): the file keeps
+			// its owner and group, and its mode only narrows, so two modules
+			// naming different modes or owners do not undo each other at
+			// every fill (and restart each other's programs for it).
+			st.mode &= t.info.Mode().Perm()
+			if chown {
+				st.uid, st.gid = curUID, curGID
+			}
+		}
+
 		switch {
 		case !t.exists():
 			st.write, st.action = true, ActionWritten
@@ -150,6 +165,19 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		steps = append(steps, st)
 	}
 	return steps, nil
+}
+
+// withoutOldBlock is the text a file's form applies to: what is on disk,
+// but without module's block when the module held the path as a
+// managed-block and now names it in another form (the block is what the
+// old declaration wrote, and the new one no longer names it).
+func (s *Server) withoutOldBlock(module, at string, f File, t target) ([]byte, error) {
+	h, ok := s.state.heldAs(module, at)
+	if !ok || h.Form != FormManagedBlock || f.Form == FormManagedBlock || !t.exists() {
+		return t.current, nil
+	}
+	out, _, err := removeBlock(f.Path, module, t.current)
+	return out, err
 }
 
 // checkNames refuses a request naming a path twice, or naming both a path
@@ -178,12 +206,20 @@ func checkNames(files []File) error {
 	return nil
 }
 
+// checkModule refuses a module name a managed block's markers cannot
+// hold: a control character (a line break would split the marker line)
+// or a space at either end (marker lines are matched trimmed, so "a " would
+// find module a's block). A space inside the name is fine: SPEC §2.1 lets a
+// module's name hold any byte.
 func checkModule(m string) error {
 	if m == "" {
 		return refuse("the request names no module")
 	}
-	if strings.IndexFunc(m, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-		return refuse("module %q holds a space or control character", m)
+	if strings.IndexFunc(m, unicode.IsControl) >= 0 {
+		return refuse("module %q holds a control character", m)
+	}
+	if strings.TrimSpace(m) != m {
+		return refuse("module %q begins or ends with a space", m)
 	}
 	return nil
 }

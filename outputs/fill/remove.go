@@ -78,7 +78,7 @@ func removeFiles(gone []target) error {
 // removed is the answer's entry, and a log line, for each file removed or
 // block taken out.
 func (s *Server) removed(module string, blocks []step, gone []target) []FileResult {
-	var out []FileResult
+	out := []FileResult{} // "files": [] when none, never null
 	for _, p := range append(targetPaths(gone), stepPaths(blocks)...) {
 		s.Log.Info().Str("module", module).Str("path", p).Str("action", ActionRemoved).Msg("file removed")
 		out = append(out, FileResult{Path: p, Action: ActionRemoved})
