@@ -54,7 +54,7 @@ type secretSource struct {
 	state graph.State
 	value []byte
 	why   string
-	asked time.Time // Ready: when the ask the value answered was made
+	asked time.Time // when the ask this answer (value, absence, refusal) answered was made
 }
 
 type archiveSource struct {

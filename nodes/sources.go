@@ -193,14 +193,26 @@ func (m *NodeGraph) SecretAsked(name string) time.Time {
 	return time.Time{}
 }
 
-// SecretWaiting records that a secret is not there yet, saying why.
-func (m *NodeGraph) SecretWaiting(name, why string) {
-	m.setSecret(name, secretSource{state: graph.Waiting, why: why})
+// SecretLastAsked is when the vault was last asked for name, whatever it
+// answered (zero when no answer is known): explain says it of a vault name
+// that waits or failed. The time is kept out of the reason, so an answer
+// that says again what the last said moves no need (SPEC §5.2: a need is
+// written when its state changes, and the sweep's "stood asked" reads the
+// time of its last change).
+func (m *NodeGraph) SecretLastAsked(name string) time.Time {
+	return m.secrets[name].asked
 }
 
-// SecretFailed records that the vault refused a secret, saying why.
-func (m *NodeGraph) SecretFailed(name, reason string) {
-	m.setSecret(name, secretSource{state: graph.Failed, why: reason})
+// SecretWaiting records that a secret is not there yet, saying why, the
+// answer to an ask made at asked.
+func (m *NodeGraph) SecretWaiting(name, why string, asked time.Time) {
+	m.setSecret(name, secretSource{state: graph.Waiting, why: why, asked: asked})
+}
+
+// SecretFailed records that the vault refused a secret, saying why, the
+// answer to an ask made at asked.
+func (m *NodeGraph) SecretFailed(name, reason string, asked time.Time) {
+	m.setSecret(name, secretSource{state: graph.Failed, why: reason, asked: asked})
 }
 
 func (m *NodeGraph) setSecret(name string, s secretSource) {

@@ -130,7 +130,21 @@ func (a Answers) Explain(module string) *Explanation {
 	if len(e.Outputs) == 0 { // no file yet: the plan or the archive says why
 		e.Outputs = append(e.Outputs, head...)
 	}
+	for i := range e.Outputs {
+		a.stampAsked(e.Outputs[i].Chain)
+	}
 	return e
+}
+
+// stampAsked says on each vault name in steps (and below) when it was last
+// asked: what was last tried (SPEC §5.5), kept out of its reason.
+func (a Answers) stampAsked(steps []Step) {
+	for i := range steps {
+		if s := &steps[i]; s.Kind == nodes.KindVault && s.Vault != "" {
+			s.Asked = a.Graph.SecretLastAsked(s.Vault)
+		}
+		a.stampAsked(steps[i].Inputs)
+	}
 }
 
 // asked is when the ask was made whose answer a secret's file holds: that

@@ -185,8 +185,8 @@ func leafText(s Step, at time.Time) string {
 		text = s.Where + ": met"
 	}
 	switch {
-	case s.Kind == "vault" && strings.Contains(why, "asked "):
-		// the reason says when it was last asked
+	case s.Kind == "vault" && !s.Asked.IsZero():
+		text += " (since " + clock(s.Since, at) + ", last asked " + clock(s.Asked, at) + ")"
 	case s.Bucket != "":
 		text += " (watched since " + clock(s.Since, at) + ")"
 	default:

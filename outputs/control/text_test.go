@@ -61,7 +61,7 @@ func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
 		}},
 		{Kind: "secret-file", Path: "/etc/web/tok", Secret: "tok", State: "waiting", Since: since, Chain: []Step{
 			{Kind: "vault", Vault: "own/web/tok", Where: "vault own/web/tok", State: "waiting", Input: true, Root: true,
-				Why: "asked 12:06:00, no answer within 300ms", Secret: true},
+				Why: "no answer within 300ms", Secret: true, Since: since, Asked: at.Add(-time.Minute)},
 		}},
 		{Kind: "item", Collection: "shell:zsh:normal", State: "met"},
 	}}
@@ -72,7 +72,7 @@ func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
 		"      mesh-config_resolved ace.web.flavour: not written yet (watched since 12:03:23)\n" +
 		"    ${config:model}      met\n" +
 		"  /etc/web/tok           waiting (secret tok)\n" +
-		"    vault own/web/tok: asked 12:06:00, no answer within 300ms\n" +
+		"    vault own/web/tok: no answer within 300ms (since 12:03:23, last asked 12:06:23)\n" +
 		"  item shell:zsh:normal  met\n"
 	if b != want {
 		t.Fatalf("explain:\n%s\nwant:\n%s", b, want)

@@ -92,7 +92,8 @@ type Step struct {
 	Contributor string    `json:"contributor,omitempty"` // item: the module contributing it
 	State       string    `json:"state"`
 	Since       time.Time `json:"since"`          // when the node entered its state (or said a new reason)
-	Why         string    `json:"why,omitempty"`  // not met: what it waits for or why it failed; for a vault name, the last ask and its outcome
+	Why         string    `json:"why,omitempty"`  // not met: what it waits for or why it failed; for a vault name, the outcome of its last ask
+	Asked       time.Time `json:"asked,omitzero"` // a vault name: when it was last asked
 	Root        bool      `json:"root,omitempty"` // the wait or failure began here
 	Input       bool      `json:"input,omitempty"`
 	Secret      bool      `json:"secret,omitempty"`

@@ -12,7 +12,6 @@ func (d *Daemon) onVault(a vault.Answer) {
 		return // no longer read: the asker drops it after this batch
 	}
 	d.metrics.vaultAsks.WithLabelValues(a.Result.Outcome.String()).Inc()
-	at := a.At.Format("15:04:05")
 	pair := spec.IsPairName(a.Name)
 	r := a.Result
 	if (r.Outcome == vault.Silent || r.Outcome == vault.Error) && d.mesh.HoldsSecret(a.Name) {
@@ -29,7 +28,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 	case vault.Sealed:
 		d.mesh.SetSecret(a.Name, r.Value, a.At)
 	case vault.Refused:
-		d.mesh.SecretFailed(a.Name, "vault "+a.Name+": asked "+at+", refused: "+r.Reason)
+		d.mesh.SecretFailed(a.Name, "vault "+a.Name+": refused: "+r.Reason, a.At)
 		if a.Changed {
 			msg := "the vault refused a secret"
 			if pair {
@@ -38,12 +37,12 @@ func (d *Daemon) onVault(a vault.Answer) {
 			d.log.Warn().Str("secret", a.Name).Str("reason", r.Reason).Dur("retry_after", d.cfg.RefusedRetry).Msg(msg)
 		}
 	case vault.Silent:
-		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": asked "+at+", no answer within "+d.cfg.VaultTimeout.String())
+		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": no answer within "+d.cfg.VaultTimeout.String(), a.At)
 		if a.Changed {
 			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg("the vault does not answer: asking again with backoff")
 		}
 	case vault.Absent:
-		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": asked "+at+", absent")
+		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": absent", a.At)
 		if a.Changed {
 			msg := "the vault does not hold a secret yet: waiting"
 			if pair {
@@ -52,7 +51,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 			d.log.Info().Str("secret", a.Name).Msg(msg)
 		}
 	default:
-		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": asked "+at+", "+r.Reason)
+		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": "+r.Reason, a.At)
 		if a.Changed {
 			d.log.Warn().Str("secret", a.Name).Str("reason", r.Reason).Msg("asking the vault went wrong: asking again with backoff")
 		}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -382,5 +384,53 @@ func TestADeclaredSecretNoTemplateNamesIsAskedAndWaitedFor(t *testing.T) {
 		if a.Secret == prov && a.Credential != "token" {
 			t.Errorf("the provisions entry was asked with form %q", a.Credential)
 		}
+	}
+}
+
+// A secret the vault keeps saying is absent is asked again and again, but
+// its need is written once (SPEC §5.2: when its state changes), and so are
+// the report and its event: the sweep's "stood asked" reads the time of the
+// need's last change, which an ask time in its why used to move at every
+// ask. Explain still says when it was last asked.
+func TestAnAbsentSecretAskedAgainMovesNoNeedReportOrEvent(t *testing.T) {
+	m := newMesh(t)
+	p := nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/ab/f", Template: "t"}},
+		Secrets: []nodes.SecretSpec{{Name: "k"}}}
+	m.assign("ace", "ab", p, map[string]string{"t": "${secret:k}\n"})
+	v := m.devVault()
+	events := m.appliedEvents("ace")
+	m.client("ace", func(c *Config) { c.BackoffMin, c.BackoffMax = 100*time.Millisecond, 100*time.Millisecond })
+	m.waitState("ace", "ab", "waiting")
+	const key = "ace.ab.secret.k"
+	const absent = `"why":"vault own/ab/k: absent"`
+	var need0 jetstream.KeyValueEntry
+	bustest.Eventually(t, 10*time.Second, func() error { // once the first answer is in
+		var err error
+		if need0, err = m.kv(spec.NeedsBucket).Get(context.Background(), key); err == nil && !strings.Contains(string(need0.Value()), absent) {
+			err = fmt.Errorf("need %s", need0.Value())
+		}
+		return err
+	})
+	m.settle()
+	report0, err := m.kv(spec.AppliedBucket).Get(context.Background(), "ace.ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events0, asks0 := len(events()), v.AskCount("own/ab/k")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if n := v.AskCount("own/ab/k") - asks0; n < 4 {
+			return fmt.Errorf("asked %d more times", n)
+		}
+		return nil
+	})
+	m.settle()
+	need1, _ := m.kv(spec.NeedsBucket).Get(context.Background(), key)
+	report1, _ := m.kv(spec.AppliedBucket).Get(context.Background(), "ace.ab")
+	if need1.Revision() != need0.Revision() || report1.Revision() != report0.Revision() || len(events()) != events0 {
+		t.Errorf("asks that changed nothing moved the need %d→%d (%s → %s), the report %d→%d, events %d→%d",
+			need0.Revision(), need1.Revision(), need0.Value(), need1.Value(), report0.Revision(), report1.Revision(), events0, len(events()))
+	}
+	if !strings.Contains(string(need1.Value()), absent) {
+		t.Errorf("need %s, want %s", need1.Value(), absent)
 	}
 }
