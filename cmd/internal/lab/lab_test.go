@@ -201,6 +201,7 @@ func TestOnceFillsTheExampleMesh(t *testing.T) {
 		"mesh-config_resolved g14.grafana.smtp-host",
 		// the sweep of the mesh, after the table (SPEC §6.2)
 		"waiting       mesh-config  config smtp-host",
+		"\n              g14/grafana\n",
 		"modules 7: 6 applied, 1 waiting, 0 failed",
 		"1 waiting, 0 stood asked (over 10m0s), 0 failed",
 	} {

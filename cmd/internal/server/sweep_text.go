@@ -10,43 +10,27 @@ import (
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
-// shownNeeds is how many node/modules a finding's line names before "+N".
-const shownNeeds = 2
-
-// WriteSweep writes the sweep for people: one line per finding, worst
-// first, one per failed module r names (FailedModules), one per orphan,
-// then the summary, with a line saying how many modules failed when any
-// did. Every text from the bus is escaped, so no key or why can move the
-// terminal (a why or reason is quoted).
+// WriteSweep writes the sweep for people, worst first: a block per failed
+// finding, a line per failed module r names (FailedModules), a block per
+// other finding, a line per orphan; then the summary, with a line saying
+// how many modules failed when any did. Every text from the bus is
+// escaped, so no key or why can move the terminal (a why or reason is
+// quoted).
 func WriteSweep(w io.Writer, r SweepReply) {
 	at, _ := time.Parse(time.RFC3339, r.At)
 	for _, f := range r.Findings {
-		what := control.Escape(f.Kind) + " " + control.Escape(f.Name)
-		if f.Verdict == VerdictOutOfShape {
-			what = control.Escape(f.Bucket) + " " + control.Escape(f.Key)
+		if f.Verdict == VerdictFailed {
+			writeFinding(w, f, at)
 		}
-		line := fmt.Sprintf("%-12s  %s  %s  %s", f.Verdict, control.Escape(f.Owner), what, strconv.Quote(f.Why))
-		if since, err := time.Parse(time.RFC3339, f.Since); err == nil && !at.IsZero() {
-			line += "  since " + ago(at.Sub(since))
-		}
-		if len(f.Needs) > 0 {
-			var who []string
-			for _, n := range f.Needs[:min(shownNeeds, len(f.Needs))] {
-				who = append(who, control.Escape(n.Node)+"/"+control.Escape(n.Module))
-			}
-			if more := f.Count - len(who); more > 0 {
-				who = append(who, fmt.Sprintf("+%d", more))
-			}
-			line += "  — " + strings.Join(who, ", ")
-		}
-		fmt.Fprintln(w, line)
 	}
 	for _, m := range r.FailedModules {
-		line := fmt.Sprintf("%-12s  module %s/%s  %s", VerdictFailed, control.Escape(m.Node), control.Escape(m.Module), strconv.Quote(m.Reason))
-		if since, err := time.Parse(time.RFC3339, m.At); err == nil && !at.IsZero() {
-			line += "  since " + ago(at.Sub(since))
+		fmt.Fprintf(w, "%-12s  module %s/%s  %s%s\n", VerdictFailed, control.Escape(m.Node), control.Escape(m.Module),
+			strconv.Quote(m.Reason), since(at, m.At))
+	}
+	for _, f := range r.Findings {
+		if f.Verdict != VerdictFailed {
+			writeFinding(w, f, at)
 		}
-		fmt.Fprintln(w, line)
 	}
 	for _, o := range r.Orphans {
 		fmt.Fprintf(w, "%-12s  %s %s  %s\n", "orphan", control.Escape(o.Bucket), control.Escape(o.Key), strconv.Quote(o.Why))
@@ -83,6 +67,33 @@ func WriteSweep(w io.Writer, r SweepReply) {
 		when = at.UTC().Format(time.RFC3339) // to the second, for people
 	}
 	fmt.Fprintf(w, "swept at %s\n", when)
+}
+
+// writeFinding writes f as a block: a line saying what holds back and
+// why, then under it every node/module f names, one a line, and how many
+// the reply left out.
+func writeFinding(w io.Writer, f Finding, at time.Time) {
+	what := control.Escape(f.Kind) + " " + control.Escape(f.Name)
+	if f.Verdict == VerdictOutOfShape {
+		what = control.Escape(f.Bucket) + " " + control.Escape(f.Key)
+	}
+	fmt.Fprintf(w, "%-12s  %s  %s  %s%s\n", f.Verdict, control.Escape(f.Owner), what, strconv.Quote(f.Why), since(at, f.Since))
+	for _, n := range f.Needs {
+		fmt.Fprintf(w, "%-12s  %s/%s\n", "", control.Escape(n.Node), control.Escape(n.Module))
+	}
+	if f.NeedsLeftOut > 0 {
+		fmt.Fprintf(w, "%-12s  and %d more (left out of the reply; the verb's what=needs lists them)\n", "", f.NeedsLeftOut)
+	}
+}
+
+// since is "  since <how long before at>" for the RFC 3339 time t, or
+// nothing when either time is unknown.
+func since(at time.Time, t string) string {
+	s, err := time.Parse(time.RFC3339, t)
+	if err != nil || at.IsZero() {
+		return ""
+	}
+	return "  since " + ago(at.Sub(s))
 }
 
 // failedModulesLine says that n modules failed and where to see why:
