@@ -62,8 +62,8 @@ func collectedText(comment string) graph.Compute {
 	}
 }
 
-// collectionItems is a collection's value: its ready items, sorted by
-// contributor (byte order).
+// collectionItems is a collection's value: its recorded items (SPEC §4.4),
+// sorted by contributor (byte order).
 type collectionItems []ItemText
 
 // Equal is the cutoff: the same contributors with the same texts.
@@ -80,28 +80,46 @@ func (c collectionItems) Equal(o any) bool {
 	return true
 }
 
-// computeCollection (tolerant): [items…] → the ready items, by contributor.
+// computeCollection (tolerant): [items…] → the items recorded, by
+// contributor. A ready item is its text. An item that waits after having
+// been ready is still recorded in mesh-provisioner_collect (the stage keeps
+// it there), so it is its text when it was last ready, which kept holds
+// (item node → text; NodeGraph.Stabilize keeps it): the collection, and so
+// its collectors' files, do not move while it waits. An item that fails
+// (deleted from the bucket) or that waits without having been ready since
+// it last failed or was made is left out.
 // The wiring lays inputs out in contributor order, but an input whose edge
 // was once refused (a cycle, later broken) comes back last, so the order
-// is checked and restored here. An item that waits or fails is left out.
-func computeCollection(in graph.In) (any, error) {
-	out := make(collectionItems, 0, in.Len())
-	sorted := true
-	for i := 0; i < in.Len(); i++ {
-		if in.State(i) != graph.Ready {
-			continue
+// is checked and restored here.
+func computeCollection(kept map[*graph.Node][]byte) graph.Compute {
+	return func(in graph.In) (any, error) {
+		out := make(collectionItems, 0, in.Len())
+		sorted := true
+		for i := 0; i < in.Len(); i++ {
+			var text []byte
+			switch in.State(i) {
+			case graph.Ready:
+				text, _ = in.Value(i).([]byte)
+			case graph.Waiting:
+				t, ok := kept[in.Input(i)]
+				if !ok {
+					continue
+				}
+				text = t
+			default:
+				continue
+			}
+			o := in.Input(i).Meta.(*Origin)
+			if n := len(out); n > 0 && out[n-1].Contributor > o.Module {
+				sorted = false
+			}
+			out = append(out, ItemText{Contributor: o.Module, Text: text})
 		}
-		o := in.Input(i).Meta.(*Origin)
-		text, _ := in.Value(i).([]byte)
-		if n := len(out); n > 0 && out[n-1].Contributor > o.Module {
-			sorted = false
+		if !sorted {
+			sort.Slice(out, func(i, j int) bool { return out[i].Contributor < out[j].Contributor })
 		}
-		out = append(out, ItemText{Contributor: o.Module, Text: text})
+		return out, nil
 	}
-	if !sorted {
-		sort.Slice(out, func(i, j int) bool { return out[i].Contributor < out[j].Contributor })
-	}
-	return out, nil
 }
 
 type consumerEntry struct {

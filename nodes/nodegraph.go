@@ -40,7 +40,13 @@ type NodeGraph struct {
 	bindings    map[string]map[string]bool     // provider/provision → assignment keys naming it
 	offerKeys   map[string]map[string]offersAt // provider module → its assignment keys → what each offers
 
-	collItems map[string]map[string]*graph.Node    // collection → contributor → item node
+	collItems map[string]map[string]*graph.Node // collection → contributor → item node
+	// itemsKept: item node → its text when it was last ready, which the
+	// collect bucket still holds while the item waits (SPEC §4.4: a
+	// collection is the items recorded). Kept by Stabilize; forgotten when
+	// the item fails (deleted from the bucket) or its node goes. Never a
+	// secret: an item names none (checkPlaceholders).
+	itemsKept map[*graph.Node][]byte
 	parsed    map[string]map[string]parsedTemplate // archive digest → member → parsed template
 	boundUse  map[string]int                       // provider bucket → bound leaves reading it
 	renders   RenderCounts
@@ -75,7 +81,8 @@ func NewNodeGraph(node string) *NodeGraph {
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
 		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{},
-		collItems: map[string]map[string]*graph.Node{}, parsed: map[string]map[string]parsedTemplate{},
+		collItems: map[string]map[string]*graph.Node{}, itemsKept: map[*graph.Node][]byte{},
+		parsed: map[string]map[string]parsedTemplate{},
 	}
 	m.configReg.ok, m.configReg.why = m.registryAnswer(string(spec.Config))
 	return m

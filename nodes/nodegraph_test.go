@@ -275,6 +275,109 @@ func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing
 	}
 }
 
+// SPEC §4.4: a collection is the items recorded. An item that waits after
+// having been ready is still recorded (the stage keeps it in the collect
+// bucket), so its collection keeps its last text and its collectors are not
+// rendered again; one that fails is deleted there, so it leaves the
+// collection, and does not come back by waiting; one that goes leaves it.
+func TestAWaitingItemKeepsItsLastTextInItsCollectionUntilItFailsOrGoes(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
+	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("x=${config:k}\n")})
+	m.Put(spec.ConfigBucket, "ace.a.k", []byte("1"))
+	m.Stabilize()
+	collected := func(mod string) string {
+		t.Helper()
+		f := file(m, mod, "/etc/"+mod)
+		if f.Value == nil {
+			t.Fatalf("collector %s: %+v", mod, f)
+		}
+		return string(f.Value.mustBytes())
+	}
+	itemState := func(want graph.State) {
+		t.Helper()
+		if v := m.View("a"); len(v.Items) != 1 || v.Items[0].State != want {
+			t.Fatalf("item of a: %+v, want %v", v.Items, want)
+		}
+	}
+	if got := collected("zsh"); got != "# a\nx=1\n" {
+		t.Fatalf("ready: %q", got)
+	}
+
+	// It waits: the collector keeps its text and is not rendered again.
+	files := m.Renders().Files.Load()
+	m.Delete(spec.ConfigBucket, "ace.a.k")
+	touched := m.Stabilize()
+	itemState(graph.Waiting)
+	if got := collected("zsh"); got != "# a\nx=1\n" {
+		t.Fatalf("waiting: %q", got)
+	}
+	if slices.Contains(touched, "zsh") || m.Renders().Files.Load() != files {
+		t.Fatalf("a waiting item moved its collector: touched %v, %d renders", touched, m.Renders().Files.Load()-files)
+	}
+	// A collector that comes while it waits has it too.
+	m.Put(spec.AssignmentsBucket, "ace.zsh2", collectorPlan("ace", "zsh2", "c"))
+	m.SetArchive("zsh2", digestA, map[string][]byte{"t": []byte("${collected:c}")})
+	m.Stabilize()
+	if got := collected("zsh2"); got != "# a\nx=1\n" {
+		t.Fatalf("a collector made while the item waits: %q", got)
+	}
+	// Its templates move and it waits for them: still the same node, still
+	// its last text.
+	m.Put(spec.ConfigBucket, "ace.a.k", []byte("2"))
+	m.Stabilize()
+	if got := collected("zsh"); got != "# a\nx=2\n" {
+		t.Fatalf("ready again: %q", got)
+	}
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}},
+		Templates: TemplatesRef{Ref: "file:///t/a2.tar", Digest: "sha256:" + strings.Repeat("b", 64)}}))
+	m.Stabilize()
+	itemState(graph.Waiting)
+	if got := collected("zsh"); got != "# a\nx=2\n" {
+		t.Fatalf("waiting for its templates: %q", got)
+	}
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("x=${config:k}\n")})
+	m.Stabilize()
+	itemState(graph.Ready)
+
+	// It fails (over the limit of an item): it leaves; waiting then does
+	// not bring it back.
+	m.Put(spec.ConfigBucket, "ace.a.k", []byte(strings.Repeat("y", spec.MaxItemBytes)))
+	m.Stabilize()
+	itemState(graph.Failed)
+	if got := collected("zsh"); got != "" {
+		t.Fatalf("failed: %q", got)
+	}
+	m.Delete(spec.ConfigBucket, "ace.a.k")
+	m.Stabilize()
+	itemState(graph.Waiting)
+	if got := collected("zsh"); got != "" {
+		t.Fatalf("waiting after it failed: %q", got)
+	}
+
+	// Ready, waiting, then taken off the node: it leaves, and nothing of it
+	// is kept.
+	m.Put(spec.ConfigBucket, "ace.a.k", []byte("3"))
+	m.Stabilize()
+	m.Delete(spec.ConfigBucket, "ace.a.k")
+	m.Stabilize()
+	if got := collected("zsh"); got != "# a\nx=3\n" {
+		t.Fatalf("waiting again: %q", got)
+	}
+	m.Delete(spec.AssignmentsBucket, "ace.a")
+	m.Stabilize()
+	if got := collected("zsh"); got != "" {
+		t.Fatalf("taken off: %q", got)
+	}
+	if len(m.itemsKept) != 0 {
+		t.Fatalf("%d item texts kept after their items went", len(m.itemsKept))
+	}
+}
+
 // A consumer's plan refused for a reason that is not its binding (a bad
 // mode) binds it all the same, on this node as on any other: whether a
 // consumer is listed does not hang on where its plan is.
@@ -400,7 +503,7 @@ func TestACollectionOrdersItsItemsWhateverTheOrderOfItsInputs(t *testing.T) {
 	}
 	reg, _ := g.Input(graph.Key{Kind: KindRegistry, Name: "collected"})
 	g.Set(reg, "{}")
-	coll, _ := g.Derived(graph.Key{Kind: KindCollection, Name: "c"}, computeCollection, ins...)
+	coll, _ := g.Derived(graph.Key{Kind: KindCollection, Name: "c"}, computeCollection(nil), ins...)
 	g.MarkTolerant(coll)
 	text, _ := g.Derived(graph.Key{Kind: KindNeed, Name: "x/${collected:c}"}, collectedText(";"), reg, coll)
 	g.Stabilize()

@@ -20,6 +20,7 @@ func (m *NodeGraph) Stabilize() []string {
 	seen := map[*graph.Node]bool{}
 	for _, n := range m.g.Stabilize() {
 		m.touch(n, touched)
+		m.keepItem(n)
 		if n.IsInput() && n.State() != graph.Ready {
 			// A leaf that still waits or fails for a new reason leaves
 			// its dependents' own states alone (cutoff), but the modules
@@ -28,6 +29,27 @@ func (m *NodeGraph) Stabilize() []string {
 		}
 	}
 	return sortedKeys(touched)
+}
+
+// keepItem: when changed node n is an item, itemsKept follows what the
+// collect bucket then holds of it (the stage records it from the module's
+// view the same way): a ready item's text is kept, a failed item's is
+// forgotten (the stage deletes it), a waiting item keeps what it had.
+// computeCollection reads it for a waiting item. It runs after the
+// stabilization, which is soon enough: a collection reads a ready item's
+// value itself, and what it reads for a waiting item was kept in the run
+// that last made the item ready, an earlier one.
+func (m *NodeGraph) keepItem(n *graph.Node) {
+	if n.Key().Kind != KindItem || n.Secret() {
+		return
+	}
+	switch n.State() {
+	case graph.Ready:
+		text, _ := n.Value().([]byte)
+		m.itemsKept[n] = text
+	case graph.Failed:
+		delete(m.itemsKept, n)
+	}
 }
 
 func (m *NodeGraph) touch(n *graph.Node, touched map[string]bool) {

@@ -217,7 +217,8 @@ func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) [
 
 // wireWaitingFiles: the templates are not here yet, so each file and each
 // item waits on the archive alone (an item waiting is in its collection's
-// inputs, left out of its text, and shown in the module's view).
+// inputs, shown in the module's view, and in the collection's text only
+// with the text it had when last ready, still recorded: computeCollection).
 func (m *NodeGraph) wireWaitingFiles(mod *module, archive *graph.Node) {
 	for _, f := range mod.asg.Provisioning.Files {
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path}, computeNothing,
@@ -426,7 +427,7 @@ func (m *NodeGraph) collectionNode(c string) *graph.Node {
 	if n := m.existing(KindCollection, c); n != nil {
 		return n
 	}
-	n, _ := m.g.Derived(graph.Key{Kind: KindCollection, Name: c}, computeCollection)
+	n, _ := m.g.Derived(graph.Key{Kind: KindCollection, Name: c}, computeCollection(m.itemsKept))
 	m.g.MarkTolerant(n)
 	n.Meta = &Origin{Collection: c, Bucket: spec.CollectBucket}
 	m.refreshCollection(c)
@@ -518,6 +519,8 @@ func (m *NodeGraph) collect(cands []*graph.Node) {
 			}
 		case KindBound:
 			m.boundGone(n)
+		case KindItem:
+			delete(m.itemsKept, n)
 		}
 		cands = append(cands, inputs...)
 		if n.Key().Kind == KindConsumers {

@@ -142,6 +142,65 @@ func TestThreeContributorsAndACollectorMakeTheCollectedFileAndOnlyItMoves(t *tes
 	m.waitFile("/etc/zsh/zshrc", "# managed by mesh\n")
 }
 
+// SPEC §4.4: `${collected:C}` is every item of C recorded for this node. An
+// item recorded whose value then goes waits, and stays recorded in the
+// collect bucket: the collected file keeps it, and is not filled again.
+// When the item fails it is deleted from the bucket and leaves the file,
+// and waiting after that does not bring it back.
+func TestAnItemWaitingAfterItWasRecordedStaysInTheCollectedFileUntilItFails(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.beta.editor", "vim")
+	m.assign("ace", "beta", nodes.Plan{Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}}},
+		map[string]string{"item": "export EDITOR=${config:editor}\n"})
+	m.contribute("ace", "alpha", "a\n")
+	m.collector("ace", "zsh")
+	m.client("ace")
+	withBeta := func(editor string) string {
+		return "# managed by mesh\n## alpha\na\n## beta\nexport EDITOR=" + editor + "\n"
+	}
+	const withoutBeta = "# managed by mesh\n## alpha\na\n"
+	m.waitFile("/etc/zsh/zshrc", withBeta("vim"))
+	m.waitValue(spec.CollectBucket, zshKey("ace", "beta"), itemJSON(zshColl, "beta", "export EDITOR=vim\n"))
+	m.waitState("ace", "zsh", "applied")
+
+	// beta waits: its item stays recorded, and in the collected file.
+	m.settle()
+	from := m.fills.count()
+	m.del(spec.ConfigBucket, "ace.beta.editor")
+	m.waitWaiting("ace", "beta")
+	m.settle()
+	if v, ok := m.get(spec.CollectBucket, zshKey("ace", "beta")); !ok || v != itemJSON(zshColl, "beta", "export EDITOR=vim\n") {
+		t.Fatalf("beta waits: its recorded item is %q (there: %v)", v, ok)
+	}
+	if text, _, _ := m.file("/etc/zsh/zshrc"); text != withBeta("vim") {
+		t.Fatalf("beta waits, its item recorded, but the collected file is %q", text)
+	}
+	if got := m.fills.since(from); len(got) != 0 {
+		t.Fatalf("an item that began to wait filled %v", got)
+	}
+
+	// Its value comes back changed: recorded and filled again.
+	m.put(spec.ConfigBucket, "ace.beta.editor", "nvim")
+	m.waitFile("/etc/zsh/zshrc", withBeta("nvim"))
+	m.waitValue(spec.CollectBucket, zshKey("ace", "beta"), itemJSON(zshColl, "beta", "export EDITOR=nvim\n"))
+
+	// It fails (over the limit of an item): deleted, and out of the file;
+	// then it waits: still out of both.
+	m.put(spec.ConfigBucket, "ace.beta.editor", strings.Repeat("x", spec.MaxItemBytes))
+	m.waitFailed("ace", "beta", "over the limit")
+	m.waitGone(spec.CollectBucket, zshKey("ace", "beta"))
+	m.waitFile("/etc/zsh/zshrc", withoutBeta)
+	m.del(spec.ConfigBucket, "ace.beta.editor")
+	m.waitWaiting("ace", "beta")
+	m.settle()
+	if v, ok := m.get(spec.CollectBucket, zshKey("ace", "beta")); ok {
+		t.Fatalf("a failed item that now waits is recorded again: %s", v)
+	}
+	if text, _, _ := m.file("/etc/zsh/zshrc"); text != withoutBeta {
+		t.Fatalf("a failed item that now waits is back in the collected file: %q", text)
+	}
+}
+
 func TestOnStartItemsOfModulesNoLongerHereAreDeletedAndTheOthersNotRewritten(t *testing.T) {
 	m := newMesh(t)
 	m.contribute("ace", "alpha", "alias a=b\n")
