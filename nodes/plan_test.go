@@ -151,7 +151,8 @@ func TestParseAssignmentKeyNames(t *testing.T) {
 // An assignment without "provisioning" is not the provisioner's (SPEC §3
 // r2); node and module, when absent, are the key's.
 func TestParseAssignmentWithoutPlanOrNames(t *testing.T) {
-	for _, data := range []string{`{"node":"ace","module":"web"}`, `{}`, `{"provisioning":null,"other":1}`} {
+	for _, data := range []string{`{"node":"ace","module":"web"}`, `{}`, `{"provisioning":null,"other":1}`,
+		`{"node":{"name":"ace"},"module":7,"runs":"x"}`} { // another domain's value: its fields are its own
 		if a, err := ParseAssignment("ace.web", []byte(data)); !errors.Is(err, ErrNoPlan) || a != nil {
 			t.Errorf("%s: got %v, %v; want ErrNoPlan", data, a, err)
 		}
@@ -298,7 +299,7 @@ func TestParseAssignmentRules(t *testing.T) {
 }
 
 func TestParseAssignmentJSON(t *testing.T) {
-	for _, data := range []string{"", "{", "null x", `{"node": 1}`, `[]`} {
+	for _, data := range []string{"", "{", "null x", `{"node": 1, "provisioning": {}}`, `[]`} {
 		_, err := ParseAssignment("ace.claude-code", []byte(data))
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -376,15 +377,25 @@ func TestDefaultMode(t *testing.T) {
 		{"owned", true, "0644", "0600"},
 		{"owned", true, "0755", "0600"},
 		{"owned", true, "4600", "0600"},
-		{"owned", true, "0400", "0400"},
+		{"owned", true, "0400", "0600"}, // whatever the plan says (SPEC §3)
 		{"owned", true, "0600", "0600"},
-		{"owned", true, "0200", "0200"},
+		{"owned", true, "0200", "0600"},
 		{"managed-block", true, "0700", "0600"},
 		{"owned", true, "junk", "0600"},
 		{"owned", false, "junk", "0644"},
 	} {
 		if got := DefaultMode(c.form, c.secret, c.planMode); got != c.want {
 			t.Errorf("DefaultMode(%q, %v, %q) = %q, want %q", c.form, c.secret, c.planMode, got, c.want)
+		}
+	}
+}
+
+// A secret written to its own path is 0600 unless the plan says stricter.
+func TestSecretFileMode(t *testing.T) {
+	for plan, want := range map[string]string{"": "0600", "0640": "0600", "0644": "0600", "0755": "0600", "4600": "0600",
+		"0400": "0400", "0600": "0600", "0200": "0200", "junk": "0600"} {
+		if got := SecretFileMode(plan); got != want {
+			t.Errorf("SecretFileMode(%q) = %q, want %q", plan, got, want)
 		}
 	}
 }

@@ -71,16 +71,20 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	if msg := checkKeyNames(node, module); msg != "" {
 		return nil, perr("%s", msg)
 	}
-	var a Assignment
-	if err := json.Unmarshal(data, &a); err != nil {
-		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
-	}
+	// Whether the value is the provisioner's is asked first: an assignment
+	// with no plan is another domain's, whatever shape its other fields have.
 	var probe struct {
 		Provisioning json.RawMessage `json:"provisioning"`
 	}
-	_ = json.Unmarshal(data, &probe) // it parsed as an Assignment just now
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
+	}
 	if len(probe.Provisioning) == 0 || string(probe.Provisioning) == "null" {
 		return nil, ErrNoPlan
+	}
+	var a Assignment
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
 	}
 	if a.Node == "" {
 		a.Node = node
@@ -490,24 +494,31 @@ func parseMode(m string) (uint32, bool) {
 	return uint32(v), err == nil
 }
 
-// DefaultMode is the mode a file is written with (SPEC §3): the plan's
-// mode, else 0644; but a file that holds a secret or ${consumers:…} gets
-// 0600 unless the plan's mode is stricter (its bits a subset of 0600).
-// The result is four octal digits. form is accepted so callers need not
-// know that every form has the same default.
+// DefaultMode is the mode a templated file is written with (SPEC §3): the
+// plan's mode, else 0644; but a file that holds a secret or
+// ${consumers:…} gets 0600, "whatever the plan says" (a secret written to
+// its own path may be stricter: SecretFileMode). The result is four octal
+// digits. form is accepted so callers need not know that every form has
+// the same default.
 func DefaultMode(form string, holdsSecret bool, planMode string) string {
 	_ = form
-	m, ok := parseMode(planMode)
 	if holdsSecret {
-		if ok && m&^0o600 == 0 {
-			return fmt.Sprintf("%04o", m)
-		}
 		return "0600"
 	}
-	if ok {
+	if m, ok := parseMode(planMode); ok {
 		return fmt.Sprintf("%04o", m)
 	}
 	return "0644"
+}
+
+// SecretFileMode is the mode of a secret written to its own path
+// (secrets[] and named provisions entries, SPEC §3): 0600 unless the
+// plan's mode is stricter (its bits a subset of 0600).
+func SecretFileMode(planMode string) string {
+	if m, ok := parseMode(planMode); ok && m&^0o600 == 0 {
+		return fmt.Sprintf("%04o", m)
+	}
+	return "0600"
 }
 
 // SecretNames are the names usable as ${secret:<name>}: the plan's own
