@@ -293,7 +293,7 @@ func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string
 	secretFile := func(name, path, owner, group, mode string, oc OnChange) {
 		need := m.needNode(mod, Placeholder{Kind: spec.Secret, Name: name})
 		spec := FileSpec{Path: path, Owner: owner, Group: group, Form: "owned",
-			Mode: DefaultMode("owned", true, mode), OnChange: oc}
+			Mode: SecretFileMode(mode), OnChange: oc}
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + path}, secretContent(spec),
 			[]*graph.Node{mod.plan, need}, &Origin{Module: mod.name, Path: path, Placeholder: "${secret:" + name + "}"})
 		m.g.MarkSecret(n)

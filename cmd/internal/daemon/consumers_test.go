@@ -275,3 +275,22 @@ func (f *fillLog) consumersSent(next *int, path string) int {
 	}
 	return n
 }
+
+// SPEC §3: a file holding ${consumers:…} (or a secret) is 0600 "whatever the
+// plan says": a stricter plan mode too (only a secret written to its own
+// path keeps a stricter one).
+func TestAConsumersFileIs0600WhateverThePlanSays(t *testing.T) {
+	m := newMesh(t)
+	p := giteaPlan()
+	p.Files[0].Mode = "0400"
+	p.Files = append(p.Files, nodes.FileSpec{Path: "/etc/gitea/c2.json", Template: "consumers", Mode: "0660"})
+	m.assign("ace", "gitea", p, giteaTemplates)
+	m.client("ace")
+	m.waitFile("/etc/gitea/consumers.json", "[]")
+	m.waitFile("/etc/gitea/c2.json", "[]")
+	for _, f := range []string{"/etc/gitea/consumers.json", "/etc/gitea/c2.json"} {
+		if got := mode(t, m, f); got != "0600" {
+			t.Errorf("%s mode %s, want 0600", f, got)
+		}
+	}
+}
