@@ -23,6 +23,10 @@ func TestNeedsAreWrittenWhenTheyDifferAndDeletedWhenGone(t *testing.T) {
 	if got := decode[Need](t, val); got != db {
 		t.Errorf("%s holds %+v, want %+v", dbKey, got, db)
 	}
+	// SPEC §5.2's fields, every one, a met need's why empty.
+	if want := `{"node":"n1","module":"web","kind":"db","name":"main","state":"met","why":""}`; val != want {
+		t.Errorf("%s holds %s, want %s", dbKey, val, want)
+	}
 	val, tlsRev := b.get(needsBucket, tlsKey)
 	if got := decode[Need](t, val); got != tls {
 		t.Errorf("%s holds %+v, want %+v", tlsKey, got, tls)

@@ -7,7 +7,7 @@ type Need struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	State  string `json:"state"` // met | waiting | failed
-	Why    string `json:"why,omitempty"`
+	Why    string `json:"why"`   // "" when met: SPEC §5.2 lists the field
 }
 
 // File is a filled file in a report.
