@@ -301,6 +301,16 @@ func (m *NodeGraph) ForgetSecret(name string) {
 	}
 }
 
+// ForgetUnreadSecrets drops every secret held for a module that no file
+// reads at the moment (between two templates archives): the bus came back,
+// and a secret-changed for it may have been lost while it was away (SPEC
+// §4.2 r2), so the next leaf for it asks again.
+func (m *NodeGraph) ForgetUnreadSecrets() {
+	for name := range m.secrets {
+		m.ForgetSecret(name)
+	}
+}
+
 // heldFor is the module of this node a module's own secret or provisioned
 // credential belongs to ("" for a consumer's pair/ credential, which is
 // not held once no consumers list reads it).

@@ -236,3 +236,56 @@ func TestChurnASecretHeldBetweenArchivesIsStillReaskedOnReconnect(t *testing.T) 
 		return nil
 	})
 }
+
+// A secret held between two archives when the bus goes away, rotated while
+// it is away (its secret-changed lost): SPEC §4.2 r2 asks again for every
+// name held, so when the new archive lands its file has the new value, not
+// the one held from before.
+func TestASecretHeldBetweenArchivesWhileTheBusWasAwayIsAskedAgainWhenReadAgain(t *testing.T) {
+	m := newMesh(t)
+	v, vc := m.reconnectingVault()
+	name := "own/base/s"
+	v.Set(t.Context(), name, []byte("v1"))
+	p := churnPlan("base")
+	p.Secrets = []nodes.SecretSpec{{Name: "s"}}
+	m.assign("ace", "base", p, map[string]string{"t": "s=${secret:s}\n"})
+	m.client("ace", func(c *Config) { c.ReaskSpread = 50 * time.Millisecond })
+	m.waitFile("/etc/base/conf", "s=v1\n")
+
+	ref, digest := m.archive("base-later", map[string]string{"t": "later s=${secret:s}\n"})
+	path := strings.TrimPrefix(ref, "file://")
+	if err := os.Rename(path, path+".away"); err != nil {
+		t.Fatal(err)
+	}
+	p.Templates.Ref, p.Templates.Digest = ref, digest
+	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: "base", Provisioning: p})
+	m.put(spec.AssignmentsBucket, spec.EncodeKey("ace", "base"), string(b))
+	m.waitState("ace", "base", "waiting")
+	m.settle()
+
+	const back = "the bus is back"
+	backs := strings.Count(m.logs.String(), back)
+	m.busDown()
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if !vc.IsReconnecting() {
+			return fmt.Errorf("vault's connection %v", vc.Status())
+		}
+		return nil
+	})
+	v.Set(t.Context(), name, []byte("v2")) // its secret-changed is lost
+	m.busUp()
+	bustest.Eventually(t, 15*time.Second, func() error {
+		if strings.Count(m.logs.String(), back) == backs {
+			return fmt.Errorf("the client has not seen the bus come back")
+		}
+		if !vc.IsConnected() {
+			return fmt.Errorf("the vault is not back")
+		}
+		return vc.Flush()
+	})
+	m.settle()
+	if err := os.Rename(path+".away", path); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFile("/etc/base/conf", "later s=v2\n")
+}

@@ -144,8 +144,11 @@ func (d *Daemon) handle(ev event) {
 			ws.resyncing = d.ready.Load()
 		}
 		// A secret-changed published while the bus was away is lost: ask
-		// again for every name read (a value that did not move is cut off).
+		// again for every name read (a value that did not move is cut off),
+		// and forget those held that no file reads (between two archives),
+		// so that the next file reading one asks again.
 		d.asker.Reask(d.cfg.ReaskSpread, d.mesh.WantsSecret)
+		d.mesh.ForgetUnreadSecrets()
 	case call:
 		d.calls = append(d.calls, e) // run after the batch: they read a stabilized graph
 	}
@@ -171,8 +174,8 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		d.onLoaded(ctx)
 	}
 	// What no plan reads any more is asked and fetched no more; a secret
-	// held for a module between two templates archives is kept (asked
-	// again on a reconnect).
+	// held for a module between two templates archives is kept (forgotten
+	// on a reconnect, and so asked again when a file reads it).
 	d.asker.Retain(func(n string) bool { return d.mesh.WantsSecret(n) || d.mesh.HoldsSecret(n) })
 	d.fetcher.Retain(d.mesh.WantsArchive)
 	for _, name := range d.mesh.TakeNewSecrets() {
