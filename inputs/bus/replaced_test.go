@@ -31,7 +31,7 @@ func followed(t *testing.T, values ...string) (jetstream.JetStream, chan Update,
 }
 
 // A deleted bucket is noticed by looking at its stream every Recheck, not
-// by the watcher's heartbeats (10–20 s): Missing comes within a Recheck or
+// by the watcher's heartbeats (10–20 s): Missing comes within replacedChecks Rechecks or
 // so, and the bucket made again is followed from its first value.
 func TestWatchSaysMissingWhenTheBucketIsDeletedThenSnapshotsTheNewOne(t *testing.T) {
 	js, out, _ := followed(t, "1", "1")

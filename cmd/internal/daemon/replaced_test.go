@@ -13,7 +13,7 @@ import (
 
 // Issue 19.2: mesh-config_resolved deleted and made again with new values.
 // The client used to keep the old bucket's values for good (file unchanged,
-// report applied, no log line). Now, within a Recheck, the module waits
+// report applied, no log line). Now, at the watch's next look (every 6 Rechecks: 30 s by default, 600 ms here), the module waits
 // with "does not exist yet" while the bucket is away, and the new bucket's
 // values reach the files once it is back.
 func TestAConfigBucketDeletedAndMadeAgainIsWaitedForThenFilledFrom(t *testing.T) {
