@@ -49,7 +49,8 @@ func Handler(s Source) http.Handler {
 			}
 		})
 		if err == nil && notHere != nil {
-			WriteJSON(w, http.StatusNotFound, *notHere)
+			code, body := s.notHere(*notHere, mod)
+			WriteJSON(w, code, body)
 			return
 		}
 		writeAnswer(w, out, err)
@@ -70,7 +71,8 @@ func Handler(s Source) http.Handler {
 		case err != nil:
 			WriteJSON(w, http.StatusServiceUnavailable, loopSilent(err))
 		case notHere != nil:
-			WriteJSON(w, http.StatusNotFound, *notHere)
+			code, body := s.notHere(*notHere, mod)
+			WriteJSON(w, code, body)
 		case derr != nil:
 			WriteJSON(w, http.StatusInternalServerError, ErrorBody{Error: "rendering the graph: " + derr.Error()})
 		default:
@@ -93,4 +95,18 @@ func writeAnswer(w http.ResponseWriter, v any, err error) {
 
 func loopSilent(err error) ErrorBody {
 	return ErrorBody{Error: "the daemon's loop did not answer: " + err.Error()}
+}
+
+// notHere is the answer for a module the graph does not hold: 404 saying
+// which modules are here, or, while the client is not ready (the bus away,
+// the initial load not done), 503 saying so: it cannot tell then whether
+// the module is assigned to the node.
+func (s Source) notHere(body ErrorBody, module string) (int, ErrorBody) {
+	not := s.NotReady()
+	if len(not) == 0 || module == "" {
+		return http.StatusNotFound, body
+	}
+	body.Error = fmt.Sprintf("not ready: %s; cannot tell yet whether module %s is on node %s", strings.Join(not, "; "), module, body.Node)
+	body.Modules = nil
+	return http.StatusServiceUnavailable, body
 }

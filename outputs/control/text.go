@@ -136,7 +136,9 @@ type row struct {
 }
 
 func stepRows(s Step, indent int, at time.Time, add func(int, string, string), line func(int, string)) {
-	if s.Input && len(s.Inputs) == 0 {
+	if s.Input && len(s.Inputs) == 0 && !(s.Kind == "need" && s.State == "met") {
+		// (a met config need is an input of the graph too: it stays a
+		// placeholder's row, "${config:model}  met", as SPEC §5.5 shows)
 		line(indent, leafText(s, at))
 		return
 	}

@@ -57,7 +57,8 @@ func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
 				{Kind: "config", Bucket: "mesh-config_resolved", Key: "ace.web.flavour", Where: "mesh-config_resolved ace.web.flavour",
 					State: "waiting", Why: "not written yet", Root: true, Input: true, Since: since},
 			}},
-			{Kind: "need", Placeholder: "${config:model}", State: "met"},
+			// a met config need is an input of the graph, with nothing below it
+			{Kind: "need", Placeholder: "${config:model}", Where: "mesh-config_resolved ace.web.model", State: "met", Input: true, Since: since},
 		}},
 		{Kind: "secret-file", Path: "/etc/web/tok", Secret: "tok", State: "waiting", Since: since, Chain: []Step{
 			{Kind: "vault", Vault: "own/web/tok", Where: "vault own/web/tok", State: "waiting", Input: true, Root: true,

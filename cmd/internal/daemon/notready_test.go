@@ -64,4 +64,14 @@ func TestModulesOfAClientNotReadySayWhy(t *testing.T) {
 	if !strings.Contains(st.String(), "0 modules on node n9.\nNot ready: the bus is not connected") {
 		t.Errorf("status:\n%s", st.String())
 	}
+
+	// Explain and DOT of a module: the client cannot tell whether it is
+	// assigned, and says so (503), not that no module is (404).
+	for _, path := range []string{"/v1/explain?module=web", "/v1/graph.dot?module=web"} {
+		code, b, err := ctlTry(sock, path)
+		if err != nil || code != http.StatusServiceUnavailable ||
+			!strings.Contains(string(b), "not ready: the bus is not connected") || !strings.Contains(string(b), "cannot tell yet whether module web is on node n9") {
+			t.Errorf("%s of a client off its bus: %d %s %v", path, code, b, err)
+		}
+	}
 }
