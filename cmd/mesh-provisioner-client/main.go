@@ -93,7 +93,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
-	if err := checkNATSURLs(cfg.Bus.URL); err != nil {
+	if err := bus.CheckURLs(cfg.Bus.URL); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}

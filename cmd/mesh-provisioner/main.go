@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -84,6 +85,14 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	if *natsURL == "" {
 		fmt.Fprintln(stderr, "mesh-provisioner serve: --nats is required")
+		return 2
+	}
+	if err := bus.CheckURLs(*natsURL); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
+		return 2
+	}
+	if _, _, err := net.SplitHostPort(*metrics); *metrics != "" && err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner serve: --metrics %q is not host:port: %v\n", *metrics, err)
 		return 2
 	}
 	if *every <= 0 {

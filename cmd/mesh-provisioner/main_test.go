@@ -16,6 +16,9 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"serve", "--nats", "nats://x", "--registry-every", "0s"},
 		{"serve", "--nats", "nats://x", "--replicas", "0"},
 		{"serve", "--nats", "nats://x", "extra"},
+		{"serve", "--nats", "bogus://x"},
+		{"serve", "--nats", "nats://:4222"},
+		{"serve", "--nats", "nats://x", "--metrics", "bogus"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 2 || stderr.Len() == 0 {
