@@ -2,13 +2,14 @@ package control
 
 import (
 	"fmt"
-	"syscall"
+
+	"github.com/novox/mesh-provisioner/outputs/unixsock"
 )
 
 // MaxSocketPath is the longest path a unix socket can be bound or dialled
 // at: sockaddr_un's sun_path holds it and its terminating NUL (108 bytes
 // on Linux, 104 on the BSDs).
-const MaxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
+const MaxSocketPath = unixsock.MaxPath
 
 // CheckSocketPath says why path cannot be a unix socket's path: it is too
 // long. Without it the kernel's answer is a bare "invalid argument".

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/novox/mesh-provisioner/outputs/unixsock"
 )
 
 // Serve listens on the unix socket at socketPath (mode 0660) and serves until
@@ -58,14 +60,13 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	if err := removeStale(socketPath); err != nil {
 		return err
 	}
-	ln, err := net.Listen("unix", socketPath)
+	// Bound 0660 before it is reachable: a connection made while the
+	// umask's mode was on it would be served as root after.
+	ln, err := unixsock.Listen(socketPath, 0o660)
 	if err != nil {
 		return fmt.Errorf("fill socket %s: listening: %w", socketPath, err)
 	}
-	if err := os.Chmod(socketPath, 0o660); err != nil {
-		ln.Close()
-		return fmt.Errorf("fill socket %s: setting mode 0660: %w", socketPath, err)
-	}
+	defer os.Remove(socketPath) // closing the listener leaves it (unixsock)
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: orDefault(s.ReadTimeout, DefaultReadTimeout), IdleTimeout: orDefault(s.IdleTimeout, DefaultIdleTimeout)}
 	if len(s.AllowUIDs) > 0 {

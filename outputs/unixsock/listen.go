@@ -1,0 +1,80 @@
+// Package unixsock binds a unix socket that is never reachable with a
+// wider mode than the one asked for: the control socket (0600) and
+// mesh-fill's fill socket (0660, served as root) both bind with it.
+package unixsock
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// MaxPath is the longest path a unix socket can be bound or dialled at
+// (sun_path less its terminating NUL).
+const MaxPath = len(syscall.RawSockaddrUnix{}.Path) - 1
+
+// Listen binds a unix socket at path with mode: bound under a temporary
+// name beside path, given mode, only then renamed into place, so no
+// connection can be made while the umask's mode is on it (a connect is
+// checked against the socket's mode when it is made, and a connection
+// made then would be served after). Whatever is at path is replaced; the
+// caller checks first that nothing live is there. Closing the listener
+// leaves path.
+func Listen(path string, mode os.FileMode) (net.Listener, error) {
+	ln, tmp, err := listenBeside(path)
+	if err != nil {
+		return nil, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err = os.Chmod(tmp, mode); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		ln.Close()
+		_ = os.Remove(tmp)
+		return nil, err
+	}
+	return ln, nil
+}
+
+// listenBeside binds a unix socket under a temporary name in path's
+// directory, no longer than path, which fits a unix socket: ".new-" and 8
+// random characters where that fits, else a random name as short as need
+// be (down to one byte, for a path at the limit ending in one). bind
+// refuses a name that is taken, so another is tried; nothing of someone
+// else's is removed, not even a socket of another daemon of this process
+// (the lab, tests) binding in the same directory at the same moment.
+func listenBeside(path string) (net.Listener, string, error) {
+	dir, base := filepath.Split(path)
+	room := MaxPath - len(dir)
+	prefix := ""
+	if room >= len(".new-")+8 {
+		prefix, room = ".new-", room-len(".new-")
+	}
+	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, min(room, 8))
+	err := errors.New("no temporary name free in " + dir)
+	for try := 0; try < 100; try++ {
+		for i := range b {
+			b[i] = chars[rand.IntN(len(chars))]
+		}
+		if len(b) > 1 && prefix == "" {
+			b[0] = '.'
+		}
+		name := prefix + string(b)
+		if name == base {
+			continue
+		}
+		var ln net.Listener
+		if ln, err = net.Listen("unix", dir+name); err == nil {
+			return ln, dir + name, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+	}
+	return nil, "", err
+}
