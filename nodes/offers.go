@@ -25,6 +25,11 @@ type Offer struct {
 }
 
 // UnmarshalJSON takes a string (the provision's name) or an offer object.
+// "answered-by", as the server's sweep commit spells it, is read as
+// "answered_by" (SPEC §3's spelling, which wins when both are given): a
+// helper named the other way was dropped unsaid, and every offer of the
+// provider was then decided by the helper's entries, the very failure the
+// commit was made for.
 func (o *Offer) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
@@ -35,11 +40,17 @@ func (o *Offer) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("provides entry %.60s is neither a provision's name nor an offer object {\"provision\", \"answered_by\", \"have\"}", b)
 	}
 	type plain Offer
-	var p plain
+	var p struct {
+		plain
+		Dashed string `json:"answered-by"` // the sweep commit's spelling, taken as answered_by
+	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return fmt.Errorf("provides entry %.60s: %w", b, err)
 	}
-	*o = Offer(p)
+	*o = Offer(p.plain)
+	if o.AnsweredBy == "" {
+		o.AnsweredBy = p.Dashed
+	}
 	return nil
 }
 

@@ -29,6 +29,26 @@ func TestProvidesTakesStringsAndOfferObjects(t *testing.T) {
 	}
 }
 
+// The sweep commit writes "answered-by": it names the helper as
+// "answered_by" does, so the provider's other offers are judged by their
+// have, not by the helper's entries.
+func TestAnsweredByIsReadInTheSweepCommitsSpellingToo(t *testing.T) {
+	var p []Offer
+	if err := json.Unmarshal([]byte(`[{"provision":"forge-account","answered-by":"helper"},{"provision":"gitea-read","have":{"url":"u"}},
+		{"provision":"both","answered_by":"helper","answered-by":"other"}]`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p[0].AnsweredBy != AnsweredByHelper || p[2].AnsweredBy != AnsweredByHelper {
+		t.Fatalf("offers %+v", p)
+	}
+	if j := Judge(p, "gitea-read"); j.Rule != RuleHave || j.Have["url"] != "u" {
+		t.Errorf("gitea-read judged %+v, want by its have", j)
+	}
+	if j := Judge(p, "forge-account"); j.Rule != RuleHelper {
+		t.Errorf("forge-account judged %+v, want by its helper", j)
+	}
+}
+
 func TestAMalformedOfferFailsTheModuleNamingIt(t *testing.T) {
 	for _, c := range []struct{ provides, want string }{
 		{`[42]`, `provides entry 42 is neither a provision's name nor an offer object`},
