@@ -13,11 +13,12 @@ import (
 // claimed twice is left to the node-engine's 409: which keys a
 // managed-keys file sets is known only once it is rendered). Of two
 // modules that clash, the one taken second fails naming the first, before
-// any fill.
+// any fill. Order is per claim, not per module: a module that holds a
+// path keeps it when another module, however long on the node, names it
+// later (the newcomer fails, as the node-engine would refuse it).
 type claims struct {
 	started bool                     // the first stabilization is done: order is by arrival, not name
-	seq     int                      // modules taken since then
-	order   map[string]int           // module → when it was taken (0: at start, a tie)
+	seq     int                      // claims made since then
 	paths   map[string][]claimedPath // module → the paths it writes and how, by path
 	// byPath is each path's first holder and more its others (a path two
 	// modules may share): one map entry a path, not a slice each (issue
@@ -28,44 +29,46 @@ type claims struct {
 	busy    bool              // rebuilding the modules a change touched
 }
 
-// claimed is one module's claim on a path.
-type claimed struct{ module, form string }
+// claimed is one module's claim on a path, made at seq (0: at start, a
+// tie broken by module name).
+type claimed struct {
+	module, form string
+	seq          int
+}
 
-// claimedPath is one path a module writes, and in which form.
-type claimedPath struct{ path, form string }
+// claimedPath is one path a module writes, in which form, claimed when.
+type claimedPath struct {
+	path, form string
+	seq        int
+}
 
 // claim records what mod's plan writes and returns its clashes with the
 // modules taken before it.
 func (m *NodeGraph) claim(mod *module) []string {
 	c := &m.claims
-	if c.order == nil {
-		c.order, c.paths, c.reasons = map[string]int{}, map[string][]claimedPath{}, map[string]string{}
+	if c.paths == nil {
+		c.paths, c.reasons = map[string][]claimedPath{}, map[string]string{}
 		c.byPath, c.more = map[string]claimed{}, map[string][]claimed{}
-	}
-	if _, ok := c.order[mod.name]; !ok {
-		if c.started {
-			c.seq++
-		}
-		c.order[mod.name] = c.seq
 	}
 	old := c.paths[mod.name]
 	var now []claimedPath
 	if mod.asg != nil {
 		p := &mod.asg.Provisioning
 		for _, f := range p.Files {
-			now = append(now, claimedPath{f.Path, formOf(f.Form)})
+			now = append(now, claimedPath{path: f.Path, form: formOf(f.Form)})
 		}
 		for _, s := range p.Secrets {
 			if s.Path != "" {
-				now = append(now, claimedPath{s.Path, FormOwned})
+				now = append(now, claimedPath{path: s.Path, form: FormOwned})
 			}
 		}
 		for _, pr := range p.Provisions {
 			if pr.Name != "" && pr.Path != "" {
-				now = append(now, claimedPath{pr.Path, FormOwned})
+				now = append(now, claimedPath{path: pr.Path, form: FormOwned})
 			}
 		}
 		now = byPathOnce(now)
+		c.stamp(old, now)
 	}
 	c.setPaths(mod.name, old, now)
 	reasons := m.clashesOf(mod.name)
@@ -90,6 +93,26 @@ func byPathOnce(ps []claimedPath) []claimedPath {
 	return out
 }
 
+// stamp gives each claim of now the time it was made: an old claim's
+// (the same path in old, both sorted by path), else the next claim's, or 0
+// in the first load.
+func (c *claims) stamp(old, now []claimedPath) {
+	j := 0
+	for i := range now {
+		for j < len(old) && old[j].path < now[i].path {
+			j++
+		}
+		if j < len(old) && old[j].path == now[i].path {
+			now[i].seq = old[j].seq
+			continue
+		}
+		if c.started {
+			c.seq++
+			now[i].seq = c.seq
+		}
+	}
+}
+
 // formOf is a file's form as one of the Form constants (the plan's
 // decoded string is a copy each; none is owned).
 func formOf(form string) string {
@@ -107,7 +130,6 @@ func (m *NodeGraph) unclaim(name string) {
 	c := &m.claims
 	old := c.paths[name]
 	c.setPaths(name, old, nil)
-	delete(c.order, name)
 	delete(c.reasons, name)
 	m.reclaim(name, old, nil)
 }
@@ -168,7 +190,7 @@ func (c *claims) setPaths(name string, old, now []claimedPath) {
 		}
 	}
 	for _, np := range now {
-		h := claimed{name, np.form}
+		h := claimed{name, np.form, np.seq}
 		if _, ok := c.byPath[np.path]; !ok {
 			c.byPath[np.path] = h
 		} else {
@@ -182,22 +204,23 @@ func (c *claims) setPaths(name string, old, now []claimedPath) {
 	}
 }
 
-// clashesOf says, path by path, which module taken before name writes a
-// path name writes in a way the two cannot share.
+// clashesOf says, path by path, which module claimed before name a path
+// name writes, in a way the two cannot share.
 func (m *NodeGraph) clashesOf(name string) []string {
 	c := &m.claims
 	var out []string
 	for _, mine := range c.paths[name] { // by path
+		me := claimed{name, mine.form, mine.seq}
 		var first []claimed
 		c.eachHolder(mine.path, func(h claimed) {
-			if h.module != name && m.before(h.module, name) && !shareable(h.form, mine.form) {
+			if h.module != name && compareClaims(h, me) < 0 && !shareable(h.form, mine.form) {
 				first = append(first, h)
 			}
 		})
 		if len(first) == 0 {
 			continue
 		}
-		slices.SortFunc(first, func(a, b claimed) int { return m.compareOrder(a.module, b.module) })
+		slices.SortFunc(first, compareClaims)
 		e := first[0]
 		out = append(out, "path "+mine.path+" is written "+mine.form+" by module "+name+" and "+e.form+" by module "+e.module+
 			" (taken first): a path written owned or seed is one module's")
@@ -210,11 +233,9 @@ func shareable(a, b string) bool {
 	return (a == FormManagedBlock || a == FormManagedKeys) && (b == FormManagedBlock || b == FormManagedKeys)
 }
 
-// before says whether module a was taken before b: by arrival, and by
-// byte order of name among those taken at start (before the first
+// compareClaims orders two claims on a path: by when each was made, and
+// by byte order of module among those made at start (before the first
 // stabilization, so in one load, whatever order the bucket gave them in).
-func (m *NodeGraph) before(a, b string) bool { return m.compareOrder(a, b) < 0 }
-
-func (m *NodeGraph) compareOrder(a, b string) int {
-	return cmp.Or(cmp.Compare(m.claims.order[a], m.claims.order[b]), strings.Compare(a, b))
+func compareClaims(a, b claimed) int {
+	return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.module, b.module))
 }

@@ -350,6 +350,36 @@ func TestTwoModulesOnOnePathFailTheSecondNamingBoth(t *testing.T) {
 	}
 }
 
+// A module on the node since the first load (a, first by name) later
+// names a path module b holds: a, the newcomer to that path, fails; b
+// stays applied and its file is still put back at the refill. The order is
+// per claim, not per module: a used to count as first on every path.
+func TestAModuleNamingAPathAnotherHoldsFailsAndTheHolderKeepsIt(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "a", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p1", "c", "a.service")}}, map[string]string{"c": "from a\n"})
+	m.assign("ace", "b", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p2", "c", "b.service")}}, map[string]string{"c": "from b\n"})
+	m.client("ace", f.socket, refillEvery(200*time.Millisecond))
+	m.waitFile("/etc/p2", "from b\n")
+	m.waitState("ace", "a", "applied")
+	m.waitState("ace", "b", "applied")
+	m.settle()
+
+	m.assign("ace", "a", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p1", "c", "a.service"), owned("/etc/p2", "c", "a.service")}},
+		map[string]string{"c": "from a\n"})
+	r := m.waitState("ace", "a", "failed")
+	if why, _ := r["reason"].(string); !strings.Contains(why, "/etc/p2") || !strings.Contains(why, "module b (taken first)") {
+		t.Errorf("a's reason %q, want it to name /etc/p2 and module b", why)
+	}
+	if err := writeFile(m.root+"/etc/p2", "edited\n"); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFile("/etc/p2", "from b\n") // put back by b's refill
+	if r, _ := m.report("ace", "b"); r["state"] != "applied" {
+		t.Errorf("b, which holds /etc/p2 and whose plan did not change: %v", r)
+	}
+}
+
 func TestAKeyClaimedTwiceIsTheNodeEnginesConflictAndFailsTheSecondAlone(t *testing.T) {
 	m := newMesh(t)
 	f := m.stateFill()
