@@ -110,6 +110,29 @@ func TestABlockNoLongerDeclaredGoesWhenItsPathChangesForm(t *testing.T) {
 	}
 }
 
+// A path the module wrote owned and now manages a block or keys in: the
+// owned text was all the module's and the new declaration does not name
+// it, so it goes; the file holds the block or the keys alone, and the
+// module's removal leaves nothing of it.
+func TestAnOwnedFileTurnedManagedLosesTheOwnedText(t *testing.T) {
+	for _, tc := range []struct{ form, content, want, afterDelete string }{
+		{FormManagedKeys, "a=3\n", "a=3\n", "a=3\n"},
+		{FormManagedBlock, "a=3\n", "# BEGIN mesh m\na=3\n# END mesh m\n", ""},
+	} {
+		t.Run(tc.form, func(t *testing.T) {
+			root := t.TempDir()
+			c := startServer(t, &Server{Root: root})
+			fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/f", Form: FormOwned, Content: []byte("a=1\nb=2\n")}}})
+			fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/f", Form: tc.form, Content: []byte(tc.content)}}})
+			mustRead(t, filepath.Join(root, "etc/f"), tc.want)
+			if _, err := c.Delete(context.Background(), "m"); err != nil {
+				t.Fatal(err)
+			}
+			mustRead(t, filepath.Join(root, "etc/f"), tc.afterDelete)
+		})
+	}
+}
+
 // Two modules' blocks in one file, declared with different modes (0644,
 // and 0600 for a block holding a secret): the file ends at the stricter
 // mode and the refill ticks after change nothing, so neither module's

@@ -7,7 +7,7 @@ import (
 
 // content works out the bytes a file should hold after its form is applied
 // to base (what is on disk, t.current, less what an earlier form of the
-// module wrote: withoutOldBlock) and the action that says so. For owned
+// module wrote: withoutOldForm) and the action that says so. For owned
 // files the action is settled later (written or unchanged) together with
 // mode and owner.
 func content(f File, module string, t target, base []byte) (want []byte, action string, err error) {
@@ -38,7 +38,7 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 		if !t.exists() {
 			return block(module, f.Content), ActionWritten, nil
 		}
-		merged, err := replaceBlock(f.Path, module, t.current, f.Content)
+		merged, err := replaceBlock(f.Path, module, base, f.Content)
 		if err != nil {
 			return nil, "", err
 		}

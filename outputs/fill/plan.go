@@ -84,7 +84,7 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		if err != nil {
 			return nil, err
 		}
-		base, err := s.withoutOldBlock(req.Module, at, f, t)
+		base, err := s.withoutOldForm(req.Module, at, f, t)
 		if err != nil {
 			return nil, err
 		}
@@ -167,17 +167,25 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 	return steps, nil
 }
 
-// withoutOldBlock is the text a file's form applies to: what is on disk,
-// but without module's block when the module held the path as a
-// managed-block and now names it in another form (the block is what the
-// old declaration wrote, and the new one no longer names it).
-func (s *Server) withoutOldBlock(module, at string, f File, t target) ([]byte, error) {
+// withoutOldForm is the text a file's form applies to: what is on disk,
+// less what the module's old declaration of the path wrote and the new one
+// no longer names: its block, when it held the path as a managed-block and
+// now names it in another form; the whole text, when it held the path
+// owned and now manages a block or keys in it (the file was all the
+// module's; as a seed it is kept as it is).
+func (s *Server) withoutOldForm(module, at string, f File, t target) ([]byte, error) {
 	h, ok := s.state.heldAs(module, at)
-	if !ok || h.Form != FormManagedBlock || f.Form == FormManagedBlock || !t.exists() {
+	if !ok || h.Form == f.Form || !t.exists() {
 		return t.current, nil
 	}
-	out, _, err := removeBlock(f.Path, module, t.current)
-	return out, err
+	switch {
+	case h.Form == FormManagedBlock:
+		out, _, err := removeBlock(f.Path, module, t.current)
+		return out, err
+	case h.Form == FormOwned && (f.Form == FormManagedBlock || f.Form == FormManagedKeys):
+		return []byte{}, nil
+	}
+	return t.current, nil
 }
 
 // checkNames refuses a request naming a path twice, or naming both a path
