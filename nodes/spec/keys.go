@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // EncodeToken writes s as one key token (SPEC §2.1): A-Z a-z 0-9 - _ /
@@ -25,7 +26,8 @@ func EncodeToken(s string) string {
 
 // DecodeToken is the exact inverse of EncodeToken. A token that is empty,
 // holds an '=' not followed by two upper-case hex digits, escapes a byte
-// that stands as itself, or holds a byte no token may hold is out of shape.
+// that stands as itself, holds a byte no token may hold, or decodes to
+// bytes that are not UTF-8 is out of shape.
 func DecodeToken(tok string) (string, error) {
 	if tok == "" {
 		return "", fmt.Errorf("empty token")
@@ -55,6 +57,12 @@ func DecodeToken(tok string) (string, error) {
 		default:
 			return "", fmt.Errorf("token %q: byte %q at %d may not stand in a token", tok, c, i)
 		}
+	}
+	// A token is the UTF-8 form of a name (SPEC §2.1): one whose bytes are
+	// not UTF-8 names nothing (JSON would turn them into U+FFFD, and two
+	// such modules into one at the fill socket and the vault).
+	if !utf8.ValidString(b.String()) {
+		return "", fmt.Errorf("token %q decodes to bytes that are not UTF-8", tok)
 	}
 	return b.String(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"pgregory.net/rapid"
 )
@@ -20,7 +21,7 @@ func TestEncodeToken(t *testing.T) {
 		{"grüße", "gr=C3=BC=C3=9Fe"},
 		{"日", "=E6=97=A5"},
 		{"a b*c>d", "a=20b=2Ac=3Ed"},
-		{"\x00\xff", "=00=FF"},
+		{"\x00\x7f", "=00=7F"},
 		{"", ""},
 	} {
 		if got := EncodeToken(c.in); got != c.want {
@@ -40,6 +41,8 @@ func TestDecodeTokenOutOfShape(t *testing.T) {
 	for _, c := range []struct{ tok, why string }{
 		{"", "empty token"},
 		{"=41", "stands as itself"},       // A escaped
+		{"=FF", "not UTF-8"},              // a name is UTF-8 text (SPEC §2.1)
+		{"a=C3", "not UTF-8"},             // half of ü
 		{"a=2D", "stands as itself"},      // - escaped
 		{"=2F", "stands as itself"},       // / escaped
 		{"shell=3azsh", "upper-case hex"}, // lower-case hex
@@ -122,6 +125,12 @@ func TestTokenRoundTripProperty(t *testing.T) {
 			t.Fatalf("EncodeToken(%q) = %q, not a key token", s, enc)
 		}
 		dec, err := DecodeToken(enc)
+		if !utf8.ValidString(s) { // names are UTF-8 (SPEC §2.1): such a token is out of shape
+			if err == nil {
+				t.Fatalf("DecodeToken(%q) = %q: bytes that are not UTF-8 decoded", enc, dec)
+			}
+			return
+		}
 		if err != nil || dec != s {
 			t.Fatalf("DecodeToken(EncodeToken(%q)) = %q, %v", s, dec, err)
 		}
