@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -289,6 +290,13 @@ func renderItem(counts *RenderCounts, module, collection string, t *Template, sk
 		if len(text) > spec.MaxItemBytes {
 			return nil, fmt.Errorf("the item for collection %s (template %s) is %d bytes, over the limit of %d bytes (512 KiB: an item is kept in a bucket) (%w)",
 				collection, t.Name, len(text), spec.MaxItemBytes, ErrLimit)
+		}
+		if !utf8.Valid(text) {
+			// The item is kept as a JSON string, which would hold U+FFFD
+			// where the text has other bytes: the record would not be
+			// what the collectors' files say.
+			return nil, fmt.Errorf("the item for collection %s (template %s) is not UTF-8 text (a value it names holds other bytes): an item is kept in a bucket as text",
+				collection, t.Name)
 		}
 		return text, nil
 	}

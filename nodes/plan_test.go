@@ -299,7 +299,17 @@ func TestParseAssignmentRules(t *testing.T) {
 }
 
 func TestParseAssignmentJSON(t *testing.T) {
-	for _, data := range []string{"", "{", "null x", `{"node": 1, "provisioning": {}}`, `[]`} {
+	for _, data := range []string{`[]`, `"x"`, `1`, "null x"} {
+		if _, err := ParseAssignment("ace.claude-code", []byte(data)); err == nil || !strings.Contains(err.Error(), "is not a JSON object") {
+			t.Errorf("%q: error %v, want it to say it is not a JSON object", data, err)
+		}
+	}
+	// Not UTF-8: JSON would read U+FFFD where the plan has other bytes.
+	if _, err := ParseAssignment("ace.claude-code", []byte("{\"provisioning\":{\"files\":[{\"path\":\"/etc/x\xffy\"}]}}")); err == nil ||
+		!strings.Contains(err.Error(), "not UTF-8 text (byte 41)") {
+		t.Errorf("a plan that is not UTF-8: error %v", err)
+	}
+	for _, data := range []string{"", "{", `{"node": 1, "provisioning": {}}`} {
 		_, err := ParseAssignment("ace.claude-code", []byte(data))
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -73,6 +75,9 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	}
 	// Whether the value is the provisioner's is asked first: an assignment
 	// with no plan is another domain's, whatever shape its other fields have.
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' && string(t) != "null" {
+		return nil, perr("the assignment is not a JSON object (it begins %q)", t[:min(len(t), 12)])
+	}
 	var probe struct {
 		Provisioning json.RawMessage `json:"provisioning"`
 	}
@@ -81,6 +86,11 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	}
 	if len(probe.Provisioning) == 0 || string(probe.Provisioning) == "null" {
 		return nil, ErrNoPlan
+	}
+	if !utf8.Valid(data) {
+		// JSON would turn the bytes into U+FFFD: a path, a name the plan
+		// never said (and two plans into one path).
+		return nil, perr("the assignment is not UTF-8 text (byte %d)", invalidUTF8At(data))
 	}
 	var a Assignment
 	if err := json.Unmarshal(data, &a); err != nil {
@@ -492,6 +502,18 @@ func parseMode(m string) (uint32, bool) {
 	}
 	v, err := strconv.ParseUint(m, 8, 32)
 	return uint32(v), err == nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // DefaultMode is the mode a templated file is written with (SPEC §3): the

@@ -177,6 +177,9 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 		if len(pname) == 0 {
 			return nil, fail(j, false, "placeholder %q has an empty name", "${"+string(body)+"}")
 		}
+		if !utf8.Valid(pname) { // names are UTF-8 (SPEC §2.1): these bytes would name nothing
+			return nil, fail(j, false, "placeholder %q: its name is not UTF-8 text", "${"+string(body)+"}")
+		}
 		// No name encodes to more than 3 bytes a byte: a short placeholder
 		// is under every limit without building the strings to say so.
 		if 3*(len(body)+1) > spec.MaxNameBytes {

@@ -76,6 +76,7 @@ func TestParseTemplateErrors(t *testing.T) {
 		{"unclosed before newline", "x ${config:a\n}", 1, 3, `unclosed "${"`},
 		{"bare open", "${", 1, 1, `unclosed "${"`},
 		{"empty name", "\n\n  x=${config:}", 3, 5, "empty name"},
+		{"name not UTF-8", "a\n x=${config:k\xff}", 2, 4, "not UTF-8 text"},
 		{"empty kind", "${:x}", 1, 1, "empty kind"},
 		{"no colon", "echo ${HOME}", 1, 6, `no ":" between kind and name`},
 		{"empty body", "${}", 1, 1, `no ":"`},

@@ -116,3 +116,22 @@ func TestAnItemOverTheLimitFailsItsModuleNamingIt(t *testing.T) {
 		t.Errorf("collect keys %v, want small's alone", keys)
 	}
 }
+
+// An item whose text is not UTF-8 fails its module naming the collection:
+// kept in the bucket as a JSON string, it would hold U+FFFD where the
+// collectors' files hold other bytes. The other contributors stay.
+func TestAnItemThatIsNotUTF8FailsItsModuleNamingTheCollection(t *testing.T) {
+	m := newMesh(t)
+	m.collector("ace", "zsh")
+	m.contribute("ace", "small", "alias k=kubectl\n")
+	m.contribute("ace", "bytes", "x=a\xffb\n")
+	m.client("ace")
+	r := m.waitState("ace", "bytes", "failed")
+	if why := fmt.Sprint(r["reason"]); !contains(why, "collection "+zshColl) || !contains(why, "not UTF-8 text") {
+		t.Errorf("reason %q does not name the collection and say why", why)
+	}
+	m.waitState("ace", "zsh", "applied")
+	if keys := m.keysUnder(spec.CollectBucket, "ace."); len(keys) != 1 {
+		t.Errorf("collect keys %v, want small's alone", keys)
+	}
+}
