@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -160,9 +161,15 @@ func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
 			}
 			m.g.Set(n, e.Values)
 		case "refused":
-			m.g.SetFailed(n, bucket+" "+key+": refused by the provider: "+e.Reason)
+			reason := e.Reason
+			if reason == "" {
+				reason = "(it gave no reason)"
+			}
+			m.g.SetFailed(n, bucket+" "+key+": refused by the provider: "+reason)
+		case "":
+			m.g.SetWaiting(n, bucket+" "+key+": the entry has no state, not bound yet")
 		default:
-			m.g.SetWaiting(n, bucket+" "+key+": state "+e.State+", not bound yet")
+			m.g.SetWaiting(n, bucket+" "+key+": state "+strconv.Quote(e.State)+", not bound yet")
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
@@ -179,17 +180,34 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 		}
 		return Result{Outcome: Sealed, Value: value}
 	case StatusAbsent:
-		reason := rep.Reason
+		reason := cutReason(rep.Reason)
 		if reason == "" {
 			reason = fmt.Sprintf("the vault holds no %s", secret)
 		}
 		return Result{Outcome: Absent, Reason: reason}
 	case StatusRefused:
-		reason := rep.Reason
+		reason := cutReason(rep.Reason)
 		if reason == "" {
 			reason = fmt.Sprintf("the vault refused %s without a reason", secret)
 		}
 		return Result{Outcome: Refused, Reason: reason}
 	}
 	return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s has unknown status %q", secret, rep.Status)}
+}
+
+// maxReason bounds a reason the vault gives: it goes into log lines and
+// reports whole otherwise (a 900 KB one made three log lines of as much).
+const maxReason = 1024
+
+// cutReason is the vault's reason cut to maxReason bytes at a character
+// boundary, saying how long it was.
+func cutReason(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	cut := maxReason
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (cut: %d bytes in all)", s[:cut], len(s))
 }

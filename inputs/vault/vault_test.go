@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/nacl/box"
 )
@@ -101,5 +102,18 @@ func TestResultNeverShowsValue(t *testing.T) {
 	}
 	if got := (Result{Outcome: Refused, Reason: "no"}).String(); got != "refused: no" {
 		t.Errorf("refused String() = %q", got)
+	}
+}
+
+// A reason the vault gives is cut at a character boundary past maxReason
+// bytes, saying how long it was: it goes into logs and reports.
+func TestAVaultsReasonIsCut(t *testing.T) {
+	if got := cutReason("short"); got != "short" {
+		t.Errorf("short reason: %q", got)
+	}
+	long := strings.Repeat("é", 900) // two bytes each: 1800
+	got := cutReason(long)
+	if !strings.HasSuffix(got, "… (cut: 1800 bytes in all)") || len(got) > maxReason+40 || !utf8.ValidString(got) {
+		t.Errorf("long reason cut to %d bytes: %.80q…", len(got), got)
 	}
 }

@@ -81,6 +81,11 @@ func TestABindingIsWaitedForUntilTheProviderBindsAndFollowsItsChanges(t *testing
 	if !contains(fmt.Sprint(r["reason"]), "gitea_bound ace.cc.gitea-read: refused by the provider: gitea does not serve gitea-read to cc") {
 		t.Fatalf("reason %q", r["reason"])
 	}
+	// A refusal without a reason, and an entry without a state, say so.
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"refused"}`)
+	m.waitFailed("ace", "cc", "gitea_bound ace.cc.gitea-read: refused by the provider: (it gave no reason)")
+	m.put("gitea_bound", "ace.cc.gitea-read", `{}`)
+	m.waitWaiting("ace", "cc", "gitea_bound ace.cc.gitea-read: the entry has no state, not bound yet")
 	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":"cc-ace-3","url":"https://forge"}}`)
 	m.waitState("ace", "cc", "applied")
 	m.waitFile("/etc/cc/forge.toml", "user = cc-ace-3\nurl = https://forge\n")
