@@ -54,6 +54,7 @@ type StatusError struct {
 	Socket string
 	Status int
 	Msg    string
+	Held   string // a 409's path another module's declaration holds, when the node-engine says which
 }
 
 func (e *StatusError) Error() string {
@@ -196,7 +197,11 @@ func answer(sock string, status int, raw []byte, out any) error {
 		if len(msg) > 512 { // the caller bounds it again at a character boundary
 			msg = msg[:512] + "…"
 		}
-		return &StatusError{Socket: sock, Status: status, Msg: msg}
+		e := &StatusError{Socket: sock, Status: status, Msg: msg}
+		if status == http.StatusConflict {
+			e.Held = eb.Path
+		}
+		return e
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("fill socket %s: decoding the answer: %w", sock, err)

@@ -163,3 +163,23 @@ func TestModulesSharingAPathWithDifferentModesSettleOnTheStricter(t *testing.T) 
 		t.Errorf("shared file's mode: %v %v, want 0600", fi.Mode().Perm(), err)
 	}
 }
+
+// A 409 for a path another module's declaration holds says which path
+// (errorBody.Path, StatusError.Held): the client lets go of what its
+// module no longer names without it. A key claimed twice names none: the
+// path is shared, and leaving it out would let go of nothing held elsewhere.
+func TestAConflictOverAPathHeldElsewhereNamesThePath(t *testing.T) {
+	c := startServer(t, &Server{Root: t.TempDir()})
+	fillOK(t, c, Request{Module: "b", Whole: true, Files: []File{
+		{Path: "/etc/p2", Form: FormOwned, Content: []byte("b\n")},
+		{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("K=1\n")},
+	}})
+	_, err := c.Fill(context.Background(), Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/p2", Form: FormOwned, Content: []byte("a\n")}}})
+	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "/etc/p2" {
+		t.Errorf("owned path held by b: %#v", err)
+	}
+	_, err = c.Fill(context.Background(), Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("K=2\n")}}})
+	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "" {
+		t.Errorf("key claimed twice: %#v", err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 type refusal struct {
 	status int
 	msg    string
+	path   string // a path another module holds (409; errorBody.Path)
 }
 
 func (r *refusal) Error() string { return r.msg }
@@ -33,6 +34,11 @@ func forbid(format string, args ...any) error {
 
 func conflict(format string, args ...any) error {
 	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...)}
+}
+
+// heldElsewhere is a 409 for path p, which another module's declaration holds.
+func heldElsewhere(p, format string, args ...any) error {
+	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...), path: p}
 }
 
 // target is one validated file path, taken inside the server's root.

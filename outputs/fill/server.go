@@ -196,7 +196,11 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 		status = ref.status
 	}
 	s.Log.Warn().Str("module", module).Int("status", status).Err(err).Msg("fill refused")
-	writeError(w, status, err.Error())
+	body := errorBody{Error: err.Error()}
+	if ref != nil {
+		body.Path = ref.path
+	}
+	writeJSONError(w, status, body)
 }
 
 // fill carries out one request: validate and plan every file, refuse what
@@ -281,7 +285,11 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSONError(w, status, errorBody{Error: msg})
+}
+
+func writeJSONError(w http.ResponseWriter, status int, body errorBody) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(errorBody{Error: msg})
+	_ = json.NewEncoder(w).Encode(body)
 }

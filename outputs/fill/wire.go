@@ -106,4 +106,10 @@ type DeleteResponse struct {
 // errorBody is the 4xx/5xx body.
 type errorBody struct {
 	Error string `json:"error"`
+	// Path is the path a 409 refused because another module's declaration
+	// holds it (owned or seed, or shared with one that is): the client
+	// leaves it out of its next whole request, so the paths its module
+	// still holds and no longer names are let go (a swap of paths between
+	// two modules would otherwise refuse both for ever).
+	Path string `json:"path,omitempty"`
 }

@@ -51,13 +51,16 @@ func toFill(v *nodes.ModuleView, mo *moduleOut, all bool) (whole bool, files []i
 			return false, nil, false // nothing of a module is written until every file is there
 		}
 	}
-	whole = all || v.Plan != mo.declared
+	whole = all || v.Plan != mo.declared || len(mo.heldElsewhere) > 0
 	for i, f := range v.Files {
+		if mo.heldElsewhere[f.Path] {
+			continue // let go of first by the module holding it (moduleOut.heldElsewhere)
+		}
 		if whole || mo.filled[f.Path] != f.Value {
 			files = append(files, i)
 		}
 	}
-	if len(files) == 0 && !(whole && v.State == graph.Ready && mo.declared != v.Plan) {
+	if len(files) == 0 && len(mo.heldElsewhere) == 0 && !(whole && v.State == graph.Ready && mo.declared != v.Plan) {
 		// No file: a ready plan of none says so once (a whole request of
 		// none), so files it named before, in this run or before a restart
 		// of the client, are removed; after that it sends nothing.

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"bytes"
+	"errors"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -33,8 +34,15 @@ type moduleOut struct {
 	itemFail                  string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
 	declared                  string // the plan (ModuleView.Plan) of the last whole request answered; "" before one
 	retry                     bool   // a write or fill failed: try again at the next retry tick
-	since                     time.Time
-	lastFill                  time.Time // when its last fill request was sent (Config.FillGap)
+	// heldElsewhere: paths the node-engine refused (409) in the module's
+	// last whole request because another module's declaration holds them.
+	// The next whole request leaves them out, so that what the module
+	// still holds and no longer names is let go; the one after names them
+	// again. Two modules swapping paths each wait for the other's old
+	// declaration to go: without this step neither ever would.
+	heldElsewhere map[string]bool
+	since         time.Time
+	lastFill      time.Time // when its last fill request was sent (Config.FillGap)
 }
 
 func newModuleOut() *moduleOut {
@@ -96,9 +104,25 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 	if err != nil {
 		mo.failure = fillFailure(err, req, carriesSecret(sent))
 		mo.retry = true
+		var se *fill.StatusError
+		if req.Whole && errors.As(err, &se) && se.Held != "" && sent[se.Held] != nil {
+			if mo.heldElsewhere == nil {
+				mo.heldElsewhere = map[string]bool{}
+			}
+			mo.heldElsewhere[se.Held] = true
+		}
 		return
 	}
-	mo.failure = ""
+	if len(mo.heldElsewhere) > 0 {
+		// A whole request without the paths held elsewhere landed: the
+		// module let go of what it no longer names. Its files are not all
+		// there yet: the failure stays said until the next request, with
+		// those paths again, lands.
+		clear(mo.heldElsewhere)
+		mo.retry = true
+	} else {
+		mo.failure = ""
+	}
 	if req.Whole {
 		// The node-engine now holds what this request named and nothing
 		// else of the module: files no longer named are forgotten.

@@ -433,3 +433,34 @@ func TestAPathOutsideTheAllowListFailsTheModuleNamingIt(t *testing.T) {
 		t.Fatalf("a refused module reports files: %s", b)
 	}
 }
+
+// Two modules swap their paths in one change of plans. Each one's whole
+// request was refused (409) for good, as the other's old declaration still
+// held the path it now names, and neither could let go: both failed for
+// ever. A module refused so lets go first (a whole request without the
+// path held elsewhere), then names it again: the swap settles by itself.
+func TestTwoModulesSwappingPathsSettle(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "a", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p1", "c", "a.service")}}, map[string]string{"c": "from a\n"})
+	m.assign("ace", "b", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p2", "c", "b.service")}}, map[string]string{"c": "from b\n"})
+	m.client("ace", f.socket)
+	m.waitFile("/etc/p1", "from a\n")
+	m.waitFile("/etc/p2", "from b\n")
+	m.waitState("ace", "a", "applied")
+	m.waitState("ace", "b", "applied")
+	m.settle()
+
+	m.assign("ace", "a", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p2", "c", "a.service")}}, map[string]string{"c": "from a\n"})
+	m.assign("ace", "b", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p1", "c", "b.service")}}, map[string]string{"c": "from b\n"})
+	bustest.Eventually(t, 20*time.Second, func() error {
+		p1, _, _ := m.file("/etc/p1")
+		p2, _, _ := m.file("/etc/p2")
+		ra, _ := m.report("ace", "a")
+		rb, _ := m.report("ace", "b")
+		if p1 != "from b\n" || p2 != "from a\n" || ra["state"] != "applied" || rb["state"] != "applied" {
+			return fmt.Errorf("p1 %q p2 %q, a %v %v, b %v %v", p1, p2, ra["state"], ra["reason"], rb["state"], rb["reason"])
+		}
+		return nil
+	})
+}
