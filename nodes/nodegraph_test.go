@@ -523,6 +523,12 @@ func TestAKindWaitsWhileTheRegistrySaysItLivesElsewhere(t *testing.T) {
 	if v := m.View("web"); v.State != graph.Waiting || !strings.Contains(v.Reason, "lives in bucket other-config; this client reads it from mesh-config_resolved") {
 		t.Fatalf("%v %q", v.State, v.Reason)
 	}
+	// An entry that is not an object (null parsed as one with no fields).
+	m.Put(spec.RegistryBucket, "config", []byte(`null`))
+	m.Stabilize()
+	if v := m.View("web"); v.State != graph.Waiting || !strings.Contains(v.Reason, "the registry's entry for kind config is not a JSON object") {
+		t.Fatalf("%v %q", v.State, v.Reason)
+	}
 	m.Put(spec.RegistryBucket, "config", []byte(`{"kind":"config","owner":"mesh-config","bucket":"mesh-config_resolved","key":"<node>.<module>.<key>"}`))
 	m.Stabilize()
 	if v := m.View("web"); v.State != graph.Ready {

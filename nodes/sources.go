@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -381,6 +382,9 @@ func registryMismatch(kind string, entry []byte) string {
 	var e struct {
 		Bucket string `json:"bucket"`
 		Verb   string `json:"verb"`
+	}
+	if t := bytes.TrimSpace(entry); len(t) == 0 || t[0] != '{' {
+		return "the registry's entry for kind " + kind + " is not a JSON object"
 	}
 	if err := json.Unmarshal(entry, &e); err != nil {
 		return "the registry's entry for kind " + kind + " does not parse: " + err.Error()
