@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
@@ -199,15 +198,6 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 // reports whole otherwise (a 900 KB one made three log lines of as much).
 const maxReason = 1024
 
-// cutReason is the vault's reason cut to maxReason bytes at a character
-// boundary, saying how long it was.
-func cutReason(s string) string {
-	if len(s) <= maxReason {
-		return s
-	}
-	cut := maxReason
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (cut: %d bytes in all)", s[:cut], len(s))
-}
+// cutReason is the vault's reason cut to maxReason bytes, saying how
+// long it was.
+func cutReason(s string) string { return spec.Cut(s, maxReason) }

@@ -1,6 +1,9 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Limits of SPEC §4.1. Each is refused with an error that names it.
 const (
@@ -44,4 +47,19 @@ func EncodedLen(s string) int {
 		}
 	}
 	return n
+}
+
+// Cut is s cut to at most max bytes at a character boundary, with a
+// marker saying how long it was: text that came from elsewhere (a
+// node-engine's error, a provider's or the vault's refusal) before it goes
+// into a bucket, a report or a log line.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (cut: %d bytes in all)", s[:cut], len(s))
 }

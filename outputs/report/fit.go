@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"unicode/utf8"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // MaxText bounds a reason or a why as written to a bucket: text that came
@@ -14,16 +15,7 @@ import (
 const MaxText = 512
 
 // Bound is s cut to MaxText bytes, with a marker saying how long it was.
-func Bound(s string) string {
-	if len(s) <= MaxText {
-		return s
-	}
-	cut := MaxText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (cut: %d bytes in all)", s[:cut], len(s))
-}
+func Bound(s string) string { return spec.Cut(s, MaxText) }
 
 // encode is v's JSON without HTML escaping: an item's `<`, `>` and `&`
 // stay one byte each instead of six, so what was measured is what is sent.
