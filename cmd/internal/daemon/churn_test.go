@@ -12,6 +12,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/examples/scale"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -194,24 +195,7 @@ func TestChurnASecretHeldBetweenArchivesIsStillReaskedOnReconnect(t *testing.T) 
 	m := newMesh(t)
 	v := m.devVault()
 	name := "own/base/s"
-	v.Set(t.Context(), name, []byte("v1"))
-	p := churnPlan("base")
-	p.Secrets = []nodes.SecretSpec{{Name: "s"}}
-	m.assign("ace", "base", p, map[string]string{"t": "s=${secret:s}\n"})
-	m.client("ace", func(c *Config) { c.ReaskSpread = 50 * time.Millisecond })
-	m.waitFile("/etc/base/conf", "s=v1\n")
-
-	// base moves to an archive not there yet: between archives, its
-	// secret is held and read by no file.
-	ref, digest := m.archive("base-later", map[string]string{"t": "later s=${secret:s}\n"})
-	path := strings.TrimPrefix(ref, "file://")
-	if err := os.Rename(path, path+".away"); err != nil {
-		t.Fatal(err)
-	}
-	p.Templates.Ref, p.Templates.Digest = ref, digest
-	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: "base", Provisioning: p})
-	m.put(spec.AssignmentsBucket, spec.EncodeKey("ace", "base"), string(b))
-	m.waitState("ace", "base", "waiting")
+	path := m.secretBetweenArchives(v)
 	// The asker looks at every name answered for good when a sample of
 	// them says something left, or else once a second: past that second,
 	// a batch makes sure it has looked.
@@ -245,22 +229,7 @@ func TestASecretHeldBetweenArchivesWhileTheBusWasAwayIsAskedAgainWhenReadAgain(t
 	m := newMesh(t)
 	v, vc := m.reconnectingVault()
 	name := "own/base/s"
-	v.Set(t.Context(), name, []byte("v1"))
-	p := churnPlan("base")
-	p.Secrets = []nodes.SecretSpec{{Name: "s"}}
-	m.assign("ace", "base", p, map[string]string{"t": "s=${secret:s}\n"})
-	m.client("ace", func(c *Config) { c.ReaskSpread = 50 * time.Millisecond })
-	m.waitFile("/etc/base/conf", "s=v1\n")
-
-	ref, digest := m.archive("base-later", map[string]string{"t": "later s=${secret:s}\n"})
-	path := strings.TrimPrefix(ref, "file://")
-	if err := os.Rename(path, path+".away"); err != nil {
-		t.Fatal(err)
-	}
-	p.Templates.Ref, p.Templates.Digest = ref, digest
-	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: "base", Provisioning: p})
-	m.put(spec.AssignmentsBucket, spec.EncodeKey("ace", "base"), string(b))
-	m.waitState("ace", "base", "waiting")
+	path := m.secretBetweenArchives(v)
 	m.settle()
 
 	const back = "the bus is back"
@@ -288,4 +257,29 @@ func TestASecretHeldBetweenArchivesWhileTheBusWasAwayIsAskedAgainWhenReadAgain(t
 		t.Fatal(err)
 	}
 	m.waitFile("/etc/base/conf", "later s=v2\n")
+}
+
+// secretBetweenArchives makes module base read own/base/s (v1 in v) from a
+// first archive, then moves its plan to an archive not there yet (moved
+// away to path+".away"): between archives, its secret is held and read by
+// no file. It returns the new archive's path.
+func (m *mesh) secretBetweenArchives(v *devvault.Vault) string {
+	m.t.Helper()
+	v.Set(m.t.Context(), "own/base/s", []byte("v1"))
+	p := churnPlan("base")
+	p.Secrets = []nodes.SecretSpec{{Name: "s"}}
+	m.assign("ace", "base", p, map[string]string{"t": "s=${secret:s}\n"})
+	m.client("ace", func(c *Config) { c.ReaskSpread = 50 * time.Millisecond })
+	m.waitFile("/etc/base/conf", "s=v1\n")
+
+	ref, digest := m.archive("base-later", map[string]string{"t": "later s=${secret:s}\n"})
+	path := strings.TrimPrefix(ref, "file://")
+	if err := os.Rename(path, path+".away"); err != nil {
+		m.t.Fatal(err)
+	}
+	p.Templates.Ref, p.Templates.Digest = ref, digest
+	b, _ := json.Marshal(nodes.Assignment{Node: "ace", Module: "base", Provisioning: p})
+	m.put(spec.AssignmentsBucket, spec.EncodeKey("ace", "base"), string(b))
+	m.waitState("ace", "base", "waiting")
+	return path
 }
