@@ -299,10 +299,14 @@ func TestParseAssignmentRules(t *testing.T) {
 }
 
 func TestParseAssignmentJSON(t *testing.T) {
-	for _, data := range []string{`[]`, `"x"`, `1`, "null x"} {
-		if _, err := ParseAssignment("ace.claude-code", []byte(data)); err == nil || !strings.Contains(err.Error(), "is not a JSON object") {
-			t.Errorf("%q: error %v, want it to say it is not a JSON object", data, err)
+	// JSON that is not an object carries no provisioning: not ours (SPEC §3 r2).
+	for _, data := range []string{`[]`, `"x"`, `1`, `null`} {
+		if a, err := ParseAssignment("ace.claude-code", []byte(data)); !errors.Is(err, ErrNoPlan) || a != nil {
+			t.Errorf("%q: %v, %v; want ErrNoPlan", data, a, err)
 		}
+	}
+	if _, err := ParseAssignment("ace.claude-code", []byte("null x")); err == nil || !strings.Contains(err.Error(), "is not JSON") {
+		t.Errorf("null x: error %v, want it to say it is not JSON", err)
 	}
 	// Not UTF-8: JSON would read U+FFFD where the plan has other bytes.
 	if _, err := ParseAssignment("ace.claude-code", []byte("{\"provisioning\":{\"files\":[{\"path\":\"/etc/x\xffy\"}]}}")); err == nil ||

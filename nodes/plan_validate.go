@@ -75,8 +75,11 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	}
 	// Whether the value is the provisioner's is asked first: an assignment
 	// with no plan is another domain's, whatever shape its other fields have.
-	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' && string(t) != "null" {
-		return nil, perr("the assignment is not a JSON object (it begins %q)", t[:min(len(t), 12)])
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' {
+		if json.Valid(t) {
+			return nil, ErrNoPlan // JSON that carries no provisioning (SPEC §3 r2): not ours
+		}
+		return nil, perr("the assignment is not JSON (it begins %q)", t[:min(len(t), 12)])
 	}
 	var probe struct {
 		Provisioning json.RawMessage `json:"provisioning"`
