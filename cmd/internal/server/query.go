@@ -53,8 +53,9 @@ func whyOnly[V any](check func([]string, []byte) (V, string)) func([]string, []b
 // Request is the verb's request. Every field is optional; What defaults to
 // "registry". Node, Module, Contributor and Collection narrow the answer to
 // keys whose token of that name is that value (Module stands for
-// Contributor with what=collect); a field that does not narrow the asked
-// bucket is refused. Page picks one page of a paged answer (see ServeQuery).
+// Contributor with what=collect); a field that is not a token of the asked
+// bucket's keys narrows nothing and is ignored (a caller may send the same
+// fields whatever it asks). Page picks one page of a paged answer (see ServeQuery).
 type Request struct {
 	What        string `json:"what,omitempty"`
 	Node        string `json:"node,omitempty"`
@@ -320,7 +321,7 @@ func narrowing(req Request) (map[int]string, error) {
 			}
 		}
 		if pos < 0 {
-			return nil, fmt.Errorf("%s does not narrow %s (its keys are %s)", name, req.What, strings.Join(sh.tokens, "."))
+			continue // not a token of this bucket's keys: nothing to narrow (SPEC §6.2: optional narrowing)
 		}
 		narrow[pos] = spec.EncodeToken(v)
 	}
