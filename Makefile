@@ -91,5 +91,7 @@ run:
 	$(GO) build -o mesh-lab ./cmd/mesh-lab
 	exec ./mesh-lab
 
+# The graph of the lab's node ace (CONTROL=… for another client's socket).
+CONTROL ?= .lab/ace/control.sock
 dot:
-	$(GO) run ./cmd/mesh-provisioner-client graph dot | dot -Tsvg > graph.svg
+	set -o pipefail; $(GO) run ./cmd/mesh-provisioner-client graph dot --control $(CONTROL) | dot -Tsvg > graph.svg
