@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,17 @@ func TestBadFlagsAreRefusedBeforeServing(t *testing.T) {
 	}
 }
 
+// withStateDir is args with a --state-dir of dir unless they name one: a
+// test's mesh-fill never takes the machine's /var/lib/mesh-fill (its
+// lock would be another run's, or a real mesh-fill's, and its state files
+// outlive the test).
+func withStateDir(args []string, dir string) []string {
+	if slices.Contains(args, "--state-dir") {
+		return args
+	}
+	return append(args[:len(args):len(args)], "--state-dir", dir)
+}
+
 // serve runs mesh-fill serve with args until the test ends and returns a
 // client of its socket and a reader of its stderr so far (a file: the
 // server writes it while the test reads).
@@ -63,6 +75,7 @@ func serve(t *testing.T, args ...string) (c *fill.Client, stderr func() string) 
 	stderr = func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	args = withStateDir(args, filepath.Join(sockDir, "state"))
 	go func() { done <- run(ctx, append([]string{"serve", "--socket", sock}, args...), errFile) }()
 	t.Cleanup(func() {
 		cancel()

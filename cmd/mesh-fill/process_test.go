@@ -65,7 +65,7 @@ func startAs(t *testing.T, cred *syscall.Credential, args ...string) *proc {
 		t.Fatal(err)
 	}
 	defer errFile.Close() // the process has its own
-	p.cmd = meshFill(append([]string{"serve", "--socket", p.sock}, args...)...)
+	p.cmd = meshFill(append([]string{"serve", "--socket", p.sock}, withStateDir(args, filepath.Join(dir, "state"))...)...)
 	p.cmd.Stderr = errFile
 	if cred != nil {
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
