@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
-
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
-	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -21,48 +16,21 @@ import (
 // failed), c applied, and a report of a module assigned nowhere (z) says
 // failed too. It returns the URL.
 func failedMesh(t *testing.T) string {
-	t.Helper()
-	s := bustest.Start(t)
-	nc, js := bustest.JetStream(t, s)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := server.EnsureBuckets(ctx, js, 1); err != nil {
-		t.Fatal(err)
-	}
-	as, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	needs, _ := js.KeyValue(ctx, spec.NeedsBucket)
-	applied, _ := js.KeyValue(ctx, spec.AppliedBucket)
-	put := func(kv jetstream.KeyValue, key string, v any) {
-		b, _ := json.Marshal(v)
-		if _, err := kv.Put(ctx, key, b); err != nil {
-			t.Fatal(err)
+	return sweepMesh(t, false, func(b sweepBuckets) {
+		at := time.Now().Add(-3 * time.Minute).UTC().Format(time.RFC3339)
+		for node, rep := range map[string]map[string]string{
+			"a": {"state": "failed", "reason": "plan: template web.conf: unknown kind \"nope\"\x1b[2J"},
+			"b": {"state": "failed", "reason": "fill socket refused"},
+			"c": {"state": "applied"},
+		} {
+			b.put(b.assignments, node+".web", map[string]any{"provisioning": map[string]any{}})
+			b.put(b.needs, spec.EncodeKey(node, "web", "config", "port"),
+				map[string]string{"node": node, "module": "web", "kind": "config", "name": "port", "state": "met"})
+			rep["node"], rep["module"], rep["at"] = node, "web", at
+			b.put(b.applied, node+".web", rep)
 		}
-	}
-	at := time.Now().Add(-3 * time.Minute).UTC().Format(time.RFC3339)
-	for node, rep := range map[string]map[string]string{
-		"a": {"state": "failed", "reason": "plan: template web.conf: unknown kind \"nope\"\x1b[2J"},
-		"b": {"state": "failed", "reason": "fill socket refused"},
-		"c": {"state": "applied"},
-	} {
-		put(as, node+".web", map[string]any{"provisioning": map[string]any{}})
-		put(needs, spec.EncodeKey(node, "web", "config", "port"),
-			map[string]string{"node": node, "module": "web", "kind": "config", "name": "port", "state": "met"})
-		rep["node"], rep["module"], rep["at"] = node, "web", at
-		put(applied, node+".web", rep)
-	}
-	put(applied, "z.gone", map[string]string{"node": "z", "module": "gone", "state": "failed", "reason": "old"})
-	stop, err := server.ServeQuery(context.Background(), nc, js, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return s.ClientURL()
+		b.put(b.applied, "z.gone", map[string]string{"node": "z", "module": "gone", "state": "failed", "reason": "old"})
+	})
 }
 
 // Modules whose reports say failed hold the mesh back though every need

@@ -18,9 +18,17 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// mesh starts a bus and the server's verb over a mesh where gitea serves
-// none of its three consumers, and node h is healthy. It returns the URL.
-func mesh(t *testing.T) string {
+// sweepBuckets are the buckets a sweep test writes its mesh in; put
+// writes v at key, a string as it is and anything else as JSON.
+type sweepBuckets struct {
+	assignments, needs, applied jetstream.KeyValue
+	put                         func(kv jetstream.KeyValue, key string, v any)
+}
+
+// sweepMesh starts a bus with the server's buckets (the registry published
+// when registry is true) and an assignments bucket, has write fill them,
+// then serves the verb on it. It returns the bus's URL.
+func sweepMesh(t *testing.T, registry bool, write func(b sweepBuckets)) string {
 	t.Helper()
 	s := bustest.Start(t)
 	nc, js := bustest.JetStream(t, s)
@@ -29,36 +37,29 @@ func mesh(t *testing.T) string {
 	if err := server.EnsureBuckets(ctx, js, 1); err != nil {
 		t.Fatal(err)
 	}
-	reg, _ := js.KeyValue(ctx, spec.RegistryBucket)
-	if _, _, err := server.PublishRegistry(ctx, reg, server.Registry()); err != nil {
-		t.Fatal(err)
-	}
-	as, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	needs, _ := js.KeyValue(ctx, spec.NeedsBucket)
-	put := func(kv jetstream.KeyValue, key, v string) {
-		if _, err := kv.Put(ctx, key, []byte(v)); err != nil {
+	if registry {
+		reg, _ := js.KeyValue(ctx, spec.RegistryBucket)
+		if _, _, err := server.PublishRegistry(ctx, reg, server.Registry()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	need := func(node, module, kind, name, state, why string) {
-		b, _ := json.Marshal(map[string]string{"node": node, "module": module, "kind": kind, "name": name, "state": state, "why": why})
-		put(needs, spec.EncodeKey(node, module, kind, name), string(b))
+	b := sweepBuckets{put: func(kv jetstream.KeyValue, key string, v any) {
+		raw, ok := v.(string)
+		if !ok {
+			j, _ := json.Marshal(v)
+			raw = string(j)
+		}
+		if _, err := kv.Put(ctx, key, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	var err error
+	if b.assignments, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: spec.AssignmentsBucket}); err != nil {
+		t.Fatal(err)
 	}
-	plan := `{"provisioning":{"provisions":[{"provision":"gitea-read","provider":"gitea","credential":"token"}]}}`
-	for _, n := range []string{"ace", "g14", "novox", "h", "w"} {
-		put(as, n+".claude-code", plan)
-	}
-	for _, n := range []string{"ace", "g14", "novox"} {
-		need(n, "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
-	}
-	need("novox", "claude-code", "config", "model", "waiting", "evil \x1b[2J\x07 \u009b why")
-	need("h", "claude-code", "config", "model", "met", "")
-	applied, _ := js.KeyValue(ctx, spec.AppliedBucket)
-	put(applied, "ace.claude-code", `{"state":"failed"}`)
-	need("w", "claude-code", "config", "model", "waiting", "not yet")
+	b.needs, _ = js.KeyValue(ctx, spec.NeedsBucket)
+	b.applied, _ = js.KeyValue(ctx, spec.AppliedBucket)
+	write(b)
 	stop, err := server.ServeQuery(context.Background(), nc, js, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,28 @@ func mesh(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return s.ClientURL()
+}
+
+// mesh starts a bus and the server's verb over a mesh where gitea serves
+// none of its three consumers, and node h is healthy. It returns the URL.
+func mesh(t *testing.T) string {
+	return sweepMesh(t, true, func(b sweepBuckets) {
+		need := func(node, module, kind, name, state, why string) {
+			b.put(b.needs, spec.EncodeKey(node, module, kind, name),
+				map[string]string{"node": node, "module": module, "kind": kind, "name": name, "state": state, "why": why})
+		}
+		plan := `{"provisioning":{"provisions":[{"provision":"gitea-read","provider":"gitea","credential":"token"}]}}`
+		for _, n := range []string{"ace", "g14", "novox", "h", "w"} {
+			b.put(b.assignments, n+".claude-code", plan)
+		}
+		for _, n := range []string{"ace", "g14", "novox"} {
+			need(n, "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
+		}
+		need("novox", "claude-code", "config", "model", "waiting", "evil \x1b[2J\x07 \u009b why")
+		need("h", "claude-code", "config", "model", "met", "")
+		b.put(b.applied, "ace.claude-code", `{"state":"failed"}`)
+		need("w", "claude-code", "config", "model", "waiting", "not yet")
+	})
 }
 
 func runSweep(args ...string) (code int, stdout, stderr string) {
