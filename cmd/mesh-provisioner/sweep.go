@@ -8,19 +8,46 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
+	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
-// sweepInbox is the reply prefix the sweep connects with: the server's
-// (nodes/spec RightsOf), so the server's creds work with it.
+// sweepInbox is the reply prefix the sweep connects with when nothing
+// says another: the server's (nodes/spec RightsOf), so the server's creds
+// work with it.
 const sweepInbox = "_INBOX.mesh-provisioner"
+
+// inboxFor is the reply prefix the sweep connects with: --inbox when
+// given; else the one the creds' user may hear (its JWT lists it, as the
+// operator's `_INBOX.mesh-operator`); else `_INBOX.<user>` for a user named
+// in the URL (the example configuration's services, the operator among
+// them, hear replies there); else the server's.
+func inboxFor(flagged, creds, natsURL string) string {
+	if flagged != "" {
+		return flagged
+	}
+	if creds != "" {
+		if in := bus.InboxOfCreds(creds); in != "" {
+			return in
+		}
+	}
+	first, _, _ := strings.Cut(natsURL, ",")
+	if u, err := url.Parse(strings.TrimSpace(first)); err == nil && u.User != nil {
+		if name := u.User.Username(); name != "" && spec.EncodeToken(name) == name {
+			return "_INBOX." + name
+		}
+	}
+	return sweepInbox
+}
 
 // sweepTimeout bounds the whole sweep: connecting, and every page.
 const sweepTimeout = time.Minute
@@ -37,6 +64,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	module := fs.String("module", "", "only this module's needs")
 	stoodAfter := fs.Duration("stood-after", 10*time.Minute, "a need waiting longer than this stood asked")
 	asJSON := fs.Bool("json", false, "print the reply as JSON (all pages joined)")
+	inboxFlag := fs.String("inbox", "", "reply prefix to connect with (default: the creds' user's, else _INBOX.<the URL's user>, else "+sweepInbox+")")
 	if code, ok := cli.Parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -48,6 +76,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
+	inbox := inboxFor(*inboxFlag, *creds, *natsURL)
 	// A request the bus refuses (a permissions violation: these creds may
 	// not publish the verb or subscribe to the reply inbox) is never
 	// answered; the violation comes to the error handler, which ends the
@@ -55,7 +84,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	refusedCtx, refuse := context.WithCancelCause(context.Background())
 	defer refuse(nil)
 	opts := []nats.Option{nats.Name("mesh-provisioner sweep"), nats.Timeout(5 * time.Second),
-		nats.CustomInboxPrefix(sweepInbox), nats.NoReconnect(),
+		nats.CustomInboxPrefix(inbox), nats.NoReconnect(),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrPermissionViolation) {
 				refuse(err)
@@ -75,8 +104,8 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	r, err := server.AskSweep(ctx, nc, *node, *module, stoodAfter.String())
 	if err != nil {
 		if cause := context.Cause(refusedCtx); cause != nil {
-			fmt.Fprintf(stderr, "mesh-provisioner sweep: the bus refused the sweep: %v (the sweep needs the right to publish %s and to subscribe to %s.>, as the server's creds have)\n",
-				cause, spec.QuerySubject, sweepInbox)
+			fmt.Fprintf(stderr, "mesh-provisioner sweep: the bus refused the sweep: %v (the sweep needs the right to publish %s and to subscribe to %s.>, as the operator's and the server's creds have)\n",
+				cause, spec.QuerySubject, inbox)
 			return 2
 		}
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)

@@ -74,17 +74,34 @@ func TestSweepWithTheServersRights(t *testing.T) {
 			go func() { done <- server.Run(ctx, cfg) }()
 			t.Cleanup(func() { cancel(); <-done })
 
-			var code int
-			var out, errs string
-			bustest.Eventually(t, 10*time.Second, func() error {
-				code, out, errs = runSweep(bus.login("mesh-provisioner")...)
-				if code != 0 {
-					return fmt.Errorf("sweep as mesh-provisioner: exit %d\n%s%s", code, out, errs)
+			// The operator's user (SPEC §2.3: anyone may ask the verb) and
+			// the server's both sweep with nothing but their login: the
+			// reply prefix comes from the creds' JWT or the URL's user.
+			for _, user := range []string{"mesh-provisioner", "mesh-operator"} {
+				var code int
+				var out, errs string
+				bustest.Eventually(t, 10*time.Second, func() error {
+					code, out, errs = runSweep(bus.login(user)...)
+					if code != 0 {
+						return fmt.Errorf("sweep as %s: exit %d\n%s%s", user, code, out, errs)
+					}
+					return nil
+				})
+				if !strings.Contains(out, "modules 0") {
+					t.Errorf("sweep as %s:\n%s", user, out)
 				}
-				return nil
-			})
-			if !strings.Contains(out, "modules 0") {
-				t.Errorf("sweep as mesh-provisioner:\n%s", out)
+			}
+			// The operator reads nothing but the verb's answers.
+			op := bustest.Connect(t, bus.s, operatorLogin(t, bus)...)
+			opJS, err := jetstream.New(op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kvCtx, kvCancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err = opJS.KeyValue(kvCtx, spec.NeedsBucket)
+			kvCancel()
+			if err == nil {
+				t.Errorf("the operator's user could open %s; it may only ask the verb", spec.NeedsBucket)
 			}
 
 			for _, user := range []string{"provisioner-ace", "toolrunner-ace", "gitea"} {
@@ -119,6 +136,16 @@ func TestSweepWithTheServersRights(t *testing.T) {
 			}
 		})
 	}
+}
+
+// operatorLogin is the nats options of the operator's user of bus.
+func operatorLogin(t *testing.T, bus exampleBus) []nats.Option {
+	t.Helper()
+	opts := []nats.Option{nats.CustomInboxPrefix("_INBOX.mesh-operator")}
+	if args := bus.login("mesh-operator"); len(args) == 4 {
+		return append(opts, nats.UserCredentials(args[3]))
+	}
+	return append(opts, nats.UserInfo("mesh-operator", auth.DevPassword("mesh-operator")))
 }
 
 // labLogin is the nats options of the unrestricted lab user of bus.

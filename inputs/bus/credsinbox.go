@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/nats-io/jwt/v2"
@@ -43,4 +44,30 @@ func subjectMatches(pattern, subject string) bool {
 		}
 	}
 	return len(p) == len(s)
+}
+
+// InboxOfCreds is the reply prefix the user of the creds file at path
+// hears replies on: the first `_INBOX.<x>.>` its JWT may subscribe to, as
+// `_INBOX.<x>`; "" when its JWT lists none (a user without limits) or the
+// file cannot be read as creds (CheckCreds says why).
+func InboxOfCreds(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	tok, err := jwt.ParseDecoratedJWT(data)
+	if err != nil {
+		return ""
+	}
+	claims, err := jwt.DecodeUserClaims(tok)
+	if err != nil {
+		return ""
+	}
+	for _, p := range claims.Permissions.Sub.Allow {
+		if prefix, ok := strings.CutSuffix(p, ".>"); ok && strings.HasPrefix(prefix, "_INBOX.") &&
+			!strings.ContainsAny(prefix, "*>") {
+			return prefix
+		}
+	}
+	return ""
 }

@@ -16,11 +16,12 @@ const (
 	RoleProvider   = "provider"   // a provider P, owner of P_bound
 	RoleConfig     = "mesh-config"
 	RoleController = "controller" // mesh-controller
+	RoleOperator   = "operator"   // a person or a cron job: asks the server's verb, reads nothing else
 	RoleLab        = "lab"        // the lab and the tests: no permissions, may do everything
 )
 
 // Roles lists every role, in the order a configuration lists their users.
-var Roles = []string{RoleClient, RoleToolRunner, RoleServer, RoleVault, RoleController, RoleConfig, RoleProvider, RoleLab}
+var Roles = []string{RoleClient, RoleToolRunner, RoleServer, RoleVault, RoleController, RoleConfig, RoleProvider, RoleOperator, RoleLab}
 
 // ArtifactsStore is the object store of templates archives the controller
 // writes and every client reads.
@@ -128,6 +129,11 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 				{Subjects: kvOwn(ConfigBucket)},
 			},
 			Subscribe: []Rule{{Subjects: []string{"_INBOX.mesh-config.>"}}}}, nil
+	case RoleOperator:
+		return Rights{Role: role, User: "mesh-operator", Inbox: "_INBOX.mesh-operator",
+			Comment:   "an operator (a person, a cron job, a CI step): asks " + QuerySubject + " (SPEC §2.3: anyone may; it only reads), so mesh-provisioner sweep needs no creds that can write; nothing else",
+			Publish:   []Rule{{Subjects: []string{QuerySubject}}},
+			Subscribe: []Rule{{Subjects: []string{"_INBOX.mesh-operator.>"}}}}, nil
 	case RoleLab:
 		return Rights{Role: role, User: "lab", Unrestricted: true,
 			Comment: "lab: the lab and the tests; no permissions block, so it may do everything (create every bucket, load the examples)"}, nil
@@ -310,8 +316,10 @@ func Fleet(nodes, providers []string) ([]Rights, error) {
 			return nil, err
 		}
 	}
-	if err := add(RoleLab, "", nil); err != nil {
-		return nil, err
+	for _, role := range []string{RoleOperator, RoleLab} {
+		if err := add(role, "", nil); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -70,9 +70,16 @@ func TestRightsFollowSPECr2(t *testing.T) {
 			t.Errorf("the server hears %s", s)
 		}
 	}
-	// Who may ask the verb: the server (and the lab, unrestricted); no other role.
+	// Who may ask the verb: the server, the operator (and the lab,
+	// unrestricted); no other role. The operator may do nothing else.
+	op := must(RightsOf(RoleOperator, "", nil))
+	if !slices.Equal(op.PublishAllow(), []string{QuerySubject}) ||
+		!slices.Equal(op.SubscribeAllow(), []string{op.Inbox + ".>"}) || op.AllowResponses {
+		t.Errorf("the operator publishes %q, hears %q, answers %v; want the verb and its own inbox alone",
+			op.PublishAllow(), op.SubscribeAllow(), op.AllowResponses)
+	}
 	for _, r := range mustFleet(t) {
-		if r.Unrestricted || r.Role == RoleServer {
+		if r.Unrestricted || r.Role == RoleServer || r.Role == RoleOperator {
 			continue
 		}
 		if slices.ContainsFunc(r.PublishAllow(), func(s string) bool {
@@ -118,7 +125,7 @@ func TestFleetListsEveryUserOnce(t *testing.T) {
 		names = append(names, r.User)
 	}
 	want := []string{"provisioner-ace", "provisioner-g14", "toolrunner-ace", "toolrunner-g14",
-		"mesh-provisioner", "mesh-vault", "mesh-controller", "mesh-config", "gitea", "lab"}
+		"mesh-provisioner", "mesh-vault", "mesh-controller", "mesh-config", "gitea", "mesh-operator", "lab"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Fleet users %q, want %q", names, want)
 	}

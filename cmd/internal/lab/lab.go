@@ -271,10 +271,12 @@ The lab runs until Ctrl-C. Try, in another terminal:
   nats -s %[2]s kv put mesh-config_resolved %[3]s.claude-code.model opus-4
       (the file is filled again; here: "restart claude-code.service on %[3]s")
   go run ./cmd/mesh-provisioner-client graph explain --control %[4]s %[5]s
-  go run ./cmd/mesh-provisioner sweep --nats %[2]s --stood-after 1s
-      (the whole mesh: what holds it back and who answers it)
+  go run ./cmd/mesh-provisioner sweep --nats %[9]s --stood-after 1s
+      (the whole mesh: what holds it back and who answers it; as the
+      operator's user, who may ask that and nothing else)
   nats -s %[2]s kv put mesh-config_resolved %[6]s.%[5]s.%[7]s smtp.mesh.internal
   go run ./cmd/mesh-provisioner-client graph dot --control %[8]s | dot -Tsvg > graph.svg
   nats -s %[2]s kv watch mesh-provisioner_applied
-`, show(l.root(first)), url, first, show(l.control(WaitingNode)), WaitingModule, WaitingNode, WaitingConfig, show(l.control(first)))
+`, show(l.root(first)), url, first, show(l.control(WaitingNode)), WaitingModule, WaitingNode, WaitingConfig, show(l.control(first)),
+		s.ClientURL()+" --creds "+show(s.creds("mesh-operator")))
 }

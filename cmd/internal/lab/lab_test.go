@@ -292,7 +292,7 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 	// The bus runs in operator mode: each part has its .creds, kept 0600,
 	// and a node's reaches its own config and not another node's.
 	creds := filepath.Join(dir, "creds")
-	for _, user := range []string{"lab", "provisioner-ace", "provisioner-g14", "toolrunner-ace", "mesh-provisioner", "mesh-vault", "mesh-controller", "mesh-config", "gitea"} {
+	for _, user := range []string{"lab", "provisioner-ace", "provisioner-g14", "toolrunner-ace", "mesh-provisioner", "mesh-vault", "mesh-controller", "mesh-config", "gitea", "mesh-operator"} {
 		if fi, err := os.Stat(filepath.Join(creds, user+".creds")); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("creds of %s: %v (mode %v), want a 0600 file", user, err, fi)
 		}
@@ -354,8 +354,10 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not stop within 30s of its context ending")
 	}
-	if want := "--creds " + filepath.Join(creds, "lab.creds"); !strings.Contains(out.String(), want) {
-		t.Errorf("the tour does not say %q:\n%s", want, out.String())
+	for _, user := range []string{"lab", "mesh-operator"} {
+		if want := "--creds " + filepath.Join(creds, user+".creds"); !strings.Contains(out.String(), want) {
+			t.Errorf("the tour does not say %q:\n%s", want, out.String())
+		}
 	}
 	for _, node := range []string{"ace", "g14"} {
 		for _, sock := range []string{"fill.sock", "control.sock"} {
