@@ -127,7 +127,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		}
 		server.WriteSweep(stdout, r)
 	}
-	if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
+	if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+r.Summary.NoReport+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
 		// A name mistyped would otherwise read as a mesh with nothing held.
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: no module is assigned to %s\n", narrowed(*node, *module))
 	}

@@ -79,7 +79,7 @@ func newMetrics(sweeps *sweepCache, log zerolog.Logger) (*prometheus.Registry, *
 
 var (
 	modulesDesc = prometheus.NewDesc("mesh_provisioner_modules",
-		"Modules by the state of their last report (the applied bucket), from the sweep.", []string{"state"}, nil)
+		"Modules by the state of their last report (the applied bucket; no_report: assigned with a plan, and no report of it written), from the sweep.", []string{"state"}, nil)
 	needsDesc = prometheus.NewDesc("mesh_provisioner_needs",
 		"Needs by verdict (met, waiting, stood_asked, failed, out_of_shape), kind and owner, from the sweep.",
 		[]string{"verdict", "kind", "owner"}, nil)
@@ -138,7 +138,7 @@ func (c *sweepCollector) Collect(ch chan<- prometheus.Metric) {
 		c.cost, c.lastAt = processCPU()-cpu, r.at
 	}
 	c.mu.Unlock()
-	for _, state := range []string{"applied", "waiting", "failed", "removed"} {
+	for _, state := range []string{"applied", "waiting", "failed", "removed", "no_report"} {
 		ch <- prometheus.MustNewConstMetric(modulesDesc, prometheus.GaugeValue, float64(r.modules[state]), state)
 	}
 	for l, n := range r.needs {

@@ -58,7 +58,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 	}
 	s := &sweeper{p: p, now: now, owners: map[string]string{}, plans: map[NodeModule]assigned{},
 		res:    &sweepResult{at: now, needs: map[needLabels]int{}, modules: map[string]int{}},
-		groups: map[groupKey]*group{}}
+		groups: map[groupKey]*group{}, reported: map[NodeModule]bool{}}
 	s.res.reply = SweepReply{What: "sweep", At: now.UTC().Format(time.RFC3339Nano), StoodAfter: p.StoodAfter.String(),
 		Findings: []Finding{}, Orphans: []Orphan{}}
 
@@ -148,6 +148,7 @@ type sweeper struct {
 	plans       map[NodeModule]assigned
 	groups      map[groupKey]*group
 	oos         []Finding
+	reported    map[NodeModule]bool // the modules with a report in the applied bucket
 }
 
 // bucketRead is what fetch read of one bucket.
@@ -376,6 +377,7 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 		s.addOrphan(spec.AppliedBucket, e.Key(), o)
 		return
 	}
+	s.reported[NodeModule{d[0], d[1]}] = true
 	v, why := checkReport(d, e.Value())
 	if why != "" {
 		s.outOfShape(spec.AppliedBucket, e.Key(), why)
@@ -415,6 +417,13 @@ func (s *sweeper) item(e jetstream.KeyValueEntry) {
 // asked, then the rest by how many needs they hold.
 func (s *sweeper) finish() {
 	r := &s.res.reply
+	for nm, a := range s.plans {
+		if !a.plan || s.reported[nm] || s.p.Node != "" && nm.Node != s.p.Node || s.p.Module != "" && nm.Module != s.p.Module {
+			continue
+		}
+		r.Summary.NoReport++
+		s.res.modules["no_report"]++
+	}
 	for k, g := range s.groups {
 		sort.Slice(g.needs, func(i, j int) bool {
 			a, b := g.needs[i], g.needs[j]

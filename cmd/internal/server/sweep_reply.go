@@ -41,11 +41,15 @@ type SweepReply struct {
 // bucket) and the needs by verdict. OutOfShape counts the keys of the
 // needs, applied and collect buckets that are findings of that verdict.
 type Summary struct {
-	Modules    int        `json:"modules"`
-	Applied    int        `json:"applied"`
-	Waiting    int        `json:"waiting"`
-	Failed     int        `json:"failed"`
-	Removed    int        `json:"removed,omitempty"`
+	Modules int `json:"modules"`
+	Applied int `json:"applied"`
+	Waiting int `json:"waiting"`
+	Failed  int `json:"failed"`
+	Removed int `json:"removed,omitempty"`
+	// NoReport counts the modules assigned with a plan (within the
+	// sweep's narrowing) whose node wrote no report: a client that is
+	// down or never started. They are not among Modules.
+	NoReport   int        `json:"no_report,omitempty"`
 	Needs      NeedCounts `json:"needs"`
 	OutOfShape int        `json:"out_of_shape"`
 	Orphans    int        `json:"orphans"`

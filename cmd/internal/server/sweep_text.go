@@ -44,6 +44,9 @@ func WriteSweep(w io.Writer, r SweepReply) {
 		fmt.Fprintf(w, ", %d removed", s.Removed)
 	}
 	fmt.Fprintln(w)
+	if s.NoReport > 0 {
+		fmt.Fprintf(w, "%d assigned without a report (their node's client has not reported)\n", s.NoReport)
+	}
 	if s.Failed > 0 {
 		// A failed module may leave every need met: say why the mesh is
 		// held back (and the sweep exits 1) all the same.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // pagesKeptFor is how long the sweep a page 0 answered serves the pages
@@ -167,6 +169,12 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 // findingJSON is f as JSON in at most room bytes: a finding whose needs
 // would not fit lists as many as fit and says how many it left out.
 func findingJSON(f Finding, room int) []byte {
+	// A why, name or key from the bus longer than a quarter of a page is
+	// cut first, so that one client's long why neither leaves the mesh
+	// without a sweep nor pushes the needs it holds out of the finding.
+	for _, s := range []*string{&f.Why, &f.Name, &f.Key} {
+		*s = spec.Cut(*s, room/4)
+	}
 	b := plainJSON(f)
 	for len(b) > room && len(f.Needs) > 0 {
 		keep := len(f.Needs) * room / len(b) * 9 / 10
@@ -177,5 +185,14 @@ func findingJSON(f Finding, room int) []byte {
 		f.Needs = f.Needs[:keep]
 		b = plainJSON(f)
 	}
+	// Still too large with no need listed (text escaped into many more
+	// bytes): cut again, so that no reply exceeds the bus's payload.
+	for _, s := range []*string{&f.Why, &f.Name, &f.Key} {
+		if over := len(b) - room; over > 0 {
+			*s = spec.Cut(*s, max(len(*s)-over-len("… (cut: 0000000000 bytes in all)"), 0))
+			b = plainJSON(f)
+		}
+	}
 	return b
 }
+
