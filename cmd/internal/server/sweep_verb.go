@@ -195,4 +195,3 @@ func findingJSON(f Finding, room int) []byte {
 	}
 	return b
 }
-
