@@ -95,8 +95,10 @@ type Request struct {
 // out_of_shape, in key order); the reply says "page" (0-based) and
 // "pages". A client asks for page k by sending the same request with
 // "page": k, for k = 1 … pages-1, and joins the lists; a page past the end
-// is answered with empty lists. Every request reads the bucket afresh, so
-// a key written between two page requests may be seen twice or not at all.
+// is answered with empty lists. The pages after the first come from what
+// page 0 read while it is kept (a minute; keptAnswers), so every key is
+// seen once, as it stood when page 0 was asked; a later page asked after
+// that reads the bucket afresh.
 // An entry whose value alone would not fit carries "value_too_large": <bytes>
 // instead of "value".
 //
@@ -137,7 +139,7 @@ func ServeQuery(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log 
 // serveQueryWith is ServeQuery with the sweeps shared (with the metrics) and
 // each request counted in stats (nil: not counted).
 func serveQueryWith(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log zerolog.Logger, sweeps *sweepCache, stats *Stats) (stop func(), err error) {
-	v := &verb{js: js, sweeps: sweeps}
+	v := &verb{js: js, sweeps: sweeps, answers: newKeptAnswers()}
 	var (
 		mu      sync.Mutex
 		stopped bool
@@ -198,8 +200,9 @@ func maxPayload(nc *nats.Conn) int {
 
 // verb answers the requests of one ServeQuery.
 type verb struct {
-	js     jetstream.JetStream
-	sweeps *sweepCache
+	js      jetstream.JetStream
+	sweeps  *sweepCache
+	answers *keptAnswers
 }
 
 // answer builds the reply to one request body: a page, or {"error"} (then
@@ -212,7 +215,7 @@ func (v *verb) answer(ctx context.Context, body []byte, limit int) (reply []byte
 	if req.What == "sweep" {
 		reply, err = v.answerSweep(ctx, req, limit)
 	} else {
-		reply, err = answerBucket(ctx, v.js, req, limit)
+		reply, err = v.answerBucket(ctx, req, limit)
 	}
 	if err != nil {
 		return errorReply(err), req.What, false
@@ -220,8 +223,29 @@ func (v *verb) answer(ctx context.Context, body []byte, limit int) (reply []byte
 	return reply, req.What, true
 }
 
-// answerBucket answers what registry, needs, applied or collect.
-func answerBucket(ctx context.Context, js jetstream.JetStream, req Request, limit int) ([]byte, error) {
+// answerBucket answers what registry, needs, applied or collect: page 0
+// from the bucket read now, the pages after it from what page 0 read while
+// that is kept (else from the bucket read now).
+func (v *verb) answerBucket(ctx context.Context, req Request, limit int) ([]byte, error) {
+	if req.Page > 0 {
+		if a, ok := v.answers.get(req, limit); ok {
+			return pageReply(req.What, req.Page, a.entries, a.outOfShape, limit), nil
+		}
+	}
+	a, err := readAnswer(ctx, v.js, req, limit)
+	if err != nil {
+		return nil, err
+	}
+	b, pages := pageReplyOf(req.What, req.Page, a.entries, a.outOfShape, limit)
+	if req.Page == 0 {
+		v.answers.keep(req, limit, a, pages)
+	}
+	return b, nil
+}
+
+// readAnswer reads the keys of the bucket req asks for, narrowed, as the
+// answer's entries and out_of_shape.
+func readAnswer(ctx context.Context, js jetstream.JetStream, req Request, limit int) (*keptAnswer, error) {
 	sh := shapes[req.What]
 	narrow, err := narrowing(req)
 	if err != nil {
@@ -254,7 +278,7 @@ func answerBucket(ctx context.Context, js jetstream.JetStream, req Request, limi
 		}
 		entries = append(entries, entryJSON(e.Key(), sh.tokens, decoded, e.Value(), limit))
 	}
-	return pageReply(req.What, req.Page, entries, outOfShape, limit), nil
+	return &keptAnswer{entries: entries, outOfShape: outOfShape}, nil
 }
 
 // parseRequest reads a request: strict JSON (unknown fields and fields of

@@ -77,8 +77,14 @@ func entryJSON(key string, names, decoded []string, value []byte, limit int) []b
 // pageReply cuts the items into pages that each fit in limit bytes and
 // returns page (empty lists past the last page).
 func pageReply(what string, page int, entries, outOfShape [][]byte, limit int) []byte {
+	b, _ := pageReplyOf(what, page, entries, outOfShape, limit)
+	return b
+}
+
+// pageReplyOf is pageReply saying how many pages there are.
+func pageReplyOf(what string, page int, entries, outOfShape [][]byte, limit int) ([]byte, int) {
 	head := appendString([]byte(`"what":`), what)
-	return pageLists(head, page, []itemList{{"entries", entries}, {"out_of_shape", outOfShape}}, limit)
+	return pageListsOf(head, page, []itemList{{"entries", entries}, {"out_of_shape", outOfShape}}, limit)
 }
 
 // itemList is one paged list of a reply: its name and its items, each

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	natsd "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// TestAPagedAnswerIsOfOneReadOfTheBucket: a key on page 0 deleted, and
+// another written, between two page requests: every key that stood when
+// page 0 was asked is seen exactly once (before, the later pages read the
+// bucket afresh and cut it by position: a key there all along was not
+// seen), and page 0 asked again reads the bucket afresh.
+func TestAPagedAnswerIsOfOneReadOfTheBucket(t *testing.T) {
+	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 4096 })
+	nc, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	serveQuery(t, nc, js)
+	needs := bucket(t, js, spec.NeedsBucket)
+	var all []string
+	for i := range 100 {
+		node := fmt.Sprintf("n%03d", i)
+		putNeed(t, needs, node, "m", "config", "key", "met", "")
+		all = append(all, spec.EncodeKey(node, "m", "config", "key"))
+	}
+	seen := map[string]int{}
+	var pages int
+	for page := 0; page == 0 || page < pages; page++ {
+		r, _ := askRaw(t, nc, []byte(fmt.Sprintf(`{"what":"needs","page":%d}`, page)))
+		pages = r.Pages
+		for _, e := range r.Entries {
+			seen[str(t, e["key"])]++
+		}
+		if page == 0 {
+			if pages < 3 {
+				t.Fatalf("%d pages; the test needs three or more", pages)
+			}
+			// another client's module leaves: its need, on page 0, is
+			// deleted; a new one is written, on the last page
+			if err := needs.Delete(testCtx(t), all[0]); err != nil {
+				t.Fatal(err)
+			}
+			putNeed(t, needs, "z999", "m", "config", "key", "met", "")
+		}
+	}
+	for _, k := range all {
+		if seen[k] != 1 {
+			t.Errorf("%s, there when page 0 was asked, seen %d times", k, seen[k])
+		}
+	}
+	if n := seen[spec.EncodeKey("z999", "m", "config", "key")]; n != 0 {
+		t.Errorf("a key written after page 0 was seen %d times among its pages", n)
+	}
+	r, _ := askRaw(t, nc, []byte(`{"what":"needs"}`))
+	if got := str(t, r.Entries[0]["key"]); got != all[1] {
+		t.Errorf("page 0 asked again starts with %s; want %s (%s was deleted since)", got, all[1], all[0])
+	}
+}
