@@ -119,8 +119,20 @@ func mergeKeys(current []byte, pairs []keyLine) []byte {
 	}
 	found := map[string]bool{}
 	var b strings.Builder
-	for _, l := range strings.SplitAfter(string(current), "\n") {
+	lines := strings.SplitAfter(string(current), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
 		if l == "" {
+			continue
+		}
+		// a module's managed block is that module's: a key set inside it
+		// is not ours to replace (its next fill would put it back, and
+		// each would restart the other's program at every refill)
+		if end := blockEnd(lines, i); end > i {
+			for _, bl := range lines[i : end+1] {
+				b.WriteString(bl)
+			}
+			i = end
 			continue
 		}
 		body, nl := strings.CutSuffix(l, "\n")
@@ -263,4 +275,21 @@ func spliceBlock(lines []string, bi, ei int, blk string) []byte {
 		b.WriteString(l)
 	}
 	return []byte(b.String())
+}
+
+// blockEnd is the index of the end marker of the managed block whose
+// begin marker is lines[i], or -1 when lines[i] begins none that ends.
+func blockEnd(lines []string, i int) int {
+	t := strings.TrimSpace(lines[i])
+	module, ok := strings.CutPrefix(t, beginMarker)
+	if !ok || module == "" {
+		return -1
+	}
+	_, end := markers(module)
+	for j := i + 1; j < len(lines); j++ {
+		if strings.TrimSpace(lines[j]) == end {
+			return j
+		}
+	}
+	return -1
 }

@@ -171,3 +171,33 @@ func (s *Server) runPending(ctx context.Context) {
 		unlock()
 	}
 }
+
+// forgetPending drops module's pending programs whose unit is not among
+// named (the programs of its whole request), on disk too, and returns
+// those dropped.
+func (l *ledger) forgetPending(module string, named []Program) (dropped []Program) {
+	l.mu.Lock()
+	var keep []Program
+	for _, p := range l.pending[module] {
+		if slices.ContainsFunc(named, func(q Program) bool { return q.Unit == p.Unit }) {
+			keep = append(keep, p)
+		} else {
+			dropped = append(dropped, p)
+		}
+	}
+	if len(dropped) == 0 {
+		l.mu.Unlock()
+		return nil
+	}
+	if len(keep) == 0 {
+		l.mu.Unlock()
+		_ = l.ran(module, nil) // clears it, and its pending file
+		return dropped
+	}
+	delete(l.pending, module) // intend writes keep alone
+	l.mu.Unlock()
+	if _, err := l.intend(module, keep); err != nil {
+		return nil
+	}
+	return dropped
+}

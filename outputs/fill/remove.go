@@ -105,6 +105,10 @@ func stepPaths(sts []step) []string {
 // removeModule is DELETE /v1/modules/<module>: every file the module holds
 // removed as a whole request naming none would, and the module forgotten.
 func (s *Server) removeModule(module string) ([]FileResult, error) {
+	// the module is gone: no program of its earlier requests is owed
+	if err := s.state.ran(module, nil); err != nil {
+		return nil, err
+	}
 	drop := s.state.files(module)
 	if len(drop) == 0 {
 		return []FileResult{}, nil

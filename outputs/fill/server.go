@@ -234,6 +234,16 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	}
 	all := append(steps[:len(steps):len(steps)], blocks...)
 	progs := programs(steps)
+	if req.Whole {
+		// the module's declaration is this request: a program an earlier
+		// request left pending for a unit it no longer names is not owed
+		// any more (else one that fails, a unit renamed or gone, failed
+		// every request of the module for ever)
+		for _, p := range s.state.forgetPending(req.Module, progs) {
+			s.Log.Warn().Str("module", req.Module).Str("unit", p.Unit).Str("action", p.Action).
+				Msg("program pending from an earlier request dropped: the module no longer names its unit")
+		}
+	}
 	pending, err := s.state.intend(req.Module, progs) // before the first rename (pending.go)
 	if err != nil {
 		return fail(err)
