@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/rs/zerolog"
 )
@@ -36,6 +37,9 @@ func (l *ledger) load(dir string, log zerolog.Logger, locate func(string) string
 	l.dir = dir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	if err := trustedStateDir(dir); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -110,4 +114,26 @@ func (l *ledger) doubleClaims() []error {
 		}
 	}
 	return errs
+}
+
+// trustedStateDir refuses a state dir another user could write in: its
+// state files say which files mesh-fill (root) removes, and its pending
+// files which units it restarts, so one planted there would have root
+// remove any file or restart any unit. The dir must be this process's
+// user's and writable by no group or other, as sshd's StrictModes has it.
+func trustedStateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("state dir %s is owned by uid %d with mode %04o: mesh-fill (uid %d) does not trust a state dir another user "+
+			"may write in (a state file planted there would have it remove any file); make it %d's and not group or world writable",
+			dir, st.Uid, fi.Mode().Perm(), os.Geteuid(), os.Geteuid())
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package fill
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"os/user"
@@ -27,8 +28,13 @@ func parseMode(p, s string) (fs.FileMode, error) {
 
 // lookupID resolves a user or group by name, or takes it as a number.
 func lookupID(name string, group bool) (int, bool) {
-	if n, err := strconv.Atoi(name); err == nil && n >= 0 {
-		return n, true
+	// a number is an id: one a uid_t holds, not (uid_t)-1, which chown
+	// reads as "leave it" (4294967296 was taken, and chown truncated it
+	// to 0: root's); no sign either
+	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
+		return int(n), n != 1<<32-1
+	} else if _, err := strconv.ParseInt(name, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return 0, false // a signed number, or one out of range
 	}
 	var id string
 	if group {
