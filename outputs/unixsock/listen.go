@@ -23,21 +23,64 @@ const MaxPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 // made then would be served after). Whatever is at path is replaced; the
 // caller checks first that nothing live is there. Closing the listener
 // leaves path.
+//
+// The temporary name is in a directory of its own (mode 0700, made beside
+// path), so no other user can connect to the socket, or put something else
+// in its place, before its mode is set: a connect needs search permission
+// on every directory of the name. Only when path is too long for that
+// directory's name to fit a socket's is it bound beside path, where a
+// connection could be made in the moment before the chmod.
 func Listen(path string, mode os.FileMode) (net.Listener, error) {
-	ln, tmp, err := listenBeside(path)
+	ln, tmp, private, err := listenPrivately(path)
 	if err != nil {
 		return nil, err
 	}
+	if private == "" {
+		if ln, tmp, err = listenBeside(path); err != nil {
+			return nil, err
+		}
+	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	beforeChmod(tmp)
 	if err = os.Chmod(tmp, mode); err == nil {
 		err = os.Rename(tmp, path)
+	}
+	if private != "" {
+		_ = os.Remove(private) // empty once renamed; left for the removal below else
 	}
 	if err != nil {
 		ln.Close()
 		_ = os.Remove(tmp)
+		if private != "" {
+			_ = os.Remove(private)
+		}
 		return nil, err
 	}
 	return ln, nil
+}
+
+// beforeChmod is a test's look at the temporary name before its mode is set.
+var beforeChmod = func(tmp string) {}
+
+// listenPrivately binds a unix socket at "s" in a new 0700 directory
+// beside path; private is that directory, "" (and no error) when its name
+// would be too long for a socket.
+func listenPrivately(path string) (ln net.Listener, tmp, private string, err error) {
+	dir := filepath.Dir(path)
+	// MkdirTemp adds up to 20 digits to the pattern
+	if len(dir)+len("/.sock-")+20+len("/s") > MaxPath {
+		return nil, "", "", nil
+	}
+	private, err = os.MkdirTemp(dir, ".sock-")
+	if err != nil {
+		return nil, "", "", err
+	}
+	tmp = filepath.Join(private, "s")
+	if ln, err = net.Listen("unix", tmp); err != nil {
+		_ = os.Remove(private)
+		return nil, "", "", err
+	}
+	return ln, tmp, private, nil
 }
 
 // listenBeside binds a unix socket under a temporary name in path's

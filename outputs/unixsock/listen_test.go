@@ -39,3 +39,56 @@ func TestASocketIsInPlaceWithItsModeAndNothingBeside(t *testing.T) {
 		}
 	}
 }
+
+// Before its mode is set, the socket is where no other user can reach it:
+// in a directory of this user's, mode 0700 (beside path, a connection could
+// be made to the temporary name in that moment and be served as root).
+// A path whose directory is too long for that one's name is bound beside it.
+func TestBeforeItsModeIsSetTheSocketIsInAPrivateDirectory(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	var seen string
+	defer func(h func(string)) { beforeChmod = h }(beforeChmod)
+	beforeChmod = func(tmp string) {
+		seen = tmp
+		fi, err := os.Stat(filepath.Dir(tmp))
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("the temporary name %s is in a directory of mode %v (%v), want 0700", tmp, fi.Mode(), err)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fill.sock")
+	ln, err := Listen(path, 0o660)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if filepath.Dir(seen) == dir {
+		t.Errorf("bound at %s, beside %s", seen, path)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d entries in %s, want the socket alone", len(entries), dir)
+	}
+
+	// in a directory too long for a private one's name to fit: bound beside it
+	deep := dir + "/"
+	for len(deep) < MaxPath-10 {
+		deep += "y"
+	}
+	if err := os.Mkdir(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := deep + "/s.sock"
+	beforeChmod = func(tmp string) { seen = tmp }
+	ln, err = Listen(long, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if filepath.Dir(seen) != deep {
+		t.Errorf("a path in a directory near the limit was bound at %s", seen)
+	}
+	if fi, err := os.Lstat(long); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v %v", long, fi, err)
+	}
+}
