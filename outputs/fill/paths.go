@@ -60,8 +60,16 @@ func (t *target) exists() bool { return t.info != nil }
 // at is where the target's path leads, below the root: the ledger's key.
 func (t *target) at() string { return "/" + t.rel }
 
+// Linux's PATH_MAX less its NUL, and NAME_MAX: a longer path could not be
+// used by name, and a deeper one held the module's locks for a minute
+// while it made a hundred thousand directories.
+const (
+	maxPathLen = 4095
+	maxNameLen = 255
+)
+
 // checkPath refuses a path that is not absolute and clean, holds a `..`
-// element or names the root directory.
+// element, names the root directory, or is longer than Linux takes.
 func checkPath(p string) error {
 	switch {
 	case p == "":
@@ -71,9 +79,15 @@ func checkPath(p string) error {
 	case !strings.HasPrefix(p, "/"):
 		return refuse("path %q is relative; a fill path must be absolute", p)
 	}
+	if len(p) > maxPathLen {
+		return refuse("path %q… is %d bytes long; a fill path is at most %d", p[:64], len(p), maxPathLen)
+	}
 	for _, el := range strings.Split(p, "/") {
 		if el == ".." {
 			return refuse("path %q holds a .. element", p)
+		}
+		if len(el) > maxNameLen {
+			return refuse("path %q has an element of %d bytes; a file's name is at most %d", p, len(el), maxNameLen)
 		}
 	}
 	if c := path.Clean(p); c != p {

@@ -40,6 +40,7 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		{"target is a directory", "/etc", FormOwned, "", "not a regular file"},
 		{"unknown form", "/etc/app.conf", "templated", "", "form \"templated\""},
 		{"bad mode", "/etc/app.conf", FormOwned, "4755", "mode \"4755\""},
+		{"name longer than NAME_MAX", "/etc/" + strings.Repeat("n", 256), FormOwned, "", "element of 256 bytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,6 +65,15 @@ func TestRefusalsWriteNothing(t *testing.T) {
 			}
 		})
 	}
+	// deeper than PATH_MAX: refused before a directory is made (it made
+	// every one, holding the module's locks, and the file could not be
+	// used by name)
+	deep := strings.Repeat("/d", 2048) + "/f"
+	_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{{Path: deep, Form: FormOwned, Content: []byte("x")}}})
+	if err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "4098 bytes long") {
+		t.Errorf("a path of %d bytes: %v; want a 400 saying how long it is", len(deep), err)
+	}
+	mustAbsent(t, filepath.Join(root, "d"))
 	mustAbsent(t, log)
 	mustAbsent(t, filepath.Join(root, "app.conf"))
 	mustAbsent(t, filepath.Join(root, "etc/app.conf"))
