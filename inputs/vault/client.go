@@ -191,7 +191,7 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 		}
 		return Result{Outcome: Refused, Reason: reason}
 	}
-	return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s has unknown status %q", secret, rep.Status)}
+	return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s has unknown status %q", secret, cutReason(rep.Status))}
 }
 
 // maxReason bounds a reason the vault gives: it goes into log lines and

@@ -6,6 +6,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
+	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
 // watchState is one bucket watched.
@@ -118,7 +119,9 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	case c.OutOfShape != nil || c.Foreign:
 		d.outOfShape(bucket, key, c.OutOfShape)
 	case c.Refused != nil:
-		d.log.Warn().Str("bucket", bucket).Str("key", key).Err(c.Refused).Msg("assignment refused")
+		// A plan's reason may quote its fields (an answered_by, a placement
+		// kind): cut, as in the report.
+		d.log.Warn().Str("bucket", bucket).Str("key", key).Str("error", report.Bound(c.Refused.Error())).Msg("assignment refused")
 	case c.NoPlan:
 		d.log.Debug().Str("bucket", bucket).Str("key", key).Msg(`assignment without "provisioning": not the provisioner's, ignored`)
 	}
