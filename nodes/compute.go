@@ -144,8 +144,16 @@ func computeConsumers(in graph.In) (any, error) {
 		if i+1 >= in.Len() || in.State(i+1) != graph.Ready {
 			continue
 		}
+		v := in.Value(i + 1).([]byte)
+		if !utf8.Valid(v) {
+			// A JSON string cannot carry it: encoded, its bytes would turn
+			// into U+FFFD and the provider hold a credential that is not
+			// the consumer's. Left out, as one the vault does not hold
+			// (the daemon says so in its log).
+			continue
+		}
 		out = append(out, consumerEntry{Consumer: b.Consumer, Module: b.Module, Local: b.Local,
-			Credential: b.Credential, Value: string(in.Value(i + 1).([]byte))})
+			Credential: b.Credential, Value: string(v)})
 	}
 	return json.MarshalIndent(out, "", "  ")
 }

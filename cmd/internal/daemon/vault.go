@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"unicode/utf8"
+
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -27,6 +29,9 @@ func (d *Daemon) onVault(a vault.Answer) {
 	switch r.Outcome {
 	case vault.Sealed:
 		d.mesh.SetSecret(a.Name, r.Value, a.At)
+		if pair && !utf8.Valid(r.Value) {
+			d.log.Warn().Str("secret", a.Name).Msg("a consumer's credential is not UTF-8 text, which a consumers list cannot carry: the consumer is left out")
+		}
 	case vault.Refused:
 		d.mesh.SecretFailed(a.Name, "vault "+a.Name+": refused: "+r.Reason, a.At)
 		if a.Changed {
