@@ -97,8 +97,11 @@ func (a *Asker) Ask(name, credential string) {
 }
 
 // Fresh asks again now, as for a new name (the vault said it changed); an
-// ask under way is followed by another once answered.
-func (a *Asker) Fresh(name string) {
+// ask under way is followed by another once answered. It says whether
+// an ask was started or newly set to follow (false when one already was:
+// a storm of events for a name costs one ask at a time, and its caller
+// need not log each).
+func (a *Asker) Fresh(name string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := a.asks[name]
@@ -107,11 +110,13 @@ func (a *Asker) Fresh(name string) {
 		st = &askState{}
 		a.asks[name] = st
 	case st.inflight:
+		was := st.again
 		st.again = true
-		return
+		return !was
 	}
 	st.attempt = 0
 	a.ask(name, st)
+	return true
 }
 
 // Reask asks again for every name asked and retained that keep says is

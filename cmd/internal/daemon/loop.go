@@ -131,8 +131,9 @@ func (d *Daemon) handle(ev event) {
 	switch e := ev.(type) {
 	case secretChanged:
 		if d.mesh.WantsSecret(e.name) {
-			d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
-			d.asker.Fresh(e.name)
+			if d.asker.Fresh(e.name) { // one line per ask, not per event: a storm of them is not a log's
+				d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
+			}
 		} else {
 			d.mesh.ForgetSecret(e.name) // held for a module between archives: ask anew when read again
 		}
