@@ -81,6 +81,14 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer l.cleanup()
+	// One lab per directory: a second one (make run in another terminal,
+	// --port 0 or not) must not wipe the running lab's creds, keys and
+	// sockets before finding its port taken.
+	release, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := l.prepare(cfg.Keep); err != nil {
 		return err
 	}

@@ -435,3 +435,36 @@ func TestUnsettledSaysWhatIsOff(t *testing.T) {
 		}
 	}
 }
+
+// TestASecondLabOnTheSameDirWipesNothing: a lab started on the directory
+// of one that runs (make run twice, or --port 0) is refused naming the
+// holder, and the running lab's creds and sockets are untouched.
+func TestASecondLabOnTheSameDirWipesNothing(t *testing.T) {
+	dir := labDir(t)
+	l, err := newLayout(dir, []string{"ace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := l.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := l.prepare(false); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(l.creds(), "lab.creds")
+	if err := os.MkdirAll(l.creds(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keep, []byte("the running lab's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), Config{Dir: dir, Port: 0, Once: true, Out: &bustest.Buffer{}, Log: zerolog.Nop()})
+	if err == nil || !strings.Contains(err.Error(), "another lab runs in") || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
+		t.Fatalf("a second lab on %s: %v, want an error naming the running lab's pid", dir, err)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "the running lab's" {
+		t.Fatalf("the running lab's creds after a second lab: %q, %v", b, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/novox/mesh-provisioner/examples"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
+	"github.com/novox/mesh-provisioner/outputs/dirlock"
 )
 
 // maxSocketPath keeps unix socket paths under the kernel's limit (108
@@ -70,6 +71,27 @@ func (l *layout) fillState(node string) string {
 }
 func (l *layout) fill(node string) string    { return filepath.Join(l.sockets, node, "fill.sock") }
 func (l *layout) control(node string) string { return filepath.Join(l.sockets, node, "control.sock") }
+
+// lock takes <dir>/lock for this lab, so that a second lab on the same
+// directory is refused before it wipes anything (dirlock: the flock goes
+// with the process, however it ends).
+func (l *layout) lock() (release func(), err error) {
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making the lab directory %s: %w", l.dir, err)
+	}
+	release, err = dirlock.Take(l.dir, "mesh-lab", "")
+	if inUse := (*dirlock.InUseError)(nil); errors.As(err, &inUse) {
+		who := "pid not written yet"
+		if inUse.Holder != nil {
+			who = fmt.Sprintf("pid %d", inUse.Holder.PID)
+		}
+		return nil, fmt.Errorf("another lab runs in %s (%s): stop it, or give this one another --dir", l.dir, who)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the lab directory %s: %w", l.dir, err)
+	}
+	return release, nil
+}
 
 // prepare wipes what an earlier lab left (unless keep) and makes the
 // directories. Only the lab's own entries are removed, never <dir> itself:
