@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -45,6 +46,12 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	if len(s.AllowUnits) == 0 {
 		s.Log.Warn().Msg("no --allow-unit: every unit may be restarted or reloaded")
+	}
+	// The socket's directory is not made here (it is the node-engine's, or
+	// systemd's RuntimeDirectory): say so before the state dir is made or
+	// locked, rather than a bind's bare ENOENT after it.
+	if d := filepath.Dir(socketPath); !isDirPath(d) {
+		return fmt.Errorf("fill socket %s: its directory %s is not there: make it, or name another socket with --socket", socketPath, d)
 	}
 	if s.StateDir != "" {
 		unlock, err := lockStateDir(s.StateDir) // held until Serve returns: the process's life, in mesh-fill
@@ -125,4 +132,10 @@ func orDefault(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// isDirPath says whether p is a directory here.
+func isDirPath(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -153,3 +153,18 @@ func TestOneStateDirServesOneMeshFill(t *testing.T) {
 	_, err = c.Fill(t.Context(), Request{Module: "b", Files: []File{{Path: "/etc/x.conf", Form: FormOwned, Content: []byte("b\n")}}})
 	wantStatus(t, err, http.StatusConflict, `module "a"`)
 }
+
+// TestASocketWhoseDirectoryIsMissingTouchesNoStateDir: `mesh-fill serve`
+// with a --socket whose directory is not there (the default
+// /run/nox-mesh-host on a machine without mesh-host) is refused naming
+// that directory, before the state dir is made or locked.
+func TestASocketWhoseDirectoryIsMissingTouchesNoStateDir(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	sock := filepath.Join(base, "no-such-dir", "fill.sock")
+	err := (&Server{StateDir: state, Log: zerolog.Nop()}).Serve(t.Context(), sock)
+	wantSaid(t, err, "its directory "+filepath.Dir(sock)+" is not there")
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Fatalf("the state dir after a refused start: %v, want it never made", err)
+	}
+}
