@@ -7,7 +7,7 @@
 //	mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h]
 //	    [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]
 //	mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M]
-//	    [--stood-after 10m] [--json]
+//	    [--stood-after 10m] [--json] [--inbox P]
 //	mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json]
 //	mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]
 package main
@@ -34,7 +34,7 @@ func main() {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h] [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]")
-	fmt.Fprintln(w, "       mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M] [--stood-after 10m] [--json]")
+	fmt.Fprintln(w, "       mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M] [--stood-after 10m] [--json] [--inbox P]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json] [--account MESH]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]")
 }
@@ -55,6 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "rights":
 		return rightsCmd(args[1:], stdout, stderr)
 	}
+	fmt.Fprintf(stderr, "mesh-provisioner: unknown command %q\n", args[0])
 	usage(stderr)
 	return 2
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 func TestServeRefusesBadFlags(t *testing.T) {
@@ -41,5 +43,18 @@ func TestHelpExitsZeroAndNoCommandIsAUsageError(t *testing.T) {
 		if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: mesh-provisioner") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and the usage", args, code, stderr.String())
 		}
+		if len(args) > 0 && !strings.Contains(stderr.String(), `unknown command "nosuch"`) {
+			t.Errorf("%v: stderr %q does not say the command is unknown", args, stderr.String())
+		}
+	}
+}
+
+// A sweep on a bus where no server answers says so, and what to look at.
+func TestASweepNoServerAnswersSaysSo(t *testing.T) {
+	s := bustest.Start(t)
+	code, out, errs := runSweep("--nats", s.ClientURL())
+	if code != 2 || out != "" || !strings.Contains(errs, "no server answers mesh-provisioner.provisioning") ||
+		!strings.Contains(errs, "is mesh-provisioner serve running?") {
+		t.Errorf("a sweep with no server: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

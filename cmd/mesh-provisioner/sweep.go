@@ -108,6 +108,11 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 				cause, spec.QuerySubject, inbox)
 			return 2
 		}
+		if errors.Is(err, nats.ErrNoResponders) {
+			fmt.Fprintf(stderr, "mesh-provisioner sweep: no server answers %s on %s (is mesh-provisioner serve running?): %v\n",
+				spec.QuerySubject, *natsURL, err)
+			return 2
+		}
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}

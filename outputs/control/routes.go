@@ -40,6 +40,10 @@ func Handler(s Source) http.Handler {
 	})
 	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
 		mod := r.URL.Query().Get("module")
+		if mod == "" {
+			WriteJSON(w, http.StatusBadRequest, ErrorBody{Error: "name a module: /v1/explain?module=M"})
+			return
+		}
 		var out *Explanation
 		var notHere *ErrorBody
 		err := s.OnLoop(r.Context(), func(a Answers) {

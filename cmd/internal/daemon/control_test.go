@@ -257,6 +257,10 @@ func TestExplainNamesTheInputAtTheRootOfEachKindOfWait(t *testing.T) {
 			len(ce.Modules) != 8 {
 			t.Fatalf("%+v", ce)
 		}
+		// no module named: a bad request, not a module not here
+		if code, b := ctlGet(t, sock, "/v1/explain"); code != http.StatusBadRequest || !strings.Contains(string(b), "name a module") {
+			t.Errorf("/v1/explain with no module: %d %s", code, b)
+		}
 	})
 }
 

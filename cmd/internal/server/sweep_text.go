@@ -56,7 +56,7 @@ func WriteSweep(w io.Writer, r SweepReply) {
 	fmt.Fprintf(w, "needs %d: %d met, %d waiting, %d stood asked (over %s), %d failed\n",
 		n.Met+n.Waiting+n.StoodAsked+n.Failed, n.Met, n.Waiting, n.StoodAsked, control.Escape(r.StoodAfter), n.Failed)
 	if s.OutOfShape > 0 || s.Orphans > 0 {
-		fmt.Fprintf(w, "keys: %d out of shape, %d orphans\n", s.OutOfShape, s.Orphans)
+		fmt.Fprintf(w, "keys: %d out of shape, %d %s\n", s.OutOfShape, s.Orphans, plural(s.Orphans, "orphan", "orphans"))
 	}
 	if len(r.MissingBuckets) > 0 {
 		var b []string
@@ -122,4 +122,12 @@ func ago(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%ds", int(d.Seconds()))
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

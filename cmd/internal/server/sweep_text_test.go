@@ -25,6 +25,7 @@ func TestWriteSweepPrintsABlockPerFindingWorstFirst(t *testing.T) {
 		Orphans:       []Orphan{{Bucket: "mesh-provisioner_applied", Key: "old.gone", Why: "module assigned nowhere"}},
 	}
 	r.Summary.Modules, r.Summary.Applied, r.Summary.Failed = 3, 2, 1
+	r.Summary.OutOfShape, r.Summary.Orphans = 1, 1
 	var b strings.Builder
 	WriteSweep(&b, r)
 	t.Logf("WriteSweep:\n%s", b.String())
@@ -45,5 +46,8 @@ modules 3: 2 applied, 0 waiting, 1 failed
 `
 	if got := b.String(); !strings.HasPrefix(got, want) {
 		t.Errorf("got\n%s\nwant it to begin\n%s", got, want)
+	}
+	if !strings.Contains(b.String(), "\nkeys: 1 out of shape, 1 orphan\n") {
+		t.Errorf("the summary has no line %q:\n%s", "keys: 1 out of shape, 1 orphan", b.String())
 	}
 }
