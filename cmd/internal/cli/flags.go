@@ -90,6 +90,9 @@ func UsageExit(err error) int {
 // (said on stderr, the message led by fs's name).
 func Parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
+		if name, ok := badDuration(fs, err); ok {
+			fmt.Fprintf(stderr, "%s: --%s takes a duration with its unit, e.g. 90s, 10m, 1h\n", fs.Name(), name)
+		}
 		return UsageExit(err), false
 	}
 	if fs.NArg() > 0 {
@@ -97,4 +100,25 @@ func Parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool
 		return 2, false
 	}
 	return 0, true
+}
+
+// badDuration names the flag of err when it is a duration flag whose value
+// did not parse: the flag package says only "parse error" (a number
+// without its unit, "10", is the common case).
+func badDuration(fs *flag.FlagSet, err error) (string, bool) {
+	_, rest, ok := strings.Cut(err.Error(), " for flag -")
+	if !ok {
+		return "", false
+	}
+	name, _, _ := strings.Cut(rest, ":")
+	f := fs.Lookup(name)
+	if f == nil {
+		return "", false
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return "", false
+	}
+	_, isDuration := g.Get().(time.Duration)
+	return name, isDuration
 }

@@ -97,3 +97,31 @@ func TestParseRefusesPositionalArgumentsNamingTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// A duration without its unit ("10") is refused with a hint of what a
+// duration looks like (the flag package says only "parse error"); a bad
+// number for another flag gets no such hint.
+func TestParseSaysADurationTakesItsUnit(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hint bool
+	}{
+		{[]string{"--stood-after", "10"}, true},
+		{[]string{"--stood-after", "ten minutes"}, true},
+		{[]string{"--tries", "x"}, false},
+	} {
+		fs := flag.NewFlagSet("mesh-provisioner sweep", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Duration("stood-after", time.Minute, "")
+		fs.Int("tries", 1, "")
+		var stderr strings.Builder
+		code, ok := Parse(fs, c.args, &stderr)
+		if ok || code != 2 {
+			t.Errorf("%v: accepted (%d)", c.args, code)
+		}
+		said := strings.Contains(stderr.String(), "--stood-after takes a duration with its unit, e.g. 90s, 10m, 1h")
+		if said != c.hint {
+			t.Errorf("%v: stderr %q (hint wanted: %v)", c.args, stderr.String(), c.hint)
+		}
+	}
+}
