@@ -166,7 +166,7 @@ func ruleText(r Rule, provider, x string) string {
 	b := provider + "_bound"
 	switch r {
 	case RuleNotOffered:
-		return provider + " does not offer " + x
+		return "not among " + provider + "'s provides"
 	case RuleHelper:
 		return "answered by its helper (the entry in " + b + " decides)"
 	case RuleHave:

@@ -110,7 +110,8 @@ func (m *NodeGraph) offerNode(provider, x string) *graph.Node {
 		return n
 	}
 	n, _ := m.g.Derived(k, computeOffer(provider, x), m.offersLeaf(provider))
-	n.Meta = &Origin{Bucket: spec.AssignmentsBucket, Rule: ruleText(m.ruleOf(provider, x).Rule, provider, x)}
+	key, _ := m.offersOf(provider)
+	n.Meta = &Origin{Bucket: spec.AssignmentsBucket, Key: key, Rule: ruleText(m.ruleOf(provider, x).Rule, provider, x)}
 	return n
 }
 
@@ -146,12 +147,13 @@ func (m *NodeGraph) refreshOffers(provider string) {
 		return
 	}
 	m.initOffers(n, provider)
+	key, _ := m.offersOf(provider)
 	var gone []*graph.Node
 	for _, off := range append([]*graph.Node(nil), n.Dependents()...) {
 		x := strings.TrimPrefix(off.Key().Name, provider+"/")
 		j := m.ruleOf(provider, x)
 		if o, ok := off.Meta.(*Origin); ok {
-			o.Rule = ruleText(j.Rule, provider, x)
+			o.Rule, o.Key = ruleText(j.Rule, provider, x), key
 		}
 		for _, need := range append([]*graph.Node(nil), off.Dependents()...) {
 			gone = append(gone, m.rewireBound(need, j.Rule)...)

@@ -52,7 +52,11 @@ func (o *Origin) Source(k graph.Key) Source {
 		return Source{Where: where + " (the offers of " + name + ")", Bucket: o.Bucket, Key: o.Key}
 	case KindOffer:
 		provider, x, _ := strings.Cut(name, "/")
-		return Source{Where: provider + "'s offer " + x + ": " + o.Rule, Bucket: o.Bucket}
+		where := provider + "'s offer " + x
+		if o.Key != "" {
+			where += " (" + o.Bucket + " " + o.Key + ")"
+		}
+		return Source{Where: where + ": " + o.Rule, Bucket: o.Bucket, Key: o.Key}
 	case KindBindings:
 		return Source{Where: spec.AssignmentsBucket + " (the consumers bound to " + name + ")", Bucket: spec.AssignmentsBucket}
 	case KindCollection:

@@ -90,11 +90,27 @@ func TestAProviderAssignedNowhereIsWaitedForEvenWithAnEntry(t *testing.T) {
 }
 
 func TestAProvisionTheProviderDoesNotOfferFailsEvenWithAnEntry(t *testing.T) {
-	m := withEntry(t, nodes.Offer{Provision: "forge-account"})
+	m := newMesh(t)
+	m.bucket("gitea_bound")
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"url":"https://entry"}}`)
+	m.provider("novox", "gitea", nodes.Offer{Provision: "forge-account"})
+	m.urlConsumer("url = ${bound:gitea-read:url}\n")
+	sock := ctlSock(t)
+	m.client("ace", withControl(sock))
 	m.waitFailed("ace", "cc", "gitea does not offer gitea-read")
 	m.needSays("ace", "cc", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
 	if _, _, err := m.file("/etc/cc/forge"); err == nil {
 		t.Fatal("a binding to a provision not offered was filled")
+	}
+	// explain names where the offers were read (SPEC §5.5: the bucket and
+	// key at the root), in the words and in --json
+	e, text := explainOf(t, sock, "cc")
+	t.Logf("explain:\n%s", text)
+	if !contains(text, "gitea's offer gitea-read ("+spec.AssignmentsBucket+" novox.gitea): not among gitea's provides") {
+		t.Errorf("explain does not name the provider's plan as the root:\n%s", text)
+	}
+	if b, _ := json.Marshal(e); !strings.Contains(string(b), `"key":"novox.gitea"`) {
+		t.Errorf("explain --json does not give the provider's key:\n%s", b)
 	}
 }
 
@@ -127,7 +143,7 @@ func TestAnOfferNoHelperAnswersIsJudgedByItsHaveAlone(t *testing.T) {
 	m.waitFile("/etc/cc/forge", "url = https://forge.mesh.internal\n")
 	m.waitState("ace", "cc", "applied")
 	_, text := explainOf(t, sock, "cc")
-	if !contains(text, "gitea's offer gitea-read: judged by its have (no helper answers it)") {
+	if !contains(text, "gitea's offer gitea-read (mesh-controller_assignments novox.gitea): judged by its have (no helper answers it)") {
 		t.Fatalf("explain does not say how the binding was judged:\n%s", text)
 	}
 
@@ -148,7 +164,7 @@ func TestAnOfferNoHelperAnswersIsJudgedByItsHaveAlone(t *testing.T) {
 	m.provider("novox", "gitea", helperOffer, nodes.Offer{Provision: "gitea-read", AnsweredBy: nodes.AnsweredByHelper})
 	m.waitFailed("ace", "cc", "refused by the provider: gitea does not serve gitea-read")
 	_, text = explainOf(t, sock, "cc")
-	if !contains(text, "gitea's offer gitea-read: answered by its helper (the entry in gitea_bound decides)") {
+	if !contains(text, "gitea's offer gitea-read (mesh-controller_assignments novox.gitea): answered by its helper (the entry in gitea_bound decides)") {
 		t.Fatalf("explain does not say the helper answers:\n%s", text)
 	}
 }

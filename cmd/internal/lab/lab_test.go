@@ -255,8 +255,8 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"claude-code on ace: applied",
-		"gitea's offer gitea-read: judged by its have (no helper answers it)",
-		"gitea's offer forge-account: answered by its helper (the entry in gitea_bound decides)"} {
+		"gitea's offer gitea-read (mesh-controller_assignments ace.gitea): judged by its have (no helper answers it)",
+		"gitea's offer forge-account (mesh-controller_assignments ace.gitea): answered by its helper (the entry in gitea_bound decides)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("explain of claude-code on ace lacks %q:\n%s", want, text.String())
 		}
