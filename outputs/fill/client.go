@@ -2,6 +2,7 @@ package fill
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +69,16 @@ func (e *StatusError) Error() string {
 // puts no file content in an error itself.
 func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 	var out Response
+	// A body mesh-fill would cut at MaxBody is not sent: it would only
+	// come back as a broken pipe ("not answering"), which names nothing.
+	size := 64 + len(req.Module)
+	for _, f := range req.Files {
+		size += base64.StdEncoding.EncodedLen(len(f.Content)) + len(f.Path) + len(f.Owner) + len(f.Group) + len(f.OnChange.Unit) + 128
+	}
+	if size > MaxBody {
+		return out, fmt.Errorf("fill socket %s: the request of module %s is about %d bytes, over the fill socket's request limit of %d bytes (a module's files together at most about 64 MiB)",
+			c.socket(), req.Module, size, MaxBody)
+	}
 	err := c.do(ctx, http.MethodPost, FillPath, &req, &out)
 	return out, err
 }
