@@ -59,16 +59,7 @@ func (k *keptAnswers) keep(req Request, limit int, a *keptAnswer, pages int) {
 	if pages <= 1 {
 		return
 	}
-	for len(k.kept) >= answersKept {
-		var oldest answerKey
-		var at time.Time
-		for q, o := range k.kept {
-			if at.IsZero() || o.at.Before(at) {
-				oldest, at = q, o.at
-			}
-		}
-		delete(k.kept, oldest)
-	}
+	dropOldest(k.kept, answersKept-1, func(o *keptAnswer) time.Time { return o.at })
 	a.at = k.now()
 	k.kept[key] = a
 }
@@ -80,5 +71,20 @@ func (k *keptAnswers) prune() {
 		if now.Sub(a.at) > pagesKeptFor {
 			delete(k.kept, q)
 		}
+	}
+}
+
+// dropOldest drops the oldest entries of kept (by at) until it holds at
+// most n: the pages kept, of answers and of sweeps, are bounded so.
+func dropOldest[K comparable, V any](kept map[K]V, n int, at func(V) time.Time) {
+	for len(kept) > n {
+		var oldest K
+		var t time.Time
+		for q, o := range kept {
+			if t.IsZero() || at(o).Before(t) {
+				oldest, t = q, at(o)
+			}
+		}
+		delete(kept, oldest)
 	}
 }

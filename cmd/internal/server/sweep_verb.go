@@ -91,16 +91,7 @@ func (c *sweepCache) page(ctx context.Context, p SweepParams, k, limit int) ([]b
 // oldest other dropped while there are sweepsKept already.
 func (c *sweepCache) keep(p SweepParams, r *sweepResult) {
 	delete(c.paged, p)
-	for len(c.paged) >= sweepsKept {
-		var oldest SweepParams
-		var at time.Time
-		for q, o := range c.paged {
-			if at.IsZero() || o.at.Before(at) {
-				oldest, at = q, o.at
-			}
-		}
-		delete(c.paged, oldest)
-	}
+	dropOldest(c.paged, sweepsKept-1, func(o *sweepResult) time.Time { return o.at })
 	c.paged[p] = &sweepResult{reply: r.reply, at: r.at}
 }
 
