@@ -311,10 +311,16 @@ func renderItem(counts *RenderCounts, module, collection string, t *Template, sk
 }
 
 // secretContent: [plan, need secret] → a file holding the secret alone.
-func secretContent(spec FileSpec) graph.Compute {
-	sp := &spec
+// It is a file like a rendered one, bounded as one (SPEC §4.1: 16 MiB);
+// the refusal says the length, never the value.
+func secretContent(fs FileSpec) graph.Compute {
+	sp := &fs
 	return func(in graph.In) (any, error) {
 		v, _ := in.Value(1).([]byte)
+		if len(v) > spec.MaxRenderedBytes {
+			return nil, fmt.Errorf("the secret written to %s is %d bytes, over the limit of %d bytes for a file (16 MiB, MaxRenderedBytes) (%w)",
+				sp.Path, len(v), spec.MaxRenderedBytes, ErrLimit)
+		}
 		return NewFileValue(sp, v, true), nil
 	}
 }

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -285,4 +286,26 @@ func (f *FileValue) mustBytes() []byte {
 		panic(err)
 	}
 	return b
+}
+
+// A secret written to its own path is a file, bounded as a rendered one
+// (SPEC §4.1: 16 MiB): one over it fails the module naming the limit and
+// the length, never the value; one at it is written.
+func TestASecretFileOverTheFileLimitFailsNamingIt(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.pm", planJSON("ace", "pm", Plan{Secrets: []SecretSpec{{Name: "k", Path: "/etc/pm/k"}}}))
+	m.TakeNewSecrets()
+	m.SetSecret("own/pm/k", bytes.Repeat([]byte("S"), spec.MaxRenderedBytes+1), time.Time{})
+	m.Stabilize()
+	v := m.View("pm")
+	if v.State != graph.Failed || !strings.Contains(v.Reason, "MaxRenderedBytes") || !strings.Contains(v.Reason, "/etc/pm/k") ||
+		strings.Contains(v.Reason, "SSSS") {
+		t.Fatalf("a secret file of %d bytes: %v %q", spec.MaxRenderedBytes+1, v.State, v.Reason)
+	}
+	m.SetSecret("own/pm/k", bytes.Repeat([]byte("S"), spec.MaxRenderedBytes), time.Time{})
+	m.Stabilize()
+	if f := file(m, "pm", "/etc/pm/k"); f.Value == nil || len(f.Value.mustBytes()) != spec.MaxRenderedBytes {
+		t.Fatalf("a secret file of exactly %d bytes: %+v", spec.MaxRenderedBytes, m.View("pm").State)
+	}
 }
