@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -10,10 +11,21 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
+// errAskAgain, from take, asks for the same page again (at most
+// asksPerPage times in all).
+var errAskAgain = errors.New("ask for the page again")
+
+// asksPerPage bounds how often one page is asked: with two servers on one
+// bus (a rolling upgrade; the verb's queue group answers each request from
+// either) a later page comes from the server that answered page 0 at
+// least once in eight asks but for one time in 256.
+const asksPerPage = 8
+
 // askPages asks the verb req page after page (what says what is asked
 // for, in errors), handing each reply to take, until the last page. A
-// reply {"error"} is an error.
+// reply {"error"} is an error; take's errAskAgain asks for the page again.
 func askPages(ctx context.Context, nc *nats.Conn, req Request, what string, take func(page int, data []byte) error) error {
+	asked := 0
 	for page := 0; ; page++ {
 		req.Page = page
 		body, _ := json.Marshal(req)
@@ -31,9 +43,16 @@ func askPages(ctx context.Context, nc *nats.Conn, req Request, what string, take
 		if head.Error != "" {
 			return fmt.Errorf("the server answered: %s", head.Error)
 		}
-		if err := take(page, m.Data); err != nil {
+		if err := take(page, m.Data); errors.Is(err, errAskAgain) {
+			if asked++; asked < asksPerPage {
+				page--
+				continue
+			}
+			return err
+		} else if err != nil {
 			return err
 		}
+		asked = 0
 		if page+1 >= head.Pages {
 			return nil
 		}

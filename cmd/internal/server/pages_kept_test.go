@@ -60,3 +60,31 @@ func TestAPagedAnswerIsOfOneReadOfTheBucket(t *testing.T) {
 		t.Errorf("page 0 asked again starts with %s; want %s (%s was deleted since)", got, all[1], all[0])
 	}
 }
+
+// TestAPagedSweepWithTwoServersOnTheBusIsJoined: two servers answer the
+// verb (its queue group: a rolling upgrade), and a sweep of several pages
+// keeps its later pages to the server that made page 0 by asking a page
+// again when another sweep answered it. Before, three to five sweeps of
+// five failed with "pages kept coming from different sweeps".
+func TestAPagedSweepWithTwoServersOnTheBusIsJoined(t *testing.T) {
+	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 4096 })
+	nc, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	needs := bucket(t, js, spec.NeedsBucket)
+	for i := range 60 {
+		putNeed(t, needs, fmt.Sprintf("node-%03d", i), "m", "config", fmt.Sprintf("k%d", i), "failed", "own why")
+	}
+	serveQuery(t, nc, js)
+	nc2, js2 := bustest.JetStream(t, s)
+	serveQuery(t, nc2, js2)
+	client := bustest.Connect(t, s)
+	for i := range 5 {
+		r, err := AskSweep(testCtx(t), client, "", "", "")
+		if err != nil {
+			t.Fatalf("sweep %d with two servers: %v", i, err)
+		}
+		if n := len(r.Findings); n != 60 {
+			t.Fatalf("sweep %d: %d findings, want 60", i, n)
+		}
+	}
+}

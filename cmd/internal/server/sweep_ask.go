@@ -11,8 +11,10 @@ import (
 
 // AskSweep asks the verb for a sweep narrowed to node and module (either
 // may be empty) with stoodAfter ("" for the default) and joins its pages
-// into one reply (Page and Pages zero). Pages of two different sweeps (the
-// server no longer kept the first) are not joined: it asks again, up to
+// into one reply (Page and Pages zero). Pages of two different sweeps are
+// not joined: a later page of another sweep than page 0's (a second server
+// on the bus answered it) is asked again, up to eight times; then (the
+// server no longer kept page 0's sweep) the whole is asked again, up to
 // three times. A reply {"error"} is an error.
 func AskSweep(ctx context.Context, nc *nats.Conn, node, module, stoodAfter string) (SweepReply, error) {
 	for range 3 {
@@ -38,7 +40,7 @@ func askSweepOnce(ctx context.Context, nc *nats.Conn, req Request) (SweepReply, 
 			return nil
 		}
 		if r.At != all.At {
-			return errSweepMoved
+			return errors.Join(errSweepMoved, errAskAgain)
 		}
 		all.Findings = append(all.Findings, r.Findings...)
 		all.Orphans = append(all.Orphans, r.Orphans...)
