@@ -36,6 +36,11 @@ type module struct {
 	namesSum  uint64
 	namesSeed maphash.Seed
 	namesOK   bool
+	// declaredOnly are the need nodes of secrets the plan declares that no
+	// template names (wireDeclaredSecrets): asked and waited for (SPEC
+	// §4.2), listed in the report's waiting and by explain, but not written
+	// to the needs bucket, whose needs are placeholders (§4.1, §5.2).
+	declaredOnly []*graph.Node
 	// wiring finds a placeholder's need node while rebuild runs; nil
 	// otherwise (a map per module, kept, cost more than its needs).
 	wiring map[Placeholder]*graph.Node

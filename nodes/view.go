@@ -109,6 +109,10 @@ type NeedView struct {
 	Kind, Name string
 	State      graph.State
 	Why        string
+	// Declared: a secret the plan declares that no template names. It is
+	// asked and waited for (SPEC §4.2), but it is no placeholder, so no
+	// need of the needs bucket (§5.2: deleted when no template names it).
+	Declared bool
 }
 
 // View returns module's view, or nil when it is not on this node.
@@ -166,7 +170,7 @@ func (m *NodeGraph) Needs(module string) []NeedView {
 	out := make([]NeedView, 0, len(mod.needs))
 	for _, n := range mod.needs {
 		ph := needPlaceholder(n, module)
-		nv := NeedView{Kind: string(ph.Kind), Name: ph.Name, State: n.State()}
+		nv := NeedView{Kind: string(ph.Kind), Name: ph.Name, State: n.State(), Declared: slices.Contains(mod.declaredOnly, n)}
 		if n.State() != graph.Ready {
 			nv.Why = m.RootReason(n)
 		}
@@ -196,6 +200,9 @@ func (m *NodeGraph) NeedsSum(module string, seed maphash.Seed) uint64 {
 		for _, n := range mod.needs {
 			ph := needPlaceholder(n, module)
 			x = mixName(x, seed, string(ph.Kind), ph.Name)
+			if slices.Contains(mod.declaredOnly, n) {
+				x = mixName(x, seed, "declared", "") // a template naming it no more moves the sum
+			}
 		}
 		mod.namesSum, mod.namesSeed, mod.namesOK = x, seed, true
 	}

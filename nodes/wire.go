@@ -20,7 +20,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 	mod.owning = map[*graph.Node]bool{}
 	mod.wiring = map[Placeholder]*graph.Node{}
 	defer func() { mod.needs, mod.wiring, mod.namesOK = sortNeeds(mod.name, mod.wiring), nil, false }()
-	mod.files, mod.items = nil, nil
+	mod.files, mod.items, mod.declaredOnly = nil, nil, nil
 
 	mod.plan = m.leaf(KindPlan, mod.name, &Origin{Module: mod.name, Bucket: spec.AssignmentsBucket, Key: mod.key}, func(*graph.Node) {})
 	mod.owning[mod.plan] = true
@@ -244,7 +244,9 @@ func (m *NodeGraph) wireDeclaredSecrets(mod *module) []*graph.Node {
 	var out []*graph.Node
 	add := func(name string) {
 		if ph := (Placeholder{Kind: spec.Secret, Name: name}); mod.wiring[ph] == nil {
-			out = append(out, m.needNode(mod, ph))
+			n := m.needNode(mod, ph)
+			out = append(out, n)
+			mod.declaredOnly = append(mod.declaredOnly, n)
 		}
 	}
 	for _, s := range p.Secrets {

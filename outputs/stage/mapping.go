@@ -124,9 +124,13 @@ func needsOf(node, module string, needs []nodes.NeedView) []report.Need {
 	return appendNeeds(make([]report.Need, 0, len(needs)), node, module, needs)
 }
 
-// appendNeeds appends to out the needs a module's view says.
+// appendNeeds appends to out the needs a module's view says, but the
+// secrets it declares that no template names (no placeholder, no need).
 func appendNeeds(out []report.Need, node, module string, needs []nodes.NeedView) []report.Need {
 	for _, n := range needs {
+		if n.Declared {
+			continue
+		}
 		st := "met"
 		switch n.State {
 		case graph.Waiting:

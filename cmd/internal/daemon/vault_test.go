@@ -353,7 +353,10 @@ func TestAConfigValueHoldingASecretPlaceholderIsWrittenLiterally(t *testing.T) {
 // A secret the plan declares (an own secret, a named provisions entry)
 // that no template names and no path writes is asked all the same (SPEC
 // §4.2: "for each secret a plan names"; the vault acts on a credential's
-// form), and the module waits for it by name until the vault holds it.
+// form), and the module waits for it by name until the vault holds it;
+// but it is no placeholder, so no need (§5.2: a need is deleted when no
+// template names it): a template that stops naming a secret the plan
+// still declares takes its need away.
 func TestADeclaredSecretNoTemplateNamesIsAskedAndWaitedFor(t *testing.T) {
 	m := newMesh(t)
 	m.put(spec.ConfigBucket, "ace.app.model", "opus")
@@ -373,8 +376,12 @@ func TestADeclaredSecretNoTemplateNamesIsAskedAndWaitedFor(t *testing.T) {
 		}
 		return nil
 	})
-	if need, _ := m.get(spec.NeedsBucket, "ace.app.secret.unused"); !contains(need, `"state":"waiting"`) {
-		t.Fatalf("need %s", need)
+	m.settle()
+	if need, ok := m.get(spec.NeedsBucket, "ace.app.secret.unused"); ok {
+		t.Fatalf("a need for a secret no template names: %s", need)
+	}
+	if need, ok := m.get(spec.NeedsBucket, "ace.app.config.model"); !ok || !contains(need, `"state":"met"`) {
+		t.Fatalf("the config need: %s", need)
 	}
 	v.Set(t.Context(), own, []byte("s-1"))
 	v.Set(t.Context(), prov, []byte("t-1"))
@@ -385,6 +392,29 @@ func TestADeclaredSecretNoTemplateNamesIsAskedAndWaitedFor(t *testing.T) {
 			t.Errorf("the provisions entry was asked with form %q", a.Credential)
 		}
 	}
+
+	// A template naming the secret: its need is written; the template
+	// naming it no more (the plan still declaring it): the need is deleted.
+	plan := nodes.Plan{
+		Files:   []nodes.FileSpec{{Path: "/etc/app/plain.conf", Template: "plain"}},
+		Secrets: []nodes.SecretSpec{{Name: "unused"}},
+	}
+	m.assign("ace", "app", plan, map[string]string{"plain": "model = ${config:model} ${secret:unused}\n"})
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if need, ok := m.get(spec.NeedsBucket, "ace.app.secret.unused"); !ok || !contains(need, `"state":"met"`) {
+			return fmt.Errorf("need of a secret a template names: %q", need)
+		}
+		return nil
+	})
+	m.assign("ace", "app", plan, map[string]string{"plain": "model = ${config:model}\n"})
+	m.waitFile("/etc/app/plain.conf", "model = opus\n")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if need, ok := m.get(spec.NeedsBucket, "ace.app.secret.unused"); ok {
+			return fmt.Errorf("need of a secret no template names any more: %q", need)
+		}
+		return nil
+	})
+	m.waitState("ace", "app", "applied")
 }
 
 // A secret the vault keeps saying is absent is asked again and again, but
