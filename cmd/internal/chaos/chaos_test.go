@@ -118,7 +118,9 @@ func runSeed(t *testing.T, bin string, seed uint64, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := draw(seed, n, w, shortFaults)
+	fs := shortFaults
+	fs.once = slices.Contains(regressions, seed) // their schedules as they failed
+	steps := draw(seed, n, w, fs)
 	replay := fmt.Sprintf("chaos seed %d, %d steps (replay: go test ./cmd/internal/chaos -run Chaos -v -chaos.seed %d -chaos.steps %d, or make chaos SEED=%d STEPS=%d)", seed, n, seed, n, seed, n)
 	fail := func(format string, a ...any) {
 		t.Helper()
