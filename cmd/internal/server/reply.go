@@ -94,18 +94,13 @@ type itemList struct {
 	items [][]byte
 }
 
-// pageLists is the paging every answer shares: the reply is
+// pageListsOf is the paging every answer shares: the reply is
 // {<head>,"page":k,"pages":n,"<list>":[…],…}; head (fields without braces)
 // stands on every page, and the lists' items, in order, list after list,
 // are cut into pages that each fit in limit bytes. It returns page k (empty
-// lists past the last page). An item larger than a page stands alone on
-// its page: its maker keeps it smaller (see entryJSON, findingJSON).
-func pageLists(head []byte, page int, lists []itemList, limit int) []byte {
-	b, _ := pageListsOf(head, page, lists, limit)
-	return b
-}
-
-// pageListsOf is pageLists saying how many pages there are.
+// lists past the last page) and how many pages there are. An item larger
+// than a page stands alone on its page: its maker keeps it smaller (see
+// entryJSON, findingJSON).
 func pageListsOf(head []byte, page int, lists []itemList, limit int) ([]byte, int) {
 	budget := limit - listsOverhead(head, lists)
 	type span struct{ from, to int }
