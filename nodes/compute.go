@@ -145,12 +145,8 @@ func computeConsumers(in graph.In) (any, error) {
 			continue
 		}
 		v := in.Value(i + 1).([]byte)
-		if !utf8.Valid(v) {
-			// A JSON string cannot carry it: encoded, its bytes would turn
-			// into U+FFFD and the provider hold a credential that is not
-			// the consumer's. Left out, as one the vault does not hold
-			// (the daemon says so in its log).
-			continue
+		if !ListableCredential(v) {
+			continue // left out, as one the vault does not hold (the daemon logs it)
 		}
 		out = append(out, consumerEntry{Consumer: b.Consumer, Module: b.Module, Local: b.Local,
 			Credential: b.Credential, Value: string(v)})
@@ -309,6 +305,12 @@ func renderItem(counts *RenderCounts, module, collection string, t *Template, sk
 		return text, nil
 	}
 }
+
+// ListableCredential says whether a consumers list can carry credential
+// value v: a JSON string cannot carry bytes that are not UTF-8 (encoded,
+// they turn into U+FFFD and the provider would hold a credential that is
+// not the consumer's), so such a consumer is left out.
+func ListableCredential(v []byte) bool { return utf8.Valid(v) }
 
 // secretContent: [plan, need secret] → a file holding the secret alone.
 // It is a file like a rendered one, bounded as one (SPEC §4.1: 16 MiB);

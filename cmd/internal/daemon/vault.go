@@ -1,9 +1,8 @@
 package daemon
 
 import (
-	"unicode/utf8"
-
 	"github.com/novox/mesh-provisioner/inputs/vault"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -29,7 +28,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 	switch r.Outcome {
 	case vault.Sealed:
 		d.mesh.SetSecret(a.Name, r.Value, a.At)
-		if pair && !utf8.Valid(r.Value) {
+		if pair && !nodes.ListableCredential(r.Value) {
 			d.log.Warn().Str("secret", a.Name).Msg("a consumer's credential is not UTF-8 text, which a consumers list cannot carry: the consumer is left out")
 		}
 	case vault.Refused:
