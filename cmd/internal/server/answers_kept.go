@@ -66,16 +66,21 @@ func (k *keptAnswers) keep(req Request, limit int, a *keptAnswer, pages int) {
 
 // prune drops the answers older than pagesKeptFor.
 func (k *keptAnswers) prune() {
-	now := k.now()
-	for q, a := range k.kept {
-		if now.Sub(a.at) > pagesKeptFor {
-			delete(k.kept, q)
+	dropOlder(k.kept, k.now(), func(a *keptAnswer) time.Time { return a.at })
+}
+
+// dropOlder drops the entries of kept older than pagesKeptFor at now.
+func dropOlder[K comparable, V any](kept map[K]V, now time.Time, at func(V) time.Time) {
+	for q, o := range kept {
+		if now.Sub(at(o)) > pagesKeptFor {
+			delete(kept, q)
 		}
 	}
 }
 
 // dropOldest drops the oldest entries of kept (by at) until it holds at
-// most n: the pages kept, of answers and of sweeps, are bounded so.
+// most n: the pages kept, of answers and of sweeps, are bounded so, as
+// dropOlder bounds their age.
 func dropOldest[K comparable, V any](kept map[K]V, n int, at func(V) time.Time) {
 	for len(kept) > n {
 		var oldest K

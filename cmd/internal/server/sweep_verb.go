@@ -97,11 +97,7 @@ func (c *sweepCache) keep(p SweepParams, r *sweepResult) {
 
 // prune drops the paged sweeps older than pagesKeptFor at now.
 func (c *sweepCache) prune(now time.Time) {
-	for q, r := range c.paged {
-		if now.Sub(r.at) > pagesKeptFor {
-			delete(c.paged, q)
-		}
-	}
+	dropOlder(c.paged, now, func(r *sweepResult) time.Time { return r.at })
 }
 
 // answerSweep answers what sweep: page 0 from a sweep made now, the pages
