@@ -173,11 +173,7 @@ func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFai
 }
 
 func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing.T) {
-	m := NewNodeGraph("ace")
-	registryAll(m)
-	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
-	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
-	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m := zshCollectingA()
 	m.Stabilize()
 	v := m.View("a")
 	if len(v.Items) != 1 || v.Items[0].State != graph.Waiting || !strings.Contains(v.Items[0].Why, "not fetched yet") {
@@ -199,11 +195,7 @@ func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing
 // rendered again; one that fails is deleted there, so it leaves the
 // collection, and does not come back by waiting; one that goes leaves it.
 func TestAWaitingItemKeepsItsLastTextInItsCollectionUntilItFailsOrGoes(t *testing.T) {
-	m := NewNodeGraph("ace")
-	registryAll(m)
-	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
-	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
-	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	m := zshCollectingA()
 	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("x=${config:k}\n")})
 	m.Put(spec.ConfigBucket, "ace.a.k", []byte("1"))
 	m.Stabilize()
@@ -365,4 +357,16 @@ func TestACollectionOrdersItsItemsWhateverTheOrderOfItsInputs(t *testing.T) {
 	if got, want := string(text.Value().([]byte)), "; a\na-item\n; b\nb-item\n; z\nz-item\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+}
+
+// zshCollectingA is a graph of node ace where module zsh collects c into
+// /etc/zsh and module a contributes to c from its template i (its archive
+// not set yet).
+func zshCollectingA() *NodeGraph {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
+	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}}}))
+	return m
 }
