@@ -2,9 +2,13 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	natsd "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -16,11 +20,8 @@ import (
 // bucket afresh and cut it by position: a key there all along was not
 // seen), and page 0 asked again reads the bucket afresh.
 func TestAPagedAnswerIsOfOneReadOfTheBucket(t *testing.T) {
-	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 4096 })
-	nc, js := bustest.JetStream(t, s)
-	ensure(t, js)
+	_, nc, js, needs := smallPayloadBus(t, 4096)
 	serveQuery(t, nc, js)
-	needs := bucket(t, js, spec.NeedsBucket)
 	var all []string
 	for i := range 100 {
 		node := fmt.Sprintf("n%03d", i)
@@ -67,10 +68,7 @@ func TestAPagedAnswerIsOfOneReadOfTheBucket(t *testing.T) {
 // again when another sweep answered it. Before, three to five sweeps of
 // five failed with "pages kept coming from different sweeps".
 func TestAPagedSweepWithTwoServersOnTheBusIsJoined(t *testing.T) {
-	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 4096 })
-	nc, js := bustest.JetStream(t, s)
-	ensure(t, js)
-	needs := bucket(t, js, spec.NeedsBucket)
+	s, nc, js, needs := smallPayloadBus(t, 4096)
 	for i := range 60 {
 		putNeed(t, needs, fmt.Sprintf("node-%03d", i), "m", "config", fmt.Sprintf("k%d", i), "failed", "own why")
 	}
@@ -87,4 +85,39 @@ func TestAPagedSweepWithTwoServersOnTheBusIsJoined(t *testing.T) {
 			t.Fatalf("sweep %d: %d findings, want 60", i, n)
 		}
 	}
+}
+
+// TestTheSweepAnswersDespiteALongWhy: one need whose why is nearly a payload long: the sweep still
+// answers, within the payload, the why cut.
+func TestTheSweepAnswersDespiteALongWhy(t *testing.T) {
+	_, nc, js, needs := smallPayloadBus(t, 8192)
+	putNeed(t, needs, "ace", "m", "config", "k", "failed", strings.Repeat("w", 8000))
+	putNeed(t, needs, "ace", "m", "config", "k2", "failed", "short")
+	serveQuery(t, nc, js)
+	m, err := nc.Request(spec.QuerySubject, []byte(`{"what":"sweep"}`), 3*time.Second)
+	if err != nil {
+		t.Fatalf("sweep: %v (one need's long why leaves the whole mesh without a sweep)", err)
+	}
+	if int64(len(m.Data)) > nc.MaxPayload() {
+		t.Fatalf("reply of %d bytes", len(m.Data))
+	}
+	r, err := AskSweep(testCtx(t), nc, "", "", "")
+	if err != nil || len(r.Findings) != 2 || !strings.Contains(r.Findings[0].Why+r.Findings[1].Why, "(cut: 8000 bytes in all)") {
+		t.Fatalf("sweep %v: %+v", err, r.Findings)
+	}
+	for _, f := range r.Findings {
+		if len(f.Needs) != 1 || f.NeedsLeftOut != 0 {
+			t.Errorf("finding %q names %d needs and leaves %d out; want its one need named", f.Name, len(f.Needs), f.NeedsLeftOut)
+		}
+	}
+}
+
+// smallPayloadBus is a bus whose max payload is maxPayload bytes, with
+// the server's buckets made, and its needs bucket.
+func smallPayloadBus(t *testing.T, maxPayload int32) (*natsd.Server, *nats.Conn, jetstream.JetStream, jetstream.KeyValue) {
+	t.Helper()
+	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = maxPayload })
+	nc, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	return s, nc, js, bucket(t, js, spec.NeedsBucket)
 }
