@@ -33,6 +33,29 @@ func deepPath(depth int) string {
 
 // TestADeepPathIsWrittenAndRemoved: a path 2,000 directories deep is
 // made, rewritten and removed (each directory looked at once: see
+// BenchmarkDeepPath). docs/RELIABILITY.md names this test; only its
+// comment was here, merged into the benchmark's, so no test made the path.
+func TestADeepPathIsWrittenAndRemoved(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	p := deepPath(2000)
+	for _, body := range []string{"one\n", "two\n"} {
+		if got := fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{{Path: p, Form: FormOwned, Content: []byte(body)}}}).Files[0].Action; got != ActionWritten {
+			t.Errorf("%q: %s, want %s", body, got, ActionWritten)
+		}
+		mustRead(t, filepath.Join(root, p), body)
+	}
+	files, err := c.Delete(t.Context(), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].Path != p || files[0].Action != ActionRemoved {
+		t.Errorf("DELETE answered %+v, want %s removed", files, p)
+	}
+	mustAbsent(t, filepath.Join(root, p))
+	noTempFiles(t, root)
+}
+
 // BenchmarkDeepPath: a fill rewriting one file 500 and 2,000 directories
 // deep (made once before the timing: making them fsyncs each directory).
 // Each directory is looked at once, so 2,000 costs some 4× 500, not 16×.
