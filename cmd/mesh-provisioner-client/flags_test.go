@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // A nonsense duration is a usage error naming the flag, before anything
@@ -83,6 +84,17 @@ func TestRunRefusesANATSURLThatDoesNotParse(t *testing.T) {
 		}
 		if strings.Contains(stderr, "hunter2") {
 			t.Errorf("--nats %q: the refusal repeats the password: %q", c.url, stderr)
+		}
+	}
+}
+
+// --fill-gap 0 turns the gap off, as its help says: daemon.Config takes
+// its zero as the 5 ms default and keeps a negative gap as none, so the
+// flag's 0 must reach it negative.
+func TestFillGapZeroIsNoGap(t *testing.T) {
+	for flag, want := range map[time.Duration]time.Duration{0: -1, -time.Second: -time.Second, time.Second: time.Second} {
+		if got := fillGap(flag); got != want {
+			t.Errorf("--fill-gap %v: the daemon is given %v, want %v", flag, got, want)
 		}
 	}
 }

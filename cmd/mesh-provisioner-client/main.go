@@ -70,7 +70,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	fs.StringVar(&cfg.Control, "control", defaultControl, "the control socket (empty: none)")
 	fs.DurationVar(&cfg.Refill, "refill", time.Minute, "every filled file is sent again this often")
 	fs.DurationVar(&cfg.FillGap, "fill-gap", daemon.DefaultFillGap,
-		"a module is filled at most once per this; faster changes go out together in its next fill (negative: no gap)")
+		"a module is filled at most once per this; faster changes go out together in its next fill (0: no gap)")
 	fs.DurationVar(&cfg.RefusedRetry, "refused-retry", 10*time.Minute, "a secret the vault refused is asked again after this")
 	fs.DurationVar(&cfg.FetchTimeout, "fetch-timeout", daemon.DefaultFetchTimeout,
 		"one try of fetching a templates archive gives up after this (and is tried again)")
@@ -93,6 +93,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
+	cfg.FillGap = fillGap(cfg.FillGap)
 	if err := bus.CheckURLs(cfg.Bus.URL); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
@@ -148,4 +149,14 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	log.Info().Msg("stopped")
 	return 0
+}
+
+// fillGap is --fill-gap as daemon.Config takes it: an operator's 0 turns
+// the gap off, where Config's zero is its default (5 ms), so it is said
+// as a negative gap, which Config keeps as none.
+func fillGap(flag time.Duration) time.Duration {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
