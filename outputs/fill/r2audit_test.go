@@ -1,0 +1,92 @@
+package fill
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A whole request that is refused (403 outside --allow, 409 a path held by
+// another module) writes nothing: it removes nothing either, and the
+// module's declaration stays the last whole request it took.
+func TestARefusedWholeRequestRemovesNothing(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root, Allow: []string{"/etc/m/**", "/etc/n/**"}})
+	fillOK(t, c, Request{Module: "n", Whole: true, Files: []File{{Path: "/etc/n/held", Form: FormOwned, Content: []byte("n\n")}}})
+	fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{
+		{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")},
+		{Path: "/etc/m/b", Form: FormOwned, Content: []byte("b\n")},
+	}})
+	for _, tc := range []struct {
+		f      File
+		status int
+	}{
+		{File{Path: "/etc/other", Form: FormOwned, Content: []byte("x\n")}, http.StatusForbidden},
+		{File{Path: "/etc/n/held", Form: FormOwned, Content: []byte("x\n")}, http.StatusConflict},
+	} {
+		_, err := c.Fill(t.Context(), Request{Module: "m", Whole: true, Files: []File{
+			{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")}, tc.f}})
+		var se *StatusError
+		if !errors.As(err, &se) || se.Status != tc.status {
+			t.Fatalf("%s: want %d, got %v", tc.f.Path, tc.status, err)
+		}
+		mustRead(t, filepath.Join(root, "etc/m/b"), "b\n")
+	}
+	// the declaration is still a and b: a whole request naming a alone removes b
+	resp, err := c.Fill(t.Context(), Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := results(resp.Files); got["/etc/m/b"] != ActionRemoved {
+		t.Errorf("answer %v", got)
+	}
+	mustAbsent(t, filepath.Join(root, "etc/m/b"))
+}
+
+// A file a request of changed files alone wrote is the module's too: the
+// next whole request that does not name it removes it.
+func TestAFileWrittenByAPartialRequestIsRemovedByTheNextWhole(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")}}})
+	_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{{Path: "/etc/m/b", Form: FormOwned, Content: []byte("b\n")}}})
+	// and another module may not take it meanwhile
+	_, err = c.Fill(t.Context(), Request{Module: "n", Files: []File{{Path: "/etc/m/b", Form: FormOwned, Content: []byte("n\n")}}})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusConflict {
+		t.Errorf("n over m's partial file: %v", err)
+	}
+	resp, err := c.Fill(t.Context(), Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := results(resp.Files); got["/etc/m/b"] != ActionRemoved {
+		t.Errorf("answer %v", got)
+	}
+	mustAbsent(t, filepath.Join(root, "etc/m/b"))
+}
+
+// A removal follows no symlink: an owned file's directory replaced by a
+// link elsewhere since it was written leaves what the link reaches alone.
+func TestARemovalFollowsNoSymlinkedDirectory(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{
+		{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")},
+		{Path: "/etc/m/b", Form: FormOwned, Content: []byte("b\n")},
+	}})
+	other := filepath.Join(root, "other")
+	writeFile(t, filepath.Join(other, "b"), "not m's\n")
+	if err := os.RemoveAll(filepath.Join(root, "etc/m")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(root, "etc/m")); err != nil {
+		t.Fatal(err)
+	}
+	c.Fill(t.Context(), Request{Module: "m", Whole: true, Files: []File{}})
+	mustRead(t, filepath.Join(other, "b"), "not m's\n")
+	c.Delete(t.Context(), "m")
+	mustRead(t, filepath.Join(other, "b"), "not m's\n")
+}
