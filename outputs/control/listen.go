@@ -13,9 +13,14 @@ import (
 // Listen binds the control socket at path so that it is never reachable
 // with a wider mode than 0600: bound under a temporary name beside path,
 // made 0600, only then renamed into place. It refuses when another client
-// answers at path. Closing the listener leaves path; the server removes it.
+// answers at path, and when path is something else than a socket (a
+// stale socket is replaced). Closing the listener leaves path; the server
+// removes it.
 func Listen(path string) (net.Listener, error) {
 	if err := CheckSocketPath(path); err != nil {
+		return nil, err
+	}
+	if err := notASocket(path); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -30,4 +35,21 @@ func Listen(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	return ln, nil
+}
+
+// notASocket refuses a path that holds something other than a socket: the
+// rename into place would replace it, and the stop remove it, so a
+// --control mistyped as a file's name (the creds file given to the wrong
+// flag) would lose that file. Nothing is done to it; as mesh-fill's
+// --socket.
+func notASocket(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSocket != 0 {
+		return nil // nothing there (or a stale socket, replaced); a bind names any other trouble
+	}
+	what := kindOf(fi)
+	if what == "not a socket" {
+		what = "a file"
+	}
+	return fmt.Errorf("control socket %s: %s is there, not a socket: it is left as it is; name another path with --control", path, what)
 }

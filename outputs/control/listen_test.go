@@ -65,3 +65,43 @@ func TestTwoSocketsBoundAtOnceInOneDirectoryAreEachTheirOwn(t *testing.T) {
 		t.Fatalf("temporary names left behind: %v", left)
 	}
 }
+
+// A --control naming a file that is not a socket (a typo, the creds file
+// given to the wrong flag): before, the socket was renamed over it and
+// the stop removed it, so the file was lost. It is refused, left as it
+// was, naming what is there.
+func TestListenRefusesAPathThatIsNotASocketAndLeavesIt(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ctl") // short: unix socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	file := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(file, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, what string }{{file, "a regular file"}, {link, "a symbolic link"}} {
+		ln, err := Listen(c.path)
+		if err == nil {
+			ln.Close()
+			os.Remove(c.path)
+			t.Fatalf("%s: bound over %s", c.path, c.what)
+		}
+		if !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.what) {
+			t.Fatalf("%s: %v, want it naming the path and %s", c.path, err, c.what)
+		}
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "keep me\n" {
+		t.Fatalf("the file is not as it was: %q %v", b, err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is not as it was: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("beside them: %v, want nothing left", entries)
+	}
+}
