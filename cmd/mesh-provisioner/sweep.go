@@ -76,6 +76,13 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
+	// A cron job's stderr goes to mail or a CI log: the URL is checked as
+	// serve checks it, and named redacted (a user:password@ in it).
+	if err := bus.CheckURLs(*natsURL); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
+		return 2
+	}
+	shownURL := bus.RedactURL(*natsURL)
 	inbox := inboxFor(*inboxFlag, *creds, *natsURL)
 	// A request the bus refuses (a permissions violation: these creds may
 	// not publish the verb or subscribe to the reply inbox) is never
@@ -95,7 +102,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	}
 	nc, err := nats.Connect(*natsURL, opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v\n", *natsURL, err)
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v\n", shownURL, err)
 		return 2
 	}
 	defer nc.Close()
@@ -110,7 +117,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		}
 		if errors.Is(err, nats.ErrNoResponders) {
 			fmt.Fprintf(stderr, "mesh-provisioner sweep: no server answers %s on %s (is mesh-provisioner serve running?): %v\n",
-				spec.QuerySubject, *natsURL, err)
+				spec.QuerySubject, shownURL, err)
 			return 2
 		}
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
