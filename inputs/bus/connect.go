@@ -84,7 +84,7 @@ func Connect(o Options) (*nats.Conn, error) {
 			if !late.Load() {
 				return
 			}
-			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("connected to the bus")
+			log.Info().Str("url", ConnectedURL(nc)).Msg("connected to the bus")
 			if o.OnReconnect != nil {
 				o.OnReconnect()
 			}
@@ -100,7 +100,7 @@ func Connect(o Options) (*nats.Conn, error) {
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("reconnected to the bus")
+			log.Info().Str("url", ConnectedURL(nc)).Msg("reconnected to the bus")
 			if o.OnReconnect != nil {
 				o.OnReconnect()
 			}
@@ -201,7 +201,13 @@ func InboxPrefix(name string) string {
 	return "_INBOX." + strings.Join(toks, ".")
 }
 
-// RedactURL hides any user:password@ in a (comma-separated) URL list.
+// ConnectedURL is the URL nc is connected to, for a log line: redacted
+// as RedactURL does. nats.go's ConnectedUrlRedacted hides a password only,
+// and a token is given in the URL as its user (nats://TOKEN@host).
+func ConnectedURL(nc *nats.Conn) string { return RedactURL(nc.ConnectedUrl()) }
+
+// RedactURL hides any user:password@ (or token@) in a (comma-separated)
+// URL list.
 func RedactURL(u string) string {
 	parts := strings.Split(u, ",")
 	for i, p := range parts {

@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if nc.IsConnected() {
-		log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("bus connected")
+		log.Info().Str("url", bus.ConnectedURL(nc)).Msg("bus connected")
 	}
 	shutdown := func() {
 		if err := nc.Drain(); err != nil {
@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		shutdown()
-		return fmt.Errorf("opening JetStream on %s: %w", nc.ConnectedUrlRedacted(), err)
+		return fmt.Errorf("opening JetStream on %s: %w", bus.ConnectedURL(nc), err)
 	}
 	var gate *metricsGate
 	if metricsLn != nil {
