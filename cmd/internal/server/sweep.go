@@ -310,13 +310,17 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 	if verdict == VerdictMet {
 		return
 	}
-	k := groupKey{verdict, owner, kind, name, sharedWhy(v.Why, node, module)}
+	s.group(groupKey{verdict, owner, kind, name, sharedWhy(v.Why, node, module)}, e, v.Why, node, module)
+}
+
+// group adds node/module's entry e, which says why, to the finding of k.
+func (s *sweeper) group(k groupKey, e jetstream.KeyValueEntry, why, node, module string) {
 	g := s.groups[k]
 	if g == nil {
-		g = &group{since: e.Created(), why: v.Why}
+		g = &group{since: e.Created(), why: why}
 		s.groups[k] = g
 	}
-	g.whys = g.whys || g.why != v.Why
+	g.whys = g.whys || g.why != why
 	if e.Created().Before(g.since) {
 		g.since = e.Created()
 	}
@@ -396,6 +400,7 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 	}
 	sum.Modules++
 	s.res.modules[v.State]++
+	s.moduleWait(e, d[0], d[1], v)
 }
 
 func (s *sweeper) item(e jetstream.KeyValueEntry) {

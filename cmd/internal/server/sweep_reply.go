@@ -49,10 +49,14 @@ type Summary struct {
 	// NoReport counts the modules assigned with a plan (within the
 	// sweep's narrowing) whose node wrote no report: a client that is
 	// down or never started. They are not among Modules.
-	NoReport   int        `json:"no_report,omitempty"`
-	Needs      NeedCounts `json:"needs"`
-	OutOfShape int        `json:"out_of_shape"`
-	Orphans    int        `json:"orphans"`
+	NoReport int `json:"no_report,omitempty"`
+	// StoodModules counts the modules waiting, with no need to judge them
+	// by, on their own plan or templates archive (a finding of kind
+	// "module") for longer than stood_after.
+	StoodModules int        `json:"stood_modules,omitempty"`
+	Needs        NeedCounts `json:"needs"`
+	OutOfShape   int        `json:"out_of_shape"`
+	Orphans      int        `json:"orphans"`
 }
 
 // NeedCounts counts needs by verdict.
@@ -98,9 +102,10 @@ type Orphan struct {
 }
 
 // Held says whether the sweep found something that holds the mesh back:
-// a need failed or stood asked, or a module's report says failed (a plan
+// a need failed or stood asked, a module stood asked on its own plan or
+// archive, or a module's report says failed (a plan
 // or a fill that failed leaves its needs met; SPEC §6.2's exit 1 is for
 // anything that failed).
 func (r SweepReply) Held() bool {
-	return r.Summary.Failed > 0 || r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0
+	return r.Summary.Failed > 0 || r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0 || r.Summary.StoodModules > 0
 }

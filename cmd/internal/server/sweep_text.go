@@ -55,6 +55,10 @@ func WriteSweep(w io.Writer, r SweepReply) {
 	n := s.Needs
 	fmt.Fprintf(w, "needs %d: %d met, %d waiting, %d stood asked (over %s), %d failed\n",
 		n.Met+n.Waiting+n.StoodAsked+n.Failed, n.Met, n.Waiting, n.StoodAsked, control.Escape(r.StoodAfter), n.Failed)
+	if s.StoodModules > 0 {
+		fmt.Fprintf(w, "%d %s stood asked on their own plan or templates archive (over %s)\n",
+			s.StoodModules, plural(s.StoodModules, "module", "modules"), control.Escape(r.StoodAfter))
+	}
 	if s.OutOfShape > 0 || s.Orphans > 0 {
 		fmt.Fprintf(w, "keys: %d out of shape, %d %s\n", s.OutOfShape, s.Orphans, plural(s.Orphans, "orphan", "orphans"))
 	}
