@@ -52,6 +52,9 @@ func (e *AnswerError) Error() string {
 // Get asks for path (such as "/metrics") and returns the answer, whatever
 // its status code. An error says why no answer came.
 func (c *Client) Get(ctx context.Context, path string) (int, []byte, error) {
+	if c.sock == "" { // the dial's "missing address" reads as a daemon that does not answer
+		return 0, nil, errors.New("no control socket named: --control is empty; name the daemon's control socket")
+	}
 	if err := CheckSocketPath(c.sock); err != nil {
 		return 0, nil, err
 	}

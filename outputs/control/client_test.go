@@ -88,3 +88,13 @@ func TestAControlPathThatIsNoSocketIsSaidSo(t *testing.T) {
 		}
 	}
 }
+
+// --control "" (a script's "$SOCK" unset): before, "control socket  does
+// not answer: … dial unix: missing address", which reads as a daemon
+// hung. It says no socket was named.
+func TestAnEmptyControlPathIsSaidPlainly(t *testing.T) {
+	_, _, err := NewClient("", time.Second).Get(t.Context(), "/v1/modules")
+	if err == nil || !strings.Contains(err.Error(), "no control socket named: --control is empty") || strings.Contains(err.Error(), "does not answer") {
+		t.Fatalf("err %v", err)
+	}
+}
