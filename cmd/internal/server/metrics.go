@@ -73,6 +73,15 @@ func newMetrics(sweeps *sweepCache, log zerolog.Logger) (*prometheus.Registry, *
 	for _, op := range []string{"put", "delete"} {
 		st.registryWrites.WithLabelValues(op)
 	}
+	// Shown at 0 from the start: a counter that first appears at 1 loses
+	// that request to increase() and rate(), so an alert on the verb's
+	// errors would miss the first after every restart.
+	for what := range knownWhats {
+		st.requests.WithLabelValues(what)
+		st.requestErrors.WithLabelValues(what)
+	}
+	st.requests.WithLabelValues("unknown")
+	st.requestErrors.WithLabelValues("unknown")
 	reg.MustRegister(st.registryWrites, st.requests, st.requestErrors, &sweepCollector{sweeps: sweeps, log: log})
 	return reg, st
 }
