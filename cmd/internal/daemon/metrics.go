@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
@@ -38,6 +39,15 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules)
 	for _, s := range []string{"applied", "waiting", "failed"} {
 		m.modules.WithLabelValues(s) // shown at 0 before any module is
+	}
+	// The outcome counters too: one that first appears at 1 loses that
+	// event to increase() and rate(), so an alert on failed fills or
+	// refused secrets would miss the first after every restart.
+	for _, o := range []string{"ok", "failed"} {
+		m.fills.WithLabelValues(o)
+	}
+	for o := vault.Sealed; o <= vault.Error; o++ {
+		m.vaultAsks.WithLabelValues(o.String())
 	}
 	return m
 }
