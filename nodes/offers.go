@@ -48,6 +48,7 @@ func (o *Offer) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("provides entry %.60s: %w", b, err)
 	}
 	*o = Offer(p.plain)
+	dropHaveNulls(o, b) // a have key whose value is null is one the have lacks
 	if o.AnsweredBy == "" {
 		o.AnsweredBy = p.Dashed
 	}

@@ -99,6 +99,7 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	if err := json.Unmarshal(data, &a); err != nil {
 		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
 	}
+	dropPlacementNulls(&a, data) // a placement name whose value is null is not held (nulls.go)
 	if a.Node == "" {
 		a.Node = node
 	}

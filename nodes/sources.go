@@ -150,8 +150,8 @@ func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
 	case !ok:
 		m.g.SetWaiting(n, bucket+" "+key+": not written yet")
 	default:
-		var e BoundEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
+		e, err := parseBoundEntry(raw) // a value that is null is one the entry lacks
+		if err != nil {
 			m.g.SetFailed(n, bucket+" "+key+": not a bound entry: "+err.Error())
 			return
 		}
