@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,7 +66,9 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		// Another node's plan is read only for the consumers it binds
 		// and the offers it makes.
 		asg, err := parseBindings(node, name, data)
-		m.index(key, asg)
+		if !errors.Is(err, errUnparsed) {
+			m.index(key, asg)
+		} // else the bindings of its last value that parsed stay (keepBindings)
 		switch {
 		case errors.Is(err, ErrNoPlan):
 			m.forgetOffers(key, name) // not the provisioner's: offers nothing, assigns nothing
@@ -77,14 +80,18 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		return err
 	}
 	asg, perr := ParseAssignment(key, data)
-	bind := asg
+	bind, keep := asg, false
 	if asg == nil && !errors.Is(perr, ErrNoPlan) {
 		// A plan refused for another reason still binds its consumers,
 		// as it does read from any other node: whether a consumer is
 		// listed does not hang on which node its plan is on.
-		bind, _ = parseBindings(node, name, data)
+		var berr error
+		bind, berr = parseBindings(node, name, data)
+		keep = errors.Is(berr, errUnparsed)
 	}
-	m.index(key, bind)
+	if !keep {
+		m.index(key, bind)
+	} // else the bindings of its last value that parsed stay (keepBindings)
 	switch {
 	case errors.Is(perr, ErrNoPlan):
 		m.forgetOffers(key, name)
@@ -229,6 +236,20 @@ func (m *NodeGraph) refreshConsumers(pk string) {
 	m.collect(old)
 }
 
+// errUnparsed is parseBindings' answer to a value that does not parse as
+// an assignment (not JSON, or a field of the wrong type).
+//
+// keepBindings: such a value leaves the bindings of the key's last value
+// that parsed as they were. SPEC §3 fails the module whose plan does not
+// parse and leaves "the other modules untouched"; dropping its consumer
+// from a provider's ${consumers:X} rewrote the provider's file and
+// restarted its program without the consumer's credential, so one typo in
+// a consumer's plan cut its running program off at the provider. A value
+// that parses (a plan refused for a rule, or none) binds as it says, and a
+// key deleted unbinds. A client started on a value that does not parse has
+// no earlier one to keep: it binds nothing.
+var errUnparsed = errors.New("plan does not parse")
+
 // parseBindings reads of another node's plan only what binds a consumer to
 // a provider: its provisions entries, and its provides (their rules are
 // checked apart: an offer breaking one leaves the plan's consumers bound;
@@ -240,8 +261,11 @@ func parseBindings(node, module string, data []byte) (*Assignment, error) {
 			Provides   []Offer         `json:"provides"`
 		} `json:"provisioning"`
 	}
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' && json.Valid(t) {
+		return nil, ErrNoPlan // JSON that is not an object carries no plan, as ParseAssignment says
+	}
 	if err := json.Unmarshal(data, &a); err != nil {
-		return nil, fmt.Errorf("module %q on node %q: plan does not parse: %w", module, node, err)
+		return nil, fmt.Errorf("module %q on node %q: %w: %w", module, node, errUnparsed, err)
 	}
 	if a.Provisioning == nil {
 		return nil, ErrNoPlan
