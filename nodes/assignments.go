@@ -74,6 +74,8 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 			m.forgetOffers(key, name) // not the provisioner's: offers nothing, assigns nothing
 		case asg != nil:
 			m.noteOffers(key, name, asg.Provisioning.Provides, checkProvides(asg.Provisioning.Provides))
+		case errors.Is(err, errUnparsed) && m.offered(key, name):
+			// keepBindings: its consumers are judged by its last offers
 		default:
 			m.noteOffers(key, name, nil, err.Error())
 		}
@@ -98,12 +100,14 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 	case asg != nil:
 		m.noteOffers(key, name, asg.Provisioning.Provides, "")
 	default:
-		provides, err := parseOffers(data) // a plan refused for another reason still offers
-		why := ""
-		if err != nil {
-			why = err.Error()
+		switch provides, err := parseOffers(data); { // a plan refused for another reason still offers
+		case err == nil:
+			m.noteOffers(key, name, provides, "")
+		case errors.Is(err, errUnparsed) && m.offered(key, name):
+			// keepBindings: its consumers are judged by its last offers
+		default:
+			m.noteOffers(key, name, nil, err.Error())
 		}
-		m.noteOffers(key, name, provides, why)
 	}
 	mod := m.mods[name]
 	if errors.Is(perr, ErrNoPlan) {
@@ -244,11 +248,21 @@ func (m *NodeGraph) refreshConsumers(pk string) {
 // parse and leaves "the other modules untouched"; dropping its consumer
 // from a provider's ${consumers:X} rewrote the provider's file and
 // restarted its program without the consumer's credential, so one typo in
-// a consumer's plan cut its running program off at the provider. A value
+// a consumer's plan cut its running program off at the provider; and so
+// do a provider's offers, which the bindings of its consumers are judged
+// by (they went waiting, "the provider's plan is refused"). A value
 // that parses (a plan refused for a rule, or none) binds as it says, and a
 // key deleted unbinds. A client started on a value that does not parse has
 // no earlier one to keep: it binds nothing.
 var errUnparsed = errors.New("plan does not parse")
+
+// offered says whether assignment key (of module) last offered what a
+// plan that parsed said: a value that does not parse leaves it so
+// (keepBindings), a provider's typo holding no consumer back.
+func (m *NodeGraph) offered(key, module string) bool {
+	at, ok := m.offerKeys[module][key]
+	return ok && at.err == ""
+}
 
 // parseBindings reads of another node's plan only what binds a consumer to
 // a provider: its provisions entries, and its provides (their rules are

@@ -34,7 +34,7 @@ func parseOffers(data []byte) ([]Offer, error) {
 		} `json:"provisioning"`
 	}
 	if err := json.Unmarshal(data, &a); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errUnparsed, err)
 	}
 	if msg := checkProvides(a.Provisioning.Provides); msg != "" {
 		return nil, fmt.Errorf("%s", msg)

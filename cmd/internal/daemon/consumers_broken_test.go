@@ -3,6 +3,7 @@ package daemon
 import (
 	"testing"
 
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -55,4 +56,56 @@ func TestAConsumersPlanThatDoesNotParseLeavesTheProvidersConsumersAlone(t *testi
 	m.put(spec.AssignmentsBucket, "ace.dd", `{"provisioning":{"provisions":[{`)
 	m.del(spec.AssignmentsBucket, "ace.dd")
 	m.waitConsumers("/etc/gitea/consumers.json")
+}
+
+// A provider's plan replaced by a value that does not parse fails the
+// provider alone: its consumers' bindings are judged by its last offers
+// that parsed, so a consumer stays applied with its files as they were.
+// Before, every consumer went waiting ("provider gitea's plan … is
+// refused"), on any node. A provider whose first value does not parse
+// has no offers to judge by: its consumers wait, saying why.
+func TestAProvidersPlanThatDoesNotParseLeavesItsConsumersAlone(t *testing.T) {
+	m := newMesh(t)
+	m.bucket("gitea_bound")
+	m.boundConsumer() // gitea on novox, cc on ace
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":"u","url":"h"}}`)
+	events := m.appliedEvents("ace")
+	m.client("ace")
+	m.waitFile("/etc/cc/forge.toml", "user = u\nurl = h\n")
+	m.waitState("ace", "cc", "applied")
+	m.settle()
+	from, seen := m.fills.count(), len(events())
+
+	// gitea on ace too (the first in byte order, its offers the ones read),
+	// then both its plans broken: on another node and on this one.
+	m.provider("ace", "gitea", nodes.Offer{Provision: "gitea-read"})
+	m.waitState("ace", "gitea", "applied")
+	m.settle()
+	from, seen = m.fills.count(), len(events())
+	m.put(spec.AssignmentsBucket, "novox.gitea", `{"provisioning":{"provides":[`)
+	m.put(spec.AssignmentsBucket, "ace.gitea", `{"provisioning":{"provides":[{"provision":5}]}}`)
+	m.waitFailed("ace", "gitea", "assignment JSON does not parse")
+	m.settle()
+	if r, _ := m.report("ace", "cc"); r["state"] != "applied" {
+		t.Errorf("the consumer is %v while its provider's plan does not parse", r)
+	}
+	for _, s := range events()[seen:] {
+		if s != "prov.applied.ace.gitea" {
+			t.Errorf("event %s while a provider's plan does not parse", s)
+		}
+	}
+	if got := m.fills.since(from); len(got) > 0 {
+		t.Errorf("filled %v while a provider's plan does not parse", got)
+	}
+
+	// The provider's value that does not parse is the first it has: no
+	// offer to judge by, the consumer waits saying why.
+	m.del(spec.AssignmentsBucket, "ace.gitea")
+	m.waitGone(spec.AppliedBucket, "ace.gitea")
+	m.del(spec.AssignmentsBucket, "novox.gitea")
+	m.waitWaiting("ace", "cc", "provider gitea is assigned nowhere yet")
+	m.put(spec.AssignmentsBucket, "novox.gitea", `{"provisioning":{"provides":[`)
+	m.waitWaiting("ace", "cc", "provider gitea's plan", "is refused")
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
+	m.waitState("ace", "cc", "applied")
 }
