@@ -164,6 +164,7 @@ func validatePlan(p *Plan) string {
 			return who + ": path " + msg
 		}
 		who = fmt.Sprintf("files[%d] (%s)", i, f.Path)
+		f.Template = templateName(f.Template)
 		if msg := checkTemplateName(f.Template); msg != "" {
 			return who + ": template " + msg
 		}
@@ -306,7 +307,8 @@ func validatePlan(p *Plan) string {
 			return fmt.Sprintf("%s: %s", who, msg)
 		}
 		who = fmt.Sprintf("items[%d] (%s)", i, it.Collection)
-		if msg := checkTemplateName(it.Template); msg != "" {
+		p.Items[i].Template = templateName(it.Template)
+		if msg := checkTemplateName(p.Items[i].Template); msg != "" {
 			return who + ": template " + msg
 		}
 		if j, ok := itemColls[it.Collection]; ok {
@@ -409,6 +411,18 @@ func checkAbsPath(p string) string {
 		return `"/" is a directory`
 	}
 	return ""
+}
+
+// templateName is a plan's template name read as the archive's reader
+// reads a member's (inputs/archive): a leading "./" dropped. `tar -C dir
+// -czf t.tgz .` names every member "./<name>", and `tar tf` lists it so:
+// a plan naming "./config.toml" as listed was refused ("not in the
+// templates archive") though the archive held exactly that.
+func templateName(n string) string {
+	for strings.HasPrefix(n, "./") {
+		n = n[2:]
+	}
+	return n
 }
 
 // checkTemplateName refuses a template name no archive member can have.
