@@ -52,7 +52,16 @@ func (m *NodeGraph) claim(mod *module) []string {
 	}
 	old := c.paths[mod.name]
 	var now []claimedPath
-	if mod.asg != nil {
+	if mod.asg == nil {
+		// A refused plan (it does not parse, or breaks a rule) writes
+		// nothing and removes nothing: the node-engine still holds what
+		// the module's last plan wrote, and the module keeps its claims.
+		// Let go, another module took its paths at once, which the
+		// node-engine refused (409), and the module, its plan fixed, came
+		// back second and failed for good: neither applied until a
+		// restart.
+		now = old
+	} else {
 		p := &mod.asg.Provisioning
 		for _, f := range p.Files {
 			now = append(now, claimedPath{path: f.Path, form: formOf(f.Form)})
