@@ -191,7 +191,11 @@ func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) [
 				x, l, _, err := ParseBoundName(ph.Name)
 				if err != nil {
 					msg = ph.String() + ": " + err.Error()
-				} else if _, ok := p.ProvisionFor(x, l); !ok {
+				} else if _, ok := p.ProvisionFor(x, l); !ok && l != "" {
+					// provisions[] may list x with another local (or none):
+					// the local is what it lacks
+					msg = ph.String() + " names provision " + x + " with local " + l + ", which provisions[] does not list"
+				} else if !ok {
 					msg = ph.String() + " names provision " + x + " which provisions[] does not list"
 				}
 			case spec.IsCollectionKind(ph.Kind):
