@@ -70,11 +70,10 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	perr := func(msg string, args ...any) error {
 		return &PlanError{Key: key, Node: node, Module: module, Msg: fmt.Sprintf(msg, args...)}
 	}
-	if msg := checkKeyNames(node, module); msg != "" {
-		return nil, perr("%s", msg)
-	}
 	// Whether the value is the provisioner's is asked first: an assignment
-	// with no plan is another domain's, whatever shape its other fields have.
+	// with no plan is another domain's, whatever shape its other fields
+	// have, and whatever its key's names (a module "team/app" of another
+	// domain got a failed report and events when they were judged first).
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' {
 		if json.Valid(t) {
 			return nil, ErrNoPlan // JSON that carries no provisioning (SPEC §3 r2): not ours
@@ -89,6 +88,9 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	}
 	if len(probe.Provisioning) == 0 || string(probe.Provisioning) == "null" {
 		return nil, ErrNoPlan
+	}
+	if msg := checkKeyNames(node, module); msg != "" {
+		return nil, perr("%s", msg)
 	}
 	if !utf8.Valid(data) {
 		// JSON would turn the bytes into U+FFFD: a path, a name the plan
