@@ -42,9 +42,6 @@ type module struct {
 	// §4.2), listed in the report's waiting and by explain, but not written
 	// to the needs bucket, whose needs are placeholders (§4.1, §5.2).
 	declaredOnly []*graph.Node
-	// needsPending: the templates are not read yet (their archive is on
-	// its way), so the needs are not known (ModuleView.NeedsPending).
-	needsPending bool
 	// wiring finds a placeholder's need node while rebuild runs; nil
 	// otherwise (a map per module, kept, cost more than its needs).
 	wiring map[Placeholder]*graph.Node

@@ -85,11 +85,6 @@ type ModuleView struct {
 	Files  []FileView
 	Items  []ItemView
 	Needs  []NeedView
-	// NeedsPending: the templates are not read yet (their archive is on
-	// its way), so Needs says nothing of them; the needs last written
-	// stand until it is read (SPEC §5.2: a need is deleted when no
-	// template names it any more, not while the templates are fetched).
-	NeedsPending bool
 }
 
 // FileView is one file of a module.
@@ -138,8 +133,7 @@ func (m *NodeGraph) ViewLean(module string) *ModuleView {
 	if mod == nil {
 		return nil
 	}
-	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(),
-		NeedsPending: mod.needsPending}
+	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since()}
 	if v.State != graph.Ready {
 		v.Reason = m.RootReason(mod.node)
 	}

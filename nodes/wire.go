@@ -52,8 +52,6 @@ func (m *NodeGraph) rebuild(mod *module) {
 			m.wireWaitingFiles(mod, archive)
 		}
 	}
-	// Waiting for the archive (not failed): the needs are not known yet.
-	mod.needsPending = len(reasons) == 0 && archive != nil && tmpls == nil && archive.State() == graph.Waiting
 	inputs := []*graph.Node{mod.plan}
 	if archive != nil {
 		inputs = append(inputs, archive)

@@ -363,16 +363,6 @@ func (s *Stage) setState(mo *moduleOut, now string) {
 // A lean view's needs are summed where they are, and listed only when
 // queued.
 func (s *Stage) queueNeeds(views Views, v *nodes.ModuleView, mo *moduleOut, force bool) {
-	if v.NeedsPending {
-		// The module's templates are on their way: deleting its needs
-		// now and putting them back once they are read would tell a
-		// provider watching them its consumer needs nothing, and make
-		// every need's entry time new (the sweep's "stood asked"). What
-		// was written stands; the view once they are read is compared
-		// with it (a state queued before is not the view's any more).
-		delete(s.pendingNeeds, v.Name)
-		return
-	}
 	lv, lean := views.(leanViews)
 	lean = lean && v.Needs == nil
 	var sum uint64

@@ -39,9 +39,8 @@ type Daemon struct {
 	// Owned by the loop goroutine.
 	mesh      *nodes.NodeGraph
 	startedAt time.Time
-	loadedAt  time.Time // every watch of the first load answered (awaitFirstFetches)
-	calls     []call    // Do's calls of this batch, run once it is stabilized
-	ticking   bool      // the retry tick is armed (it sleeps at rest: loop.go)
+	calls     []call // Do's calls of this batch, run once it is stabilized
+	ticking   bool   // the retry tick is armed (it sleeps at rest: loop.go)
 
 	status
 	metrics *metrics

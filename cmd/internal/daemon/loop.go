@@ -170,9 +170,6 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 				return // no fill before the initial load is complete
 			}
 		}
-		if d.awaitFirstFetches() {
-			return // a fetch's outcome, or the retry tick, comes back here
-		}
 		d.ready.Store(true)
 		full = true
 		d.onLoaded(ctx)
