@@ -177,3 +177,29 @@ func (f *Fetcher) Fetching() bool {
 	}
 	return false
 }
+
+// FetchingLocal says a first try is under way, or its outcome not yet
+// taken, for an archive this process or the state dir's cache holds: one
+// answered from memory or the disk, which the daemon's first fill waits
+// for, so that a restart does not report a module waiting for an archive
+// it has (SPEC §3: kept by digest, a second plan naming it fetches
+// nothing) and then applied again.
+func (f *Fetcher) FetchingLocal() bool {
+	if len(f.out) > 0 {
+		return true
+	}
+	f.mu.Lock()
+	var first []nodes.ArchiveWant
+	for fe := range f.pending {
+		if fe.attempt == 0 && fe.timer == nil {
+			first = append(first, fe.want)
+		}
+	}
+	f.mu.Unlock()
+	for _, w := range first {
+		if f.store.holds(w.Digest) {
+			return true
+		}
+	}
+	return false
+}

@@ -325,6 +325,27 @@ func (s *Store) limits() limits {
 	return s.lim
 }
 
+// holds says whether the archive of digest is read already or in the
+// cache (a file of its name: whether it still hashes to it is the read's
+// to say).
+func (s *Store) holds(digest string) bool {
+	hexDigest, err := parseDigest(digest)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	h := s.got[hexDigest]
+	s.mu.Unlock()
+	if h != nil {
+		return true
+	}
+	if s.Dir == "" {
+		return false
+	}
+	_, err = os.Stat(s.cachePath(hexDigest))
+	return err == nil
+}
+
 func (s *Store) cachePath(hexDigest string) string {
 	return filepath.Join(s.Dir, "templates", hexDigest+".tar")
 }
