@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,6 +23,12 @@ type Swept struct {
 	// written; their next sync deletes those no longer wanted.
 	Adopted []string
 	Deleted int // keys deleted (applied ones by a removed report)
+	// Files: for each live module whose report the bucket held and this
+	// process had not written, that report's files, so a fill of this run
+	// that finds a file unchanged can say what the last run's fill that
+	// changed it said (SPEC §5.3: a restart that changes nothing puts no
+	// report again).
+	Files map[string][]File
 }
 
 // sweptBucket is, for each bucket swept, where a key's module is among
@@ -90,6 +97,13 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 				// aside) from the one the bucket holds (SPEC §5.3).
 				if _, ok := p.reports[module]; !ok {
 					p.reports[module] = p.reportSig(v)
+					var r Report
+					if json.Unmarshal(v, &r) == nil && len(r.Files) > 0 {
+						if out.Files == nil {
+							out.Files = map[string][]File{}
+						}
+						out.Files[module] = r.Files
+					}
 				}
 			case sb.bucket == spec.AppliedBucket:
 				gone[module] = true

@@ -3,6 +3,8 @@ package stage
 import (
 	"context"
 	"time"
+
+	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
 // Retrying lists the modules a write or fill failed for: the retry tick
@@ -114,6 +116,16 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 	for _, m := range sw.Adopted {
 		if mo := s.modules[m]; mo != nil {
 			mo.retry = true // its next sync deletes what it no longer wants
+		}
+	}
+	for m, files := range sw.Files {
+		if mo := s.modules[m]; mo != nil {
+			mo.takeBefore(files)
+		} else {
+			if s.before == nil {
+				s.before = map[string][]report.File{}
+			}
+			s.before[m] = files
 		}
 	}
 	for _, m := range sw.Gone {

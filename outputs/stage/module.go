@@ -15,7 +15,13 @@ import (
 type moduleOut struct {
 	filled map[string]*nodes.FileValue // path → the value last filled (the engine keeps an equal value's pointer)
 	files  map[string]report.File      // path → what the report says of it
-	items  map[string][]byte           // collection → text last recorded
+	// before: path → what the last run's report (the bucket's, read by the
+	// start's Sweep) said of a file this run has not filled yet. A fill
+	// that finds the file unchanged keeps that entry, so a restart that
+	// changed nothing puts no report again (SPEC §5.3), as a refill tick
+	// does not; dropped once a fill is answered.
+	before map[string]report.File
+	items  map[string][]byte // collection → text last recorded
 	// itemsDirty: items changed (or the publisher forgot them) since they
 	// were last recorded; a module's items are handed to the publisher
 	// only then (issue 20: they were encoded each change only to be found
@@ -43,6 +49,20 @@ type moduleOut struct {
 	heldElsewhere map[string]bool
 	since         time.Time
 	lastFill      time.Time // when its last fill request was sent (Config.FillGap)
+}
+
+// takeBefore keeps files, the last run's report's, as before when this
+// run has said nothing of the module's files yet.
+func (mo *moduleOut) takeBefore(files []report.File) {
+	if len(mo.files) > 0 {
+		return
+	}
+	mo.before = make(map[string]report.File, len(files))
+	for _, f := range files {
+		if f.Action != fill.ActionRemoved {
+			mo.before[f.Path] = f
+		}
+	}
 }
 
 func newModuleOut() *moduleOut {
@@ -159,6 +179,10 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
 			continue // a refill that changed nothing says nothing new
 		}
+		if b, ok := mo.before[r.Path]; ok && !had && b.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
+			mo.files[r.Path] = b // nor does a restart's first fill
+			continue
+		}
 		if fv != nil {
 			r.Path = fv.Spec.Path // the same bytes, already held: not the answer's copy
 		}
@@ -168,6 +192,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			mo.removed = true
 		}
 	}
+	mo.before = nil
 	if !req.Whole {
 		return
 	}

@@ -56,18 +56,19 @@ type Views interface {
 type Stage struct {
 	cfg Config
 
-	modules      map[string]*moduleOut  // what was last filled and said, by module
-	pendingNeeds map[string]queuedNeeds // module → its needs, to write at the next flush
-	lean         leanViews              // the views of the last Send, when lean: queued needs are listed from it at the flush
-	needsSince   time.Time              // when the oldest pending needs were queued
-	swept        bool                   // keys of modules gone were deleted (Sweep)
-	held         map[string]time.Time   // module → when its held changes go out (Config.FillGap)
-	holdTimer    *time.Timer            // wakes the loop for the earliest of held
-	holdAt       time.Time              // when holdTimer fires; zero: not armed
-	removing     map[string]bool        // modules whose removal the node-engine has not answered yet (Config.Removals)
-	needBuf      []report.Need          // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
-	seed         maphash.Seed           // needsSum's
-	flights                             // requests off the loop
+	modules      map[string]*moduleOut    // what was last filled and said, by module
+	pendingNeeds map[string]queuedNeeds   // module → its needs, to write at the next flush
+	lean         leanViews                // the views of the last Send, when lean: queued needs are listed from it at the flush
+	needsSince   time.Time                // when the oldest pending needs were queued
+	swept        bool                     // keys of modules gone were deleted (Sweep)
+	held         map[string]time.Time     // module → when its held changes go out (Config.FillGap)
+	holdTimer    *time.Timer              // wakes the loop for the earliest of held
+	holdAt       time.Time                // when holdTimer fires; zero: not armed
+	removing     map[string]bool          // modules whose removal the node-engine has not answered yet (Config.Removals)
+	before       map[string][]report.File // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
+	needBuf      []report.Need            // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
+	seed         maphash.Seed             // needsSum's
+	flights                               // requests off the loop
 }
 
 // New makes a stage.
@@ -235,6 +236,10 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	if mo == nil {
 		mo = newModuleOut()
 		s.modules[v.Name] = mo
+		if b, ok := s.before[v.Name]; ok {
+			mo.takeBefore(b)
+			delete(s.before, v.Name)
+		}
 	}
 	// Items are synced when they moved, on a full send, or when the
 	// module is retried (a write failed, or a Sweep adopted keys its sync
@@ -560,5 +565,6 @@ func (s *Stage) Removed(ctx context.Context, name string) {
 		s.setState(mo, "")
 	}
 	delete(s.modules, name)
+	delete(s.before, name)
 	log.Info().Str("module", name).Str("state", "removed").Msg("module removed")
 }

@@ -2,14 +2,134 @@ package daemon
 
 import (
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
+
+// revisions lists every key of the client's three output buckets with its
+// revision.
+func (m *mesh) revisions() map[string]uint64 {
+	m.t.Helper()
+	out := map[string]uint64{}
+	for _, b := range []string{spec.NeedsBucket, spec.AppliedBucket, spec.CollectBucket} {
+		kv := m.kv(b)
+		keys, err := kv.ListKeys(m.t.Context())
+		if err != nil {
+			m.t.Fatal(err)
+		}
+		for k := range keys.Keys() {
+			if e, err := kv.Get(m.t.Context(), k); err == nil {
+				out[b+" "+k] = e.Revision()
+			}
+		}
+	}
+	return out
+}
+
+// movedRevisions says which keys of was moved, came or went in now.
+func movedRevisions(was, now map[string]uint64) []string {
+	var out []string
+	for k, r := range was {
+		if now[k] != r {
+			out = append(out, fmt.Sprintf("%s: revision %d → %d", k, r, now[k]))
+		}
+	}
+	for k, r := range now {
+		if _, ok := was[k]; !ok {
+			out = append(out, fmt.Sprintf("%s: new at revision %d", k, r))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// A client stopped and started again while nothing changed puts no report,
+// need or item again (SPEC §5.3: a report is written only when it differs
+// from the last one written, "at" aside): a file its fill finds unchanged
+// keeps the action of the fill that last changed it, as it does at a
+// refill tick, though that fill was the last run's. Nor is a file written
+// or a program restarted.
+func TestAClientRestartedPutsNoUnchangedReportAgain(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.put(spec.ConfigBucket, "ace.web.model", "one")
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{
+		owned("/etc/web.conf", "conf", "web.service"),
+		{Path: "/etc/web.seed", Template: "seed", Form: "seed"},
+	}, Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}}},
+		map[string]string{"conf": "model=${config:model}\n", "seed": "seeded\n", "item": "alias w=web\n"})
+	m.assign("ace", "mail", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/mail.conf", "conf", "")}},
+		map[string]string{"conf": "host=${config:host}\n"})
+	state := t.TempDir()
+	_, stop := m.startClient("ace", f.socket, func(c *Config) { c.StateDir = state })
+	m.waitState("ace", "web", "applied")
+	m.waitState("ace", "mail", "waiting")
+	m.settle()
+	was := m.revisions()
+	sub, _ := m.nc.SubscribeSync("prov.applied.>")
+	m.nc.Flush()
+	defer func() {
+		for {
+			msg, err := sub.NextMsg(10 * time.Millisecond)
+			if err != nil {
+				break
+			}
+			t.Logf("%s %s", msg.Subject, msg.Data)
+		}
+	}()
+	report, _ := m.get(spec.AppliedBucket, "ace.web")
+	st, _ := os.Stat(filepath.Join(m.root, "/etc/web.conf"))
+	restarts := f.programRestarts()
+	stop()
+
+	time.Sleep(1100 * time.Millisecond) // a new second for "at"
+	from := m.fills.count()
+	_, stop = m.startClient("ace", f.socket, func(c *Config) { c.StateDir = state })
+	waitRequests(t, m, "web", from)
+	m.settle()
+	if moved := movedRevisions(was, m.revisions()); len(moved) > 0 {
+		now, _ := m.get(spec.AppliedBucket, "ace.web")
+		t.Errorf("the restart put again what did not change: %v\nbefore: %s\nafter:  %s", moved, report, now)
+	}
+	if st2, _ := os.Stat(filepath.Join(m.root, "/etc/web.conf")); !st.ModTime().Equal(st2.ModTime()) {
+		t.Error("the restart wrote /etc/web.conf again")
+	}
+	if got := f.programRestarts(); got != restarts {
+		t.Errorf("the restart restarted a program: %q, then %q", restarts, got)
+	}
+
+	// A value that moved while the client was down is reported written;
+	// the file it did not touch keeps its action.
+	stop()
+	m.put(spec.ConfigBucket, "ace.web.model", "two")
+	m.client("ace", f.socket, func(c *Config) { c.StateDir = state })
+	m.waitFile("/etc/web.conf", "model=two\n")
+	r := m.waitState("ace", "web", "applied")
+	if got := reportFiles(r); got["/etc/web.conf"] != "written" || got["/etc/web.seed"] != "written" {
+		t.Errorf("after a value moved while the client was down, the report's files are %v", got)
+	}
+}
+
+// waitRequests waits until module's fill request made since from was answered.
+func waitRequests(t *testing.T, m *mesh, module string, from int) {
+	t.Helper()
+	m.waitState("ace", module, "applied")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(m.fills.requests(module, from)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request of %s since the restart", module)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // A client started again reads a module's templates archive from its
 // state dir's cache (SPEC §3: kept by digest): until it is read the
