@@ -39,8 +39,10 @@ type Daemon struct {
 	// Owned by the loop goroutine.
 	mesh      *nodes.NodeGraph
 	startedAt time.Time
-	calls     []call // Do's calls of this batch, run once it is stabilized
-	ticking   bool   // the retry tick is armed (it sleeps at rest: loop.go)
+	// baseLoadedAt: when the base buckets were first read (firstLooks).
+	baseLoadedAt time.Time
+	calls        []call // Do's calls of this batch, run once it is stabilized
+	ticking      bool   // the retry tick is armed (it sleeps at rest: loop.go)
 
 	status
 	metrics *metrics

@@ -170,14 +170,8 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 				return // no fill before the initial load is complete
 			}
 		}
-		if d.fetcher.FetchingLocal() && time.Since(d.startedAt) < localFetchWait {
-			// An archive the state dir's cache holds is read in
-			// milliseconds: filling before it is in would report its
-			// module waiting ("not fetched yet") and then applied again,
-			// two reports and events of a module that never moved (SPEC
-			// §5.3). The outcome wakes the loop; the retry tick ends the
-			// wait for a read that takes longer.
-			return
+		if d.firstLooks(ctx) {
+			return // what the first fill reads beyond the base is on its way (firstlooks.go)
 		}
 		d.ready.Store(true)
 		full = true
@@ -232,10 +226,6 @@ func (d *Daemon) fetchArchives() {
 		}
 	}
 }
-
-// localFetchWait bounds how long the first fill waits for archives read
-// from memory or the state dir's cache (Fetcher.FetchingLocal).
-const localFetchWait = 5 * time.Second
 
 // onLoaded runs once the first snapshots are in: it says every module's
 // config may have moved, and deletes what this node wrote of modules no

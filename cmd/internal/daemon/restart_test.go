@@ -168,3 +168,55 @@ func TestARestartReportsNoModuleWaitingForAnArchiveItsCacheHolds(t *testing.T) {
 		}
 	}
 }
+
+// A client started again fills only once the vault has answered what the
+// plans name and each provider bucket they read has been looked at
+// (within a bound): the first fill no longer reports a module that reads
+// a secret or a binding waiting ("vault …: not asked yet", "gitea_bound
+// …: not written yet" though it is written) and then applied again, nor
+// puts its needs as waiting and then met: a need that did not move keeps
+// its entry, whose time the server's sweep judges "stood asked" by
+// (SPEC §5.2, §5.3, §6.2). The same for a secret the vault holds absent
+// or refuses: its need stays as it was, and its report is not put again.
+func TestARestartMovesNoNeedOrReportOfASecretOrBindingThatStoodStill(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	v := m.devVault()
+	m.boundConsumer()
+	m.bucket("gitea_bound")
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":"cc-ace","url":"https://forge"}}`)
+	secretPlan := nodes.Plan{Files: []nodes.FileSpec{owned("/etc/sec.conf", "k", "")}, Secrets: []nodes.SecretSpec{{Name: "api-key"}}}
+	secretTmpl := map[string]string{"k": "key = ${secret:api-key}\n"}
+	m.assign("ace", "absent", secretPlan, secretTmpl)
+	m.assign("ace", "refused", secretPlan, secretTmpl)
+	v.Refuse("own/refused/api-key", "not for you")
+	state := t.TempDir()
+	_, stop := m.startClient("ace", f.socket, func(c *Config) { c.StateDir = state })
+	m.waitState("ace", "cc", "applied")
+	m.waitState("ace", "absent", "waiting")
+	m.waitState("ace", "refused", "failed")
+	m.settle()
+	was := m.revisions()
+	stop()
+
+	time.Sleep(1100 * time.Millisecond) // a new second for "at"
+	events, err := m.nc.SubscribeSync("prov.applied.ace.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.nc.Flush()
+	from := m.fills.count()
+	m.client("ace", f.socket, func(c *Config) { c.StateDir = state })
+	waitRequests(t, m, "cc", from)
+	m.settle()
+	if moved := movedRevisions(was, m.revisions()); len(moved) > 0 {
+		t.Errorf("the restart put again what did not change: %v", moved)
+	}
+	for {
+		msg, err := events.NextMsg(100 * time.Millisecond)
+		if err != nil {
+			break
+		}
+		t.Errorf("the restart published %s %s", msg.Subject, msg.Data)
+	}
+}
