@@ -98,8 +98,21 @@ func (s *Stage) Changed(module, kind, key string) error {
 	return s.cfg.Pub.Changed(module, kind, key)
 }
 
-// Gone publishes prov.changed for module saying it left this node.
-func (s *Stage) Gone(module string) error { return s.cfg.Pub.Gone(module) }
+// Gone publishes prov.changed for module saying it left this node, once
+// (until it is back: prepare forgets it).
+func (s *Stage) Gone(module string) error {
+	if s.saidGone[module] {
+		return nil
+	}
+	if err := s.cfg.Pub.Gone(module); err != nil {
+		return err
+	}
+	if s.saidGone == nil {
+		s.saidGone = map[string]bool{}
+	}
+	s.saidGone[module] = true
+	return nil
+}
 
 // Sweep deletes every key of this node's in the needs, collect and
 // applied buckets that belongs to no live module (SPEC §4.7 r2: a module
@@ -130,6 +143,11 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 	}
 	for _, m := range sw.Gone {
 		s.Remove(ctx, m) // the node-engine removes its files (tried again until answered)
+		// It left while the client was down: a tool runner holding its
+		// config values is told, as for one leaving now (SPEC §5.4 r2).
+		if err := s.Gone(m); err != nil {
+			s.cfg.Log.Warn().Err(err).Str("module", m).Msg("prov.changed not published")
+		}
 	}
 	s.swept = err == nil
 	if err != nil {

@@ -66,6 +66,7 @@ type Stage struct {
 	holdAt       time.Time                // when holdTimer fires; zero: not armed
 	removing     map[string]bool          // modules whose removal the node-engine has not answered yet (Config.Removals)
 	before       map[string][]report.File // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
+	saidGone     map[string]bool          // modules prov.changed said gone, until back (Gone)
 	needBuf      []report.Need            // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	seed         maphash.Seed             // needsSum's
 	flights                               // requests off the loop
@@ -236,6 +237,7 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	if mo == nil {
 		mo = newModuleOut()
 		s.modules[v.Name] = mo
+		delete(s.saidGone, v.Name) // back on the node: its next leave is said again
 		if b, ok := s.before[v.Name]; ok {
 			mo.takeBefore(b)
 			delete(s.before, v.Name)
