@@ -61,6 +61,9 @@ type secretSource struct {
 	value []byte
 	why   string
 	asked time.Time // when the ask this answer (value, absence, refusal) answered was made
+	// answered: the vault's own answer (sealed, absent, refused), not a
+	// silence or an error on the way (VaultAnswered).
+	answered bool
 }
 
 type archiveSource struct {

@@ -188,7 +188,7 @@ func (m *NodeGraph) BoundBuckets() []string {
 // SetSecret records a secret's value (memory only), the vault's answer to
 // an ask made at asked.
 func (m *NodeGraph) SetSecret(name string, value []byte, asked time.Time) {
-	m.setSecret(name, secretSource{state: graph.Ready, value: append([]byte(nil), value...), asked: asked})
+	m.setSecret(name, secretSource{state: graph.Ready, value: append([]byte(nil), value...), asked: asked, answered: true})
 }
 
 // SecretAsked is when the ask that brought the value held for the vault
@@ -217,10 +217,24 @@ func (m *NodeGraph) SecretWaiting(name, why string, asked time.Time) {
 	m.setSecret(name, secretSource{state: graph.Waiting, why: why, asked: asked})
 }
 
+// SecretAbsent records that the vault said it does not hold a secret yet,
+// saying why, the answer to an ask made at asked.
+func (m *NodeGraph) SecretAbsent(name, why string, asked time.Time) {
+	m.setSecret(name, secretSource{state: graph.Waiting, why: why, asked: asked, answered: true})
+}
+
 // SecretFailed records that the vault refused a secret, saying why, the
 // answer to an ask made at asked.
 func (m *NodeGraph) SecretFailed(name, reason string, asked time.Time) {
-	m.setSecret(name, secretSource{state: graph.Failed, why: reason, asked: asked})
+	m.setSecret(name, secretSource{state: graph.Failed, why: reason, asked: asked, answered: true})
+}
+
+// VaultAnswered says whether what is known of the vault name is the
+// vault's own answer (its value, its absence, its refusal) rather than an
+// ask that got none: an ask again that gets none (the bus came back
+// before the vault did) leaves it as it is.
+func (m *NodeGraph) VaultAnswered(name string) bool {
+	return m.secrets[name].answered
 }
 
 func (m *NodeGraph) setSecret(name string, s secretSource) {

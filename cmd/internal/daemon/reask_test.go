@@ -12,6 +12,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -170,4 +171,53 @@ func TestANameStillWaitingIsAskedAgainWhenTheBusIsBack(t *testing.T) {
 	})
 	v.Set(t.Context(), ownApp, []byte("k-123"))
 	m.waitState("ace", "app", "applied")
+}
+
+// The bus coming back asks the vault again for every name, those it said
+// absent or refused too (SPEC §4.2 r2); an ask sent before the vault is
+// back on the bus gets no answer. Only the vault's own answer moves what
+// it said: a need waiting on an absent secret keeps its why ("absent")
+// and its entry, and a refused one's module stays failed, rather than
+// each going to "no answer" and back, two reports and needs put for a
+// secret that did not move (SPEC §5.2, §5.3; the sweep judges "stood
+// asked" by the need's entry time, §6.2).
+func TestAReaskThatGetsNoAnswerMovesNoAbsentOrRefusedSecret(t *testing.T) {
+	m := newMesh(t)
+	secretPlan := nodes.Plan{Files: []nodes.FileSpec{owned("/etc/sec.conf", "k", "")}, Secrets: []nodes.SecretSpec{{Name: "api-key"}}}
+	secretTmpl := map[string]string{"k": "key = ${secret:api-key}\n"}
+	m.assign("ace", "absent", secretPlan, secretTmpl)
+	m.assign("ace", "refused", secretPlan, secretTmpl)
+	v, vc := m.reconnectingVault()
+	v.Refuse("own/refused/api-key", "not for you")
+	// The vault is slow to take requests again once the bus is back: every
+	// reconnect's ask times out first.
+	m.client("ace", func(c *Config) { c.ReaskSpread, c.BackoffMin = 50*time.Millisecond, 2*time.Second })
+	m.waitState("ace", "absent", "waiting")
+	m.waitState("ace", "refused", "failed")
+	m.settle()
+	was := m.revisions()
+
+	v.SetSilent(true)
+	m.busDown()
+	time.Sleep(1100 * time.Millisecond) // a new second for "at"
+	m.busUp()
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if !vc.IsConnected() {
+			return fmt.Errorf("the vault is not back yet")
+		}
+		return nil
+	})
+	bustest.Eventually(t, 10*time.Second, func() error { // the reconnect's asks, unanswered
+		if !strings.Contains(m.logs.String(), "own/absent/api-key") || v.AskCount("own/absent/api-key") < 2 {
+			return fmt.Errorf("absent asked %d times", v.AskCount("own/absent/api-key"))
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // past the vault timeout of the asks
+	v.SetSilent(false)
+	m.settle()
+	if moved := movedRevisions(was, m.revisions()); len(moved) > 0 {
+		r, _ := m.get(spec.AppliedBucket, "ace.absent")
+		t.Errorf("an ask that got no answer moved what the vault said: %v\n%s", moved, r)
+	}
 }

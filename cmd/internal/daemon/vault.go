@@ -15,13 +15,15 @@ func (d *Daemon) onVault(a vault.Answer) {
 	d.metrics.vaultAsks.WithLabelValues(a.Result.Outcome.String()).Inc()
 	pair := spec.IsPairName(a.Name)
 	r := a.Result
-	if (r.Outcome == vault.Silent || r.Outcome == vault.Error) && d.mesh.HoldsSecret(a.Name) {
+	if (r.Outcome == vault.Silent || r.Outcome == vault.Error) && d.mesh.VaultAnswered(a.Name) {
 		// Asking again (the bus came back, the vault said it changed) did
-		// not get through: the value held stays until the vault answers,
-		// rather than a reconnect's ask, sent before the vault is back,
-		// turning applied modules waiting and filling them again.
+		// not get through: what the vault last said (the value held, its
+		// absence, its refusal) stays until it answers, rather than a
+		// reconnect's ask, sent before the vault is back, turning applied
+		// modules waiting and filling them again, or moving a need that
+		// waits on an absent secret to "no answer" and back (SPEC §5.2).
 		if a.Changed {
-			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg("asking the vault again did not get through: keeping the value held, asking again with backoff")
+			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg("asking the vault again did not get through: keeping what it last said, asking again with backoff")
 		}
 		return
 	}
@@ -46,7 +48,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg("the vault does not answer: asking again with backoff")
 		}
 	case vault.Absent:
-		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": absent", a.At)
+		d.mesh.SecretAbsent(a.Name, "vault "+a.Name+": absent", a.At)
 		if a.Changed {
 			msg := "the vault does not hold a secret yet: waiting"
 			if pair {
