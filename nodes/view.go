@@ -85,6 +85,11 @@ type ModuleView struct {
 	Files  []FileView
 	Items  []ItemView
 	Needs  []NeedView
+	// Unread: the plan's templates are not read yet (its archive waits, or
+	// cannot be used), so its placeholders are not known and Needs lists
+	// none: the needs written for it stay as they are (SPEC §5.2: a need
+	// is deleted when no template names it any more, which nothing says).
+	Unread bool
 }
 
 // FileView is one file of a module.
@@ -133,7 +138,7 @@ func (m *NodeGraph) ViewLean(module string) *ModuleView {
 	if mod == nil {
 		return nil
 	}
-	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since()}
+	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(), Unread: mod.unread}
 	if v.State != graph.Ready {
 		v.Reason = m.RootReason(mod.node)
 	}

@@ -52,6 +52,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 			m.wireWaitingFiles(mod, archive)
 		}
 	}
+	mod.unread = archive != nil && tmpls == nil && len(reasons) == 0
 	inputs := []*graph.Node{mod.plan}
 	if archive != nil {
 		inputs = append(inputs, archive)
