@@ -27,6 +27,9 @@ type claims struct {
 	more    map[string][]claimed
 	reasons map[string]string // module → its clashes, as last built into its plan
 	busy    bool              // rebuilding the modules a change touched
+	// before: path → the module that held it before this run (HeldBefore);
+	// among claims made in the first load it is taken first.
+	before map[string]string
 }
 
 // claimed is one module's claim on a path, made at seq (0: at start, a
@@ -222,14 +225,14 @@ func (m *NodeGraph) clashesOf(name string) []string {
 		me := claimed{name, mine.form, mine.seq}
 		var first []claimed
 		c.eachHolder(mine.path, func(h claimed) {
-			if h.module != name && compareClaims(h, me) < 0 && !shareable(h.form, mine.form) {
+			if h.module != name && c.compare(mine.path, h, me) < 0 && !shareable(h.form, mine.form) {
 				first = append(first, h)
 			}
 		})
 		if len(first) == 0 {
 			continue
 		}
-		slices.SortFunc(first, compareClaims)
+		slices.SortFunc(first, func(a, b claimed) int { return c.compare(mine.path, a, b) })
 		e := first[0]
 		out = append(out, "path "+mine.path+" is written "+mine.form+" by module "+name+" and "+e.form+" by module "+e.module+
 			" (taken first): a path written owned or seed is one module's")
@@ -242,9 +245,48 @@ func shareable(a, b string) bool {
 	return (a == FormManagedBlock || a == FormManagedKeys) && (b == FormManagedBlock || b == FormManagedKeys)
 }
 
-// compareClaims orders two claims on a path: by when each was made, and
-// by byte order of module among those made at start (before the first
-// stabilization, so in one load, whatever order the bucket gave them in).
-func compareClaims(a, b claimed) int {
-	return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.module, b.module))
+// compare orders two claims on path: by when each was made, and among
+// those made at start (before the first stabilization, so in one load,
+// whatever order the bucket gave them in) the module that held the path
+// before this run first, then by byte order of module.
+func (c *claims) compare(path string, a, b claimed) int {
+	return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(c.heldBy(path, b), c.heldBy(path, a)),
+		strings.Compare(a.module, b.module))
+}
+
+// heldBy is 1 when h, a claim made at start, is by the module that held
+// path before this run.
+func (c *claims) heldBy(path string, h claimed) int {
+	if h.seq == 0 && c.before[path] == h.module {
+		return 1
+	}
+	return 0
+}
+
+// HeldBefore says which module held each path before this run (the last
+// run's reports: path → module). Among the claims made in the first load,
+// a path's holder before is taken first, and the modules whose clashes
+// that changes are built again: without it a restart ordered them by
+// name, so a module that had held a path for good failed after a restart
+// while the newcomer it had kept out was refused by the node-engine,
+// whose declarations still named the holder (SPEC §4.3: 409): both
+// failed, for good. Only before the first stabilization.
+func (m *NodeGraph) HeldBefore(held map[string]string) {
+	c := &m.claims
+	if c.started || len(held) == 0 {
+		return
+	}
+	c.before = map[string]string{} // kept for the paths claimed twice alone (a later rebuild compares them again)
+	for p, h := range held {
+		if len(c.more[p]) > 0 {
+			c.before[p] = h
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.paths)) {
+		if strings.Join(m.clashesOf(name), "; ") != c.reasons[name] {
+			if mod := m.mods[name]; mod != nil {
+				m.rebuild(mod)
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
@@ -131,6 +132,9 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 			mo.retry = true // its next sync deletes what it no longer wants
 		}
 	}
+	if !s.heldTaken {
+		s.heldBefore = heldBefore(sw.Files)
+	}
 	for m, files := range sw.Files {
 		if mo := s.modules[m]; mo != nil {
 			mo.takeBefore(files)
@@ -172,4 +176,34 @@ func (s *Stage) CheckOutputs(ctx context.Context) {
 	}
 	s.cfg.Log.Warn().Strs("buckets", lost).Msg("output buckets deleted or purged: writing this node's needs, reports and items in them again")
 	s.Forget()
+}
+
+// HeldBefore is, for each path the last run's reports (read by the first
+// Sweep) name for one live module alone, that module: who held it at
+// the node-engine before this run (nodes.NodeGraph.HeldBefore). It is
+// handed over once.
+func (s *Stage) HeldBefore() map[string]string {
+	h := s.heldBefore
+	s.heldBefore, s.heldTaken = nil, true
+	return h
+}
+
+func heldBefore(files map[string][]report.File) map[string]string {
+	out := map[string]string{}
+	two := map[string]bool{}
+	for m, fs := range files {
+		for _, f := range fs {
+			if f.Action == fill.ActionRemoved {
+				continue
+			}
+			if h, ok := out[f.Path]; ok && h != m {
+				two[f.Path] = true
+			}
+			out[f.Path] = m
+		}
+	}
+	for p := range two {
+		delete(out, p) // shared (managed forms), or not known
+	}
+	return out
 }

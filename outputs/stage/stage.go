@@ -67,6 +67,8 @@ type Stage struct {
 	removing     map[string]bool          // modules whose removal the node-engine has not answered yet (Config.Removals)
 	before       map[string][]report.File // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
 	saidGone     map[string]bool          // modules prov.changed said gone, until back (Gone)
+	heldBefore   map[string]string        // path → the module the last run's reports name for it (HeldBefore)
+	heldTaken    bool                     // HeldBefore was handed over: later Sweeps keep no such map
 	needBuf      []report.Need            // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	seed         maphash.Seed             // needsSum's
 	flights                               // requests off the loop

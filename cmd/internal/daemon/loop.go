@@ -238,6 +238,9 @@ func (d *Daemon) onLoaded(ctx context.Context) {
 		}
 	}
 	d.out.Sweep(ctx, d.mesh.HasModule) // the retry tick tries again until it holds
+	// Before the first stabilization: a path two modules claim stays with
+	// the one that held it in the last run (nodes/clash.go).
+	d.mesh.HeldBefore(d.out.HeldBefore())
 }
 
 // resyncPending says whether a watch has yet to answer the Resync asked

@@ -220,3 +220,40 @@ func TestARestartMovesNoNeedOrReportOfASecretOrBindingThatStoodStill(t *testing.
 		t.Errorf("the restart published %s %s", msg.Subject, msg.Data)
 	}
 }
+
+// Of two modules that name one owned path, the one that held it keeps it
+// across a restart of the client (SPEC §4.3: the node-engine's
+// declarations still name the holder and refuse the other, 409). Claims
+// made in one load used to be ordered by module name: here "a" came to
+// name b's path, failed, and after a restart took it in the client's
+// eyes, so b, applied for good, failed naming a, and a was refused by
+// mesh-fill: both failed, b's file no longer put back at the refill.
+func TestAPathsHolderKeepsItAcrossARestart(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.assign("ace", "a", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p1", "c", "a.service")}}, map[string]string{"c": "from a\n"})
+	m.assign("ace", "b", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p2", "c", "b.service")}}, map[string]string{"c": "from b\n"})
+	state := t.TempDir()
+	_, stop := m.startClient("ace", f.socket, func(c *Config) { c.StateDir = state })
+	m.waitState("ace", "a", "applied")
+	m.waitState("ace", "b", "applied")
+	m.assign("ace", "a", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/p1", "c", "a.service"), owned("/etc/p2", "c", "a.service")}},
+		map[string]string{"c": "from a\n"})
+	m.waitState("ace", "a", "failed")
+	m.settle()
+	stop()
+
+	m.client("ace", f.socket, refillEvery(200*time.Millisecond), func(c *Config) { c.StateDir = state })
+	if err := writeFile(m.root+"/etc/p2", "edited\n"); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFile("/etc/p2", "from b\n") // put back by b's refill
+	m.settle()
+	if r, _ := m.report("ace", "b"); r["state"] != "applied" {
+		t.Errorf("b, which holds /etc/p2 and whose plan did not change, after a restart: %v", r)
+	}
+	r, _ := m.report("ace", "a")
+	if why, _ := r["reason"].(string); r["state"] != "failed" || !strings.Contains(why, "module b (taken first)") {
+		t.Errorf("a, which names b's path, after a restart: %v", r)
+	}
+}
