@@ -57,6 +57,9 @@ func Handler(s Source) http.Handler {
 			WriteJSON(w, code, body)
 			return
 		}
+		if out != nil {
+			out.NotReady = s.NotReady()
+		}
 		writeAnswer(w, out, err)
 	})
 	mux.HandleFunc("GET /v1/graph.dot", func(w http.ResponseWriter, r *http.Request) {

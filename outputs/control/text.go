@@ -126,6 +126,10 @@ func WriteExplanation(w io.Writer, e *Explanation) error {
 			return err
 		}
 	}
+	if len(e.NotReady) > 0 { // what it last knew: nothing moves until then
+		_, err := fmt.Fprintf(w, "Not ready (%s): this is what the client last knew.\n", Escape(strings.Join(e.NotReady, "; ")))
+		return err
+	}
 	return nil
 }
 

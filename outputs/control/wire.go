@@ -59,6 +59,10 @@ type Explanation struct {
 	// Fill is set when the fill socket failed the module's last fill: every
 	// value was there, the node-engine did not take the files.
 	Fill *FillFailure `json:"fill,omitempty"`
+	// NotReady is why the client is not ready, as in Modules: with the bus
+	// away, what it says is what it last knew, and nothing moves until
+	// the bus is back.
+	NotReady []string `json:"not_ready,omitempty"`
 }
 
 // Output is one file, secret file or item of the module; or, when the plan

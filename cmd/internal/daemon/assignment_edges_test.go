@@ -86,7 +86,6 @@ func TestAnAssignmentNamingAnotherNodeOrModuleFailsTheKeysModule(t *testing.T) {
 	}
 }
 
-
 // A tool runner told "not assigned" asks again when prov.changed says the
 // module was assigned (SPEC §5.4 r2): the ask it makes on the event is
 // answered with the value, and after the gone event "not assigned" again.

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,4 +75,30 @@ func TestModulesOfAClientNotReadySayWhy(t *testing.T) {
 			t.Errorf("%s of a client off its bus: %d %s %v", path, code, b, err)
 		}
 	}
+}
+
+// explain of a module while the bus is away says so, as status does: what
+// it shows is what the client last knew, and nothing moves until the bus
+// is back (an "applied" read then is no word on the node now).
+func TestExplainWhileTheBusIsAwaySaysTheClientIsNotReady(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	sock := ctlSock(t)
+	m.client("ace", withControl(sock))
+	m.waitState("ace", "web", "applied")
+	if e, text := explainOf(t, sock, "web"); len(e.NotReady) > 0 || strings.Contains(text, "Not ready") {
+		t.Fatalf("explain of a ready client says it is not ready:\n%s", text)
+	}
+	m.busDown()
+	bustest.Eventually(t, 10*time.Second, func() error {
+		e, text, err := explainTry(sock, "web")
+		if err != nil {
+			return err
+		}
+		if e.State != "applied" || !slices.Contains(e.NotReady, "the bus is not connected") ||
+			!strings.HasSuffix(text, "Not ready (the bus is not connected): this is what the client last knew.\n") {
+			return fmt.Errorf("explain with the bus away: %+v\n%s", e.NotReady, text)
+		}
+		return nil
+	})
 }
