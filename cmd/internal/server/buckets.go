@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -52,6 +54,24 @@ func ensureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) (c
 		created = append(created, name)
 	}
 	return created, nil
+}
+
+// warnFewerReplicas says, at the start, each provisioner bucket that has
+// fewer replicas than --replicas asks: one made earlier (by a server
+// without the flag, or by hand) is left as it is, and an operator who
+// asked for 3 on a three-server cluster would otherwise believe the
+// buckets outlive a server that they do not.
+func warnFewerReplicas(ctx context.Context, js jetstream.JetStream, replicas int, log zerolog.Logger) {
+	for _, name := range Buckets {
+		st, err := js.Stream(ctx, "KV_"+name)
+		if err != nil {
+			continue // made just now or gone meanwhile: nothing to say
+		}
+		if have := max(st.CachedInfo().Config.Replicas, 1); have < replicas {
+			log.Warn().Str("bucket", name).Int("replicas", have).Int("asked", replicas).
+				Msg("provisioner bucket has fewer replicas than --replicas asks: left as it is (raise it with: nats stream edit KV_" + name + " --replicas " + strconv.Itoa(replicas) + ")")
+		}
+	}
 }
 
 func description(bucket string) string {

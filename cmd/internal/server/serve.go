@@ -220,10 +220,12 @@ func ensureUntilDone(ctx context.Context, js jetstream.JetStream, nc *nats.Conn,
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := EnsureBuckets(actx, js, replicas)
-		cancel()
 		if err == nil {
+			warnFewerReplicas(actx, js, replicas, log)
+			cancel()
 			return nil
 		}
+		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
