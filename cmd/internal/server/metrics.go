@@ -59,7 +59,7 @@ func (s *Stats) published(written, deleted int) {
 // (returned as Stats, for the registry writer and the verb) and the
 // sweep's gauges, recomputed from a whole-mesh sweep of sweeps at most
 // every metricsEvery. A sweep that fails leaves the gauges out of that
-// scrape and is logged.
+// scrape, all but the time of the last sweep made, and is logged.
 func newMetrics(sweeps *sweepCache, log zerolog.Logger) (*prometheus.Registry, *Stats) {
 	reg := prometheus.NewRegistry()
 	st := &Stats{
@@ -95,7 +95,7 @@ var (
 	orphansDesc = prometheus.NewDesc("mesh_provisioner_orphans",
 		"Keys of the needs, applied and collect buckets whose module is assigned nowhere, from the sweep.", nil, nil)
 	sweepAtDesc = prometheus.NewDesc("mesh_provisioner_sweep_timestamp_seconds",
-		"When the sweep these gauges come from was made.", nil, nil)
+		"When the sweep these gauges come from was made; while sweeps fail, when the last one made was (and the other gauges are left out).", nil, nil)
 )
 
 // sweepCollector serves the sweep's gauges, from a sweep at most
@@ -140,6 +140,16 @@ func (c *sweepCollector) Collect(ch chan<- prometheus.Metric) {
 	r, err := c.sweeps.get(ctx, SweepParams{StoodAfter: stood}, c.maxAge())
 	if err != nil {
 		c.log.Warn().Err(err).Msg("metrics: sweep not made")
+		// The gauges of an old sweep are not shown as the mesh's now, but
+		// when it was made still is: an alert on its age (time() -
+		// mesh_provisioner_sweep_timestamp_seconds) then fires as the
+		// sweeps fail, where with no sample it would need absent().
+		c.mu.Lock()
+		last := c.lastAt
+		c.mu.Unlock()
+		if !last.IsZero() {
+			ch <- prometheus.MustNewConstMetric(sweepAtDesc, prometheus.GaugeValue, float64(last.UnixMilli())/1000)
+		}
 		return
 	}
 	c.mu.Lock()
