@@ -33,7 +33,7 @@ type claims struct {
 }
 
 // claimed is one module's claim on a path, made at seq (0: at start, a
-// tie broken by module name).
+// tie broken by module name; heldSeq: the node-engine said it holds it).
 type claimed struct {
 	module, form string
 	seq          int
@@ -261,6 +261,56 @@ func (c *claims) heldBy(path string, h claimed) int {
 		return 1
 	}
 	return 0
+}
+
+// heldSeq is the seq of a claim the node-engine's word made (Holds): ahead
+// of every claim this run made, as its declaration is.
+const heldSeq = -1
+
+// Holds says, for each path, which module the node-engine holds it for
+// (its 409 refusing another module's request named the holder; SPEC §4.3:
+// the node-engine's declarations are who holds a path). The holder's
+// claim on the path is put ahead of every other, and the modules whose
+// clashes that changes are built again: the holder, once its plan is
+// usable, takes the path, and the module refused fails naming it. Without
+// it, a holder whose plan the client refused since it started (no claim
+// made, no HeldBefore for it) lost the path in the client's eyes: the
+// other module was refused by the node-engine at every tick, and the
+// holder, its plan fixed, failed "taken first" by it; neither applied
+// until a restart. A holder not on the node (its removal is on its way)
+// or whose usable plan no longer names the path (its next whole request
+// lets go of it) is left alone. A refused holder's claim is owned: the
+// node-engine refuses only what cannot share the path with it, and its
+// form is known again with its plan.
+func (m *NodeGraph) Holds(held map[string]string) {
+	c := &m.claims
+	for _, p := range slices.Sorted(maps.Keys(held)) {
+		h := held[p]
+		mod := m.mods[h]
+		if mod == nil || c.paths == nil {
+			continue
+		}
+		old := c.paths[h]
+		i, found := slices.BinarySearchFunc(old, p, func(cp claimedPath, p string) int { return strings.Compare(cp.path, p) })
+		switch {
+		case found && old[i].seq == heldSeq:
+			continue // known
+		case !found && mod.asg != nil:
+			continue
+		}
+		now := slices.Clone(old)
+		if found {
+			now[i].seq = heldSeq
+		} else {
+			now = slices.Insert(now, i, claimedPath{path: p, form: FormOwned, seq: heldSeq})
+		}
+		c.setPaths(h, old, now)
+		if strings.Join(m.clashesOf(h), "; ") != c.reasons[h] {
+			m.rebuild(mod) // its claim rebuilds the others on its paths
+		} else {
+			m.reclaim(h, old, now)
+		}
+	}
 }
 
 // HeldBefore says which module held each path before this run (the last

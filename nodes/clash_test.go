@@ -71,3 +71,36 @@ func TestAClashAtStartFailsTheModuleLaterByName(t *testing.T) {
 		t.Fatalf("aaa after the blocks left /etc/b: %v %q", v.State, v.Reason)
 	}
 }
+
+// The node-engine's word on who holds a path (Holds: its 409 named the
+// holder) puts the holder's claim first when the holder still names the
+// path; a holder whose plan no longer names it (its next whole request
+// lets go) or that is not on the node is left alone.
+func TestTheNodeEnginesHolderOfAPathComesFirst(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	clashPlan(m, "web", map[string]string{"/etc/x": "owned"})
+	clashPlan(m, "mover", map[string]string{"/etc/y": "owned"})
+	m.Stabilize()
+	clashPlan(m, "late", map[string]string{"/etc/x": "owned"})
+	m.Stabilize()
+	if v := m.View("late"); v.State != graph.Failed || !strings.Contains(v.Reason, "module web (taken first)") {
+		t.Fatalf("late: %v %q", v.State, v.Reason)
+	}
+
+	m.Holds(map[string]string{"/etc/x": "mover"}) // mover names /etc/y alone
+	m.Holds(map[string]string{"/etc/x": "gone"})  // no module of the node
+	m.Stabilize()
+	if v := m.View("web"); v.State != graph.Ready {
+		t.Fatalf("web, after a holder not naming its path: %v %q", v.State, v.Reason)
+	}
+
+	m.Holds(map[string]string{"/etc/x": "late"})
+	m.Stabilize()
+	if v := m.View("late"); v.State != graph.Ready {
+		t.Fatalf("late, the node-engine's holder: %v %q", v.State, v.Reason)
+	}
+	if v := m.View("web"); v.State != graph.Failed || !strings.Contains(v.Reason, "module late (taken first)") {
+		t.Fatalf("web: %v %q", v.State, v.Reason)
+	}
+}

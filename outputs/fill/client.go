@@ -56,6 +56,7 @@ type StatusError struct {
 	Status int
 	Msg    string
 	Held   string // a 409's path another module's declaration holds, when the node-engine says which
+	Holder string // the module holding Held, when the node-engine says which
 }
 
 func (e *StatusError) Error() string {
@@ -210,7 +211,7 @@ func answer(sock string, status int, raw []byte, out any) error {
 		}
 		e := &StatusError{Socket: sock, Status: status, Msg: msg}
 		if status == http.StatusConflict {
-			e.Held = eb.Path
+			e.Held, e.Holder = eb.Path, eb.Holder
 		}
 		return e
 	}

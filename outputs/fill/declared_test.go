@@ -165,8 +165,9 @@ func TestModulesSharingAPathWithDifferentModesSettleOnTheStricter(t *testing.T) 
 }
 
 // A 409 for a path another module's declaration holds says which path
-// (errorBody.Path, StatusError.Held): the client lets go of what its
-// module no longer names without it. A key claimed twice names none: the
+// and which module holds it (errorBody.Path and Holder, StatusError.Held
+// and Holder): the client lets go of what its module no longer names
+// without it, and learns who holds it. A key claimed twice names none: the
 // path is shared, and leaving it out would let go of nothing held elsewhere.
 func TestAConflictOverAPathHeldElsewhereNamesThePath(t *testing.T) {
 	c := startServer(t, &Server{Root: t.TempDir()})
@@ -175,11 +176,11 @@ func TestAConflictOverAPathHeldElsewhereNamesThePath(t *testing.T) {
 		{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("K=1\n")},
 	}})
 	_, err := c.Fill(context.Background(), Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/p2", Form: FormOwned, Content: []byte("a\n")}}})
-	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "/etc/p2" {
+	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "/etc/p2" || se.Holder != "b" {
 		t.Errorf("owned path held by b: %#v", err)
 	}
 	_, err = c.Fill(context.Background(), Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("K=2\n")}}})
-	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "" {
+	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "" || se.Holder != "" {
 		t.Errorf("key claimed twice: %#v", err)
 	}
 }

@@ -20,6 +20,7 @@ type refusal struct {
 	status int
 	msg    string
 	path   string // a path another module holds (409; errorBody.Path)
+	holder string // the module holding path (errorBody.Holder)
 }
 
 func (r *refusal) Error() string { return r.msg }
@@ -36,9 +37,9 @@ func conflict(format string, args ...any) error {
 	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...)}
 }
 
-// heldElsewhere is a 409 for path p, which another module's declaration holds.
-func heldElsewhere(p, format string, args ...any) error {
-	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...), path: p}
+// heldElsewhere is a 409 for path p, which module holder's declaration holds.
+func heldElsewhere(p, holder, format string, args ...any) error {
+	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...), path: p, holder: holder}
 }
 
 // target is one validated file path, taken inside the server's root.

@@ -198,7 +198,7 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 	s.Log.Warn().Str("module", module).Int("status", status).Err(err).Msg("fill refused")
 	body := errorBody{Error: err.Error()}
 	if ref != nil {
-		body.Path = ref.path
+		body.Path, body.Holder = ref.path, ref.holder
 	}
 	writeJSONError(w, status, body)
 }

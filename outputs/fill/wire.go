@@ -112,4 +112,8 @@ type errorBody struct {
 	// still holds and no longer names are let go (a swap of paths between
 	// two modules would otherwise refuse both for ever).
 	Path string `json:"path,omitempty"`
+	// Holder is the module whose declaration holds Path: the truth of
+	// who holds it (SPEC §4.3), which the client's own order of claims
+	// may not know (a holder whose plan it refused since it started).
+	Holder string `json:"holder,omitempty"`
 }

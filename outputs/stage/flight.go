@@ -232,6 +232,7 @@ func (s *Stage) Land(d Done) {
 		s.deleted(d.Module, d.removed, d.err)
 	} else {
 		d.job.mo.takeFill(d.job.v, d.job.req, d.job.sent, d.job.resp, d.job.err, s.cfg.Key)
+		s.heardHolder(d.Module, d.job.sent, d.job.err)
 	}
 	if f.remove {
 		s.launchDelete(d.Module)

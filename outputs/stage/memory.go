@@ -2,8 +2,10 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
@@ -206,4 +208,27 @@ func heldBefore(files map[string][]report.File) map[string]string {
 		delete(out, p) // shared (managed forms), or not known
 	}
 	return out
+}
+
+// Holders is, for each path the node-engine refused a module's request
+// for since the last call because another module's declaration holds it
+// (a 409 naming both), that holder: the truth of who holds the path
+// (SPEC §4.3), for the mesh's order of claims (nodes.NodeGraph.Holds).
+func (s *Stage) Holders() map[string]string {
+	h := s.holders
+	s.holders = nil
+	return h
+}
+
+// heardHolder keeps the holder a 409 to module's request named for a
+// path the request carried.
+func (s *Stage) heardHolder(module string, sent map[string]*nodes.FileValue, err error) {
+	se, ok := errors.AsType[*fill.StatusError](err)
+	if !ok || se.Held == "" || se.Holder == "" || se.Holder == module || sent[se.Held] == nil {
+		return
+	}
+	if s.holders == nil {
+		s.holders = map[string]string{}
+	}
+	s.holders[se.Held] = se.Holder
 }

@@ -69,6 +69,7 @@ type Stage struct {
 	saidGone     map[string]bool          // modules prov.changed said gone, until back (Gone)
 	heldBefore   map[string]string        // path → the module the last run's reports name for it (HeldBefore)
 	heldTaken    bool                     // HeldBefore was handed over: later Sweeps keep no such map
+	holders      map[string]string        // path → the module a 409 said holds it, until taken (Holders)
 	needBuf      []report.Need            // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	seed         maphash.Seed             // needsSum's
 	flights                               // requests off the loop

@@ -189,6 +189,9 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	}
 	d.fetchArchives()
 	d.syncBoundWatches(ctx)
+	// A path the node-engine said another module holds (its 409) is that
+	// module's in the mesh's order of claims too (nodes/clash.go).
+	d.mesh.Holds(d.out.Holders())
 	start := time.Now()
 	touched := d.mesh.Stabilize()
 	d.metrics.stabilize.Observe(time.Since(start).Seconds())
