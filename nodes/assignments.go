@@ -19,6 +19,12 @@ type module struct {
 	key     string
 	asg     *Assignment // nil when the plan does not parse or breaks a rule
 	planErr string
+	// unparsed: its value does not parse (PlanError.Unparsed), so its
+	// items are held as they were (holdItems); itemsBefore is what the
+	// last run recorded of them, handed over at start (ItemsBefore) and
+	// taken by the next rebuild.
+	unparsed    bool
+	itemsBefore map[string][]byte
 	// planVal is planValue's answer for planOf, kept: every View asks for
 	// it, and it JSON-encodes and hashes the whole plan (3.4 % of a
 	// change's CPU at 10k files, issue 20). An assignment is never changed
@@ -128,7 +134,10 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		oldDigest, oldRef = mod.asg.Provisioning.Templates.Digest, mod.asg.Provisioning.Templates.Ref
 	}
 	m.formsMoved(name, mod.asg, asg)
-	mod.asg, mod.planErr = asg, ""
+	mod.asg, mod.planErr, mod.unparsed = asg, "", false
+	if pe := (*PlanError)(nil); errors.As(perr, &pe) {
+		mod.unparsed = pe.Unparsed
+	}
 	if perr != nil {
 		mod.planErr = perr.Error()
 	}

@@ -40,6 +40,11 @@ type PlanError struct {
 	Module string
 	Msg    string
 	Err    error // the cause underneath, if any (e.g. the JSON error)
+	// Unparsed: the value does not parse (not JSON, or JSON that does not
+	// read as an assignment: truncated, a field of the wrong type), as
+	// opposed to a plan that parses and breaks a rule. Such a value says
+	// nothing of what the module contributes: its items stay (holdItems).
+	Unparsed bool
 }
 
 func (e *PlanError) Error() string {
@@ -78,13 +83,14 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 		if json.Valid(t) {
 			return nil, ErrNoPlan // JSON that carries no provisioning (SPEC §3 r2): not ours
 		}
-		return nil, perr("the assignment is not JSON (it begins %q)", t[:min(len(t), 12)])
+		return nil, &PlanError{Key: key, Node: node, Module: module, Unparsed: true,
+			Msg: fmt.Sprintf("the assignment is not JSON (it begins %q)", t[:min(len(t), 12)])}
 	}
 	var probe struct {
 		Provisioning json.RawMessage `json:"provisioning"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
+		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
 	}
 	if len(probe.Provisioning) == 0 || string(probe.Provisioning) == "null" {
 		return nil, ErrNoPlan
@@ -99,7 +105,7 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	}
 	var a Assignment
 	if err := json.Unmarshal(data, &a); err != nil {
-		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err}
+		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
 	}
 	dropPlacementNulls(&a, data) // a placement name whose value is null is not held (nulls.go)
 	if a.Node == "" {

@@ -30,6 +30,9 @@ func (m *NodeGraph) rebuild(mod *module) {
 	var declared []*graph.Node
 	if mod.asg == nil {
 		reasons = append(reasons, mod.planErr)
+		if mod.unparsed {
+			m.holdItems(mod, oldItems)
+		}
 	} else if p := &mod.asg.Provisioning; len(p.Files)+len(p.Items) > 0 {
 		archive = m.archiveLeaf(mod)
 		mod.owning[archive] = true
@@ -37,6 +40,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 			tmpls, reasons = m.parseTemplates(p, a.members)
 		}
 	}
+	mod.itemsBefore = nil // taken by holdItems, or of no use once a plan parses
 	if mod.asg != nil && len(reasons) == 0 && (archive == nil || tmpls != nil) {
 		reasons = m.checkPlaceholders(mod, tmpls)
 	}

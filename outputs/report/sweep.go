@@ -29,6 +29,12 @@ type Swept struct {
 	// changed it said (SPEC §5.3: a restart that changes nothing puts no
 	// report again).
 	Files map[string][]File
+	// Items: for each live module, the items the collect bucket holds of
+	// it (collection → text; those whose value says another collection or
+	// contributor than its key left out), so a module whose plan does not
+	// parse at start keeps what the last run recorded in its collectors'
+	// files (nodes.NodeGraph.ItemsBefore). An item is never a secret.
+	Items map[string]map[string][]byte
 }
 
 // sweptBucket is, for each bucket swept, where a key's module is among
@@ -85,6 +91,9 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 				name, ok := p.nameOf(sb.bucket, module, k)
 				if !ok {
 					continue // not a key this process would write
+				}
+				if sb.bucket == spec.CollectBucket {
+					out.keepItem(module, toks[1], v)
 				}
 				if _, ok := p.written[sb.bucket][module].find(name); !ok {
 					// Its fields not known: encoded again, put only if its bytes differ.
@@ -146,6 +155,22 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 	out.Gone = sortedKeys(gone)
 	out.Adopted = sortedKeys(adopted)
 	return out, errors.Join(errs...)
+}
+
+// keepItem records in Items the collect bucket's value v of module's item
+// in collection, when it is one.
+func (out *Swept) keepItem(module, collection string, v []byte) {
+	var it Item
+	if json.Unmarshal(v, &it) != nil || it.Collection != collection || it.Contributor != module {
+		return
+	}
+	if out.Items == nil {
+		out.Items = map[string]map[string][]byte{}
+	}
+	if out.Items[module] == nil {
+		out.Items[module] = map[string][]byte{}
+	}
+	out.Items[module][collection] = []byte(it.Item)
 }
 
 // sweepWait bounds one Sweep (it runs in the daemon's loop).

@@ -137,6 +137,9 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 	if !s.heldTaken {
 		s.heldBefore = heldBefore(sw.Files)
 	}
+	if !s.itemsTaken {
+		s.itemsBefore = sw.Items
+	}
 	for m, files := range sw.Files {
 		if mo := s.modules[m]; mo != nil {
 			mo.takeBefore(files)
@@ -188,6 +191,16 @@ func (s *Stage) HeldBefore() map[string]string {
 	h := s.heldBefore
 	s.heldBefore, s.heldTaken = nil, true
 	return h
+}
+
+// ItemsBefore is what the collect bucket held of each live module when
+// the first Sweep read it (module → collection → text): the last run's
+// items, for a module whose plan does not parse at start
+// (nodes.NodeGraph.ItemsBefore). It is handed over once.
+func (s *Stage) ItemsBefore() map[string]map[string][]byte {
+	it := s.itemsBefore
+	s.itemsBefore, s.itemsTaken = nil, true
+	return it
 }
 
 func heldBefore(files map[string][]report.File) map[string]string {

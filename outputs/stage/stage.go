@@ -56,23 +56,25 @@ type Views interface {
 type Stage struct {
 	cfg Config
 
-	modules      map[string]*moduleOut    // what was last filled and said, by module
-	pendingNeeds map[string]queuedNeeds   // module → its needs, to write at the next flush
-	lean         leanViews                // the views of the last Send, when lean: queued needs are listed from it at the flush
-	needsSince   time.Time                // when the oldest pending needs were queued
-	swept        bool                     // keys of modules gone were deleted (Sweep)
-	held         map[string]time.Time     // module → when its held changes go out (Config.FillGap)
-	holdTimer    *time.Timer              // wakes the loop for the earliest of held
-	holdAt       time.Time                // when holdTimer fires; zero: not armed
-	removing     map[string]bool          // modules whose removal the node-engine has not answered yet (Config.Removals)
-	before       map[string][]report.File // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
-	saidGone     map[string]bool          // modules prov.changed said gone, until back (Gone)
-	heldBefore   map[string]string        // path → the module the last run's reports name for it (HeldBefore)
-	heldTaken    bool                     // HeldBefore was handed over: later Sweeps keep no such map
-	holders      map[string]string        // path → the module a 409 said holds it, until taken (Holders)
-	needBuf      []report.Need            // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
-	seed         maphash.Seed             // needsSum's
-	flights                               // requests off the loop
+	modules      map[string]*moduleOut        // what was last filled and said, by module
+	pendingNeeds map[string]queuedNeeds       // module → its needs, to write at the next flush
+	lean         leanViews                    // the views of the last Send, when lean: queued needs are listed from it at the flush
+	needsSince   time.Time                    // when the oldest pending needs were queued
+	swept        bool                         // keys of modules gone were deleted (Sweep)
+	held         map[string]time.Time         // module → when its held changes go out (Config.FillGap)
+	holdTimer    *time.Timer                  // wakes the loop for the earliest of held
+	holdAt       time.Time                    // when holdTimer fires; zero: not armed
+	removing     map[string]bool              // modules whose removal the node-engine has not answered yet (Config.Removals)
+	before       map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
+	saidGone     map[string]bool              // modules prov.changed said gone, until back (Gone)
+	heldBefore   map[string]string            // path → the module the last run's reports name for it (HeldBefore)
+	heldTaken    bool                         // HeldBefore was handed over: later Sweeps keep no such map
+	itemsBefore  map[string]map[string][]byte // module → collection → the item the first Sweep read (ItemsBefore)
+	itemsTaken   bool                         // ItemsBefore was handed over: later Sweeps keep no such map
+	holders      map[string]string            // path → the module a 409 said holds it, until taken (Holders)
+	needBuf      []report.Need                // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
+	seed         maphash.Seed                 // needsSum's
+	flights                                   // requests off the loop
 }
 
 // New makes a stage.

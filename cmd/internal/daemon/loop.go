@@ -244,6 +244,9 @@ func (d *Daemon) onLoaded(ctx context.Context) {
 	// Before the first stabilization: a path two modules claim stays with
 	// the one that held it in the last run (nodes/clash.go).
 	d.mesh.HeldBefore(d.out.HeldBefore())
+	// And a module whose plan does not parse holds the items the last run
+	// recorded, so its collectors' files stay as they are (nodes/helditems.go).
+	d.mesh.ItemsBefore(d.out.ItemsBefore())
 }
 
 // resyncPending says whether a watch has yet to answer the Resync asked

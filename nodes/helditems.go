@@ -1,0 +1,71 @@
+package nodes
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/novox/mesh-provisioner/graph"
+)
+
+// holdItems keeps, while mod's value does not parse (PlanError.Unparsed),
+// the items its last plan that parsed contributed: each item node stays,
+// read by its collection, waiting with why and reading nothing, so the
+// text it last had stays in the collection (itemsKept, computeCollection)
+// and the stage leaves its record in mesh-provisioner_collect as it is (a
+// waiting item keeps what is recorded).
+//
+// SPEC §3 fails the module whose assignment does not parse and leaves the
+// other modules untouched. Dropping its items rewrote every collector's
+// file without them and restarted its program, and again once the plan
+// was fixed: one typo in a contributor's plan restarted every collector
+// of its collections twice. A value that does not parse says nothing of
+// what the module contributes, so what it last contributed stands (as its
+// bindings and offers do: keepBindings). A plan that parses and breaks a
+// rule, a value with no plan, or the key deleted still takes the items
+// out. Fixed, the same item node is rendered from the new plan: recorded
+// and its collectors filled again only if its text changed (cutoff).
+//
+// A client started on a value that does not parse has no plan of the
+// module that parsed: the items the last run recorded for it (the collect
+// bucket's, read by the start's Sweep: ItemsBefore) are held with that
+// text, so a restart moves no collector either. Those are known only from
+// the first Sweep before the first stabilization; a module whose value
+// does not parse from a later assignment on has nothing recorded to hold.
+func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
+	why := "the plan of " + mod.name + " does not parse: its item stays as last recorded"
+	hold := func(c string) *graph.Node {
+		n := m.derived(itemKey(mod.name, c), func(graph.In) (any, error) { return nil, graph.Wait("%s", why) },
+			nil, &Origin{Module: mod.name, Collection: c})
+		mod.items = append(mod.items, n)
+		mod.owning[n] = true
+		return n
+	}
+	held := map[string]bool{}
+	for _, n := range old {
+		if c := n.Meta.(*Origin).Collection; !n.Removed() && !held[c] {
+			hold(c)
+			held[c] = true
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(mod.itemsBefore)) {
+		if !held[c] {
+			m.itemsKept[hold(c)] = mod.itemsBefore[c]
+		}
+	}
+}
+
+// ItemsBefore hands over what the last run recorded in the collect bucket
+// for this node's modules (module → collection → text, the start's Sweep).
+// A module whose value does not parse holds those items (holdItems). Only
+// before the first stabilization, like HeldBefore.
+func (m *NodeGraph) ItemsBefore(items map[string]map[string][]byte) {
+	if m.claims.started {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(items)) {
+		if mod := m.mods[name]; mod != nil && mod.asg == nil && mod.unparsed && len(mod.items) == 0 {
+			mod.itemsBefore = items[name]
+			m.rebuild(mod)
+		}
+	}
+}
