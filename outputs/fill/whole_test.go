@@ -35,14 +35,7 @@ func TestARefusedWholeRequestRemovesNothing(t *testing.T) {
 		mustRead(t, filepath.Join(root, "etc/m/b"), "b\n")
 	}
 	// the declaration is still a and b: a whole request naming a alone removes b
-	resp, err := c.Fill(t.Context(), Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := results(resp.Files); got["/etc/m/b"] != ActionRemoved {
-		t.Errorf("answer %v", got)
-	}
-	mustAbsent(t, filepath.Join(root, "etc/m/b"))
+	wholeOfARemovesB(t, c, root)
 }
 
 // A file a request of changed files alone wrote is the module's too: the
@@ -51,13 +44,20 @@ func TestAFileWrittenByAPartialRequestIsRemovedByTheNextWhole(t *testing.T) {
 	root := t.TempDir()
 	c := startServer(t, &Server{Root: root})
 	fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")}}})
-	_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{{Path: "/etc/m/b", Form: FormOwned, Content: []byte("b\n")}}})
+	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/m/b", Form: FormOwned, Content: []byte("b\n")}}})
 	// and another module may not take it meanwhile
-	_, err = c.Fill(t.Context(), Request{Module: "n", Files: []File{{Path: "/etc/m/b", Form: FormOwned, Content: []byte("n\n")}}})
+	_, err := c.Fill(t.Context(), Request{Module: "n", Files: []File{{Path: "/etc/m/b", Form: FormOwned, Content: []byte("n\n")}}})
 	var se *StatusError
 	if !errors.As(err, &se) || se.Status != http.StatusConflict {
 		t.Errorf("n over m's partial file: %v", err)
 	}
+	wholeOfARemovesB(t, c, root)
+}
+
+// wholeOfARemovesB sends module m's whole request naming /etc/m/a alone
+// and checks /etc/m/b, which m wrote, is answered removed and is gone.
+func wholeOfARemovesB(t *testing.T, c *Client, root string) {
+	t.Helper()
 	resp, err := c.Fill(t.Context(), Request{Module: "m", Whole: true, Files: []File{{Path: "/etc/m/a", Form: FormOwned, Content: []byte("a\n")}}})
 	if err != nil {
 		t.Fatal(err)
