@@ -207,16 +207,19 @@ func InboxPrefix(name string) string {
 func ConnectedURL(nc *nats.Conn) string { return RedactURL(nc.ConnectedUrl()) }
 
 // RedactURL hides any user:password@ (or token@) in a (comma-separated)
-// URL list.
+// URL list. An entry without "://" is nats:// (as CheckURLs and nats.go
+// read it) and may carry them too.
 func RedactURL(u string) string {
 	parts := strings.Split(u, ",")
 	for i, p := range parts {
-		scheme, rest, ok := strings.Cut(p, "://")
-		if !ok {
-			continue
+		prefix, rest, ok := strings.Cut(p, "://")
+		if ok {
+			prefix += "://"
+		} else {
+			prefix, rest = "", p
 		}
 		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			parts[i] = scheme + "://[redacted]@" + rest[at+1:]
+			parts[i] = prefix + "[redacted]@" + rest[at+1:]
 		}
 	}
 	return strings.Join(parts, ",")
