@@ -29,7 +29,7 @@ const sweepInbox = "_INBOX.mesh-provisioner"
 // inboxFor is the reply prefix the sweep connects with: --inbox when
 // given; else the one the creds' user may hear (its JWT lists it, as the
 // operator's `_INBOX.mesh-operator`); else `_INBOX.<user>` for a user named
-// in the URL (the example configuration's services, the operator among
+// with a password in the URL (the example configuration's services, the operator among
 // them, hear replies there); else the server's.
 func inboxFor(flagged, creds, natsURL string) string {
 	if flagged != "" {
@@ -41,7 +41,12 @@ func inboxFor(flagged, creds, natsURL string) string {
 		}
 	}
 	first, _, _ := strings.Cut(natsURL, ",")
+	// A user with no password is a token (nats://TOKEN@host, as nats.go
+	// reads it): never an inbox, which every request carries on the bus.
 	if u, err := url.Parse(strings.TrimSpace(first)); err == nil && u.User != nil {
+		if _, hasPassword := u.User.Password(); !hasPassword {
+			return sweepInbox
+		}
 		if name := u.User.Username(); name != "" && spec.EncodeToken(name) == name {
 			return "_INBOX." + name
 		}
