@@ -278,6 +278,11 @@ func (f *fileNode) render(in graph.In) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.secret && f.spec.Form == FormManagedKeys {
+		if ph, ok := f.r.keyedSecret(in, content); ok {
+			return nil, fmt.Errorf("template %s: the value of %s stands where a line's key is (before its first \"=\"), which a managed-keys file's node-engine keeps and names (the value is not shown: it is a secret); put it after the \"=\"", f.r.t.Name, ph)
+		}
+	}
 	return &FileValue{Spec: &f.spec, Secret: f.secret,
 		sum: sha256.Sum256(content), held: content, node: in.Node()}, nil
 }
