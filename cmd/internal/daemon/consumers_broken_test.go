@@ -74,14 +74,13 @@ func TestAProvidersPlanThatDoesNotParseLeavesItsConsumersAlone(t *testing.T) {
 	m.waitFile("/etc/cc/forge.toml", "user = u\nurl = h\n")
 	m.waitState("ace", "cc", "applied")
 	m.settle()
-	from, seen := m.fills.count(), len(events())
 
 	// gitea on ace too (the first in byte order, its offers the ones read),
 	// then both its plans broken: on another node and on this one.
 	m.provider("ace", "gitea", nodes.Offer{Provision: "gitea-read"})
 	m.waitState("ace", "gitea", "applied")
 	m.settle()
-	from, seen = m.fills.count(), len(events())
+	from, seen := m.fills.count(), len(events())
 	m.put(spec.AssignmentsBucket, "novox.gitea", `{"provisioning":{"provides":[`)
 	m.put(spec.AssignmentsBucket, "ace.gitea", `{"provisioning":{"provides":[{"provision":5}]}}`)
 	m.waitFailed("ace", "gitea", "assignment JSON does not parse")

@@ -157,7 +157,7 @@ func TestNoSecretValueLeavesTheFilesAcrossARestart(t *testing.T) {
 	up.Templates.Ref, up.Templates.Digest = "file://"+filepath.Join(m.tmpl, "missing.tar.gz"), "sha256:"+strings.Repeat("ab", 32)
 	m.assign("ace", "unread", up, nil)
 
-	_, stop = m.startClient("ace", f.socket, withControl(sock), func(c *Config) { c.StateDir = state })
+	m.startClient("ace", f.socket, withControl(sock), func(c *Config) { c.StateDir = state })
 	m.waitNoFile("/etc/gone/secret")
 	for mod, st := range map[string]string{"app": "applied", "gitea": "applied", "mk": "applied", "mb": "applied",
 		"mb2": "applied", "refused": "failed", "unread": "waiting"} {
