@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
@@ -96,13 +97,19 @@ func (s *Stage) Forget() {
 }
 
 // Changed publishes prov.changed for module (kind, key; key empty: every
-// key). Never a value.
+// key). Never a value. It is said only of a module on the node (at start,
+// when it is assigned, when its config moves), so a later leave is said
+// again (Gone). That is not left to prepare alone: a module that comes
+// back while its request or DELETE is still with the node-engine is not
+// prepared until that lands, and left again meanwhile it was not said
+// gone, a tool runner told it was assigned never hearing it left.
 func (s *Stage) Changed(module, kind, key string) error {
+	delete(s.saidGone, module)
 	return s.cfg.Pub.Changed(module, kind, key)
 }
 
 // Gone publishes prov.changed for module saying it left this node, once
-// (until it is back: prepare forgets it).
+// (until it is back: Changed and prepare forget it).
 func (s *Stage) Gone(module string) error {
 	if s.saidGone[module] {
 		return nil
@@ -159,6 +166,16 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 		}
 	}
 	s.swept = err == nil
+	if err == nil {
+		// A module said gone whose applied key the bucket no longer holds
+		// will not be listed by a later Sweep: its mark is let go, so a
+		// node whose modules come and go does not keep one for each.
+		for m := range s.saidGone {
+			if !slices.Contains(sw.Gone, m) {
+				delete(s.saidGone, m)
+			}
+		}
+	}
 	if err != nil {
 		s.cfg.Log.Warn().Err(err).Msg("keys of modules no longer here not all deleted yet: trying again")
 	} else if sw.Deleted > 0 || len(sw.Gone) > 0 {
