@@ -133,10 +133,13 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	}
 	if c.Removed != "" {
 		d.out.Removed(ctx, c.Removed)
-		if d.ready.Load() {
-			if err := d.out.Gone(c.Removed); err != nil {
-				d.log.Warn().Err(err).Str("module", c.Removed).Msg("prov.changed not published")
-			}
+		// Said before the first fill too: one taken off while the first
+		// fill waits for the vault or a provider bucket (firstlooks.go, up
+		// to seconds) has its report and keys deleted now, so the start's
+		// Sweep finds nothing of it to say gone, and a tool runner told it
+		// was assigned before the restart would never hear it left.
+		if err := d.out.Gone(c.Removed); err != nil {
+			d.log.Warn().Err(err).Str("module", c.Removed).Msg("prov.changed not published")
 		}
 	}
 }
