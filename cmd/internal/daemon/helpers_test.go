@@ -79,7 +79,13 @@ func newMeshOn(t testing.TB, tweak func(*server.Options), user string) *mesh {
 	if tweak == nil {
 		tweak = func(*server.Options) {}
 	}
-	s := bustest.Start(t, tweak)
+	// A port below the ephemeral range (bustest.FreePort): tests stop the
+	// server and start it again on its port, and an ephemeral one (Port
+	// -1) could be taken meanwhile as the local port of any outgoing
+	// connection on the machine, the client's reconnects included; the
+	// restart then failed "nats-server not ready within 10s".
+	port := bustest.FreePort(t)
+	s := bustest.Start(t, func(o *server.Options) { o.Port = port }, tweak)
 	same := bustest.Same(s)
 	again := func(o *server.Options) { tweak(o); same(o) }
 	m := &mesh{t: t, s: s, again: again, fills: &fillLog{}, logs: &bustest.Buffer{}, user: user}
