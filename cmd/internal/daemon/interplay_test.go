@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -156,3 +158,50 @@ func TestAModuleTakenOffDuringTheFirstLookWaitIsSaidGone(t *testing.T) {
 		return nil
 	})
 }
+
+// A module whose new templates archive cannot be read keeps its needs as
+// written (ModuleView.Unread), across a client restart too; taken off the
+// node then, its needs, report and files go all the same (SPEC §4.7).
+func TestAModuleTakenOffWhileItsTemplatesAreUnreadLeavesNothing(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.put(spec.ConfigBucket, "ace.mail.host", "mx")
+	plan := nodes.Plan{Files: []nodes.FileSpec{owned("/etc/mail.conf", "conf", "")}}
+	m.assign("ace", "mail", plan, map[string]string{"conf": "host=${config:host}\n"})
+	state := t.TempDir()
+	sameState := func(c *Config) { c.StateDir = state }
+	_, stop := m.startClient("ace", f.socket, sameState)
+	m.waitFile("/etc/mail.conf", "host=mx\n")
+	m.waitState("ace", "mail", "applied")
+	key := "ace.mail.config.host"
+	m.waitValue(spec.NeedsBucket, key, `{"node":"ace","module":"mail","kind":"config","name":"host","state":"met","why":""}`)
+
+	// A new archive whose file is not there: its templates unread.
+	plan.Templates.Ref, plan.Templates.Digest = "file://"+filepath.Join(m.tmpl, "nowhere.tar.gz"), "sha256:"+strings.Repeat("ab", 32)
+	b, _ := json.Marshal(map[string]any{"node": "ace", "module": "mail", "provisioning": plan})
+	m.put(spec.AssignmentsBucket, "ace.mail", string(b))
+	m.waitState("ace", "mail", "waiting")
+	m.settle()
+	if _, ok := m.get(spec.NeedsBucket, key); !ok {
+		t.Fatal("the need was deleted while the templates are unread")
+	}
+	stop()
+	m.client("ace", f.socket, sameState)
+	m.waitState("ace", "mail", "waiting")
+	m.settle()
+	if _, ok := m.get(spec.NeedsBucket, key); !ok {
+		t.Fatal("the need was deleted at the restart while the templates are unread")
+	}
+
+	m.del(spec.AssignmentsBucket, "ace.mail")
+	m.waitGone(spec.NeedsBucket, key)
+	m.waitGone(spec.AppliedBucket, "ace.mail")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if _, _, err := m.file("/etc/mail.conf"); err == nil {
+			return fmt.Errorf("/etc/mail.conf is still there")
+		}
+		return nil
+	})
+}
+
+
