@@ -203,5 +203,3 @@ func TestAModuleTakenOffWhileItsTemplatesAreUnreadLeavesNothing(t *testing.T) {
 		return nil
 	})
 }
-
-
