@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -31,7 +32,39 @@ func leakForms(value string) []string {
 		chunk := []byte(value[j : j+3*((len(value)-j)/3)])
 		forms = append(forms, base64.StdEncoding.EncodeToString(chunk), base64.URLEncoding.EncodeToString(chunk))
 	}
-	return forms
+	j, _ := json.Marshal(value) // as a JSON string holds it (quotes and line breaks escaped)
+	return append(forms, strings.Trim(string(j), `"`))
+}
+
+// searchLeaks fails for every haystack (where → its text) that shows a
+// canary in any of its leakForms, a secret's prefix, or an oracle (the
+// plain sha256 of a secret-bearing file); first, that each haystack of
+// want holds its text, so that a search that could see nothing fails.
+func searchLeaks(t *testing.T, hay, want map[string]string, canaries, oracles []string) {
+	t.Helper()
+	for where, w := range want {
+		if !strings.Contains(hay[where], w) {
+			t.Errorf("%s does not hold %q: the search would see nothing", where, w)
+		}
+	}
+	for where, s := range hay {
+		for _, c := range canaries {
+			for _, f := range leakForms(c) {
+				if strings.Contains(s, f) {
+					i := strings.Index(s, f)
+					t.Errorf("%s shows secret %q as %q: …%s…", where, c, f, s[max(0, i-120):min(len(s), i+len(f)+40)])
+				}
+			}
+		}
+		if strings.Contains(s, "LEAK-CANARY") {
+			t.Errorf("%s shows a secret's prefix", where)
+		}
+		for _, o := range oracles {
+			if strings.Contains(s, o) {
+				t.Errorf("%s shows the plain sha256 of a secret-bearing file (%s)", where, o)
+			}
+		}
+	}
 }
 
 // unixGet asks the control socket for path.
@@ -178,31 +211,9 @@ func TestNoSecretValueLeavesTheFilledFiles(t *testing.T) {
 	mu.Unlock()
 
 	// The search can fail: the haystacks hold what they should.
-	for where, want := range map[string]string{
+	searchLeaks(t, hay, map[string]string{
 		"log": ownApp, "bus": "prov.applied.ace.app", "control /v1/graph.dot": "vault:" + ownApp,
 		"control /v1/explain?module=denied": "denied by policy", "control /metrics": "provisioner_vault_asks_total",
 		"bucket " + spec.AppliedBucket: "hmac-sha256:",
-	} {
-		if !strings.Contains(hay[where], want) {
-			t.Errorf("%s does not hold %q: the search would see nothing", where, want)
-		}
-	}
-	for where, s := range hay {
-		for _, c := range canaries {
-			for _, f := range leakForms(c) {
-				if strings.Contains(s, f) {
-					i := strings.Index(s, f)
-					t.Errorf("%s shows secret %s as %q: …%s…", where, c, f, s[max(0, i-120):min(len(s), i+len(f)+40)])
-				}
-			}
-		}
-		if strings.Contains(s, "LEAK-CANARY") {
-			t.Errorf("%s shows a secret's prefix", where)
-		}
-		for _, f := range oracles {
-			if strings.Contains(s, f) {
-				t.Errorf("%s shows the plain sha256 of a secret-bearing file (%s)", where, f)
-			}
-		}
-	}
+	}, canaries, oracles)
 }
