@@ -38,6 +38,16 @@ func (m *mesh) collector(node, module string) {
 	}, map[string]string{"rc": "# managed by mesh\n${shell:zsh:normal}"})
 }
 
+// restartingCollector is collector with the file owned and zsh.service
+// restarted when it changes, for tests that count the collector's restarts.
+func (m *mesh) restartingCollector(node, module string) {
+	m.t.Helper()
+	m.assign(node, module, nodes.Plan{
+		Files:       []nodes.FileSpec{owned("/etc/zsh/zshrc", "rc", "zsh.service")},
+		Collections: []nodes.CollectionSpec{{Name: zshColl, Comment: "##"}},
+	}, map[string]string{"rc": "# managed by mesh\n${shell:zsh:normal}"})
+}
+
 func (m *mesh) revision(bucket, key string) uint64 {
 	m.t.Helper()
 	e, err := m.kv(bucket).Get(m.t.Context(), key)

@@ -25,10 +25,7 @@ func TestAContributorsPlanThatDoesNotParseKeepsItsItem(t *testing.T) {
 	f := m.stateFill()
 	m.contribute("ace", "alpha", "a\n")
 	m.contribute("ace", "beta", "export B=1\n")
-	m.assign("ace", "zsh", nodes.Plan{
-		Files:       []nodes.FileSpec{owned("/etc/zsh/zshrc", "rc", "zsh.service")},
-		Collections: []nodes.CollectionSpec{{Name: zshColl, Comment: "##"}},
-	}, map[string]string{"rc": "# managed by mesh\n${shell:zsh:normal}"})
+	m.restartingCollector("ace", "zsh")
 	good, _ := m.get(spec.AssignmentsBucket, "ace.beta")
 	// One state dir across the restart, as a node's: its archives are read
 	// back at start (a fresh one fetches them after the first fill, and

@@ -58,10 +58,7 @@ func TestABrokenHolderAndContributorAcrossARestart(t *testing.T) {
 		Files: []nodes.FileSpec{owned("/etc/beta.conf", "conf", "beta.service")},
 		Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
 	}, map[string]string{"conf": "beta\n", "item": "export B=1\n"})
-	m.assign("ace", "zsh", nodes.Plan{
-		Files:       []nodes.FileSpec{owned("/etc/zsh/zshrc", "rc", "zsh.service")},
-		Collections: []nodes.CollectionSpec{{Name: zshColl, Comment: "##"}},
-	}, map[string]string{"rc": "# managed by mesh\n${shell:zsh:normal}"})
+	m.restartingCollector("ace", "zsh")
 	good, _ := m.get(spec.AssignmentsBucket, "ace.beta")
 	state := t.TempDir()
 	sameState := func(c *Config) { c.StateDir = state }
