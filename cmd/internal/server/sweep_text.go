@@ -89,7 +89,13 @@ func writeFinding(w io.Writer, f Finding, at time.Time) {
 		fmt.Fprintf(w, "%-12s  %s/%s\n", "", control.Escape(n.Node), control.Escape(n.Module))
 	}
 	if f.NeedsLeftOut > 0 {
-		fmt.Fprintf(w, "%-12s  and %d more (left out of the reply; the verb's what=needs lists them)\n", "", f.NeedsLeftOut)
+		// A module's own wait is in its report, not among the needs: the
+		// verb's what=needs would list none of the modules left out.
+		what := "needs"
+		if f.Kind == kindModule {
+			what = "applied"
+		}
+		fmt.Fprintf(w, "%-12s  and %d more (left out of the reply; the verb's what=%s lists them)\n", "", f.NeedsLeftOut, what)
 	}
 }
 
