@@ -86,7 +86,9 @@ func TestAModuleNotOnTheNodeIsSaidWithTheModulesThatAre(t *testing.T) {
 	w := newWorld(t)
 	w.assign("web", "/etc/web/a.conf", "x\n")
 	w.assign("db", "/etc/db/a.conf", "y\n")
-	w.until("2 modules on node ace", "status", "--control", w.sock)
+	// Both applied: the client is ready (before, the graph lists them but
+	// cannot tell yet whether a third is on the node: 503, "not ready").
+	w.until("2 modules on node ace: 2 applied.", "status", "--control", w.sock)
 	for _, args := range [][]string{
 		{"graph", "explain", "--control", w.sock, "ghost"},
 		{"graph", "explain", "--json", "--control", w.sock, "ghost"},
