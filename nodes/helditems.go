@@ -31,6 +31,9 @@ import (
 // text, so a restart moves no collector either. Those are known only from
 // the first Sweep before the first stabilization; a module whose value
 // does not parse from a later assignment on has nothing recorded to hold.
+// One whose plan parsed in the start's snapshot and broke before the first
+// fill (while it waits for the vault: firstLooks) holds items never
+// computed: the last run's text stands for them too.
 func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
 	why := "the plan of " + mod.name + " does not parse: its item stays as last recorded"
 	hold := func(c string) *graph.Node {
@@ -43,7 +46,15 @@ func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
 	held := map[string]bool{}
 	for _, n := range old {
 		if c := n.Meta.(*Origin).Collection; !n.Removed() && !held[c] {
-			hold(c)
+			// An item never computed (its plan parsed in the start's
+			// snapshot, then broke before the first fill) has no text
+			// kept: the last run's stands for it.
+			h := hold(c)
+			if t, ok := mod.itemsBefore[c]; ok {
+				if _, kept := m.itemsKept[h]; !kept {
+					m.itemsKept[h] = t
+				}
+			}
 			held[c] = true
 		}
 	}
@@ -63,7 +74,7 @@ func (m *NodeGraph) ItemsBefore(items map[string]map[string][]byte) {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(items)) {
-		if mod := m.mods[name]; mod != nil && mod.asg == nil && mod.unparsed && len(mod.items) == 0 {
+		if mod := m.mods[name]; mod != nil && mod.asg == nil && mod.unparsed {
 			mod.itemsBefore = items[name]
 			m.rebuild(mod)
 		}
