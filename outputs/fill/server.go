@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"path"
@@ -133,6 +134,9 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("decoding the request: %v", err))
 		return
 	}
+	// Read to its end: the server then watches the connection, and the
+	// request's context ends if the client goes (clientGone).
+	_, _ = io.Copy(io.Discard, r.Body)
 	if s.OnRequest != nil {
 		s.OnRequest(req)
 	}
@@ -142,6 +146,9 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 		paths[i] = s.leadsTo(path.Clean(f.Path))
 	}
 	defer s.lock(req.Module, paths, req.Whole)()
+	if s.clientGone(r, req.Module) {
+		return
+	}
 	resp, err := s.fill(r.Context(), req)
 	if err != nil {
 		s.answerError(w, req.Module, err)
@@ -160,6 +167,9 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, module stri
 		return
 	}
 	defer s.lock(module, nil, true)()
+	if s.clientGone(r, module) {
+		return
+	}
 	files, err := s.removeModule(module)
 	if err != nil {
 		s.answerError(w, module, fmt.Errorf("module %s: %w", module, err))
@@ -302,4 +312,19 @@ func writeJSONError(w http.ResponseWriter, status int, body errorBody) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+// clientGone says, once the module's lock is taken, whether the request's
+// client has gone (its connection closed) meanwhile; such a request is
+// not applied. The client never learns what it did, and one started
+// again sends what it wants: a DELETE it sent since, applied first, would
+// otherwise be undone by the stale fill, bringing back the files of a
+// module no longer on the node for good (chaos seed 59421), and a stale
+// DELETE would remove what a newer fill wrote.
+func (s *Server) clientGone(r *http.Request, module string) bool {
+	if r.Context().Err() == nil {
+		return false
+	}
+	s.Log.Warn().Str("module", module).Str("request", r.Method+" "+r.URL.Path).Msg("the client went before its request was applied: not applied")
+	return true
 }
