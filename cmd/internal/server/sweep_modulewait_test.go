@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -17,15 +19,7 @@ import (
 // it waited. It is a finding of kind "module", judged by its report's last
 // change, owned by the plan's publisher; grouped across nodes by its why.
 func TestASweepJudgesAModuleWaitingForItsArchive(t *testing.T) {
-	s := bustest.Start(t)
-	_, js := bustest.JetStream(t, s)
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
-	as := assignmentsKV(t, js)
-	put(t, as, "ace.web", `{"provisioning":{}}`)
-	put(t, as, "g14.web", `{"provisioning":{}}`)
+	js := webOnAceAndG14(t)
 	const why = `templates archive obj://mesh-artifacts/web.tar.gz: not there yet: object \"web.tar.gz\" in bucket \"mesh-artifacts\": nats: object not found`
 	applied := bucket(t, js, spec.AppliedBucket)
 	for _, node := range []string{"ace", "g14"} {
@@ -66,15 +60,7 @@ func TestASweepJudgesAModuleWaitingForItsArchive(t *testing.T) {
 // node and module, an orphan when its assignment is gone (neither judged
 // nor counted), and never among the needs' counts.
 func TestAModuleWaitIsNarrowedAndOrphanedAsAReportIs(t *testing.T) {
-	s := bustest.Start(t)
-	_, js := bustest.JetStream(t, s)
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
-	as := assignmentsKV(t, js)
-	put(t, as, "ace.web", `{"provisioning":{}}`)
-	put(t, as, "g14.web", `{"provisioning":{}}`)
+	js := webOnAceAndG14(t)
 	applied := bucket(t, js, spec.AppliedBucket)
 	const w = `"waiting":[{"kind":"module","name":"web","why":"templates archive x: not there yet"}]`
 	for _, node := range []string{"ace", "g14", "old"} {
@@ -112,4 +98,20 @@ func TestAModuleWaitIsNarrowedAndOrphanedAsAReportIs(t *testing.T) {
 	if n := judge(SweepParams{}).needs[needLabels{"stood_asked", "module", "mesh-controller"}]; n != 2 {
 		t.Fatalf("gauge %d, want 2", n)
 	}
+}
+
+// webOnAceAndG14 is a bus with the provisioner's buckets, the registry, and
+// module web assigned (with a plan) to ace and g14.
+func webOnAceAndG14(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
+		t.Fatal(err)
+	}
+	as := assignmentsKV(t, js)
+	put(t, as, "ace.web", `{"provisioning":{}}`)
+	put(t, as, "g14.web", `{"provisioning":{}}`)
+	return js
 }
