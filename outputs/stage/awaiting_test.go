@@ -39,6 +39,7 @@ func TestNeedsWaitForTheFillsInFlightAndTheAnswersAwaited(t *testing.T) {
 	awaiting = true
 	r.s.Land(r.next())
 	r.s.Send(ctx, vs, nil, false) // the batch that takes the fill in
+	r.settle()
 	if _, ok := r.get("mesh-provisioner_applied", "n1.web"); !ok {
 		t.Fatal("the fill that came back is not reported")
 	}

@@ -44,12 +44,14 @@ func TestAModuleChangedWhileInFlightIsSentOnceAfterIt(t *testing.T) {
 	if n := r.fillCount(); n != 1 {
 		t.Fatalf("%d requests while the first was in flight, want the first alone", n)
 	}
+	r.settle()
 	if _, ok := r.get("mesh-provisioner_applied", "n1.web"); ok {
 		t.Fatal("a report before the fill was taken in")
 	}
 
 	r.s.Land(first)
 	r.s.Send(ctx, at("three"), nil, false) // the loop's next batch
+	r.settle()
 	if _, ok := r.get("mesh-provisioner_applied", "n1.web"); !ok {
 		t.Fatal("the fill that came back is not reported")
 	}

@@ -86,8 +86,13 @@ func (r *rig) send(ctx context.Context, v Views, names []string, all bool) {
 		}
 		r.s.Send(ctx, v, nil, false)
 	}
-	// The reports' puts are not waited for by Send: what the bucket
-	// holds is read once they are acknowledged (or lost).
+	r.settle()
+}
+
+// settle waits for the reports' puts: Send does not wait for them, so
+// what the bucket holds is read once they are acknowledged (or lost).
+func (r *rig) settle() {
+	r.t.Helper()
 	if !r.s.cfg.Pub.Settle(10 * time.Second) {
 		r.t.Fatal("report puts still awaiting their acks")
 	}
