@@ -63,6 +63,10 @@ const (
 	Error
 )
 
+// Outcomes lists every Outcome, in order: a counter by outcome is shown
+// at 0 for each before the first ask.
+func Outcomes() []Outcome { return []Outcome{Sealed, Absent, Refused, Silent, Error} }
+
 func (o Outcome) String() string {
 	switch o {
 	case Sealed:

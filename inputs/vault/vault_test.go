@@ -117,3 +117,17 @@ func TestAVaultsReasonIsCut(t *testing.T) {
 		t.Errorf("long reason cut to %d bytes: %.80q…", len(got), got)
 	}
 }
+
+// Outcomes lists each outcome once, each named (the metrics show a counter
+// at 0 for each name), and nothing past the last.
+func TestOutcomesListsEveryNamedOutcome(t *testing.T) {
+	all := Outcomes()
+	for i, o := range all {
+		if o != Outcome(i) || strings.HasPrefix(o.String(), "outcome(") {
+			t.Errorf("Outcomes()[%d] = %v", i, o)
+		}
+	}
+	if next := Outcome(len(all)).String(); !strings.HasPrefix(next, "outcome(") {
+		t.Errorf("outcome %d is named %q but not listed by Outcomes", len(all), next)
+	}
+}

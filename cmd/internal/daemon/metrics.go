@@ -46,7 +46,7 @@ func newMetrics() *metrics {
 	for _, o := range []string{"ok", "failed"} {
 		m.fills.WithLabelValues(o)
 	}
-	for o := vault.Sealed; o <= vault.Error; o++ {
+	for _, o := range vault.Outcomes() {
 		m.vaultAsks.WithLabelValues(o.String())
 	}
 	return m
