@@ -73,6 +73,7 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		// Another node's plan is read only for the consumers it binds
 		// and the offers it makes.
 		asg, err := parseBindings(node, name, data)
+		m.noteUnparsed(key, node, name, errors.Is(err, errUnparsed)) // the last run's kept bindings, at start
 		if !errors.Is(err, errUnparsed) {
 			m.index(key, asg)
 		} // else the bindings of its last value that parsed stay (keepBindings)
@@ -98,6 +99,7 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		bind, berr = parseBindings(node, name, data)
 		keep = errors.Is(berr, errUnparsed)
 	}
+	m.noteUnparsed(key, node, name, keep) // the last run's kept bindings, at start
 	if !keep {
 		m.index(key, bind)
 	} // else the bindings of its last value that parsed stay (keepBindings)
@@ -262,8 +264,9 @@ func (m *NodeGraph) refreshConsumers(pk string) {
 // do a provider's offers, which the bindings of its consumers are judged
 // by (they went waiting, "the provider's plan is refused"). A value
 // that parses (a plan refused for a rule, or none) binds as it says, and a
-// key deleted unbinds. A client started on a value that does not parse has
-// no earlier one to keep: it binds nothing.
+// key deleted unbinds. A client started again on a value that does not
+// parse binds and offers as the last run kept (keptplans.go); one that
+// never read a value of the key that parsed binds nothing.
 var errUnparsed = errors.New("plan does not parse")
 
 // offered says whether assignment key (of module) last offered what a

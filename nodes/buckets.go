@@ -107,6 +107,7 @@ func (m *NodeGraph) Delete(bucket, key string) Change {
 		}
 		m.index(key, nil)
 		m.forgetOffers(key, toks[1])
+		m.forgetUnparsed(key)
 		if mod := m.mods[toks[1]]; toks[0] == m.node && mod != nil {
 			m.removeModule(mod)
 			return Change{Removed: toks[1]}

@@ -39,6 +39,13 @@ type NodeGraph struct {
 	assignments map[string]*Assignment
 	bindings    map[string]map[string]bool     // provider/provision → assignment keys naming it
 	offerKeys   map[string]map[string]offersAt // provider module → its assignment keys → what each offers
+	// unparsedKeys: assignment key → its module, for each whose value does
+	// not parse (its bindings and offers kept: keptplans.go); plansBefore:
+	// what the last run kept, until the first stabilization; keptMoved:
+	// KeptPlans has news.
+	unparsedKeys map[string]string
+	plansBefore  map[string]KeptPlan
+	keptMoved    bool
 
 	collItems map[string]map[string]*graph.Node // collection → contributor → item node
 	// itemsKept: item node → its text when it was last ready, which the
@@ -84,7 +91,8 @@ func NewNodeGraph(node string) *NodeGraph {
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
 		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{},
-		collItems: map[string]map[string]*graph.Node{}, itemsKept: map[*graph.Node][]byte{},
+		unparsedKeys: map[string]string{},
+		collItems:    map[string]map[string]*graph.Node{}, itemsKept: map[*graph.Node][]byte{},
 		parsed: map[string]map[string]parsedTemplate{},
 	}
 	m.configReg.ok, m.configReg.why = m.registryAnswer(string(spec.Config))

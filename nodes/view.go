@@ -15,6 +15,9 @@ import (
 // Stabilize recomputes what the last changes made dirty and returns this
 // node's modules whose files, items, needs or state may have moved, sorted.
 func (m *NodeGraph) Stabilize() []string {
+	if !m.claims.started {
+		m.firstStabilization() // keptplans.go
+	}
 	m.claims.started = true // modules taken from now on are ordered by arrival (clash.go)
 	touched := map[string]bool{}
 	seen := map[*graph.Node]bool{}

@@ -66,7 +66,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	password := cli.PasswordFlags(fs)
 	fs.StringVar(&cfg.Bus.NKeySeedFile, "nkey", "", "NATS nkey seed file")
 	fs.StringVar(&cfg.FillSocket, "fill-socket", "/run/nox-mesh-host/fill.sock", "the node-engine's fill socket")
-	fs.StringVar(&cfg.StateDir, "state-dir", "/var/lib/mesh-provisioner-client", "where templates archives are kept by digest, and the removals mesh-fill has not answered yet; one client's: another on it exits 2 (empty: the default)")
+	fs.StringVar(&cfg.StateDir, "state-dir", "/var/lib/mesh-provisioner-client", "where templates archives are kept by digest, the removals mesh-fill has not answered yet and the bindings of plans that do not parse; one client's: another on it exits 2 (empty: the default)")
 	fs.StringVar(&cfg.Control, "control", defaultControl, "the control socket (empty: none)")
 	fs.DurationVar(&cfg.Refill, "refill", time.Minute, "every filled file is sent again this often")
 	fs.DurationVar(&cfg.FillGap, "fill-gap", daemon.DefaultFillGap,

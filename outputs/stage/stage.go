@@ -43,6 +43,10 @@ type Config struct {
 	// has not answered are kept, so a restart still removes their files;
 	// "": kept in memory alone.
 	Removals string
+	// KeptPlans is a file where the bindings and offers of assignments
+	// whose value does not parse are kept (nodes.KeptPlan), so a restart
+	// still binds them (keptplans.go); "": kept in memory alone.
+	KeptPlans string
 }
 
 // Views gives a module's view after a stabilization, nil when the module
@@ -65,6 +69,8 @@ type Stage struct {
 	holdTimer    *time.Timer                  // wakes the loop for the earliest of held
 	holdAt       time.Time                    // when holdTimer fires; zero: not armed
 	removing     map[string]bool              // modules whose removal the node-engine has not answered yet (Config.Removals)
+	keptBefore   map[string]nodes.KeptPlan    // what Config.KeptPlans held at start, until handed over (KeptPlansBefore)
+	keptSaved    []byte                       // what Config.KeptPlans holds
 	before       map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
 	saidGone     map[string]bool              // modules prov.changed said gone, until back (Gone)
 	heldBefore   map[string]string            // path → the module the last run's reports name for it (HeldBefore)
@@ -94,6 +100,7 @@ func New(cfg Config) (*Stage, error) {
 	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string]queuedNeeds{},
 		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights(), seed: maphash.MakeSeed()}
 	s.loadRemovals()
+	s.loadKeptPlans()
 	return s, nil
 }
 

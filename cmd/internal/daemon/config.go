@@ -18,7 +18,7 @@ type Config struct {
 	Node       string
 	Bus        bus.Options // URL and credentials; Name and callbacks are set by the daemon
 	FillSocket string
-	StateDir   string        // templates archives by digest; removals.json: removals the node-engine has not answered; lock: held by the client running on it (statedir.go)
+	StateDir   string        // templates archives by digest; removals.json: removals the node-engine has not answered; kept-plans.json: the bindings of plans that do not parse; lock: held by the client running on it (statedir.go)
 	Control    string        // control socket path; empty: none
 	Refill     time.Duration // every filled file sent again (default 1m)
 	// FillGap: a module is filled at most once per FillGap; its changes

@@ -156,6 +156,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer d.out.Stop() // fills in flight are cut off: the next start sends everything
+	// Before the assignments are read: a consumer whose plan does not parse
+	// binds as the last run kept it (nodes/keptplans.go).
+	d.mesh.PlansBefore(d.out.KeptPlansBefore())
 	d.startedAt = time.Now()
 
 	sub, err := vault.WatchChanged(nc, func(name string) { d.send(ctx, secretChanged{name}) })

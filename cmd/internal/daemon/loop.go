@@ -195,6 +195,9 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	start := time.Now()
 	touched := d.mesh.Stabilize()
 	d.metrics.stabilize.Observe(time.Since(start).Seconds())
+	if kept, moved := d.mesh.KeptPlans(); moved {
+		d.out.KeepPlans(kept) // for the next start (nodes/keptplans.go)
+	}
 	if full {
 		// After the bus came back (Forget), what the buckets hold is read
 		// first, so a need or report that did not change is not put again:

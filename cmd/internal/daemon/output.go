@@ -26,5 +26,8 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		OnFill:   d.metrics.filled,
 		OnState:  d.metrics.moduleState,
 		Removals: filepath.Join(d.cfg.StateDir, "removals.json"),
+		// The bindings of plans that do not parse, for the next start
+		// (nodes/keptplans.go).
+		KeptPlans: filepath.Join(d.cfg.StateDir, "kept-plans.json"),
 	})
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // The state directory's lock file is dirlock.Name: nothing else of the
-// daemon (the templates cache under templates/, removals.json) reads or
-// removes it.
+// daemon (the templates cache under templates/, removals.json,
+// kept-plans.json) reads or removes it.
 
 // StartError is an error of Run before it connects to anything: the state
 // directory cannot be used, or another client holds it. The command exits
