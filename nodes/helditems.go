@@ -29,8 +29,10 @@ import (
 // module that parsed: the items the last run recorded for it (the collect
 // bucket's, read by the start's Sweep: ItemsBefore) are held with that
 // text, so a restart moves no collector either. Those are known only from
-// the first Sweep before the first stabilization; a module whose value
-// does not parse from a later assignment on has nothing recorded to hold.
+// the start's Sweeps before the first stabilization (the first fill waits
+// for them, bounded: cmd/internal/daemon readingBack); a module whose
+// value does not parse from a later assignment on has nothing recorded to
+// hold.
 // One whose plan parsed in the start's snapshot and broke before the first
 // fill (while it waits for the vault: firstLooks) holds items never
 // computed: the last run's text stands for them too.

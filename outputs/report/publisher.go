@@ -118,6 +118,9 @@ func (p *Publisher) init() {
 // errNotConnected is why a bucket is not looked up while the bus is away.
 var errNotConnected = errors.New("not looked up while the bus is not connected")
 
+// errNoBucket is why a bucket that does not exist (yet) is not opened.
+var errNoBucket = errors.New("does not exist yet")
+
 func (p *Publisher) kv(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
 	if kv := p.kvs[bucket]; kv != nil {
 		return kv, nil
@@ -132,7 +135,7 @@ func (p *Publisher) kv(ctx context.Context, bucket string) (jetstream.KeyValue, 
 	}
 	kv, err := p.JS.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, fmt.Errorf("bucket %s does not exist yet", bucket)
+		return nil, fmt.Errorf("bucket %s %w", bucket, errNoBucket)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", bucket, err)

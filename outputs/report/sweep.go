@@ -35,6 +35,10 @@ type Swept struct {
 	// parse at start keeps what the last run recorded in its collectors'
 	// files (nodes.NodeGraph.ItemsBefore). An item is never a secret.
 	Items map[string]map[string][]byte
+	// Read: the buckets whose keys under this node were all read (Files
+	// and Items are whole only when it names the applied and the collect
+	// bucket). A bucket that does not exist holds none: it is read.
+	Read []string
 }
 
 // sweptBucket is, for each bucket swept, where a key's module is among
@@ -74,9 +78,13 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 	for _, sb := range sweptBuckets {
 		entries, err := p.nodeEntries(ctx, sb.bucket)
 		if err != nil {
+			if errors.Is(err, errNoBucket) {
+				out.Read = append(out.Read, sb.bucket)
+			}
 			errs = append(errs, err)
 			continue
 		}
+		out.Read = append(out.Read, sb.bucket)
 		// What is remembered changes once per module, after the bucket's
 		// keys are all read (a table is made again for each change).
 		add, drop := map[string][]entry{}, map[string][]string{}

@@ -141,12 +141,7 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 			mo.retry = true // its next sync deletes what it no longer wants
 		}
 	}
-	if !s.heldTaken {
-		s.heldBefore = heldBefore(sw.Files)
-	}
-	if !s.itemsTaken {
-		s.itemsBefore = sw.Items
-	}
+	s.keepBefore(sw)
 	for m, files := range sw.Files {
 		if mo := s.modules[m]; mo != nil {
 			mo.takeBefore(files)
@@ -198,46 +193,6 @@ func (s *Stage) CheckOutputs(ctx context.Context) {
 	}
 	s.cfg.Log.Warn().Strs("buckets", lost).Msg("output buckets deleted or purged: writing this node's needs, reports and items in them again")
 	s.Forget()
-}
-
-// HeldBefore is, for each path the last run's reports (read by the first
-// Sweep) name for one live module alone, that module: who held it at
-// the node-engine before this run (nodes.NodeGraph.HeldBefore). It is
-// handed over once.
-func (s *Stage) HeldBefore() map[string]string {
-	h := s.heldBefore
-	s.heldBefore, s.heldTaken = nil, true
-	return h
-}
-
-// ItemsBefore is what the collect bucket held of each live module when
-// the first Sweep read it (module → collection → text): the last run's
-// items, for a module whose plan does not parse at start
-// (nodes.NodeGraph.ItemsBefore). It is handed over once.
-func (s *Stage) ItemsBefore() map[string]map[string][]byte {
-	it := s.itemsBefore
-	s.itemsBefore, s.itemsTaken = nil, true
-	return it
-}
-
-func heldBefore(files map[string][]report.File) map[string]string {
-	out := map[string]string{}
-	two := map[string]bool{}
-	for m, fs := range files {
-		for _, f := range fs {
-			if f.Action == fill.ActionRemoved {
-				continue
-			}
-			if h, ok := out[f.Path]; ok && h != m {
-				two[f.Path] = true
-			}
-			out[f.Path] = m
-		}
-	}
-	for p := range two {
-		delete(out, p) // shared (managed forms), or not known
-	}
-	return out
 }
 
 // Holders is, for each path the node-engine refused a module's request

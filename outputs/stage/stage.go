@@ -73,10 +73,11 @@ type Stage struct {
 	keptSaved    []byte                       // what Config.KeptPlans holds
 	before       map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
 	saidGone     map[string]bool              // modules prov.changed said gone, until back (Gone)
-	heldBefore   map[string]string            // path → the module the last run's reports name for it (HeldBefore)
+	filesBefore  map[string][]report.File     // module → the files of its report the start's Sweeps read (HeldBefore)
 	heldTaken    bool                         // HeldBefore was handed over: later Sweeps keep no such map
-	itemsBefore  map[string]map[string][]byte // module → collection → the item the first Sweep read (ItemsBefore)
+	itemsBefore  map[string]map[string][]byte // module → collection → the item the start's Sweeps read (ItemsBefore)
 	itemsTaken   bool                         // ItemsBefore was handed over: later Sweeps keep no such map
+	readBack     map[string]bool              // the buckets the start's Sweeps read whole, until handed over (ReadBack)
 	holders      map[string]string            // path → the module a 409 said holds it, until taken (Holders)
 	needBuf      []report.Need                // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	seed         maphash.Seed                 // needsSum's

@@ -140,6 +140,7 @@ func (d *Daemon) handle(ev event) {
 	case reconnected:
 		d.log.Info().Msg("the bus is back: reading every input again")
 		d.out.Forget()
+		d.sweepAgain = !d.ready.Load() // the first fill may wait for a Sweep (readingBack)
 		for _, ws := range d.watches {
 			ws.w.Resync()
 			ws.resyncing = d.ready.Load()
@@ -172,6 +173,9 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		}
 		if d.firstLooks(ctx) {
 			return // what the first fill reads beyond the base is on its way (firstlooks.go)
+		}
+		if d.readingBack(ctx, retrying) {
+			return // what the last run left is not all read back yet (readback.go)
 		}
 		d.ready.Store(true)
 		full = true
@@ -245,7 +249,8 @@ func (d *Daemon) onLoaded(ctx context.Context) {
 	}
 	d.out.Sweep(ctx, d.mesh.HasModule) // the retry tick tries again until it holds
 	// Before the first stabilization: a path two modules claim stays with
-	// the one that held it in the last run (nodes/clash.go).
+	// the one that held it in the last run (nodes/clash.go). What the
+	// start's Sweeps read back (readingBack waited for it).
 	d.mesh.HeldBefore(d.out.HeldBefore())
 	// And a module whose plan does not parse holds the items the last run
 	// recorded, so its collectors' files stay as they are (nodes/helditems.go).

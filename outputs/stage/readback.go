@@ -1,0 +1,117 @@
+package stage
+
+import (
+	"slices"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
+
+// What the last run left on the bus, read back by the start's Sweeps and
+// handed to the mesh once, before its first stabilization (HeldBefore,
+// ItemsBefore): who held each path, and each module's items.
+//
+// A Sweep that fails (the bus lost in the first seconds, a bucket's read
+// refused) does not hand over an empty read: what it read of each bucket
+// is kept, and a later Sweep adds the buckets it had not read, until
+// ReadBack says every one was read (the daemon waits for that, bounded,
+// before its first fill). Before, the first Sweep's read was handed over
+// whatever it was: one that failed left a module whose plan does not
+// parse without its items (its collectors' files rewritten without them)
+// and a module whose plan is refused without its paths, for the whole run.
+
+// readBackBuckets are the buckets the handover reads: the applied bucket
+// (the reports' files: who held each path) and the collect bucket (items).
+var readBackBuckets = []string{spec.AppliedBucket, spec.CollectBucket}
+
+// keepBefore keeps what sw read of the last run, until it is handed
+// over. A report's files come with the first Sweep that reads the report
+// (the publisher remembers it then, and a later Sweep lists it no more):
+// they are added module by module. The collect bucket read whole says
+// every item of the live modules: it replaces an earlier read.
+func (s *Stage) keepBefore(sw report.Swept) {
+	if !s.heldTaken {
+		for m, files := range sw.Files {
+			if s.filesBefore == nil {
+				s.filesBefore = map[string][]report.File{}
+			}
+			s.filesBefore[m] = files
+		}
+	}
+	if !s.itemsTaken && slices.Contains(sw.Read, spec.CollectBucket) {
+		s.itemsBefore = sw.Items
+	}
+	if s.heldTaken && s.itemsTaken {
+		return
+	}
+	for _, b := range sw.Read {
+		if s.readBack == nil {
+			s.readBack = map[string]bool{}
+		}
+		s.readBack[b] = true
+	}
+}
+
+// ReadBack says the start's Sweeps, together, read whole every bucket
+// HeldBefore and ItemsBefore hand over (or that they were handed over).
+func (s *Stage) ReadBack() bool {
+	return len(s.Unread()) == 0
+}
+
+// Unread names the buckets ReadBack waits for.
+func (s *Stage) Unread() []string {
+	if s.heldTaken && s.itemsTaken {
+		return nil
+	}
+	var out []string
+	for _, b := range readBackBuckets {
+		if !s.readBack[b] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// HeldBefore is, for each path the last run's reports (read by the
+// start's Sweeps) name for one live module alone, that module: who held
+// it at the node-engine before this run (nodes.NodeGraph.HeldBefore). It
+// is handed over once.
+func (s *Stage) HeldBefore() map[string]string {
+	if s.heldTaken {
+		return nil
+	}
+	h := heldBefore(s.filesBefore)
+	s.filesBefore, s.heldTaken = nil, true
+	return h
+}
+
+// ItemsBefore is what the collect bucket held of each live module when
+// the start's Sweeps read it (module → collection → text): the last
+// run's items, for a module whose plan does not parse at start
+// (nodes.NodeGraph.ItemsBefore). It is handed over once.
+func (s *Stage) ItemsBefore() map[string]map[string][]byte {
+	it := s.itemsBefore
+	s.itemsBefore, s.itemsTaken = nil, true
+	return it
+}
+
+func heldBefore(files map[string][]report.File) map[string]string {
+	out := map[string]string{}
+	two := map[string]bool{}
+	for m, fs := range files {
+		for _, f := range fs {
+			if f.Action == fill.ActionRemoved {
+				continue
+			}
+			if h, ok := out[f.Path]; ok && h != m {
+				two[f.Path] = true
+			}
+			out[f.Path] = m
+		}
+	}
+	for p := range two {
+		delete(out, p) // shared (managed forms), or not known
+	}
+	return out
+}
