@@ -10,11 +10,11 @@ import (
 
 // allowed refuses (403) a file whose path is outside Server.Allow or whose
 // unit is outside Server.AllowUnits; an empty list allows all. Globs are
-// doublestar's: `*` one path element, `**` any depth. A path is matched as
-// the request names it, that is below Root when one is set, and where it
-// leads as well (allowedAt).
+// doublestar's: `*` one path element, `**` any depth (see matchPath for a
+// trailing `/**`). A path is matched as the request names it, that is
+// below Root when one is set, and where it leads as well (allowedAt).
 func (s *Server) allowed(f File) error {
-	if len(s.Allow) > 0 && !matchAny(s.Allow, f.Path, doublestar.Match) {
+	if len(s.Allow) > 0 && !matchAny(s.Allow, f.Path, matchPath) {
 		return forbid("path %q is outside the paths mesh-fill may write (--allow %s)", f.Path, strings.Join(s.Allow, " "))
 	}
 	if u := f.OnChange.Unit; u != "" && len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, u, path.Match) {
@@ -27,10 +27,30 @@ func (s *Server) allowed(f File) error {
 // directory's symlink (locate), is outside Server.Allow: the allow-list
 // confines where bytes land, not only what a request names.
 func (s *Server) allowedAt(p, at string) error {
-	if len(s.Allow) > 0 && at != p && !matchAny(s.Allow, at, doublestar.Match) {
+	if len(s.Allow) > 0 && at != p && !matchAny(s.Allow, at, matchPath) {
 		return forbid("path %q leads to %q (a parent directory is a symlink), outside the paths mesh-fill may write (--allow %s)", p, at, strings.Join(s.Allow, " "))
 	}
 	return nil
+}
+
+// matchPath matches an --allow glob against a path. A trailing `/**` is
+// the tree below its directory and not the directory itself: doublestar
+// lets `/srv/**` match `/srv` (a walk includes its base), but an operator
+// confining writes to /srv/** means what lies in /srv, and a file written
+// at /srv itself put a file where that tree should be, so that nothing
+// below it could be written (every later path "parent /srv is not a
+// directory"). So `/srv/**` is matched as `/srv/*/**`: one element or more.
+func matchPath(glob, name string) (bool, error) {
+	if d, ok := strings.CutSuffix(glob, "/**"); ok {
+		glob = d + "/*/**"
+	}
+	return doublestar.Match(glob, name)
+}
+
+// AllowsPath says whether the --allow globs admit path p as mesh-fill
+// matches them (an empty list admits all).
+func AllowsPath(globs []string, p string) bool {
+	return len(globs) == 0 || matchAny(globs, p, matchPath)
 }
 
 func matchAny(globs []string, name string, match func(pattern, name string) (bool, error)) bool {

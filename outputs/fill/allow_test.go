@@ -95,3 +95,29 @@ func TestCheckAllow(t *testing.T) {
 		}
 	}
 }
+
+// TestADirectoryGlobAllowsWhatIsBelowTheDirectoryNotTheDirectoryItself:
+// `--allow /srv/**` confines writes to the tree below /srv; a request
+// naming the path /srv itself (a file where the directory should be) is a
+// 403 like any other path outside, and nothing of it is written, while
+// /srv/a and /srv/a/b are written.
+func TestADirectoryGlobAllowsWhatIsBelowTheDirectoryNotTheDirectoryItself(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root, Allow: []string{"/srv/**", "/opt/*/**"}})
+	for _, p := range []string{"/srv", "/opt/app"} {
+		_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{{Path: p, Form: FormOwned, Content: []byte("x\n")}}})
+		var se *StatusError
+		if !errors.As(err, &se) || se.Status != http.StatusForbidden || !strings.Contains(se.Msg, `path "`+p+`" is outside`) {
+			t.Errorf("%s: want a 403 saying it is outside, got %v", p, err)
+		}
+		mustAbsent(t, filepath.Join(root, p))
+	}
+	fillOK(t, c, Request{Module: "m", Files: []File{
+		{Path: "/srv/a", Form: FormOwned, Content: []byte("a\n"), OnChange: OnChange{Action: OnChangeNone}},
+		{Path: "/srv/d/b", Form: FormOwned, Content: []byte("b\n"), OnChange: OnChange{Action: OnChangeNone}},
+		{Path: "/opt/app/c", Form: FormOwned, Content: []byte("c\n"), OnChange: OnChange{Action: OnChangeNone}},
+	}})
+	mustRead(t, filepath.Join(root, "srv/a"), "a\n")
+	mustRead(t, filepath.Join(root, "srv/d/b"), "b\n")
+	mustRead(t, filepath.Join(root, "opt/app/c"), "c\n")
+}
