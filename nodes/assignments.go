@@ -199,6 +199,10 @@ func (m *NodeGraph) index(key string, asg *Assignment) {
 
 // bindingsOf lists the consumers bound to provider/provision: in the order
 // of the assignments' keys and, within a plan, of its provisions entries.
+// A plan listing the same entry twice (its own node refuses it, but a
+// refused plan still binds) is one binding, listed once at its first
+// entry: both would carry the same credential, and a provider's program
+// reading the list met one consumer twice (two accounts of one name).
 func (m *NodeGraph) bindingsOf(pk string) []Binding {
 	keys := make([]string, 0, len(m.bindings[pk]))
 	for k := range m.bindings[pk] {
@@ -208,9 +212,20 @@ func (m *NodeGraph) bindingsOf(pk string) []Binding {
 	var out []Binding
 	for _, k := range keys {
 		a := m.assignments[k]
+		var locals map[string]bool // this plan's, made at its second entry for pk
+		first := len(out)
 		for _, p := range a.Provisioning.Provisions {
 			if p.Provider+"/"+p.Provision != pk {
 				continue
+			}
+			if len(out) > first {
+				if locals == nil {
+					locals = map[string]bool{out[first].Local: true}
+				}
+				if locals[p.Local] {
+					continue
+				}
+				locals[p.Local] = true
 			}
 			out = append(out, Binding{Consumer: a.Node, Module: a.Module, Local: p.Local,
 				Credential: spec.PairSecretName(p.Provider, p.Provision, a.Node, a.Module, p.Local)})
