@@ -179,6 +179,9 @@ func TestParseAssignmentRules(t *testing.T) {
 		{"ref obj bad bucket", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "obj://a.b/x" }, "obj://<bucket>/<name>"},
 		{"ref file relative", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file://tmp/x.tar" }, "not absolute"},
 		{"ref file dotdot", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file:///tmp/../x.tar" }, `".."`},
+		{"ref file bad escape", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file:///srv/50%off.tar" }, `a "%" in a file name is written %25`},
+		{"ref file escaped dotdot", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file:///srv/%2E%2E/x.tar" }, `".."`},
+		{"ref file escaped NUL", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file:///srv/x%00.tar" }, "NUL"},
 		{"ref missing", func(m map[string]any) { delete(plan(m)["templates"].(map[string]any), "ref") }, "templates.ref"},
 		{"digest upper", func(m map[string]any) {
 			plan(m)["templates"].(map[string]any)["digest"] = strings.ToUpper(digest[:7]) + digest[7:]

@@ -380,7 +380,11 @@ func checkRef(ref string) string {
 		}
 		return ""
 	case strings.HasPrefix(ref, "file://"):
-		if msg := checkAbsPath(ref[len("file://"):]); msg != "" {
+		p, err := spec.FileRefPath(ref)
+		if err != nil {
+			return fmt.Sprintf("%q is not file:///<absolute path>: %v", ref, err)
+		}
+		if msg := checkAbsPath(p); msg != "" {
 			return fmt.Sprintf("%q is not file:///<absolute path>: path %s", ref, msg)
 		}
 		return ""

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // Store fetches, checks, caches and reads templates archives. The zero value
@@ -399,7 +400,11 @@ func parseDigest(digest string) (string, error) {
 func (s *Store) fetch(ctx context.Context, ref string, lim limits) ([]byte, error) {
 	switch {
 	case strings.HasPrefix(ref, "file://"):
-		return fetchFile(s.Root, strings.TrimPrefix(ref, "file://"), lim)
+		p, err := spec.FileRefPath(ref)
+		if err != nil {
+			return nil, err
+		}
+		return fetchFile(s.Root, p, lim)
 	case strings.HasPrefix(ref, "obj://"):
 		bucket, name, ok := strings.Cut(strings.TrimPrefix(ref, "obj://"), "/")
 		if !ok || bucket == "" || name == "" {
