@@ -48,10 +48,10 @@ type module struct {
 	// §4.2), listed in the report's waiting and by explain, but not written
 	// to the needs bucket, whose needs are placeholders (§4.1, §5.2).
 	declaredOnly []*graph.Node
-	// unread: its plan's templates are not read (the archive waits or
-	// cannot be used), so which placeholders they hold is not known:
-	// ModuleView.Unread.
-	unread bool
+	// needsUnknown: which placeholders its templates hold is not known
+	// (they are not read, or the plan failed before they were wired):
+	// ModuleView.NeedsUnknown.
+	needsUnknown bool
 	// wiring finds a placeholder's need node while rebuild runs; nil
 	// otherwise (a map per module, kept, cost more than its needs).
 	wiring map[Placeholder]*graph.Node

@@ -88,11 +88,17 @@ type ModuleView struct {
 	Files  []FileView
 	Items  []ItemView
 	Needs  []NeedView
-	// Unread: the plan's templates are not read yet (its archive waits, or
-	// cannot be used), so its placeholders are not known and Needs lists
-	// none: the needs written for it stay as they are (SPEC §5.2: a need
-	// is deleted when no template names it any more, which nothing says).
-	Unread bool
+	// NeedsUnknown: its placeholders are not known, so Needs lists none
+	// and the needs written for it stay as they are (SPEC §5.2: a need is
+	// deleted when no template names it any more, which nothing says):
+	// the plan's templates are not read yet (its archive waits, or cannot
+	// be used), or the module failed before its files were wired (a plan
+	// refused, a template that does not parse, a placeholder check, a
+	// path another module holds). Deleting them at a failure took every
+	// need of the module away at one typo in its plan, as if it had left,
+	// under a provider that reads the needs bucket; their states stay as
+	// last written, and the report says the module failed and why.
+	NeedsUnknown bool
 }
 
 // FileView is one file of a module.
@@ -141,7 +147,7 @@ func (m *NodeGraph) ViewLean(module string) *ModuleView {
 	if mod == nil {
 		return nil
 	}
-	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(), Unread: mod.unread}
+	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(), NeedsUnknown: mod.needsUnknown}
 	if v.State != graph.Ready {
 		v.Reason = m.RootReason(mod.node)
 	}

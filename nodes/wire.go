@@ -56,7 +56,11 @@ func (m *NodeGraph) rebuild(mod *module) {
 			m.wireWaitingFiles(mod, archive)
 		}
 	}
-	mod.unread = archive != nil && tmpls == nil && len(reasons) == 0
+	// Its needs are known only once its files are wired: with the
+	// templates not read (the archive waits or cannot be used), or the
+	// module failed before (a plan refused, a template that does not
+	// parse, a placeholder check, a path clash), they stay as written.
+	mod.needsUnknown = len(reasons) > 0 || archive != nil && tmpls == nil
 	inputs := []*graph.Node{mod.plan}
 	if archive != nil {
 		inputs = append(inputs, archive)

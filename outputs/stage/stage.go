@@ -383,11 +383,12 @@ func (s *Stage) setState(mo *moduleOut, now string) {
 // A lean view's needs are summed where they are, and listed only when
 // queued.
 func (s *Stage) queueNeeds(views Views, v *nodes.ModuleView, mo *moduleOut, force bool) {
-	if v.Unread {
-		// Its templates not read: its needs are not known, and stay as
-		// written. A state queued before is dropped (listed from the graph
-		// at the flush, it would be none: every need deleted); they are
-		// synced again once the templates are read.
+	if v.NeedsUnknown {
+		// Its templates not read, or the module failed before its files
+		// were wired: its needs are not known, and stay as written. A
+		// state queued before is dropped (listed from the graph at the
+		// flush, it would be none: every need deleted); they are synced
+		// again once its files are wired.
 		delete(s.pendingNeeds, v.Name)
 		mo.needsKnown = false
 		return

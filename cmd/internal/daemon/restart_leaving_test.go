@@ -157,7 +157,7 @@ func TestAModuleTakenOffDuringTheFirstLookWaitIsSaidGone(t *testing.T) {
 }
 
 // A module whose new templates archive cannot be read keeps its needs as
-// written (ModuleView.Unread), across a client restart too; taken off the
+// written (ModuleView.NeedsUnknown), across a client restart too; taken off the
 // node then, its needs, report and files go all the same (SPEC §4.7).
 func TestAModuleTakenOffWhileItsTemplatesAreUnreadLeavesNothing(t *testing.T) {
 	m := newMesh(t)

@@ -1,0 +1,68 @@
+package daemon
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// needValues reads every need of node.module: key → value.
+func (m *mesh) needValues(node, module string) map[string]string {
+	out := map[string]string{}
+	for _, k := range m.needKeys(spec.EncodeKey(node, module) + ".") {
+		if v, ok := m.get(spec.NeedsBucket, k); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// A module whose new plan fails before its placeholders are known (a
+// template names a secret the plan does not declare; a plan breaking a
+// rule) keeps its needs as written: SPEC §5.2 deletes a need when no
+// template of the module names it any more, which a failed check does not
+// say, and a provider reading the needs bucket saw every need of the
+// consumer go (as if it had left) at one typo in its plan. The report
+// says failed with the reason; fixed, the needs follow the plan again.
+func TestAModuleFailingItsPlansChecksKeepsItsNeedsAsWritten(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	m.settle()
+	before := m.needValues("ace", "web")
+	if len(before) != 4 {
+		t.Fatalf("needs of web: %v, want 4", slices.Sorted(maps.Keys(before)))
+	}
+
+	typo := maps.Clone(webTemplates)
+	typo["c"] = "flavour = ${config:flavour}\ntoken = ${secret:nope}\n"
+	m.assign("ace", "web", webPlan(), typo)
+	if r := m.waitState("ace", "web", "failed"); !contains(r["reason"].(string), "names no secret of the plan") {
+		t.Fatalf("reason %q", r["reason"])
+	}
+	m.settle()
+	if after := m.needValues("ace", "web"); !maps.Equal(after, before) {
+		t.Errorf("a failed placeholder check: needs %v, want them as written %v", after, before)
+	}
+
+	bad := webPlan()
+	bad.Files[1].Mode = "bogus"
+	m.assign("ace", "web", bad, webTemplates)
+	m.waitState("ace", "web", "failed")
+	m.settle()
+	if after := m.needValues("ace", "web"); !maps.Equal(after, before) {
+		t.Errorf("a plan breaking a rule: needs %v, want them as written %v", after, before)
+	}
+
+	fixed := maps.Clone(webTemplates)
+	fixed["c"] = "state again = ${dir:state}\n" // config:flavour no longer named
+	m.assign("ace", "web", webPlan(), fixed)
+	m.waitState("ace", "web", "applied")
+	m.settle()
+	if after := m.needValues("ace", "web"); len(after) != 3 || after[spec.EncodeKey("ace", "web", "config", "flavour")] != "" {
+		t.Errorf("fixed: needs %v, want the three its templates name", slices.Sorted(maps.Keys(after)))
+	}
+}
