@@ -62,8 +62,8 @@ func (e *PlanError) Unwrap() error { return e.Err }
 
 // ParseAssignment parses the value of mesh-controller_assignments at key
 // (<node>.<module>, tokens encoded as SPEC §2.1) and checks its plan against
-// SPEC §3. Unknown JSON fields are allowed; a field of the wrong type is
-// not. An assignment without "provisioning" is not the provisioner's
+// SPEC §3. Unknown JSON fields are allowed; a field of the wrong type, a
+// field named but for case, or given twice, is not (checkFieldNames). An assignment without "provisioning" is not the provisioner's
 // (SPEC §3 r2): it returns ErrNoPlan. "node" and "module", when absent, are the key's. On success an empty form is set to "owned" and an empty
 // on_change.action to "none"; an empty mode stays "" (see DefaultMode).
 func ParseAssignment(key string, data []byte) (*Assignment, error) {
@@ -106,6 +106,9 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	var a Assignment
 	if err := json.Unmarshal(data, &a); err != nil {
 		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
+	}
+	if msg := checkFieldNames(data); msg != "" {
+		return nil, perr("%s", msg) // a plan field miscased or given twice (fieldnames.go)
 	}
 	dropPlacementNulls(&a, data) // a placement name whose value is null is not held (nulls.go)
 	if a.Node == "" {
