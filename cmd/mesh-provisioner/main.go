@@ -62,12 +62,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // checkCreds names a creds file that is missing, unreadable, malformed or
 // expired (inputs/bus CheckCreds), as the client does: the bus would
-// otherwise only refuse the connection, retried for ever. Empty: none.
-func checkCreds(path string) error {
+// otherwise only refuse the connection, retried for ever. inbox, when not
+// empty, is the reply prefix the command connects with: creds whose user
+// may not hear it (another role's) are named too. Empty path: none.
+func checkCreds(path, inbox string) error {
 	if path == "" {
 		return nil
 	}
-	_, err := bus.CheckCreds(path, time.Now(), "") // its mode is warned of on connecting; Connect checks its inbox
+	_, err := bus.CheckCreds(path, time.Now(), inbox) // its mode is warned of on connecting
 	return err
 }
 
@@ -104,7 +106,10 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mesh-provisioner serve: --replicas must be at least 1")
 		return 2
 	}
-	if err := checkCreds(*creds); err != nil {
+	// serve connects as server.BusName, so its inbox is known now: creds
+	// of another role are a start error (exit 2), not a failed run that
+	// its supervisor would start again and again.
+	if err := checkCreds(*creds, bus.InboxPrefix(server.BusName)); err != nil {
 		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
 		return 2
 	}

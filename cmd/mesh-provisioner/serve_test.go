@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/auth"
 	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // runFor runs the command with args, failing the test when it has not
@@ -65,5 +67,30 @@ func TestServeExitsOneWhenTheBusRefusesItsUser(t *testing.T) {
 	t.Logf("serve logged:\n%s", errs)
 	if code != 1 || !strings.Contains(errs, "Authorization Violation") || !strings.Contains(errs, "provisioner server failed") {
 		t.Errorf("exit %d; want 1 and a log naming the authorization violation", code)
+	}
+}
+
+// Creds of another role (a node's client's, copied into the server's unit)
+// are named before serve starts, exit 2, as a malformed file is and as the
+// client names another node's: the server could connect with them, then
+// hear no reply, and its supervisor would start it again every 2 s.
+func TestServeNamesTheCredsOfAnotherRoleAtOnce(t *testing.T) {
+	op, err := auth.NewOperator("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := spec.RightsOf(spec.RoleClient, "ace", nil)
+	b, err := op.Creds(r, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "server.creds")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runFor(t, 10*time.Second, "serve", "--nats", "nats://127.0.0.1:1", "--creds", path)
+	want := "mesh-provisioner serve: creds file " + path + " is for user provisioner-ace, who may not hear replies on _INBOX.mesh-provisioner.>"
+	if code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, want)
 	}
 }

@@ -77,7 +77,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
-	if err := checkCreds(*creds); err != nil {
+	if err := checkCreds(*creds, ""); err != nil { // its inbox is the creds' own (inboxFor)
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}

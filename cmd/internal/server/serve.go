@@ -17,6 +17,11 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
+// BusName is the server's connection name: it takes its replies on
+// bus.InboxPrefix(BusName), _INBOX.mesh-provisioner, as its rights say
+// (nodes/spec RightsOf), so serve checks its creds against that at start.
+const BusName = "mesh-provisioner"
+
 // Config is what Run needs.
 type Config struct {
 	NATSURL       string        // the bus, e.g. nats://127.0.0.1:4222
@@ -93,7 +98,7 @@ func Run(ctx context.Context, cfg Config) error {
 	nc, err := bus.Connect(bus.Options{
 		URL:         cfg.NATSURL,
 		Creds:       cfg.Creds,
-		Name:        "mesh-provisioner", // inbox _INBOX.mesh-provisioner: the example permissions give each user its own
+		Name:        BusName, // inbox _INBOX.mesh-provisioner: the example permissions give each user its own
 		Log:         log,
 		OnReconnect: poke, // inputs/bus says it came back
 		OnClosed: func(err error) {
