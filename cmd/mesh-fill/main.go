@@ -42,15 +42,18 @@ func (g *globs) Set(v string) error { *g = append(*g, v); return nil }
 
 const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]"
 
-// run is mesh-fill; after -h or --help it prints the usage and returns
+// run is mesh-fill; after -h, --help or help it prints the usage and returns
 // flag.ErrHelp, which main does not count as a failure.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
 		fmt.Fprintln(stderr, usage)
 		return flag.ErrHelp
 	}
-	if len(args) == 0 || args[0] != "serve" {
+	if len(args) == 0 {
 		return errors.New(usage)
+	}
+	if args[0] != "serve" { // named, as mesh-provisioner and the client name theirs
+		return fmt.Errorf("unknown command %q; %s", args[0], usage)
 	}
 	fs := flag.NewFlagSet("mesh-fill serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -34,7 +34,8 @@ func TestBadFlagsAreRefusedBeforeServing(t *testing.T) {
 		{[]string{"serve", "--socket", sock, "--allow-unit", "a/b.service"}, `--allow-unit "a/b.service" is not a glob of unit names`},
 		{[]string{"serve", "--socket", sock, "--state-dir", ""}, "--state-dir: empty"},
 		{[]string{"serve", "--socket", sock, "--on-change-command", "/nonexistent/restart-it now"}, `--on-change-command: exec: "/nonexistent/restart-it"`},
-		{[]string{"fill"}, "usage: mesh-fill serve"},
+		{[]string{"fill"}, `unknown command "fill"; usage: mesh-fill serve`},
+		{[]string{}, "usage: mesh-fill serve"},
 	} {
 		err := run(t.Context(), tc.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -143,6 +144,7 @@ func TestHelpPrintsTheUsageAndExitsZero(t *testing.T) {
 		{"serve --help", 0, "-allow-unit"},
 		{"serve -h", 0, "-allow-unit"},
 		{"--help", 0, "usage: mesh-fill serve"},
+		{"help", 0, "usage: mesh-fill serve"}, // as mesh-provisioner's and the client's
 		{"serve --no-such-flag", 2, "mesh-fill: flag provided but not defined"},
 	} {
 		out, err := meshFill(strings.Fields(tc.args)...).CombinedOutput()
