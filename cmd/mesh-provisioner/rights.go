@@ -41,6 +41,11 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 			return fail("--all takes no --role")
 		}
 		nodes := list(*node)
+		// Every user of a mesh includes its nodes' clients: without them
+		// the configuration would be complete-looking and refuse every node.
+		if len(nodes) == 0 {
+			return fail("--all needs --node: the nodes of the mesh, comma-separated")
+		}
 		fleet, err := spec.Fleet(nodes, providers)
 		if err != nil {
 			return fail("%v", err)

@@ -97,6 +97,9 @@ func TestRightsRefusesBadRolesAndNodes(t *testing.T) {
 		{[]string{"--role", "provider"}, "exactly one provider"},
 		{[]string{"--role", "client", "--node", "ace", "--format", "yaml"}, `"yaml"`},
 		{[]string{"--all", "--role", "client"}, "--all"},
+		// a configuration with no client in it would refuse every node
+		{[]string{"--all"}, "--all needs --node"},
+		{[]string{"--all", "--provider", "gitea", "--format", "nsc"}, "--all needs --node"},
 		{[]string{}, "--role is required"},
 	} {
 		var stdout, stderr bytes.Buffer
