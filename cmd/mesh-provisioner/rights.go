@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
@@ -100,11 +101,13 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// list splits a comma-separated flag value, dropping empty items.
+// list splits a comma-separated flag value, dropping empty items and
+// any item given before (in the order first given): a node or provider
+// named twice is one user, one bucket's rights.
 func list(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}

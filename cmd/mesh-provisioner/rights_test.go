@@ -109,3 +109,38 @@ func TestRightsRefusesBadRolesAndNodes(t *testing.T) {
 		}
 	}
 }
+
+// A node or provider named twice (a list made by a script) is one user and
+// one bucket's rights: a configuration with a user twice is not one
+// nats-server takes, and nsc would be asked to add the user twice.
+func TestRightsCountANameGivenTwiceOnce(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"rights", "--all", "--node", "ace,g14,ace", "--provider", "gitea,gitea", "--format", "json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var users []spec.Rights
+	if err := json.Unmarshal(stdout.Bytes(), &users); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, u := range users {
+		seen[u.User]++
+	}
+	for user, n := range seen {
+		if n != 1 {
+			t.Errorf("user %s is in the list %d times", user, n)
+		}
+	}
+	for _, user := range []string{"provisioner-ace", "provisioner-g14", "gitea"} {
+		if seen[user] != 1 {
+			t.Errorf("user %s: %d times, want once", user, seen[user])
+		}
+	}
+	stdout.Reset()
+	if code := run([]string{"rights", "--role", "client", "--node", "ace", "--provider", "gitea,gitea"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := strings.Count(stdout.String(), `"$JS.API.STREAM.INFO.KV_gitea_bound"`); n != 1 {
+		t.Errorf("gitea_bound's STREAM.INFO right is listed %d times, want once:\n%s", n, stdout.String())
+	}
+}
