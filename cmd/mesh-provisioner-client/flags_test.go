@@ -42,10 +42,14 @@ func TestRunRefusesAPasswordOnTheCommandLine(t *testing.T) {
 // error that shows the usage.
 func TestHelpExitsZeroAndAWrongCommandShowsTheUsage(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"run", "-h"}, {"status", "--help"},
-		{"graph", "explain", "-h"}, {"graph", "dot", "--help"}} {
+		{"graph", "explain", "-h"}, {"graph", "dot", "--help"}, {"graph", "--help"}, {"graph", "-h"}} {
 		if code, stdout, stderr := runCLI(args...); code != 0 || !strings.Contains(stdout+stderr, "usage") && !strings.Contains(stdout+stderr, "Usage") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and the usage", args, code, stdout, stderr)
 		}
+	}
+	// graph explain's help says it takes a module, not only its flags.
+	if _, stdout, stderr := runCLI("graph", "explain", "--help"); !strings.Contains(stdout+stderr, "graph explain [--json] [--control SOCK] <module>") {
+		t.Errorf("graph explain --help does not name the module argument: %q", stdout+stderr)
 	}
 	for _, args := range [][]string{{"graph"}, {"nosuch"}} {
 		if code, _, stderr := runCLI(args...); code != 2 || !strings.Contains(stderr, "usage: mesh-provisioner-client") {

@@ -33,10 +33,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	if isHelp(args[0]) {
 		fmt.Fprintln(stdout, usage)
 		return 0
+	}
+	switch args[0] {
 	case "run":
 		return runDaemon(args[1:], stderr)
 	case "status":
@@ -48,11 +49,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 && args[1] == "dot" {
 			return dot(args[2:], stdout, stderr)
 		}
+		if len(args) > 1 && isHelp(args[1]) {
+			fmt.Fprintln(stdout, usage)
+			return 0
+		}
 		fmt.Fprintln(stderr, "graph needs explain <module> or dot;", usage)
 		return 2
 	}
 	fmt.Fprintf(stderr, "unknown command %q; %s\n", args[0], usage)
 	return 2
+}
+
+// isHelp says whether arg asks for the usage (the command's, or graph's).
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }
 
 func runDaemon(args []string, stderr io.Writer) int {

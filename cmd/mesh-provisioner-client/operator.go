@@ -65,12 +65,20 @@ func explain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	asJSON := fs.Bool("json", false, "print the control socket's JSON, for machines")
+	const explainUsage = "usage: mesh-provisioner-client graph explain [--json] [--control SOCK] <module>"
+	fs.Usage = func() { // -h: the module argument too, not only the flags
+		fmt.Fprintln(stderr, explainUsage)
+		fs.PrintDefaults()
+	}
 	err := fs.Parse(interspersed(args, "json"))
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	if err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: mesh-provisioner-client graph explain [--json] [--control SOCK] <module>")
+	if err != nil { // the flag package said what and printed the usage
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, explainUsage)
 		return 2
 	}
 	module := fs.Arg(0)
