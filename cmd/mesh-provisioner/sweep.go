@@ -107,7 +107,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	}
 	nc, err := nats.Connect(*natsURL, opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v\n", shownURL, err)
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v%s\n", shownURL, err, loginHint(err, *creds, *natsURL))
 		return 2
 	}
 	defer nc.Close()
@@ -178,6 +178,24 @@ func failedModules(ctx context.Context, nc *nats.Conn, r server.SweepReply, node
 		}
 	}
 	return counted
+}
+
+// loginHint is what a refused connection made with no login at all lacks:
+// on a bus that wants a user (every real fleet's, the lab's), the bus says
+// only "Authorization Violation", so the operator is told to give --creds,
+// and whose (the role that may ask the verb and nothing else). Empty when
+// a login was given (then the bus's reason is about that login).
+func loginHint(err error, creds, natsURL string) string {
+	if creds != "" || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+		return ""
+	}
+	for _, u := range strings.Split(natsURL, ",") {
+		if p, perr := url.Parse(strings.TrimSpace(u)); perr == nil && p.User != nil {
+			return ""
+		}
+	}
+	return " (no --creds given: give the creds of a user who may ask " + spec.QuerySubject +
+		", e.g. the operator's mesh-operator, made with `mesh-provisioner rights --role operator --format nsc`)"
 }
 
 // narrowed says which part of the mesh a sweep was narrowed to.

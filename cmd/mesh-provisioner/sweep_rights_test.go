@@ -157,3 +157,15 @@ func labLogin(t *testing.T, bus exampleBus) []nats.Option {
 	}
 	return []nats.Option{nats.UserInfo("lab", auth.DevPassword("lab"))}
 }
+
+// A sweep run with no login on a bus that wants one (an operator's first
+// try, the README's command without its --creds) says the bus's reason and
+// what to give: --creds, and whose.
+func TestSweepWithNoLoginOnABusThatWantsOneSaysToGiveCreds(t *testing.T) {
+	bus := startExampleBus(t, true)
+	code, _, errs := runFor(t, 30*time.Second, "sweep", "--nats", bus.s.ClientURL())
+	if code != 2 || !strings.Contains(errs, "Authorization Violation") ||
+		!strings.Contains(errs, "no --creds given") || !strings.Contains(errs, "mesh-operator") {
+		t.Errorf("exit %d, stderr %q; want 2, the bus's reason and that --creds (the mesh-operator user's) is missing", code, errs)
+	}
+}
