@@ -22,7 +22,6 @@ import (
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/outputs/fill"
-	"github.com/rs/zerolog"
 )
 
 func main() {
@@ -114,15 +113,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 
-	var out io.Writer = stderr
-	switch *logFormat {
-	case "json":
-	case "console":
-		out = zerolog.ConsoleWriter{Out: stderr}
-	default:
-		return fmt.Errorf("--log-format %q is not json or console", *logFormat)
+	// The commands' one logger (cmd/internal/cli): its time is UTC to the
+	// millisecond, so this log and the client's line up side by side.
+	log, err := cli.Logger(stderr, *logFormat, "info", "mesh-fill")
+	if err != nil {
+		return err
 	}
-	log := zerolog.New(out).With().Timestamp().Str("service", "mesh-fill").Logger()
 	defer cli.IgnoreHangup(log)() // SIGHUP would kill it (exit 129, socket left); SIGINT and SIGTERM stop it
 
 	srv := &fill.Server{Root: *root, Command: cmdArgs, Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
@@ -157,5 +159,23 @@ func TestHelpPrintsTheUsageAndExitsZero(t *testing.T) {
 		if code != tc.code || !strings.Contains(string(out), tc.says) || strings.Contains(string(out), "help requested") {
 			t.Errorf("mesh-fill %s: exit %d, want %d, saying %q:\n%s", tc.args, code, tc.code, tc.says, out)
 		}
+	}
+}
+
+// mesh-fill's log lines carry their time as the other commands' do (UTC,
+// to the millisecond: cli.TimeFormat), so a node's mesh-fill and client
+// logs line up when read side by side.
+func TestTheLogsTimeIsTheOtherCommands(t *testing.T) {
+	_, stderr := serve(t, "--root", t.TempDir())
+	var line struct {
+		Time string `json:"time"`
+	}
+	first, _, _ := strings.Cut(stderr(), "\n")
+	if err := json.Unmarshal([]byte(first), &line); err != nil {
+		t.Fatalf("first log line %q: %v", first, err)
+	}
+	at, err := time.Parse(cli.TimeFormat, line.Time)
+	if err != nil || at.Location() != time.UTC || len(line.Time) != len("2006-01-02T15:04:05.000Z") {
+		t.Errorf("time %q is not in cli.TimeFormat, UTC (%v)", line.Time, err)
 	}
 }
