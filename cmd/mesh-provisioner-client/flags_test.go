@@ -102,3 +102,22 @@ func TestFillGapZeroIsNoGap(t *testing.T) {
 		}
 	}
 }
+
+// Every start error of run is said as its flag errors are, "run: …", so a
+// journal's line says which command refused what: no --node, a log level
+// or a --node out of shape too.
+func TestRunSaysEveryStartErrorAsRunsOwn(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"run", "--control", ""}, "run: no --node given"},
+		{[]string{"run", "--node", "ace", "--control", "", "--log-level", "loud"}, `run: --log-level "loud"`},
+		{[]string{"run", "--node", "a/b", "--control", ""}, `run: --node "a/b"`},
+	} {
+		code, _, stderr := runCLI(c.args...)
+		if code != 2 || !strings.HasPrefix(stderr, c.says) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.says)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	cfg.Bus.Password = pw
 	log, err := cli.Logger(os.Stderr, *logFormat, *logLevel, "mesh-provisioner-client")
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
 	if cfg.Bus.Creds != "" {
@@ -147,7 +147,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	cfg.OnSettled = afterColdStart(pacer, huge)
 	d, err := daemon.New(cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(stderr, "run:", err) // --node, --control: a flag's error as the others
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
