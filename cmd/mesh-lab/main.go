@@ -31,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var cfg lab.Config
 	fs.StringVar(&cfg.Dir, "dir", "./.lab", "where the lab keeps its files, sockets and NATS store (its own entries are wiped at start)")
 	fs.IntVar(&cfg.Port, "port", 4222, "NATS port on 127.0.0.1 (0: any free port)")
-	fs.BoolVar(&cfg.Keep, "keep", false, "keep what the last lab left in --dir instead of wiping it")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep what the last lab left in --dir (files, state, the bus's store) instead of wiping it; its modules' reports are written afresh")
 	fs.BoolVar(&cfg.Once, "once", false, "fill, print the summary and exit (non-zero when a module did not settle)")
 	fs.DurationVar(&cfg.Settle, "settle", time.Minute, "how long the modules have to settle")
 	logFormat := fs.String("log-format", "console", "log format: console or json")

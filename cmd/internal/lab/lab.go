@@ -156,6 +156,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Keep {
+		if err := forgetReports(setupCtx, applied, slices.Sorted(maps.Keys(m.Assignments))); err != nil {
+			return err
+		}
+	}
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	w, err := applied.WatchAll(watchCtx)

@@ -50,6 +50,23 @@ func (r *reports) current(rep report.Report) bool {
 	return err == nil && !at.Before(r.since)
 }
 
+// forgetReports deletes the kept reports of the example mesh's modules
+// (keys) before a kept lab's clients start. A client adopts the report
+// its bucket holds and writes none while nothing differs from it (SPEC
+// §5.3), so a module a kept lab left unchanged would never report to this
+// lab, which counts only reports written since it started (current), and
+// --once would wait out --settle and fail. Forgotten, each module reports
+// afresh (its files "unchanged" where they were kept); the files, state
+// directories and the rest of the bus are kept as --keep says.
+func forgetReports(ctx context.Context, applied jetstream.KeyValue, keys []string) error {
+	for _, k := range keys {
+		if err := applied.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("forgetting the kept report %s of %s: %w", k, spec.AppliedBucket, err)
+		}
+	}
+	return nil
+}
+
 // apply takes one watch entry; it returns the report it decoded, if any.
 func (r *reports) apply(e jetstream.KeyValueEntry) (*report.Report, error) {
 	r.changed = time.Now()
