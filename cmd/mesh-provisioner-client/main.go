@@ -131,6 +131,9 @@ func runDaemon(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
+	if w := cli.URLPasswordWarning(cfg.Bus.URL, "give it with --user and --password-file F (or $"+cli.PasswordEnv+"), or use --creds"); w != "" {
+		log.Warn().Msg(w)
+	}
 	if cfg.Bus.Creds != "" {
 		// A bad creds file, or another node's, would only show as a
 		// connection refused or requests unanswered, retried forever: name

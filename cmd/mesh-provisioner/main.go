@@ -119,6 +119,9 @@ func serve(args []string, stderr io.Writer) int {
 		return 2
 	}
 
+	if w := cli.URLPasswordWarning(*natsURL, "give the server a creds file with --creds instead"); w != "" {
+		log.Warn().Msg(w)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
 	defer cli.IgnoreHangup(log)()

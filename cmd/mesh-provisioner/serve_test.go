@@ -94,3 +94,19 @@ func TestServeNamesTheCredsOfAnotherRoleAtOnce(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, want)
 	}
 }
+
+// A password in --nats is seen in the process list by every user of the
+// machine: serve warns of it (a creds file keeps it off the command line)
+// and never repeats it.
+func TestServeWarnsOfAPasswordInTheNATSURL(t *testing.T) {
+	s := bustest.Run(t, authtest.ConfigOptions(t, "../../examples/nats/server.conf"))
+	u, _ := url.Parse(s.ClientURL())
+	u.User = url.UserPassword("mesh-provisioner", "not-its-password")
+	_, _, errs := runFor(t, 10*time.Second, "serve", "--nats", u.String())
+	if !strings.Contains(errs, "the --nats URL holds a password") || !strings.Contains(errs, "--creds") {
+		t.Errorf("no warning of the password in --nats:\n%s", errs)
+	}
+	if strings.Contains(errs, "not-its-password") {
+		t.Errorf("the log repeats the password:\n%s", errs)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -121,4 +122,24 @@ func badDuration(fs *flag.FlagSet, err error) (string, bool) {
 	}
 	_, isDuration := g.Get().(time.Duration)
 	return name, isDuration
+}
+
+// URLPasswordWarning is the warning a command logs when its --nats URLs
+// (comma-separated) hold a password, empty when none does: a command line
+// shows in the process list to every user of the machine, which is why a
+// --password is refused (RefusePasswordArg). A URL password is warned of,
+// not refused: the example configuration's dev users log in that way.
+// instead says where the password goes instead; the warning never holds
+// the password.
+func URLPasswordWarning(urls, instead string) string {
+	for _, s := range strings.Split(urls, ",") {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || u.User == nil {
+			continue
+		}
+		if _, ok := u.User.Password(); ok {
+			return "the --nats URL holds a password, which every user of this machine sees in the process list: " + instead
+		}
+	}
+	return ""
 }
