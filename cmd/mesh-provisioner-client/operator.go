@@ -118,6 +118,11 @@ func dot(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
+	// The encoder ends at the closing brace: ended as a text file is, so
+	// `graph dot > graph.dot` and a terminal end their last line.
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
 	stdout.Write(b)
 	return 0
 }

@@ -155,6 +155,10 @@ func TestGraphDotPrintsDOTThatParsesBackForOneModuleOrAll(t *testing.T) {
 		return g.Nodes().Len(), g.Edges().Len(), out
 	}
 	allN, allE, all := count()
+	// Its last line ends as a text file's does (> graph.dot, then cat).
+	if !strings.HasSuffix(all, "}\n") {
+		t.Errorf("the DOT does not end with a newline: %q", all[max(0, len(all)-20):])
+	}
 	webN, webE, web := count("--module", "web")
 	mustContain(t, "DOT", all, `"module:web"`, `"module:db"`, `"config:ace.db.port"`, "color=orange", "color=darkgreen")
 	mustContain(t, "DOT of web", web, `"module:web"`, `"need:web/${config:model}"`, `"config:ace.web.model"`)
