@@ -21,6 +21,9 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 		if bytes.Equal(base, t.current) {
 			return t.current, ActionKept, nil
 		}
+		if err := oneName(t); err != nil {
+			return nil, "", err
+		}
 		return base, ActionMerged, nil // kept, less the module's old block
 	case FormManagedKeys:
 		pairs, err := parseKeys(f)
@@ -30,6 +33,9 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 		if !t.exists() {
 			return mergeKeys(nil, pairs), ActionWritten, nil
 		}
+		if err := oneName(t); err != nil {
+			return nil, "", err
+		}
 		return changed(t.current, mergeKeys(base, pairs))
 	case FormManagedBlock:
 		if err := checkBlock(f); err != nil {
@@ -37,6 +43,9 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 		}
 		if !t.exists() {
 			return block(module, f.Content), ActionWritten, nil
+		}
+		if err := oneName(t); err != nil {
+			return nil, "", err
 		}
 		merged, err := replaceBlock(f.Path, module, base, f.Content)
 		if err != nil {
@@ -46,6 +55,23 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 	default:
 		return nil, "", refuse("path %q: form %q is not one of owned, seed, managed-keys, managed-block", f.Path, f.Form)
 	}
+}
+
+// oneName refuses to carry the text of t, an existing file, into the
+// file written in its place when the file has another name (a hard link):
+// the text is written whole to a temp file renamed over the path (never
+// edited in place), with the request's mode and owner. One who may write
+// the directory could link there a file they may not read (/etc/shadow,
+// where fs.protected_hardlinks is off), and read its text in the new file;
+// and a file of two names would be split anyway, its other name left with
+// the old text. An owned file's text is not carried over: its rename
+// replaces the one name, and is not refused.
+func oneName(t target) error {
+	if n := links(t.info); n > 1 {
+		return refuse("path %q is a file of %d names (hard links): mesh-fill merges only into a file of one name; "+
+			"make it a file of its own", t.path, n)
+	}
+	return nil
 }
 
 func changed(current, merged []byte) ([]byte, string, error) {

@@ -54,6 +54,14 @@ func lookupID(name string, group bool) (int, bool) {
 	return n, err == nil
 }
 
+// links is how many names an existing file has (1 when it cannot be told).
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
 // ownerOf gives the uid and gid of an existing file, or -1s.
 func ownerOf(fi fs.FileInfo) (uid, gid int) {
 	if fi == nil {

@@ -33,6 +33,10 @@ func (s *Server) removals(ds *dirs, module string, drop map[string]held) (blocks
 		}
 		st := step{file: File{Path: p, Form: form}, t: t, action: ActionRemoved, remove: true, uid: -1, gid: -1}
 		if t.exists() {
+			if err := oneName(t); err != nil {
+				s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but its block is left")
+				continue
+			}
 			out, ok, err := removeBlock(p, module, t.current)
 			if err != nil {
 				s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but its block is left: its markers are broken")
