@@ -3,6 +3,7 @@ package fill
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -51,6 +52,59 @@ func matchPath(glob, name string) (bool, error) {
 // matches them (an empty list admits all).
 func AllowsPath(globs []string, p string) bool {
 	return len(globs) == 0 || matchAny(globs, p, matchPath)
+}
+
+// ownDir refuses (403) path p when at, where it leads below the root
+// (locate), is in mesh-fill's state dir, whatever --allow says: the
+// state dir is mesh-fill's own. A module-*.json written there says which
+// files root removes at a module's DELETE, a pending-*.json which units it
+// restarts at start, and its lock replaced lets a second mesh-fill take
+// the dir. Matched by where the paths lead (symlinks resolved, as locate
+// and the state dir's own look-up resolve them), not by the directory's
+// identity: a bind mount of it elsewhere is not seen.
+func (s *Server) ownDir(p, at string) error {
+	d := s.stateAt
+	if d == "" {
+		return nil
+	}
+	if at == d || d == "/" || strings.HasPrefix(at, d+"/") {
+		return forbid("path %q leads into mesh-fill's state dir %s, which no request may write", p, s.StateDir)
+	}
+	return nil
+}
+
+// stateDirAt is where the state dir is as a request's path would name it
+// (below the root when there is one), "" when no path leads into it (none,
+// or outside the root).
+func stateDirAt(root, stateDir string) (string, error) {
+	if stateDir == "" {
+		return "", nil
+	}
+	d, err := realPath(stateDir)
+	if err != nil {
+		return "", err
+	}
+	if root == "" {
+		return d, nil
+	}
+	r, err := realPath(root)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(r, d)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", nil
+	}
+	return path.Join("/", filepath.ToSlash(rel)), nil
+}
+
+// realPath is p absolute, its symlinks resolved.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }
 
 func matchAny(globs []string, name string, match func(pattern, name string) (bool, error)) bool {

@@ -80,6 +80,9 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		if err := s.allowedAt(f.Path, at); err != nil {
 			return nil, err
 		}
+		if err := s.ownDir(f.Path, at); err != nil {
+			return nil, err
+		}
 		t, err := resolve(ds, f.Path, at)
 		if err != nil {
 			return nil, err

@@ -63,6 +63,9 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 			return fmt.Errorf("fill socket %s: %w", socketPath, err)
 		}
 		s.sweepHeld()
+		if s.stateAt, err = stateDirAt(s.Root, s.StateDir); err != nil {
+			return fmt.Errorf("fill socket %s: state dir %s: %w", socketPath, s.StateDir, err)
+		}
 	}
 	if err := removeStale(socketPath); err != nil {
 		return err

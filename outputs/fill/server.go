@@ -79,6 +79,9 @@ type Server struct {
 
 	busy  pathLocks
 	state ledger
+	// stateAt is where the state dir is, as a request's path would name
+	// it; "" when none leads there (ownDir). Set by Serve.
+	stateAt string
 	// write, when set, writes a request's files instead of writeAll (for a
 	// benchmark's baseline, and for a test to act before the write).
 	write func(ds *dirs, steps []step) error
