@@ -247,14 +247,24 @@ func checkOnChange(f File) error {
 		return refuse("path %q: on_change action %q is not restart, reload or none", f.Path, oc.Action)
 	}
 	if oc.Unit != "" {
-		// no glob either: systemctl matches one against every loaded unit,
-		// beyond what --allow-unit matched (app?.service matches app*.service)
-		if strings.HasPrefix(oc.Unit, "-") || len(oc.Unit) > 256 || strings.ContainsAny(oc.Unit, "*?[") ||
-			strings.IndexFunc(oc.Unit, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == '/' }) >= 0 {
-			return refuse("path %q: on_change unit %q is not a unit name", f.Path, oc.Unit)
+		// not an option (--now), and of systemd's alphabet alone: no glob
+		// (systemctl matches one against every loaded unit, beyond what
+		// --allow-unit matched: app?.service matches app*.service), no
+		// space, quote or shell metacharacter (a lab's --on-change-command
+		// is often a shell's, and systemctl would refuse the name anyway)
+		if strings.HasPrefix(oc.Unit, "-") || len(oc.Unit) > 256 || strings.IndexFunc(oc.Unit, notUnitChar) >= 0 {
+			return refuse("path %q: on_change unit %q is not a unit name (systemd's: letters, digits and \"%s\")", f.Path, oc.Unit, unitPunct)
 		}
 	}
 	return nil
+}
+
+// unitPunct is what a systemd unit name holds besides ASCII letters and
+// digits: "@" a template's, "\\" an escape's (systemd-escape).
+const unitPunct = `:-_.@\`
+
+func notUnitChar(r rune) bool {
+	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(unitPunct, r))
 }
 
 // locate checks p and says where it leads below the root. Confined to a
