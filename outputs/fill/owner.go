@@ -17,11 +17,18 @@ const DefaultMode fs.FileMode = 0o644
 var canChown = func() bool { return os.Geteuid() == 0 }
 
 // parseMode reads an octal mode such as "0640". Only permission bits
-// (0000-0777) are accepted: set-id and sticky bits are refused.
+// (0000-0777) are accepted: set-id and sticky bits are refused. So is a
+// mode others may write (0666, 0777, 0602): mesh-fill writes, as root,
+// files programs trust, and any local user could rewrite such a file
+// until the next refill put it back. A group may write (0664): the group
+// is the request's to name.
 func parseMode(p, s string) (fs.FileMode, error) {
 	v, err := strconv.ParseUint(s, 8, 32)
 	if err != nil || v > 0o777 {
 		return 0, refuse("path %q: mode %q is not an octal mode between 0000 and 0777", p, s)
+	}
+	if v&0o002 != 0 {
+		return 0, refuse("path %q: mode %q lets others write the file (any local user); mesh-fill writes no such file", p, s)
 	}
 	return fs.FileMode(v), nil
 }

@@ -69,6 +69,11 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		if err := checkOnChange(f); err != nil {
 			return nil, err
 		}
+		if f.Mode != "" { // refused whatever is on disk, a seed kept too
+			if _, err := parseMode(f.Path, f.Mode); err != nil {
+				return nil, err
+			}
+		}
 		at, err := s.locate(f.Path)
 		if err != nil {
 			return nil, err
