@@ -28,6 +28,27 @@ type dirs struct {
 	// fsyncMade: fsync the directory a new one is made in, as it is made
 	// (writeAll: a request that fsyncs, rather than flush each filesystem).
 	fsyncMade bool
+	// read is how many bytes of the files there the request has read to
+	// merge into (take).
+	read int64
+}
+
+// maxRead bounds the bytes of the files there one request reads to merge
+// into (managed-keys, managed-block, seed): as much as a request may
+// carry. Its files' own texts are no larger, and a legitimate
+// configuration file is far smaller.
+const maxRead = MaxBody
+
+// take counts n more bytes read for the request, or refuses (400) a file
+// of n bytes that would take it past maxRead.
+func (d *dirs) take(n int64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n > maxRead-d.read {
+		return refuse("the file there is %d bytes; mesh-fill reads at most %d bytes of the files one request merges into (%d read already)", n, int64(maxRead), d.read)
+	}
+	d.read += n
+	return nil
 }
 
 // openDirs opens the server's root, "/" without one, for a request.

@@ -100,12 +100,23 @@ func checkPath(p string) error {
 	return nil
 }
 
+// What resolve reads of the file there (its read argument), besides a
+// length n ≥ 0: the file only when it is n bytes long (an owned file's
+// content is n bytes; another length is a change without a look).
+const (
+	readText = -1 // the whole text, to merge into: from ds's budget (dirs.take)
+	readNone = -2 // nothing: an owned file removed
+)
+
 // resolve reads what is now at at, where path p leads (locate, or the
 // ledger's key of a file written). The target must not be a symlink and,
 // when there, must be a regular file; no parent directory of at may be a
 // symlink. Its directory is kept open in ds (there), for the request's
-// other files and for its write.
-func resolve(ds *dirs, p, at string) (target, error) {
+// other files and for its write. What it reads of the file is read says
+// (readText, readNone, or a length): one who may write the directory can
+// put there a sparse file of any size for no disk at all, which read whole
+// grew mesh-fill until the OOM killer ended it, or another program.
+func resolve(ds *dirs, p, at string, read int64) (target, error) {
 	if err := checkPath(at); err != nil {
 		return target{}, err
 	}
@@ -144,11 +155,22 @@ func resolve(ds *dirs, p, at string) (target, error) {
 		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
 	}
 	defer f.Close()
-	cur, err := io.ReadAll(f)
+	t.info = fi
+	switch {
+	case read == readNone, read >= 0 && fi.Size() != read:
+		return t, nil
+	case read == readText:
+		if err := ds.take(fi.Size()); err != nil {
+			return target{}, fmt.Errorf("path %q: %w", p, err)
+		}
+		read = fi.Size()
+	}
+	// no more than its size said: a file growing meanwhile is not followed
+	cur, err := io.ReadAll(io.LimitReader(f, read))
 	if err != nil {
 		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
 	}
-	t.info, t.current = fi, cur
+	t.current = cur
 	return t, nil
 }
 

@@ -88,7 +88,11 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		if err := s.ownDir(f.Path, at); err != nil {
 			return nil, err
 		}
-		t, err := resolve(ds, f.Path, at)
+		read := int64(readText)
+		if f.Form == FormOwned {
+			read = int64(len(f.Content)) // an owned file's text is only compared
+		}
+		t, err := resolve(ds, f.Path, at, read)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +165,7 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 			st.write, st.action = true, ActionWritten
 		case action == ActionMerged:
 			st.write = true
-		case f.Form == FormOwned && string(t.current) != string(want):
+		case f.Form == FormOwned && (t.info.Size() != int64(len(want)) || string(t.current) != string(want)):
 			st.write, st.action = true, ActionWritten
 		default: // bytes unchanged: a changed mode or owner still counts
 			st.action = ActionUnchanged

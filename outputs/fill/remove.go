@@ -22,7 +22,11 @@ func (s *Server) removals(ds *dirs, module string, drop map[string]held) (blocks
 		if form != FormOwned && form != FormManagedBlock {
 			continue
 		}
-		t, err := resolve(ds, p, at)
+		read := int64(readText) // a block's file, to take the block out
+		if form == FormOwned {
+			read = readNone // removed, not read
+		}
+		t, err := resolve(ds, p, at, read)
 		if err != nil {
 			s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but left: it cannot be removed safely")
 			continue
