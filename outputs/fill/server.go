@@ -144,9 +144,15 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 		s.OnRequest(req)
 	}
 
-	paths := make([]string, len(req.Files)) // where they lead: two names of one file are one path
-	for i, f := range req.Files {
-		paths[i] = s.leadsTo(path.Clean(f.Path))
+	// where they lead: two names of one file are one path. A path that is
+	// none (relative, a NUL, ...) takes no lock: its request is refused
+	// before anything is written, and, as a lock, it could be another's,
+	// a module's ("\x00module m": m's own request waited for itself).
+	paths := make([]string, 0, len(req.Files))
+	for _, f := range req.Files {
+		if at, err := s.locate(path.Clean(f.Path)); err == nil {
+			paths = append(paths, at)
+		}
 	}
 	defer s.lock(req.Module, paths, req.Whole)()
 	if s.clientGone(r, req.Module) {
@@ -188,7 +194,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, module stri
 // request takes its module first and its paths all at once, so none waits
 // for a module holding paths.
 func (s *Server) lock(module string, paths []string, removes bool) (unlock func()) {
-	mod := []string{"\x00module " + module} // no path holds a NUL
+	mod := []string{"\x00module " + module} // every path locked is absolute, and holds no NUL
 	s.busy.lock(mod)
 	if removes {
 		for p := range s.state.files(module) {
