@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -89,4 +90,51 @@ func TestARemovalFollowsNoSymlinkedDirectory(t *testing.T) {
 	mustRead(t, filepath.Join(other, "b"), "not m's\n")
 	c.Delete(t.Context(), "m")
 	mustRead(t, filepath.Join(other, "b"), "not m's\n")
+}
+
+// TestARemovalLeavesWhatReplacedTheFile: an owned file replaced, since it
+// was written, by a symlink (to a file outside the root), a directory or a
+// named pipe is no longer the file written: a DELETE answers 200 without
+// it, and leaves it, what the link reaches and what the directory holds
+// (nothing is removed recursively, nothing followed, no pipe opened).
+func TestARemovalLeavesWhatReplacedTheFile(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "precious")
+	writeFile(t, outside, "precious\n")
+	c := startServer(t, &Server{Root: root})
+	fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{
+		{Path: "/etc/m/link", Form: FormOwned, Content: []byte("a\n")},
+		{Path: "/etc/m/dir", Form: FormOwned, Content: []byte("b\n")},
+		{Path: "/etc/m/fifo", Form: FormOwned, Content: []byte("c\n")},
+		{Path: "/etc/m/file", Form: FormOwned, Content: []byte("d\n")},
+	}})
+	at := func(name string) string { return filepath.Join(root, "etc/m", name) }
+	for _, name := range []string{"link", "dir", "fifo"} {
+		if err := os.Remove(at(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, at("link")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(at("dir"), "inside"), "inside\n")
+	if err := syscall.Mkfifo(at("fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := c.Delete(t.Context(), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].Path != "/etc/m/file" || files[0].Action != ActionRemoved {
+		t.Errorf("DELETE answered %+v, want /etc/m/file removed alone", files)
+	}
+	mustAbsent(t, at("file"))
+	mustRead(t, outside, "precious\n")
+	if fi, err := os.Lstat(at("link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was not left (%v)", err)
+	}
+	mustRead(t, filepath.Join(at("dir"), "inside"), "inside\n")
+	if fi, err := os.Lstat(at("fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the fifo was not left (%v)", err)
+	}
 }
