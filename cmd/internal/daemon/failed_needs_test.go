@@ -66,3 +66,56 @@ func TestAModuleFailingItsPlansChecksKeepsItsNeedsAsWritten(t *testing.T) {
 		t.Errorf("fixed: needs %v, want the three its templates name", slices.Sorted(maps.Keys(after)))
 	}
 }
+
+// A module whose needs are kept while it fails (ModuleView.NeedsUnknown)
+// still loses every need when it is taken off the node (SPEC §4.7: nothing
+// the client wrote outlives its module): taken off while it fails, its
+// client restarted meanwhile, or its value turned into one with no plan.
+func TestAModuleTakenOffWhileItFailsLeavesNoNeeds(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	state := t.TempDir()
+	sameState := func(c *Config) { c.StateDir = state }
+	_, stop := m.startClient("ace", sameState)
+	m.waitState("ace", "web", "applied")
+	m.settle()
+	if n := len(m.needValues("ace", "web")); n != 4 {
+		t.Fatalf("web has %d needs, want 4", n)
+	}
+	typo := maps.Clone(webTemplates)
+	typo["c"] = "token = ${secret:nope}\n"
+	m.assign("ace", "web", webPlan(), typo)
+	m.waitState("ace", "web", "failed")
+	m.settle()
+	if n := len(m.needValues("ace", "web")); n != 4 {
+		t.Fatalf("web failing has %d needs, want the 4 written", n)
+	}
+	m.del(spec.AssignmentsBucket, "ace.web")
+	m.waitGone(spec.AppliedBucket, "ace.web")
+	m.settle()
+	if got := m.needValues("ace", "web"); len(got) != 0 {
+		t.Errorf("taken off while failing: needs %v remain", slices.Sorted(maps.Keys(got)))
+	}
+
+	// Again, the client restarted while it fails, then its value made one
+	// with no plan (SPEC §3 r2: not the provisioner's).
+	m.assign("ace", "web", webPlan(), webTemplates)
+	m.waitState("ace", "web", "applied")
+	m.settle()
+	m.put(spec.AssignmentsBucket, "ace.web", `{"provisioning":{"files":[{"path":"/etc/web/a.conf","template":"a","mode":"bogus"}]}}`)
+	m.waitState("ace", "web", "failed")
+	m.settle()
+	stop()
+	m.client("ace", sameState)
+	m.waitState("ace", "web", "failed")
+	m.settle()
+	if n := len(m.needValues("ace", "web")); n != 4 {
+		t.Fatalf("web failing across a restart has %d needs, want the 4 written", n)
+	}
+	m.put(spec.AssignmentsBucket, "ace.web", `{"runs":{}}`)
+	m.waitGone(spec.AppliedBucket, "ace.web")
+	m.settle()
+	if got := m.needValues("ace", "web"); len(got) != 0 {
+		t.Errorf("no plan while failing: needs %v remain", slices.Sorted(maps.Keys(got)))
+	}
+}
