@@ -636,5 +636,33 @@ func checkOnChange(oc *OnChange) string {
 	default:
 		return fmt.Sprintf("on_change.action %q is not restart, reload or none", oc.Action)
 	}
+	if oc.Unit != "" && !isUnitName(oc.Unit) {
+		// the node-engine refuses it at every fill, whatever the action
+		// (mesh-fill's checkOnChange, outputs/fill/plan.go): fail now
+		return fmt.Sprintf("on_change unit %q is not a unit name (systemd's: letters, digits and \"%s\", not starting with \"-\")", oc.Unit, unitPunct)
+	}
 	return ""
+}
+
+// unitPunct is what a systemd unit name holds besides ASCII letters and
+// digits: "@" a template's instance, "\\" an escape's (systemd-escape).
+// The same alphabet as mesh-fill's (outputs/fill/plan.go), which refuses
+// any other unit with a 400: a plan naming one fails its module at once
+// rather than at every fill, where a request carrying a secret has its
+// refusal's text withheld from the report.
+const unitPunct = `:-_.@\`
+
+// isUnitName says whether unit is of systemd's alphabet, not an option,
+// and at most 256 bytes (no glob, space, quote or shell metacharacter).
+func isUnitName(unit string) bool {
+	if unit == "" || unit[0] == '-' || len(unit) > 256 {
+		return false
+	}
+	for i := 0; i < len(unit); i++ {
+		c := unit[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(unitPunct, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
