@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -215,9 +216,12 @@ func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) [
 			}
 		}
 	}
-	for _, f := range p.Files {
+	for i, f := range p.Files {
 		if t := tmpls[f.Template]; t != nil {
 			check(t, false)
+			if msg := othersMayWrite(f, t); msg != "" {
+				reasons = append(reasons, fmt.Sprintf("files[%d] (%s): %s", i, f.Path, msg))
+			}
 		}
 	}
 	for _, it := range p.Items {
@@ -226,6 +230,29 @@ func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) [
 		}
 	}
 	return reasons
+}
+
+// othersMayWrite says what is wrong with file f's mode when the plan's
+// mode, as it is sent (DefaultMode), lets others write the file: the
+// node-engine refuses it (mesh-fill: 400, a file any local user may
+// rewrite being no file a program can trust), so the module fails at once
+// rather than at every retry tick's fill. A file whose template holds a
+// secret or ${consumers:…} is written 0600 whatever the plan says (SPEC
+// §3): its plan's mode is no refusal. Known only once the templates are
+// read, so it is checked here and not in ParseAssignment.
+func othersMayWrite(f FileSpec, t *Template) string {
+	if f.Mode == "" {
+		return ""
+	}
+	if md, ok := parseMode(f.Mode); !ok || md&0o002 == 0 {
+		return ""
+	}
+	for _, ph := range t.Placeholders() {
+		if spec.IsSecretKind(ph.Kind) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("mode %q lets others write the file (any local user), which the node-engine does not write", f.Mode)
 }
 
 // wireWaitingFiles: the templates are not here yet, so each file and each
