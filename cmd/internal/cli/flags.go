@@ -133,7 +133,11 @@ func badDuration(fs *flag.FlagSet, err error) (string, bool) {
 // the password.
 func URLPasswordWarning(urls, instead string) string {
 	for _, s := range strings.Split(urls, ",") {
-		u, err := url.Parse(strings.TrimSpace(s))
+		s = strings.TrimSpace(s)
+		if !strings.Contains(s, "://") {
+			s = "nats://" + s // as nats.go and bus.CheckURLs read "user:pw@host:4222"
+		}
+		u, err := url.Parse(s)
 		if err != nil || u.User == nil {
 			continue
 		}
