@@ -23,8 +23,7 @@ func TestTheStartsReadBackNeedsNoMoreThanTheClientsExampleRights(t *testing.T) {
 	state := t.TempDir()
 	sameState := func(c *Config) { c.StateDir = state }
 	_, stop := m.startClient("ace", asUser("provisioner-ace"), sameState)
-	const with = "# managed by mesh\n## alpha\na\n## beta\nexport B=1\n"
-	m.waitFile("/etc/zsh/zshrc", with)
+	m.waitFile("/etc/zsh/zshrc", zshWithBeta)
 	m.waitState("ace", "zsh", "applied")
 	m.waitState("ace", "beta", "applied")
 	m.settle()
@@ -35,8 +34,8 @@ func TestTheStartsReadBackNeedsNoMoreThanTheClientsExampleRights(t *testing.T) {
 	m.waitFailed("ace", "beta", "the assignment is not JSON")
 	m.waitState("ace", "zsh", "applied")
 	m.settle()
-	if text, _, _ := m.file("/etc/zsh/zshrc"); text != with {
-		t.Errorf("the collector's file is %q, want %q", text, with)
+	if text, _, _ := m.file("/etc/zsh/zshrc"); text != zshWithBeta {
+		t.Errorf("the collector's file is %q, want %q", text, zshWithBeta)
 	}
 	if logs := m.logs.String(); strings.Contains(logs, "the first fill waits for what the last run left") {
 		t.Errorf("the first fill waited for the read-back under the example rights:\n%s", logs)
