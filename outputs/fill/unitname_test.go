@@ -20,16 +20,8 @@ func TestAUnitNameIsOfSystemdsAlphabet(t *testing.T) {
 	ran := filepath.Join(t.TempDir(), "ran")
 	c := startServer(t, &Server{Root: root, AllowUnits: []string{"*"},
 		Command: []string{"sh", "-c", `printf '%s\n' "$2" >> "$0"`, ran}})
-	for _, unit := range []string{"$(id).service", "`id`.service", "a;b.service", "a|b.service", "a&b.service",
-		"a'b.service", `a"b.service`, "a>b.service", "a$b.service", "ünï.service", "a%b.service"} {
-		_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{
-			{Path: "/a", Form: FormOwned, Content: []byte(unit), OnChange: OnChange{Action: OnChangeRestart, Unit: unit}},
-		}})
-		var se *StatusError
-		if !errors.As(err, &se) || se.Status != http.StatusBadRequest || !strings.Contains(se.Msg, "not a unit name") {
-			t.Errorf("%s: want a 400 saying not a unit name, got %v", unit, err)
-		}
-	}
+	refusedAsNoUnitName(t, c, "$(id).service", "`id`.service", "a;b.service", "a|b.service", "a&b.service",
+		"a'b.service", `a"b.service`, "a>b.service", "a$b.service", "ünï.service", "a%b.service")
 	mustAbsent(t, filepath.Join(root, "a"))
 	mustAbsent(t, ran)
 
@@ -40,4 +32,19 @@ func TestAUnitNameIsOfSystemdsAlphabet(t *testing.T) {
 		}})
 	}
 	mustRead(t, ran, strings.Join(good, "\n")+"\n")
+}
+
+// refusedAsNoUnitName asks c to fill /a for a program of each unit, and
+// checks each is a 400 saying the unit is not a unit name.
+func refusedAsNoUnitName(t *testing.T, c *Client, units ...string) {
+	t.Helper()
+	for _, unit := range units {
+		_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{
+			{Path: "/a", Form: FormOwned, Content: []byte(unit), OnChange: OnChange{Action: OnChangeRestart, Unit: unit}},
+		}})
+		var se *StatusError
+		if !errors.As(err, &se) || se.Status != http.StatusBadRequest || !strings.Contains(se.Msg, "not a unit name") {
+			t.Errorf("%s: want a 400 saying not a unit name, got %v", unit, err)
+		}
+	}
 }
