@@ -74,6 +74,7 @@ func (w wrapDialer) Dial(network, address string) (net.Conn, error) {
 func Connect(o Options) (*nats.Conn, error) {
 	log := o.Log.With().Str("nats", o.Name).Logger()
 	var late atomic.Bool // the first connect did not succeed at once
+	var why firstTry
 
 	opts := []nats.Option{
 		nats.Name(o.Name),
@@ -81,6 +82,7 @@ func Connect(o Options) (*nats.Conn, error) {
 		nats.CustomReconnectDelay(reconnectDelay),
 		nats.RetryOnFailedConnect(true),
 		nats.ConnectHandler(func(nc *nats.Conn) {
+			why.connected()
 			if !late.Load() {
 				return
 			}
@@ -113,6 +115,11 @@ func Connect(o Options) (*nats.Conn, error) {
 			ev.Msg("connection to the bus closed")
 			if o.OnClosed != nil {
 				o.OnClosed(nc.LastError())
+			}
+		}),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if why.failed(err) {
+				log.Warn().AnErr("last_error", err).Msg("the bus refused the first try")
 			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
@@ -163,8 +170,8 @@ func Connect(o Options) (*nats.Conn, error) {
 		// Why, when the first try said: a bus that refused the user
 		// ("authorization violation") is not one that is down.
 		ev := log.Warn().Str("url", RedactURL(o.URL))
-		if why := nc.LastError(); why != nil {
-			ev = ev.AnErr("last_error", why)
+		if err := why.said(nc.LastError()); err != nil {
+			ev = ev.AnErr("last_error", err)
 		}
 		ev.Msg("bus not reachable yet; connecting in the background")
 	}

@@ -22,12 +22,8 @@ func TestAModuleLeavingTwiceWhileItsFillIsInFlightIsSaidGoneTwice(t *testing.T) 
 	m := newMesh(t)
 	hang, reached := hangingFill(t)
 	m.webModule()
-	m.client("ace", fillSocket(hang))
-	select {
-	case <-reached:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no fill reached the socket")
-	}
+	// Heard from before the client starts: its start's {"kind":"config"}
+	// may reach the bus after its first fill reaches the socket.
 	sub, _ := m.nc.SubscribeSync("prov.changed.ace.web")
 	m.nc.Flush()
 	next := func(want string) {
@@ -37,6 +33,13 @@ func TestAModuleLeavingTwiceWhileItsFillIsInFlightIsSaidGoneTwice(t *testing.T) 
 			t.Fatalf("heard %v %v, want %s", msg, err, want)
 		}
 	}
+	m.client("ace", fillSocket(hang))
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no fill reached the socket")
+	}
+	next(`{"kind":"config"}`) // the start's (SPEC §5.4)
 	m.del(spec.AssignmentsBucket, "ace.web")
 	next(`{"gone":true,"kind":"config"}`)
 	m.assign("ace", "web", webPlan(), webTemplates)
