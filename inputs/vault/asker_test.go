@@ -22,6 +22,17 @@ type scriptedVault struct {
 	mu     sync.Mutex
 	script map[string][]string
 	asked  map[string][]time.Time
+	gate   chan struct{} // when set, no ask is answered before it is closed
+}
+
+// holdAnswers keeps every answer back until the function it returns is
+// called.
+func (v *scriptedVault) holdAnswers() (release func()) {
+	gate := make(chan struct{})
+	v.mu.Lock()
+	v.gate = gate
+	v.mu.Unlock()
+	return func() { close(gate) }
 }
 
 func (v *scriptedVault) times(name string) []time.Time {
@@ -46,7 +57,11 @@ func startAsker(t *testing.T, script map[string][]string, refused time.Duration)
 		n := len(v.asked[q.Secret])
 		v.asked[q.Secret] = append(v.asked[q.Secret], time.Now())
 		steps := v.script[q.Secret]
+		gate := v.gate
 		v.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
 		r := Reply{Status: steps[min(n, len(steps)-1)], Reason: "scripted"}
 		if r.Status == StatusSealed {
 			r.Box = seal(t, keys, []byte("v-"+q.Secret))
@@ -78,8 +93,10 @@ func nextAnswer(t *testing.T, a *Asker) Answer {
 func TestAskerAsksAgainWithBackoffUntilSealedThenStops(t *testing.T) {
 	name := "own/app/api-key"
 	a, v := startAsker(t, map[string][]string{name: {StatusAbsent, StatusAbsent, StatusAbsent, StatusSealed}}, time.Hour)
+	release := v.holdAnswers() // the first ask stays under way while asked again
 	a.Ask(name, "")
 	a.Ask(name, "") // under way: not asked twice
+	release()
 	for i, want := range []struct {
 		o       Outcome
 		changed bool
