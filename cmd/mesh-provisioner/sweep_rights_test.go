@@ -127,7 +127,10 @@ func TestSweepWithTheServersRights(t *testing.T) {
 			if err := js.DeleteKeyValue(context.Background(), spec.NeedsBucket); err != nil {
 				t.Fatal(err)
 			}
-			bustest.Eventually(t, 5*time.Second, func() error {
+			// Heard at once, made within a pass (a kick starts one no
+			// sooner than a second after the last); on a loaded machine
+			// (CI's race run) JetStream's creates take seconds more.
+			bustest.Eventually(t, 30*time.Second, func() error {
 				_, err := js.KeyValue(context.Background(), spec.NeedsBucket)
 				return err
 			})
