@@ -30,7 +30,7 @@ import (
 // bucket's, read by the start's Sweep: ItemsBefore) are held with that
 // text, so a restart moves no collector either. Those are known only from
 // the start's Sweeps before the first stabilization (the first fill waits
-// for them, bounded: cmd/internal/daemon readingBack); a module whose
+// for them, bounded: stage.ReadingBack); a module whose
 // value does not parse from a later assignment on has nothing recorded to
 // hold.
 // One whose plan parsed in the start's snapshot and broke before the first

@@ -1,7 +1,9 @@
 package stage
 
 import (
+	"context"
 	"slices"
+	"time"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
@@ -114,4 +116,56 @@ func heldBefore(files map[string][]report.File) map[string]string {
 		delete(out, p) // shared (managed forms), or not known
 	}
 	return out
+}
+
+// ReadBackWait bounds how long the first fill waits for the start's Sweeps
+// to read back what the last run left on the bus (the applied and collect
+// buckets: ReadBack): a NATS server restarted, or a JetStream leader
+// elected again, under a client starting is back well within it, the
+// client's reconnects (at most 5 s apart) included. A start whose first
+// Sweep reads both, as a healthy one does, does not wait at all. Past it
+// the first fill goes with what was read (a warning names the buckets not
+// read): a module whose plan does not parse then holds no items, and one
+// whose plan is refused no paths, until the plan is usable again.
+const ReadBackWait = 30 * time.Second
+
+// ReadingBack runs while the client's first load is not done: it sweeps
+// (Sweep; at its first call, and again when sweep says so: a retry tick,
+// the bus back) and says whether the first fill should still wait for a
+// Sweep to read back what it has not.
+//
+// The mesh is handed what the last run left (HeldBefore, ItemsBefore)
+// once, before its first stabilization. Handed an empty read because the
+// bus dropped in the client's first seconds, a module whose plan did not
+// parse lost its items from its collectors' files (their programs
+// restarted), and a path held by a module whose plan is refused could be
+// taken by a neighbour, for the whole run.
+func (s *Stage) ReadingBack(ctx context.Context, live func(module string) bool, sweep bool) bool {
+	if s.ReadBack() {
+		return false
+	}
+	first := s.readBackFrom.IsZero()
+	if first {
+		s.readBackFrom = time.Now()
+	}
+	if first || sweep {
+		s.Sweep(ctx, live)
+		if s.ReadBack() {
+			if !first {
+				s.cfg.Log.Info().Msg("what the last run left on the bus is read back")
+			}
+			return false
+		}
+	}
+	if time.Since(s.readBackFrom) < ReadBackWait {
+		if first {
+			s.cfg.Log.Warn().Strs("unread", s.Unread()).Dur("at_most", ReadBackWait).
+				Msg("the first fill waits for what the last run left on the bus to be read back")
+		}
+		return true
+	}
+	s.cfg.Log.Warn().Strs("unread", s.Unread()).Dur("waited", time.Since(s.readBackFrom)).
+		Msg("what the last run left on the bus is not all read back: filling without it " +
+			"(a module whose plan does not parse holds no items, one whose plan is refused no paths)")
+	return false
 }

@@ -65,6 +65,7 @@ type Stage struct {
 	lean         leanViews                    // the views of the last Send, when lean: queued needs are listed from it at the flush
 	needsSince   time.Time                    // when the oldest pending needs were queued
 	swept        bool                         // keys of modules gone were deleted (Sweep)
+	readBackFrom time.Time                    // when the first fill began to wait for the read-back (ReadingBack)
 	held         map[string]time.Time         // module → when its held changes go out (Config.FillGap)
 	holdTimer    *time.Timer                  // wakes the loop for the earliest of held
 	holdAt       time.Time                    // when holdTimer fires; zero: not armed

@@ -41,13 +41,11 @@ type Daemon struct {
 	startedAt time.Time
 	// baseLoadedAt: when the base buckets were first read (firstLooks).
 	baseLoadedAt time.Time
-	// readBackFrom: when the first fill began to wait for the last run's
-	// keys to be read back (readingBack); sweepAgain: the bus came back
-	// meanwhile.
-	readBackFrom time.Time
-	sweepAgain   bool
-	calls        []call // Do's calls of this batch, run once it is stabilized
-	ticking      bool   // the retry tick is armed (it sleeps at rest: loop.go)
+	// sweepAgain: the bus came back while the first fill waits for the
+	// last run's keys to be read back (stage.ReadingBack).
+	sweepAgain bool
+	calls      []call // Do's calls of this batch, run once it is stabilized
+	ticking    bool   // the retry tick is armed (it sleeps at rest: loop.go)
 
 	status
 	metrics *metrics

@@ -140,7 +140,7 @@ func (d *Daemon) handle(ev event) {
 	case reconnected:
 		d.log.Info().Msg("the bus is back: reading every input again")
 		d.out.Forget()
-		d.sweepAgain = !d.ready.Load() // the first fill may wait for a Sweep (readingBack)
+		d.sweepAgain = !d.ready.Load() // the first fill may wait for a Sweep (stage.ReadingBack)
 		for _, ws := range d.watches {
 			ws.w.Resync()
 			ws.resyncing = d.ready.Load()
@@ -174,8 +174,10 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		if d.firstLooks(ctx) {
 			return // what the first fill reads beyond the base is on its way (firstlooks.go)
 		}
-		if d.readingBack(ctx, retrying) {
-			return // what the last run left is not all read back yet (readback.go)
+		sweep := retrying || d.sweepAgain
+		d.sweepAgain = false
+		if d.out.ReadingBack(ctx, d.mesh.HasModule, sweep) {
+			return // what the last run left is not all read back yet (outputs/stage/readback.go)
 		}
 		d.ready.Store(true)
 		full = true
@@ -250,7 +252,7 @@ func (d *Daemon) onLoaded(ctx context.Context) {
 	d.out.Sweep(ctx, d.mesh.HasModule) // the retry tick tries again until it holds
 	// Before the first stabilization: a path two modules claim stays with
 	// the one that held it in the last run (nodes/clash.go). What the
-	// start's Sweeps read back (readingBack waited for it).
+	// start's Sweeps read back (stage.ReadingBack waited for it).
 	d.mesh.HeldBefore(d.out.HeldBefore())
 	// And a module whose plan does not parse holds the items the last run
 	// recorded, so its collectors' files stay as they are (nodes/helditems.go).

@@ -7,13 +7,13 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// The start's read-back (readingBack: the applied and collect buckets
+// The start's read-back (stage.ReadingBack: the applied and collect buckets
 // read before the first fill) works under exactly the client's rights of
 // examples/nats/server.conf (nodes/spec RightsOf): a client restarted
 // while a contributor's plan does not parse keeps the item the last run
 // recorded in its collector's file, and its first fill does not wait for
 // the read-back at all. Were the client's rights short of reading its own
-// collect or applied keys, every start would wait readBackWait (30 s) and
+// collect or applied keys, every start would wait stage.ReadBackWait (30 s) and
 // then drop the item.
 func TestTheStartsReadBackNeedsNoMoreThanTheClientsExampleRights(t *testing.T) {
 	m := exampleBus(t)
