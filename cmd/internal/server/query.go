@@ -111,7 +111,8 @@ type Request struct {
 //	             "stood_asked", "failed"}, "out_of_shape", "orphans"},
 //	 "missing_buckets": ["mesh-controller_assignments"],
 //	 "findings": [{"verdict", "owner", "kind", "name", "why", "since", "count", "needs": [{"node", "module"}]}],
-//	 "orphans": [{"bucket", "key", "why"}]}
+//	 "orphans": [{"bucket", "key", "why"}],
+//	 "no_report": [{"node", "module"}]}
 //
 // (see SweepReply). A need is failed, stood asked (waiting for longer
 // than stood_after since its KV entry was written), waiting or met; its
@@ -127,7 +128,9 @@ type Request struct {
 // carries no plan) is an orphan, neither judged nor counted. A bucket that
 // does not exist yet is named in missing_buckets and judged as empty
 // (without the assignments bucket no orphan is judged). The head stands on
-// every page; findings, then orphans, are paged as entries are, and the
+// every page; findings, then orphans, then no_report (the modules
+// assigned with a plan whose node wrote no report, summary.no_report
+// counts them: an addition to SPEC's reply) are paged as entries are, and the
 // pages after the first come from the sweep page 0 made while it is kept
 // (a minute), so that all pages are of one sweep ("at" says which). A
 // finding whose needs alone would not fit lists as many as fit and says

@@ -60,7 +60,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 		res:    &sweepResult{at: now, needs: map[needLabels]int{}, modules: map[string]int{}},
 		groups: map[groupKey]*group{}, reported: map[NodeModule]bool{}}
 	s.res.reply = SweepReply{What: "sweep", At: now.UTC().Format(time.RFC3339Nano), StoodAfter: p.StoodAfter.String(),
-		Findings: []Finding{}, Orphans: []Orphan{}}
+		Findings: []Finding{}, Orphans: []Orphan{}, NoReport: []NodeModule{}}
 
 	steps := []struct {
 		bucket string
@@ -428,12 +428,11 @@ func (s *sweeper) finish() {
 		}
 		r.Summary.NoReport++
 		s.res.modules["no_report"]++
+		r.NoReport = append(r.NoReport, nm)
 	}
+	sort.Slice(r.NoReport, func(i, j int) bool { return lessNodeModule(r.NoReport[i], r.NoReport[j]) })
 	for k, g := range s.groups {
-		sort.Slice(g.needs, func(i, j int) bool {
-			a, b := g.needs[i], g.needs[j]
-			return a.Node < b.Node || a.Node == b.Node && a.Module < b.Module
-		})
+		sort.Slice(g.needs, func(i, j int) bool { return lessNodeModule(g.needs[i], g.needs[j]) })
 		why := g.why
 		if g.whys {
 			why = k.why
@@ -477,4 +476,9 @@ func (s *sweeper) finish() {
 	})
 	r.Summary.OutOfShape = len(s.oos)
 	r.Summary.Orphans = len(r.Orphans)
+}
+
+// lessNodeModule orders modules by node, then module.
+func lessNodeModule(a, b NodeModule) bool {
+	return a.Node < b.Node || a.Node == b.Node && a.Module < b.Module
 }

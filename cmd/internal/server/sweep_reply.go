@@ -17,8 +17,8 @@ const (
 const DefaultStoodAfter = "10m"
 
 // SweepReply is the sweep's answer. Every page carries What, At,
-// StoodAfter, Summary and MissingBuckets; Findings and Orphans are paged
-// (AskSweep joins them).
+// StoodAfter, Summary and MissingBuckets; Findings, Orphans and NoReport
+// are paged (AskSweep joins them).
 type SweepReply struct {
 	What           string    `json:"what"`
 	At             string    `json:"at"`
@@ -29,7 +29,11 @@ type SweepReply struct {
 	MissingBuckets []string  `json:"missing_buckets,omitempty"`
 	Findings       []Finding `json:"findings"`
 	Orphans        []Orphan  `json:"orphans"`
-	Error          string    `json:"error,omitempty"`
+	// NoReport names the modules Summary.NoReport counts (assigned with a
+	// plan, no report written), by node then module: not in SPEC §6.2's
+	// reply, added so that an operator learns which they are.
+	NoReport []NodeModule `json:"no_report"`
+	Error    string       `json:"error,omitempty"`
 
 	// FailedModules is not part of the reply: the modules whose report
 	// says failed, as mesh-provisioner sweep reads them after the sweep

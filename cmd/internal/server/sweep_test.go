@@ -270,6 +270,9 @@ func TestSweepPagesLargeAnswers(t *testing.T) {
 		if i < 300 {
 			must(t, ajs, "$KV."+spec.NeedsBucket+".ace."+m+".config.own", needJSON("ace", m, "config", "own", "failed", "refused "+m))
 		}
+		if i < 1500 { // a node gone quiet: assigned, no report, no need
+			must(t, ajs, "$KV."+spec.AssignmentsBucket+".dead."+m, `{"provisioning":{}}`)
+		}
 	}
 	select {
 	case <-ajs.PublishAsyncComplete():
@@ -299,6 +302,16 @@ func TestSweepPagesLargeAnswers(t *testing.T) {
 			t.Fatalf("finding %s repeated or cut", line(f))
 		}
 		seen[f.Why] = true
+	}
+	// The modules without a report are listed whole across the pages, in
+	// order (ace's 2,000 each have a need but no report too).
+	if len(r.NoReport) != 3500 || r.Summary.NoReport != 3500 {
+		t.Fatalf("%d modules without a report listed (summary %d), want 3500", len(r.NoReport), r.Summary.NoReport)
+	}
+	for i, m := range r.NoReport[2000:] {
+		if want := (NodeModule{"dead", fmt.Sprintf("module-%04d", i)}); m != want {
+			t.Fatalf("no_report[%d] is %v, want %v", 2000+i, m, want)
+		}
 	}
 }
 

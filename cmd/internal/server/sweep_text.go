@@ -10,9 +10,14 @@ import (
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
+// noReportNamed is how many modules without a report WriteSweep names:
+// a node that went quiet has all its modules there, which the JSON lists.
+const noReportNamed = 10
+
 // WriteSweep writes the sweep for people, worst first: a block per failed
 // finding, a line per failed module r names (FailedModules), a block per
-// other finding, a line per orphan; then the summary, with a line saying
+// other finding, a line per orphan, a line per module without a report
+// (the first noReportNamed, then how many more); then the summary, with a line saying
 // how many modules failed when any did. Every text from the bus is
 // escaped, so no key or why can move the terminal (a why or reason is
 // quoted).
@@ -35,7 +40,14 @@ func WriteSweep(w io.Writer, r SweepReply) {
 	for _, o := range r.Orphans {
 		fmt.Fprintf(w, "%-12s  %s %s  %s\n", "orphan", control.Escape(o.Bucket), control.Escape(o.Key), strconv.Quote(o.Why))
 	}
-	if len(r.Findings)+len(r.FailedModules)+len(r.Orphans) > 0 {
+	for i, m := range r.NoReport {
+		if i == noReportNamed {
+			fmt.Fprintf(w, "%-12s  and %d more (sweep --json lists them)\n", "no report", len(r.NoReport)-i)
+			break
+		}
+		fmt.Fprintf(w, "%-12s  %s/%s\n", "no report", control.Escape(m.Node), control.Escape(m.Module))
+	}
+	if len(r.Findings)+len(r.FailedModules)+len(r.Orphans)+len(r.NoReport) > 0 {
 		fmt.Fprintln(w)
 	}
 	s := r.Summary

@@ -132,7 +132,7 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 
 // sweepPage is one page of the reply, and how many pages it has: the head
 // (what, at, stood_after, summary, missing_buckets) on every page,
-// findings then orphans paged as the other answers are.
+// findings, orphans then no_report paged as the other answers are.
 func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	head := plainJSON(struct {
 		What           string   `json:"what"`
@@ -142,13 +142,16 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 		MissingBuckets []string `json:"missing_buckets,omitempty"`
 	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets})
 	head = head[1 : len(head)-1]
-	lists := []itemList{{"findings", nil}, {"orphans", nil}}
+	lists := []itemList{{"findings", nil}, {"orphans", nil}, {"no_report", nil}}
 	room := limit - listsOverhead(head, lists)
 	for _, f := range r.Findings {
 		lists[0].items = append(lists[0].items, findingJSON(f, room))
 	}
 	for _, o := range r.Orphans {
 		lists[1].items = append(lists[1].items, plainJSON(o))
+	}
+	for _, m := range r.NoReport {
+		lists[2].items = append(lists[2].items, plainJSON(m))
 	}
 	return pageListsOf(head, page, lists, limit)
 }
