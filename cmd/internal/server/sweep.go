@@ -224,8 +224,11 @@ func (s *sweeper) orphan(node, module string) string {
 	return ""
 }
 
-func (s *sweeper) outOfShape(bucket, key, why string) {
-	s.oos = append(s.oos, Finding{Verdict: VerdictOutOfShape, Owner: ownerClient, Bucket: bucket, Key: key, Why: why, Count: 1})
+// outOfShape makes e, a key of bucket, a finding out of shape, since its
+// entry was written (every finding says since when, as SPEC §6.2's do).
+func (s *sweeper) outOfShape(bucket string, e jetstream.KeyValueEntry, why string) {
+	s.oos = append(s.oos, Finding{Verdict: VerdictOutOfShape, Owner: ownerClient, Bucket: bucket, Key: e.Key(), Why: why,
+		Since: e.Created().UTC().Format(time.RFC3339), Count: 1})
 }
 
 func (s *sweeper) addOrphan(bucket, key, why string) {
@@ -273,7 +276,7 @@ func (s *sweeper) needs(es []jetstream.KeyValueEntry) {
 
 func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 	if r.keyWhy != "" {
-		s.outOfShape(spec.NeedsBucket, e.Key(), r.keyWhy)
+		s.outOfShape(spec.NeedsBucket, e, r.keyWhy)
 		s.res.needs[needLabels{verdict: "out_of_shape"}]++
 		return
 	}
@@ -283,7 +286,7 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 		return
 	}
 	if r.valueWhy != "" {
-		s.outOfShape(spec.NeedsBucket, e.Key(), r.valueWhy)
+		s.outOfShape(spec.NeedsBucket, e, r.valueWhy)
 		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
 		return
 	}
@@ -374,7 +377,7 @@ func (s *sweeper) provider(name, why, node, module string) string {
 func (s *sweeper) report(e jetstream.KeyValueEntry) {
 	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["applied"].tokens)
 	if why != "" {
-		s.outOfShape(spec.AppliedBucket, e.Key(), why)
+		s.outOfShape(spec.AppliedBucket, e, why)
 		return
 	}
 	if o := s.orphan(d[0], d[1]); o != "" {
@@ -384,7 +387,7 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 	s.reported[NodeModule{d[0], d[1]}] = true
 	v, why := checkReport(d, e.Value())
 	if why != "" {
-		s.outOfShape(spec.AppliedBucket, e.Key(), why)
+		s.outOfShape(spec.AppliedBucket, e, why)
 		return
 	}
 	sum := &s.res.reply.Summary
@@ -406,7 +409,7 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 func (s *sweeper) item(e jetstream.KeyValueEntry) {
 	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["collect"].tokens)
 	if why != "" {
-		s.outOfShape(spec.CollectBucket, e.Key(), why)
+		s.outOfShape(spec.CollectBucket, e, why)
 		return
 	}
 	if o := s.orphan(d[0], d[2]); o != "" { // the contributor is the module
@@ -414,7 +417,7 @@ func (s *sweeper) item(e jetstream.KeyValueEntry) {
 		return
 	}
 	if _, why := checkItem(d, e.Value()); why != "" {
-		s.outOfShape(spec.CollectBucket, e.Key(), why)
+		s.outOfShape(spec.CollectBucket, e, why)
 	}
 }
 

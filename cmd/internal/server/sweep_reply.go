@@ -74,7 +74,8 @@ type NeedCounts struct {
 // Finding is a group of needs that share verdict, owner, kind, name and
 // why; or, with verdict "out of shape", one key of Bucket that is not of
 // its shape or whose value is not (values.go). Since is the earliest last
-// state change of its needs. Count is how many needs it holds; Needs
+// state change of its needs (out of shape: when its key's entry was
+// written). Count is how many needs it holds; Needs
 // lists them, all but NeedsLeftOut of them when the list alone would not
 // fit in a reply.
 type Finding struct {

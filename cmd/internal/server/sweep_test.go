@@ -439,3 +439,30 @@ func TestSweepCacheKeepsFewPagedSweeps(t *testing.T) {
 		t.Errorf("after a sweep %s later: %d kept, want 1", 2*pagesKeptFor, n)
 	}
 }
+
+// TestEveryFindingSaysSince: SPEC §6.2's findings each say since when;
+// a key out of shape says since when its KV entry stands, so an operator
+// tells a key written wrong a minute ago from one left for a month.
+func TestEveryFindingSaysSince(t *testing.T) {
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	before := time.Now().Add(-time.Second)
+	now := plantFleet(t, js, 0)
+	r, err := sweep(testCtx(t), js, SweepParams{StoodAfter: time.Hour}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oos := 0
+	for _, f := range r.reply.Findings {
+		if f.Verdict == VerdictOutOfShape {
+			oos++
+		}
+		at, err := time.Parse(time.RFC3339, f.Since)
+		if err != nil || at.Before(before.Truncate(time.Second)) || at.After(now) {
+			t.Errorf("finding %s says since %q, want the time its entry was written (RFC 3339): %v", line(f), f.Since, err)
+		}
+	}
+	if oos != 5 {
+		t.Errorf("%d out-of-shape findings, want 5", oos)
+	}
+}
