@@ -177,7 +177,10 @@ func TestParseAssignmentRules(t *testing.T) {
 		{"ref scheme", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "https://x/y.tar" }, "templates.ref"},
 		{"ref obj without name", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "obj://mesh-artifacts/" }, "obj://<bucket>/<name>"},
 		{"ref obj bad bucket", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "obj://a.b/x" }, "obj://<bucket>/<name>"},
-		{"ref file relative", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file://tmp/x.tar" }, "not absolute"},
+		{"ref file relative", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file://tmp/x.tar" }, `names host "tmp"`},
+		{"ref file other host", func(m map[string]any) {
+			plan(m)["templates"].(map[string]any)["ref"] = "file://forge.mesh.internal/srv/x.tar"
+		}, `templates.ref "file://forge.mesh.internal/srv/x.tar" is not file:///<absolute path>: it names host "forge.mesh.internal": only a file of this machine is read`},
 		{"ref file dotdot", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file:///tmp/../x.tar" }, `".."`},
 		{"ref file bad escape", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file:///srv/50%off.tar" }, `a "%" in a file name is written %25`},
 		{"ref file escaped dotdot", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "file:///srv/%2E%2E/x.tar" }, `".."`},
@@ -338,11 +341,16 @@ func TestParseAssignmentNoTemplatesNeeded(t *testing.T) {
 	}
 }
 
+// A file:// ref is file:///<absolute path>, or the same path on the host
+// "localhost" (RFC 8089: file://localhost/p is file:///p).
 func TestParseAssignmentFileRef(t *testing.T) {
-	m := example(t)
-	plan(m)["templates"].(map[string]any)["ref"] = "file:///srv/templates/cc.tar.gz"
-	if _, err := ParseAssignment("ace.claude-code", marshal(t, m)); err != nil {
-		t.Fatal(err)
+	for _, ref := range []string{"file:///srv/templates/cc.tar.gz", "file://localhost/srv/templates/cc.tar.gz",
+		"file://LOCALHOST/srv/templates/cc.tar.gz"} {
+		m := example(t)
+		plan(m)["templates"].(map[string]any)["ref"] = ref
+		if _, err := ParseAssignment("ace.claude-code", marshal(t, m)); err != nil {
+			t.Errorf("%s: %v", ref, err)
+		}
 	}
 }
 
