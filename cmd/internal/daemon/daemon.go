@@ -164,7 +164,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.mesh.PlansBefore(d.out.KeptPlansBefore())
 	d.startedAt = time.Now()
 
-	sub, err := vault.WatchChanged(nc, func(name string) { d.send(ctx, secretChanged{name}) })
+	sub, err := vault.WatchChanged(nc, d.log, func(name string) { d.send(ctx, secretChanged{name}) })
 	if err != nil {
 		return err
 	}

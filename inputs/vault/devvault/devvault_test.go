@@ -251,7 +251,7 @@ func TestSecretChanged(t *testing.T) {
 	watcher := bustest.Connect(t, e.srv)
 	var mu sync.Mutex
 	var got []string
-	sub, err := vault.WatchChanged(watcher, func(s string) {
+	sub, err := vault.WatchChanged(watcher, zerolog.Nop(), func(s string) {
 		mu.Lock()
 		got = append(got, s)
 		mu.Unlock()
