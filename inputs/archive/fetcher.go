@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/nodes"
 )
@@ -35,6 +37,11 @@ func Broken(err error) bool {
 // DefaultTimeout is how long one try of a fetch may take (Fetcher.Timeout).
 const DefaultTimeout = 30 * time.Second
 
+// DefaultRecheck is how long at most a fetch waits before it tries again
+// when an obj:// ref's object store bucket does not exist (Fetcher.Recheck):
+// SPEC §2.2 has a bucket not there yet looked for again at least every 5 s.
+const DefaultRecheck = 5 * time.Second
+
 // Fetcher gets templates archives from a Store in the background, delivers
 // each outcome on Fetched and, until an archive is got, fetches it again
 // with backoff (doubling up to its cap) until Retain drops it. That holds
@@ -52,6 +59,13 @@ type Fetcher struct {
 	// try fails with a reason saying so, worth waiting on. Set it before
 	// the first Fetch.
 	Timeout time.Duration
+	// Recheck caps the wait before the next try of an obj:// ref whose
+	// object store bucket does not exist (DefaultRecheck if not positive):
+	// the bucket is looked for again at least that often, as every
+	// bucket is (SPEC §2.2), however far the backoff has grown. A bucket
+	// that exists without the object waits the backoff. Set it before
+	// the first Fetch.
+	Recheck time.Duration
 
 	ctx     context.Context
 	store   *Store
@@ -140,7 +154,15 @@ func (f *Fetcher) run(fe *fetch) {
 	case err == nil:
 		delete(f.pending, fe)
 	default:
-		fe.timer = time.AfterFunc(f.backoff.Next(fe.attempt), func() {
+		wait := f.backoff.Next(fe.attempt)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			recheck := f.Recheck
+			if recheck <= 0 {
+				recheck = DefaultRecheck
+			}
+			wait = min(wait, recheck)
+		}
+		fe.timer = time.AfterFunc(wait, func() {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if f.pending[fe] && f.ctx.Err() == nil {

@@ -11,7 +11,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
 )
 
 func startJetStream(t *testing.T) jetstream.JetStream {
@@ -92,5 +94,48 @@ func TestGetObjectStoreWithoutJetStream(t *testing.T) {
 	wantErr(t, err, nil, "obj://b/n", "no JetStream connection")
 	if errors.Is(err, ErrNotThereYet) {
 		t.Fatal("a missing JetStream connection is not something to wait for")
+	}
+}
+
+// An obj:// ref whose object store bucket does not exist yet is looked for
+// again at least every Recheck (SPEC §2.2: a bucket not there yet is
+// looked for again at least every 5 s), however far the fetch's backoff
+// has grown: the lab may make the bucket after the plan is published.
+func TestAMissingObjectStoreBucketIsLookedForAgainEveryRecheck(t *testing.T) {
+	js := startJetStream(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := NewFetcher(ctx, &Store{Dir: t.TempDir(), JS: js}, backoff.Doubling{Min: time.Hour, Max: time.Hour})
+	f.Recheck = 50 * time.Millisecond
+	data := makeTar(t, true, sampleMembers()...)
+	w := nodes.ArchiveWant{Module: "web", Ref: "obj://mesh-artifacts/web.tar.gz", Digest: digestOf(data)}
+	f.Fetch(w)
+	r, ok := nextFetched(t, f, 30*time.Second)
+	if !ok || !errors.Is(r.Err, ErrNotThereYet) || Broken(r.Err) {
+		t.Fatalf("first try: %+v, %v", r, ok)
+	}
+	obs, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "mesh-artifacts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.PutBytes(ctx, "web.tar.gz", data); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, ok := nextFetched(t, f, 30*time.Second)
+		if !ok {
+			t.Fatal("the bucket and the archive came, and no fetch within 30s got them (backoff 1h)")
+		}
+		switch {
+		case r.Err == nil:
+			if string(r.Members["config.toml"]) != string(sampleWant["config.toml"]) {
+				t.Fatalf("members = %q", r.Members)
+			}
+			return
+		case errors.Is(r.Err, jetstream.ErrObjectNotFound):
+			return // a try between the bucket and its object: it found the bucket
+		case !errors.Is(r.Err, jetstream.ErrBucketNotFound):
+			t.Fatalf("a try failed otherwise: %v", r.Err)
+		}
 	}
 }

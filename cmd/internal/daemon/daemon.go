@@ -155,6 +155,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}}
 	d.fetcher = archive.NewFetcher(ctx, store, retry)
 	d.fetcher.Timeout = d.cfg.FetchTimeout
+	d.fetcher.Recheck = d.cfg.Recheck
 	if d.out, err = d.newStage(nc); err != nil {
 		return err
 	}
