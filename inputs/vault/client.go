@@ -171,9 +171,16 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 		}
 		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s on %s: %v", secret, subject, err)}
 	}
+	// A reply out of shape is described, never quoted (the JSON decoder's
+	// errors quote a byte of it): a vault gone wrong may have put the
+	// value there, and the reason goes to logs and reports.
 	var rep Reply
 	if err := json.Unmarshal(msg.Data, &rep); err != nil {
-		return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s is not JSON: %v", secret, err)}
+		what := "is not JSON"
+		if json.Valid(msg.Data) {
+			what = `is not {"status", "box", "reason"} JSON`
+		}
+		return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s %s (%d bytes)", secret, what, len(msg.Data))}
 	}
 	switch rep.Status {
 	case StatusSealed:
@@ -195,7 +202,8 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 		}
 		return Result{Outcome: Refused, Reason: reason}
 	}
-	return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s has unknown status %q", secret, cutReason(rep.Status))}
+	return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s has a status (%d bytes) that is not sealed, absent or refused",
+		secret, len(rep.Status))}
 }
 
 // maxReason bounds a reason the vault gives: it goes into log lines and
