@@ -2,6 +2,9 @@ package vault
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +47,61 @@ func TestAVaultReplyOutOfShapeIsNotEchoed(t *testing.T) {
 			if strings.Contains(r.Reason, leak) {
 				t.Errorf("reply %d: reason %q shows %q of it", len(reply), r.Reason, leak)
 			}
+		}
+	}
+}
+
+// The request on the wire is SPEC §4.2's JSON, on
+// mesh-vault.get.provisioner.<node>: secret, node, module and public_key
+// (base64 of 32 bytes), and credential only in a provisions entry's
+// request; vault names carry a provisions entry's local when not empty.
+func TestTheVaultRequestIsTheSpecsJSON(t *testing.T) {
+	nc := bustest.Connect(t, bustest.Start(t))
+	got := make(chan map[string]any, 1)
+	if _, err := nc.Subscribe("mesh-vault.get.provisioner.ace", func(m *nats.Msg) {
+		var q map[string]any
+		if err := json.Unmarshal(m.Data, &q); err != nil {
+			t.Errorf("request %q: %v", m.Data, err)
+		}
+		got <- q
+		m.Respond([]byte(`{"status":"absent"}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{NC: nc, Node: "ace", Keys: keys, Timeout: 30 * time.Second}
+	for _, a := range []struct{ name, module, credential string }{
+		{spec.OwnSecretName("claude-code", "api-key"), "claude-code", ""},
+		{spec.ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code", ""), "claude-code", "token"},
+		{spec.ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code", "second"), "claude-code", "ssh-key"},
+		{spec.PairSecretName("gitea", "gitea-read", "g14", "web", "second"), "gitea", ""},
+	} {
+		if r := c.AskCredential(context.Background(), a.name, a.module, a.credential); r.Outcome != Absent {
+			t.Fatalf("%s: %s", a.name, r)
+		}
+		q := <-got
+		want := map[string]any{"secret": a.name, "node": "ace", "module": a.module, "public_key": keys.PublicBase64()}
+		if a.credential != "" {
+			want["credential"] = a.credential
+		}
+		if !maps.Equal(q, want) {
+			t.Errorf("request %v, want %v", q, want)
+		}
+		if pub, err := base64.StdEncoding.DecodeString(q["public_key"].(string)); err != nil || len(pub) != 32 {
+			t.Errorf("public_key %v is not base64 of 32 bytes", q["public_key"])
+		}
+	}
+	for name, want := range map[string]string{
+		spec.ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code", ""):       "provision/gitea/gitea-read/ace/claude-code",
+		spec.ProvisionSecretName("gitea", "gitea-read", "ace", "claude-code", "second"): "provision/gitea/gitea-read/ace/claude-code/second",
+		spec.PairSecretName("gitea", "gitea-read", "g14", "web", ""):                    "pair/gitea/gitea-read/g14/web",
+		spec.OwnSecretName("claude-code", "api-key"):                                    "own/claude-code/api-key",
+	} {
+		if name != want {
+			t.Errorf("vault name %q, want %q", name, want)
 		}
 	}
 }
