@@ -1,7 +1,8 @@
 // Command mesh-fill is the node-engine side of the fill socket (SPEC §4.3)
 // for the lab, tests and machines without mesh-host. It exits 2 when it
-// cannot start: a flag out of shape, another mesh-fill on its --state-dir,
-// a state file it cannot trust (the message names it and how to recover).
+// cannot start: a flag out of shape, a --state-dir that is the --root (every
+// request would be refused), another mesh-fill on its --state-dir, a state
+// file it cannot trust (the message names it and how to recover).
 // SIGINT and SIGTERM stop it (exit 0); SIGHUP is logged and ignored.
 //
 //	mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--log-format json|console]

@@ -2,6 +2,7 @@ package fill
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,39 @@ func (s *Server) ownDir(p, at string) error {
 		return forbid("path %q leads into mesh-fill's state dir %s, which no request may write", p, s.StateDir)
 	}
 	return nil
+}
+
+// stateDirApart refuses a state dir that is the root itself (where
+// requests write: "/" without one): no request may write into the state
+// dir (ownDir), so every request would be refused with a 403, and its lock
+// file would be made among the files it serves. The other overlaps serve:
+// a state dir below the root leaves the rest of the root writable (what
+// leads into the state dir alone is refused), and a root below the state
+// dir is reached by no request's path at its top, where the state files
+// and the lock are (the ledger reads nothing deeper). Compared by identity
+// (symlinks, a bind mount of one at the other's path), as the root and
+// the state dir are opened; a state dir not made yet is not the root.
+func stateDirApart(root, stateDir string) error {
+	if stateDir == "" {
+		return nil
+	}
+	if root == "" {
+		root = "/"
+	}
+	sfi, err := os.Stat(stateDir)
+	if err != nil {
+		return nil // missing: made at start, so not the root; another error is the lock's to say
+	}
+	rfi, err := os.Stat(root)
+	if err != nil || !os.SameFile(sfi, rfi) {
+		return nil
+	}
+	by := "--root " + root
+	if root == "/" {
+		by = "the root / (no --root)"
+	}
+	return fmt.Errorf("--state-dir %s is %s: every request would be refused, as none may write into the state dir; "+
+		"give --state-dir a directory outside the root (the default /var/lib/mesh-fill, with --root another) or below it", stateDir, by)
 }
 
 // stateDirAt is where the state dir is as a request's path would name it

@@ -53,6 +53,9 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	if d := filepath.Dir(socketPath); !isDirPath(d) {
 		return fmt.Errorf("fill socket %s: its directory %s is not there: make it, or name another socket with --socket", socketPath, d)
 	}
+	if err := stateDirApart(s.Root, s.StateDir); err != nil {
+		return fmt.Errorf("fill socket %s: %w", socketPath, err)
+	}
 	if s.StateDir != "" {
 		unlock, err := lockStateDir(s.StateDir) // held until Serve returns: the process's life, in mesh-fill
 		if err != nil {
