@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/google/renameio/v2"
+	"github.com/rs/zerolog"
 )
 
 // held is what mesh-fill wrote at one path for one module. The ledger
@@ -47,6 +48,11 @@ type ledger struct {
 	modules map[string]map[string]held
 	byPath  map[string]map[string]bool // path -> the modules holding it
 	pending map[string][]Program       // module -> programs to run not yet run (pending.go)
+	// taken is the state dir as load found it, unlock lets its lock go,
+	// log says what ensureDir did (stateagain.go).
+	taken  fs.FileInfo
+	unlock func()
+	log    zerolog.Logger
 }
 
 func (l *ledger) init() {
@@ -215,6 +221,15 @@ func (l *ledger) save(module string, files map[string]held) error {
 	if l.dir == "" {
 		return nil
 	}
+	if err := l.ensureDir(); err != nil {
+		return err
+	}
+	return l.writeState(module, files)
+}
+
+// writeState writes module's state file, or removes it when it holds
+// nothing (l.mu held, l.dir set).
+func (l *ledger) writeState(module string, files map[string]held) error {
 	p := l.stateFile(module)
 	if len(files) == 0 {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

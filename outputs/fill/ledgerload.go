@@ -34,12 +34,16 @@ import (
 func (l *ledger) load(dir string, log zerolog.Logger, locate func(string) string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.dir = dir
+	l.dir, l.log = dir, log
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("state dir %s: %w", dir, err)
 	}
 	if err := trustedStateDir(dir); err != nil {
 		return err
+	}
+	taken, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", dir, err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -78,6 +82,7 @@ func (l *ledger) load(dir string, log zerolog.Logger, locate func(string) string
 		l.modules, l.byPath, l.pending = nil, nil, nil
 		return errors.Join(bad...)
 	}
+	l.taken = taken
 	log.Info().Str("state_dir", dir).Int("modules", len(l.modules)).Int("modules_with_programs_pending", len(l.pending)).Msg("state read")
 	return nil
 }

@@ -66,12 +66,12 @@ func (l *ledger) intend(module string, progs []Program) ([]Program, error) {
 		return all, nil
 	}
 	if l.dir != "" {
-		raw, err := json.Marshal(pendingState{Module: module, Programs: all})
+		err := l.ensureDir()
 		if err == nil {
-			err = renameio.WriteFile(l.pendingFile(module), raw, 0o600)
+			err = l.writePending(module, all)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("keeping the programs to run in %s: %w", l.pendingFile(module), err)
+			return nil, err
 		}
 	}
 	if l.pending == nil {
@@ -104,8 +104,23 @@ func (l *ledger) ran(module string, failed []Program) error {
 	if l.dir == "" {
 		return nil
 	}
+	if err := l.ensureDir(); err != nil {
+		return err
+	}
 	if err := os.Remove(l.pendingFile(module)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clearing the programs run from %s: %w", l.pendingFile(module), err)
+	}
+	return nil
+}
+
+// writePending writes module's pending file (l.mu held, l.dir set).
+func (l *ledger) writePending(module string, progs []Program) error {
+	raw, err := json.Marshal(pendingState{Module: module, Programs: progs})
+	if err == nil {
+		err = renameio.WriteFile(l.pendingFile(module), raw, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("keeping the programs to run in %s: %w", l.pendingFile(module), err)
 	}
 	return nil
 }

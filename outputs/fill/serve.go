@@ -61,7 +61,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		if err != nil {
 			return fmt.Errorf("fill socket %s: %w", socketPath, err)
 		}
-		defer unlock()
+		s.state.take(unlock)
+		defer s.state.letGo()
 		if err := s.state.load(s.StateDir, s.Log, s.leadsTo); err != nil {
 			return fmt.Errorf("fill socket %s: %w", socketPath, err)
 		}
