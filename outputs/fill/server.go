@@ -11,6 +11,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -76,6 +77,9 @@ type Server struct {
 	// that stopped halfway through a body, or a client that leaks its
 	// connections, held a goroutine and a descriptor each for ever.
 	ReadTimeout, IdleTimeout time.Duration
+	// MaxRequests bounds the requests processed at once (0:
+	// DefaultMaxRequests); those over it wait (slots.go).
+	MaxRequests int
 
 	busy  pathLocks
 	state ledger
@@ -85,6 +89,12 @@ type Server struct {
 	// write, when set, writes a request's files instead of writeAll (for a
 	// benchmark's baseline, and for a test to act before the write).
 	write func(ds *dirs, steps []step) error
+
+	slotsOnce sync.Once
+	slots     chan struct{} // one per request processed (admit)
+	// waiting, when set (by a test), is called as a request starts to
+	// wait for a slot.
+	waiting func()
 }
 
 // DefaultSyncFSFrom is Server.SyncFSFrom's default: a change of a few
@@ -119,6 +129,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use %s", r.Method, want))
 		return
 	}
+	release, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	if want == http.MethodDelete {
 		s.serveDelete(w, r, strings.TrimPrefix(r.URL.Path, ModulesPath))
 		return

@@ -1,0 +1,57 @@
+package fill
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultMaxRequests is Server.MaxRequests's default: the client sends
+// at most 8 modules' requests at once (outputs/stage), so its cold start
+// never waits, and a burst holds at most 8 bodies of up to MaxBody in
+// memory (with each its files decoded, and what it read to merge into).
+const DefaultMaxRequests = 8
+
+func (s *Server) maxRequests() int {
+	if s.MaxRequests > 0 {
+		return s.MaxRequests
+	}
+	return DefaultMaxRequests
+}
+
+// admit takes one of the server's MaxRequests slots for a request, before
+// its body is read: a burst of requests held up to MaxBody each in memory
+// at once, and could exhaust it. A request over the cap waits for a slot
+// (it is not refused: the client's cold start sends several at once), as
+// long as its client waits and at most the read timeout; past that it is
+// answered 503 naming the cap. Its body then has the whole read timeout
+// again. ok false: answered, or its client gone.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	s.slotsOnce.Do(func() { s.slots = make(chan struct{}, s.maxRequests()) })
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		if s.waiting != nil {
+			s.waiting()
+		}
+		wait := orDefault(s.ReadTimeout, DefaultReadTimeout)
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case s.slots <- struct{}{}:
+		case <-r.Context().Done():
+			return nil, false
+		case <-timer.C:
+			s.Log.Warn().Str("request", r.Method+" "+r.URL.Path).Int("max_requests", s.maxRequests()).
+				Msg("request waited for a slot for the whole read timeout: answered 503")
+			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("mesh-fill is processing %d requests (its --max-requests) and this one waited %s for one of them to end; send it again",
+				s.maxRequests(), wait))
+			return nil, false
+		}
+	}
+	// the wait is not the body's: its read has the whole timeout
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(orDefault(s.ReadTimeout, DefaultReadTimeout)))
+	var once sync.Once
+	return func() { once.Do(func() { <-s.slots }) }, true
+}
