@@ -18,9 +18,16 @@ import (
 
 // TestMain runs mesh-fill's main instead of the tests when MESH_FILL_ARGS
 // is set (its arguments, split on spaces): meshFill starts the test binary
-// so, as a process of its own.
+// so, as a process of its own; MESH_FILL_NOFILE, when set, is its
+// open-file limit.
 func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv("MESH_FILL_ARGS"); ok {
+		if n, err := strconv.ParseUint(os.Getenv("MESH_FILL_NOFILE"), 10, 64); err == nil {
+			// the open-file limit mesh-fill runs with (a unit's LimitNOFILE=)
+			if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+				panic(err)
+			}
+		}
 		os.Args = append([]string{"mesh-fill"}, strings.Fields(args)...)
 		main()
 		os.Exit(0)

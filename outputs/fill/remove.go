@@ -121,6 +121,9 @@ func (s *Server) removeModule(module string) ([]FileResult, error) {
 	if len(drop) == 0 {
 		return []FileResult{}, nil
 	}
+	if err := s.checkDirs(nil, drop); err != nil {
+		return nil, err
+	}
 	ds, err := s.openDirs()
 	if err != nil {
 		return nil, err

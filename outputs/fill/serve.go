@@ -71,6 +71,9 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 			return fmt.Errorf("fill socket %s: state dir %s: %w", socketPath, s.StateDir, err)
 		}
 	}
+	if s.dirLimit == 0 {
+		s.dirLimit = dirLimitFor(openFileLimit(), s.maxRequests())
+	}
 	if err := removeStale(socketPath); err != nil {
 		return err
 	}
@@ -93,7 +96,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	defer pending.Wait() // before the state dir is let go
 	pending.Go(func() { s.runPending(ctx) })
 	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Ints("allow_uids", s.AllowUIDs).
-		Strs("allow", s.Allow).Strs("allow_units", s.AllowUnits).Str("state_dir", s.StateDir).Msg("fill socket listening")
+		Strs("allow", s.Allow).Strs("allow_units", s.AllowUnits).Str("state_dir", s.StateDir).
+		Int("max_requests", s.maxRequests()).Int("max_dirs_per_request", s.dirLimit).Msg("fill socket listening")
 
 	select {
 	case err := <-errc:

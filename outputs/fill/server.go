@@ -95,6 +95,9 @@ type Server struct {
 	// waiting, when set (by a test), is called as a request starts to
 	// wait for a slot.
 	waiting func()
+	// dirLimit is the most directories one request may work in (0: no
+	// limit); Serve sets it from the open-file limit (dirlimit.go).
+	dirLimit int
 }
 
 // DefaultSyncFSFrom is Server.SyncFSFrom's default: a change of a few
@@ -242,6 +245,13 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 // request no longer names, then run the programs.
 func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	fail := func(err error) (Response, error) { return Response{}, fmt.Errorf("module %s: %w", req.Module, err) }
+	var drop map[string]held
+	if req.Whole {
+		drop = s.state.files(req.Module) // those named are taken out below
+	}
+	if err := s.checkDirs(req.Files, drop); err != nil {
+		return fail(err)
+	}
 	steps, ds, err := s.plan(req)
 	if err != nil {
 		return fail(err)
@@ -255,12 +265,8 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	for _, st := range steps {
 		named[st.t.at()] = held{Path: st.file.Path, Form: st.file.Form, Keys: st.keys}
 	}
-	var drop map[string]held
-	if req.Whole {
-		drop = s.state.files(req.Module)
-		for p := range named {
-			delete(drop, p)
-		}
+	for p := range named {
+		delete(drop, p)
 	}
 	blocks, gone, err := s.removals(ds, req.Module, drop)
 	if err != nil {
