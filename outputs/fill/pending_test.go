@@ -96,8 +96,12 @@ func TestAProgramThatFailedRunsAgainAtTheModulesNextRequest(t *testing.T) {
 	}
 	stop()
 	c, _ = runUntilStopped(t, &Server{Root: root, StateDir: state, Command: cmd}, newLog(t))
-	bustest.Eventually(t, 5*time.Second, func() error { _, err := os.Stat(runs); return err }) // the start runs it
-	mustRead(t, runs, "restart app.service\n")
+	bustest.Eventually(t, 30*time.Second, func() error { // the start runs it (the file is there before its line)
+		if b, _ := os.ReadFile(runs); string(b) != "restart app.service\n" {
+			return fmt.Errorf("runs holds %q", b)
+		}
+		return nil
+	})
 	resp := fillOK(t, c, req)
 	if resp.Files[0].Action != ActionUnchanged || resp.Program == nil || resp.Program.Action != ProgramNone {
 		t.Errorf("the request after the restart succeeded: %+v %+v", resp.Files, resp.Program)
