@@ -20,6 +20,15 @@ import (
 // MaxBody bounds a request body: 64 MiB of files as base64, plus slack.
 const MaxBody = 64<<20*4/3 + 1<<20
 
+// MaxFiles bounds the files one request names. A body of MaxBody holds
+// some 2.5 million files of a short path and no content, each about 2 KB
+// of memory while the request is processed (its step, lock, ledger and
+// answer entries): 200,000 such files took 370 MB, so a request or a
+// careless plan could exhaust the machine's memory; and the client reads
+// an answer of at most 16 MiB, about 100,000 files' results. Five times a
+// cold start's whole node (10,000 files) is far more than a module has.
+const MaxFiles = 50_000
+
 // DefaultReadTimeout is far more than a body of MaxBody takes over a unix
 // socket; DefaultIdleTimeout outlasts the client's refill (1 min), so the
 // connections it keeps are rarely closed under it (when one is, the
@@ -160,6 +169,10 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	if s.OnRequest != nil {
 		s.OnRequest(req)
+	}
+	if len(req.Files) > MaxFiles {
+		s.answerError(w, req.Module, refuse("module %s: the request names %d files; mesh-fill takes at most %d in one request", req.Module, len(req.Files), MaxFiles))
+		return
 	}
 
 	// where they lead: two names of one file are one path. A path that is
