@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/novox/mesh-provisioner/outputs/fill"
@@ -62,5 +63,47 @@ func mustNotExist(t *testing.T, p string) {
 	t.Helper()
 	if _, err := os.Lstat(p); !os.IsNotExist(err) {
 		t.Errorf("%s is there (%v)", p, err)
+	}
+}
+
+// TestTheStartSweepsEveryModulesDirectoriesWhateverTheirNumber: two
+// modules with files in 600 directories each, under an open-file limit of
+// 1024, both have the stale temp file beside their last file removed at
+// start. Before, the start opened every module's directories at once, and
+// those past the limit were not swept (the temp file, which may hold a
+// secret, stayed).
+func TestTheStartSweepsEveryModulesDirectoriesWhateverTheirNumber(t *testing.T) {
+	t.Setenv("MESH_FILL_NOFILE", "1024")
+	root, state := t.TempDir(), t.TempDir()
+	p := start(t, "--root", root, "--state-dir", state, "--max-requests", "1")
+	c := &fill.Client{Socket: p.sock}
+	for _, m := range []string{"a", "b"} {
+		req := fill.Request{Module: m, Whole: true}
+		for i := range 600 {
+			req.Files = append(req.Files, fill.File{Path: fmt.Sprintf("/%s/d%03d/f.conf", m, i), Form: fill.FormOwned, Content: []byte("x\n")})
+		}
+		if _, err := c.Fill(t.Context(), req); err != nil {
+			t.Fatalf("module %s: %v", m, err)
+		}
+	}
+	c.CloseIdle()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.said())
+	}
+	var stale []string
+	for _, m := range []string{"a", "b"} {
+		tmp := filepath.Join(root, m, "d599", ".f.conf.mesh-fill-tmp-0123456789abcdef")
+		if err := os.WriteFile(tmp, []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stale = append(stale, tmp)
+	}
+	p = start(t, "--root", root, "--state-dir", state, "--max-requests", "1")
+	if !p.running() {
+		t.Fatalf("exited; stderr:\n%s", p.said())
+	}
+	for _, tmp := range stale {
+		mustNotExist(t, tmp)
 	}
 }

@@ -135,14 +135,19 @@ func (s *Server) sweepBeside(ds *dirs, module string, paths []string) {
 // ledger holds: those of a mesh-fill killed mid-request, before it serves
 // any (a module's next whole request sweeps beside its paths too, those
 // its first request had not yet recorded included).
+//
+// Each module's directories are opened, and closed, on their own: all
+// the modules' at once outnumbered the open-file limit on a node whose
+// modules' files are in many directories, and those opened past it were
+// not swept (a kept temp file of a secret's stayed on disk).
 func (s *Server) sweepHeld() {
-	ds, err := s.openDirs()
-	if err != nil {
-		s.Log.Warn().Err(err).Msg("stale temp files not looked for")
-		return
-	}
-	defer ds.close()
 	for module, paths := range s.state.allPaths() {
+		ds, err := s.openDirs()
+		if err != nil {
+			s.Log.Warn().Err(err).Msg("stale temp files not looked for")
+			return
+		}
 		s.sweepBeside(ds, module, paths)
+		ds.close()
 	}
 }
