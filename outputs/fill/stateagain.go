@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/novox/mesh-provisioner/outputs/dirlock"
 )
 
 // The state dir deleted while mesh-fill runs (an operator's rm -rf, a
@@ -41,11 +43,22 @@ func (l *ledger) remake() error {
 	if err := trustedStateDir(l.dir); err != nil {
 		return err
 	}
+	fi, err := os.Stat(l.dir)
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", l.dir, err)
+	}
 	unlock, err := lockStateDir(l.dir)
+	if inUse := (*dirlock.InUseError)(nil); errors.As(err, &inUse) && inUse.Holder != nil && inUse.Holder.PID == os.Getpid() {
+		// this process holds its lock: it is the dir taken, though its
+		// identity looked another (a filesystem whose inode numbers
+		// change); were it taken again, every request would fail on
+		// the process's own lock
+		l.taken = fi
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(l.dir)
 	for module, files := range l.modules {
 		if err == nil {
 			err = l.writeState(module, files)

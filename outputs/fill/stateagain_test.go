@@ -72,3 +72,27 @@ func TestAStateDirDeletedWhileServingIsMadeAgain(t *testing.T) {
 	mustAbsent(t, filepath.Join(root, "etc/b.conf"))
 	mustRead(t, filepath.Join(root, "etc/a.conf"), "a2\n")
 }
+
+// TestAStateDirThatOnlyLooksAnotherIsKept: a state dir whose identity
+// looks changed (as on a filesystem whose inode numbers change) but whose
+// lock this process holds is the dir taken: the request is answered, and
+// nothing is said of a state dir made again. Were it taken again, every
+// request failed on the process's own lock.
+func TestAStateDirThatOnlyLooksAnotherIsKept(t *testing.T) {
+	root, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	log := newLog(t)
+	s := &Server{Root: root, StateDir: state}
+	c, _ := runUntilStopped(t, s, log)
+	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("a\n")}}})
+	other, err := os.Stat(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.state.mu.Lock()
+	s.state.taken = other
+	s.state.mu.Unlock()
+	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/a.conf", Form: FormOwned, Content: []byte("a2\n")}}})
+	if strings.Contains(log.String(), "made again") {
+		t.Errorf("said the state dir was made again:\n%s", log)
+	}
+}
