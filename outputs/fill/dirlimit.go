@@ -20,7 +20,8 @@ import (
 // limit less fdReserve, split among MaxRequests requests at once, less the
 // temp files one holds open (batch) and a few more (fdSlack). With
 // systemd's default limit (524,288) and 8 requests, that is about 65,000
-// directories; Serve logs it.
+// directories; Serve logs it. A DELETE is not refused: it removes the
+// module's files a share of directories at a time (removeModule).
 const (
 	fdReserve = 128 // the listener, connections, the log, state and pending files, programs run
 	fdSlack   = 16  // a request's transient descriptors: a parent on a walk, a file read, a directory listed

@@ -39,3 +39,28 @@ func TestTheDirectoriesAWholeRequestRemovesFromCountToo(t *testing.T) {
 	mustAbsent(t, filepath.Join(root, "b/f"))
 	mustRead(t, filepath.Join(root, "b/g"), "x\n")
 }
+
+// TestAModuleInMoreDirectoriesThanARequestMayOpenIsStillDeleted: with a
+// limit of 2, a module whose requests without whole put files in 3
+// directories is deleted whole (its files are removed 2 directories at a
+// time). Before, its DELETE was refused for ever, and the client sent it
+// again at every tick.
+func TestAModuleInMoreDirectoriesThanARequestMayOpenIsStillDeleted(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root, dirLimit: 2})
+	owned := func(p string) File { return File{Path: p, Form: FormOwned, Content: []byte("x\n")} }
+	fillOK(t, c, Request{Module: "m", Whole: true, Files: []File{owned("/a/f"), owned("/b/f")}})
+	fillOK(t, c, Request{Module: "m", Files: []File{owned("/c/f"), owned("/c/g")}})
+	files, err := c.Delete(context.Background(), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 {
+		t.Errorf("answered %+v, want 4 files removed", files)
+	}
+	for _, p := range []string{"a/f", "b/f", "c/f", "c/g"} {
+		mustAbsent(t, filepath.Join(root, p))
+	}
+	// forgotten: another module may take its paths
+	fillOK(t, c, Request{Module: "n", Whole: true, Files: []File{owned("/c/f")}})
+}

@@ -112,6 +112,11 @@ func stepPaths(sts []step) []string {
 
 // removeModule is DELETE /v1/modules/<module>: every file the module holds
 // removed as a whole request naming none would, and the module forgotten.
+// Its files are taken a share of directories at a time (dirParts), each
+// share's directories open only while its files are removed: a module
+// may hold files in more directories than one request may open (its
+// requests without whole add to what it holds), and it must still be
+// removable.
 func (s *Server) removeModule(module string) ([]FileResult, error) {
 	// the module is gone: no program of its earlier requests is owed
 	if err := s.state.ran(module, nil); err != nil {
@@ -121,27 +126,63 @@ func (s *Server) removeModule(module string) ([]FileResult, error) {
 	if len(drop) == 0 {
 		return []FileResult{}, nil
 	}
-	if err := s.checkDirs(nil, drop); err != nil {
-		return nil, err
-	}
-	ds, err := s.openDirs()
-	if err != nil {
-		return nil, err
-	}
-	defer ds.close()
-	blocks, gone, err := s.removals(ds, module, drop)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeAll(ds, blocks, s.syncFSFrom()); err != nil {
-		return nil, err
-	}
-	if err := removeFiles(gone); err != nil {
-		return nil, err
+	var blocks []step
+	var gone []target
+	for _, part := range dirParts(drop, s.dirLimit) {
+		b, g, err := s.removeIn(module, part)
+		if err != nil {
+			return nil, err // what is removed stays so; the module still holds it all, and its next DELETE goes on
+		}
+		blocks, gone = append(blocks, b...), append(gone, g...)
 	}
 	if err := s.state.record(module, nil, true); err != nil {
 		return nil, fmt.Errorf("files removed, but %w", err)
 	}
-	s.sweepBeside(ds, module, slices.Collect(maps.Keys(drop)))
 	return s.removed(module, blocks, gone), nil
+}
+
+// removeIn removes the files of drop, in directories of their own opened
+// for it, and sweeps the stale temp files beside them (the module's every
+// path is locked).
+func (s *Server) removeIn(module string, drop map[string]held) (blocks []step, gone []target, err error) {
+	ds, err := s.openDirs()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ds.close()
+	if blocks, gone, err = s.removals(ds, module, drop); err != nil {
+		return nil, nil, err
+	}
+	if err := writeAll(ds, blocks, s.syncFSFrom()); err != nil {
+		return nil, nil, err
+	}
+	if err := removeFiles(gone); err != nil {
+		return nil, nil, err
+	}
+	s.sweepBeside(ds, module, slices.Collect(maps.Keys(drop)))
+	return blocks, gone, nil
+}
+
+// dirParts splits files (by where each leads) into parts whose files are
+// in at most limit directories each, a directory's files all in one part
+// (limit ≤ 0: one part).
+func dirParts(files map[string]held, limit int) []map[string]held {
+	byDir := map[string][]string{}
+	for at := range files {
+		byDir[path.Dir(at)] = append(byDir[path.Dir(at)], at)
+	}
+	var parts []map[string]held
+	var cur map[string]held
+	n := 0
+	for _, d := range slices.Sorted(maps.Keys(byDir)) {
+		if cur == nil || (limit > 0 && n == limit) {
+			cur, n = map[string]held{}, 0
+			parts = append(parts, cur)
+		}
+		for _, at := range byDir[d] {
+			cur[at] = files[at]
+		}
+		n++
+	}
+	return parts
 }
