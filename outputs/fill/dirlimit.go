@@ -16,12 +16,14 @@ import (
 // directories than the process may open failed half-way with "too many
 // open files" (a 500). Instead a request is refused (400) before anything
 // is opened or written when its files, and those a whole request removes,
-// are in more directories than its share of the open-file limit: the
-// limit less fdReserve, split among MaxRequests requests at once, less the
-// temp files one holds open (batch) and a few more (fdSlack). With
-// systemd's default limit (524,288) and 8 requests, that is about 65,000
-// directories; Serve logs it. A DELETE is not refused: it removes the
-// module's files a share of directories at a time (removeModule).
+// are in more directories than it could ever open: the limit less
+// fdReserve, less the temp files it holds open (batch) and a few more
+// (fdSlack). That is about 524,000 directories with systemd's default
+// limit, 19,600 at a limit of 20,000; Serve logs it. The limit is not
+// split among --max-requests: a request refused here is refused for good
+// (the client waits longer each time before sending it again), so only
+// what can never succeed is; requests that together run out of
+// descriptors get a 500 and are sent again at the client's next tick.
 const (
 	fdReserve = 128 // the listener, connections, the log, state and pending files, programs run
 	fdSlack   = 16  // a request's transient descriptors: a parent on a walk, a file read, a directory listed
@@ -29,10 +31,9 @@ const (
 )
 
 // dirLimitFor is the most directories one request may work in, for an
-// open-file limit of nofile shared by maxRequests requests.
-func dirLimitFor(nofile uint64, maxRequests int) int {
-	share := (int64(min(nofile, 1<<30)) - fdReserve) / int64(maxRequests)
-	return int(max(share-batch-fdSlack, minDirs))
+// open-file limit of nofile.
+func dirLimitFor(nofile uint64) int {
+	return int(max(int64(min(nofile, 1<<30))-fdReserve-batch-fdSlack, minDirs))
 }
 
 // openFileLimit is the process's open-file limit (its soft limit, which
@@ -71,6 +72,6 @@ func (s *Server) checkDirs(files []File, drop map[string]held) error {
 		also = fmt.Sprintf(" (%d of them for the files it removes)", len(in)-named)
 	}
 	return refuse("the request has files in %d directories%s; mesh-fill keeps each open for the request's life, and one "+
-		"request may have %d (its open-file limit %d, less %d, shared by --max-requests %d): put the module's files in fewer "+
-		"directories, or raise the limit (systemd's LimitNOFILE=)", len(in), also, s.dirLimit, openFileLimit(), fdReserve, s.maxRequests())
+		"request may have %d (its open-file limit %d, less %d): put the module's files in fewer "+
+		"directories, or raise the limit (systemd's LimitNOFILE=)", len(in), also, s.dirLimit, openFileLimit(), fdReserve+batch+fdSlack)
 }

@@ -72,7 +72,7 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		}
 	}
 	if s.dirLimit == 0 {
-		s.dirLimit = dirLimitFor(openFileLimit(), s.maxRequests())
+		s.dirLimit = dirLimitFor(openFileLimit())
 	}
 	if err := removeStale(socketPath); err != nil {
 		return err
