@@ -164,6 +164,11 @@ func TestParseAssignmentWithoutPlanOrNames(t *testing.T) {
 	if err != nil || a.Node != "ace" || a.Module != "claude-code" {
 		t.Fatalf("without node and module: %+v, %v", a, err)
 	}
+	m["node"], m["module"] = nil, nil // null is no name given: the key's
+	a, err = ParseAssignment("ace.claude-code", marshal(t, m))
+	if err != nil || a.Node != "ace" || a.Module != "claude-code" {
+		t.Fatalf("node and module null: %+v, %v", a, err)
+	}
 }
 
 func TestParseAssignmentRules(t *testing.T) {
@@ -174,6 +179,9 @@ func TestParseAssignmentRules(t *testing.T) {
 	}{
 		{"node differs", func(m map[string]any) { m["node"] = "g14" }, `node "g14" in the JSON is not the key's node "ace"`},
 		{"module differs", func(m map[string]any) { m["module"] = "other" }, `module "other" in the JSON is not the key's module "claude-code"`},
+		// Present, though empty, is not absent (SPEC §3 r2: "when present, must equal the key's tokens").
+		{"node empty", func(m map[string]any) { m["node"] = "" }, `node "" in the JSON is not the key's node "ace"`},
+		{"module empty", func(m map[string]any) { m["module"] = "" }, `module "" in the JSON is not the key's module "claude-code"`},
 		{"ref scheme", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "https://x/y.tar" }, "templates.ref"},
 		{"ref obj without name", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "obj://mesh-artifacts/" }, "obj://<bucket>/<name>"},
 		{"ref obj bad bucket", func(m map[string]any) { plan(m)["templates"].(map[string]any)["ref"] = "obj://a.b/x" }, "obj://<bucket>/<name>"},

@@ -88,6 +88,10 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	}
 	var probe struct {
 		Provisioning json.RawMessage `json:"provisioning"`
+		// Node and Module say whether the value names them at all: one
+		// given as "" is given, and is not the key's (SPEC §3 r2).
+		Node   json.RawMessage `json:"node"`
+		Module json.RawMessage `json:"module"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
@@ -111,18 +115,18 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 		return nil, perr("%s", msg) // a plan field miscased or given twice (fieldnames.go)
 	}
 	dropPlacementNulls(&a, data) // a placement name whose value is null is not held (nulls.go)
-	if a.Node == "" {
-		a.Node = node
-	}
-	if a.Node != node {
+	// "node" and "module", when present, must be the key's; absent (or
+	// null), they are taken from it. "" is present: a controller that
+	// wrote an empty name is told so rather than filled as if it had
+	// left the field out.
+	if given(probe.Node) && a.Node != node {
 		return nil, perr("node %q in the JSON is not the key's node %q", a.Node, node)
 	}
-	if a.Module == "" {
-		a.Module = module
-	}
-	if a.Module != module {
+	a.Node = node
+	if given(probe.Module) && a.Module != module {
 		return nil, perr("module %q in the JSON is not the key's module %q", a.Module, module)
 	}
+	a.Module = module
 	if msg := validatePlan(&a.Provisioning); msg != "" {
 		return nil, perr("%s", msg)
 	}
@@ -130,6 +134,10 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	fit(&a.Provisioning.Items)
 	return &a, nil
 }
+
+// given says whether a JSON field was written with a value (not left out,
+// not null).
+func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // fit makes *s exactly as long as its elements: the JSON decoder grows a
 // slice by doubling, and a plan is kept for as long as its module is here
