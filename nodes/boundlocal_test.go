@@ -30,3 +30,21 @@ func TestABoundPlaceholderOfALocalNoEntryHasSaysTheLocal(t *testing.T) {
 		}
 	}
 }
+
+// The converse: ${bound:X:K} (no local) whose only provisions entry for X
+// has a local fails saying so, not that provisions[] does not list X.
+func TestABoundPlaceholderWithoutALocalWhoseEntryHasOneSaysSo(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.cc", planJSON("ace", "cc", Plan{
+		Files:      []FileSpec{{Path: "/etc/cc/a", Template: "a"}},
+		Provisions: []ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token", Local: "two"}},
+	}))
+	m.SetArchive("cc", digestA, map[string][]byte{"a": []byte("${bound:gitea-read:as}\n")})
+	m.Stabilize()
+	v := m.View("cc")
+	want := "${bound:gitea-read:as} names provision gitea-read with no local, which provisions[] does not list"
+	if v.State != graph.Failed || !strings.Contains(v.Reason, want) {
+		t.Errorf("%v %q does not say %q", v.State, v.Reason, want)
+	}
+}

@@ -203,6 +203,9 @@ func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) [
 					// provisions[] may list x with another local (or none):
 					// the local is what it lacks
 					msg = ph.String() + " names provision " + x + " with local " + l + ", which provisions[] does not list"
+				} else if !ok && slices.ContainsFunc(p.Provisions, func(pr ProvisionSpec) bool { return pr.Provision == x }) {
+					// provisions[] lists x, with a local only
+					msg = ph.String() + " names provision " + x + " with no local, which provisions[] does not list"
 				} else if !ok {
 					msg = ph.String() + " names provision " + x + " which provisions[] does not list"
 				}
