@@ -3,6 +3,8 @@ package nodes
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 )
 
 // A JSON null where a value's text stands is no value. encoding/json
@@ -54,6 +56,9 @@ func dropPlacementNulls(a *Assignment, data []byte) {
 func parseBoundEntry(raw []byte) (BoundEntry, error) {
 	var e BoundEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
+		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			return parseLooseBoundEntry(raw, err)
+		}
 		return e, err
 	}
 	if bytes.Contains(raw, nullText) {
@@ -79,4 +84,42 @@ func dropHaveNulls(o *Offer, b []byte) {
 	if json.Unmarshal(b, &p) == nil {
 		dropNulls(o.Have, p.Have)
 	}
+}
+
+// parseLooseBoundEntry decodes a bound entry whose values are not all
+// JSON strings. A provider's program that writes "port": 5432 or
+// "tls": true means the text 5432 or true, and its consumers' files are
+// filled with that text (the number as written: 5.0 stays 5.0); a null is
+// a value the entry lacks. A value that is an object or a list has no text
+// to fill: the entry is refused naming it. An entry wrong in another way
+// (a state that is not text) is refused with err, encoding/json's words.
+func parseLooseBoundEntry(raw []byte, err error) (BoundEntry, error) {
+	var loose struct {
+		State  string                     `json:"state"`
+		Values map[string]json.RawMessage `json:"values"`
+		Reason string                     `json:"reason"`
+	}
+	if json.Unmarshal(raw, &loose) != nil {
+		return BoundEntry{}, err
+	}
+	e := BoundEntry{State: loose.State, Reason: loose.Reason}
+	if loose.Values != nil {
+		e.Values = make(map[string]string, len(loose.Values))
+	}
+	for k, v := range loose.Values {
+		switch v[0] {
+		case '"':
+			var text string
+			_ = json.Unmarshal(v, &text) // valid JSON: it unquotes
+			e.Values[k] = text
+		case 'n': // null: not there
+		case '{':
+			return BoundEntry{}, fmt.Errorf("values.%s is an object: a bound value is text, a number, true or false", k)
+		case '[':
+			return BoundEntry{}, fmt.Errorf("values.%s is a list: a bound value is text, a number, true or false", k)
+		default: // a number, true or false: its JSON text
+			e.Values[k] = string(v)
+		}
+	}
+	return e, nil
 }

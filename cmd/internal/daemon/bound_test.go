@@ -124,3 +124,27 @@ func TestABindingDeletedWhileNoPlanReadItIsWaitedForAgain(t *testing.T) {
 	m.boundConsumer()
 	m.waitWaiting("ace", "cc", "gitea_bound ace.cc.gitea-read: not written yet")
 }
+
+// A provider's program that writes a bound value as a JSON number or
+// true/false ("port": 5432) means its text: the consumer's file is filled
+// with it, as written. Before, the entry was "not a bound entry" and the
+// consumer failed. A value that is an object or a list has no text: the
+// consumer fails naming it; a null is a value the entry lacks.
+func TestABoundValueWrittenAsANumberOrBooleanIsFilledAsItsText(t *testing.T) {
+	m := newMesh(t)
+	m.bucket("gitea_bound")
+	m.boundConsumer()
+	m.client("ace")
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":5432,"url":true}}`)
+	m.waitFile("/etc/cc/forge.toml", "user = 5432\nurl = true\n")
+	m.waitState("ace", "cc", "applied")
+
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":5.0,"url":null}}`)
+	m.waitWaiting("ace", "cc", `"name":"gitea-read:url"`, `bound, but has no value \"url\" yet`)
+
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":"x","url":{"host":"forge"}}}`)
+	m.waitFailed("ace", "cc", "gitea_bound ace.cc.gitea-read: not a bound entry: values.url is an object")
+
+	m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":-1e3,"url":"https://forge"}}`)
+	m.waitFile("/etc/cc/forge.toml", "user = -1e3\nurl = https://forge\n")
+}

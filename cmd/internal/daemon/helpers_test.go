@@ -259,7 +259,10 @@ func (m *mesh) file(path string) (string, os.FileMode, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	st, _ := os.Stat(p)
+	st, err := os.Stat(p) // it may be gone since (a removal between the two)
+	if err != nil {
+		return "", 0, err
+	}
 	return string(b), st.Mode().Perm(), nil
 }
 
