@@ -121,3 +121,28 @@ func TestRunSaysEveryStartErrorAsRunsOwn(t *testing.T) {
 		}
 	}
 }
+
+// An argument an operator's command does not take is a usage error that
+// names it, as run's is, before the socket is asked: `graph dot web`
+// (the module given without --module) said only the usage, leaving the
+// operator to find which word was wrong.
+func TestTheOperatorsCommandsNameAStrayArgument(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"status", "extra", "--control", "/nonexistent/c.sock"}, []string{`status: unexpected argument "extra"`, "usage: mesh-provisioner-client status"}},
+		{[]string{"graph", "explain", "--control", "/nonexistent/c.sock", "web", "db"}, []string{`graph explain: unexpected argument "db" (one module at a time)`, "usage: mesh-provisioner-client graph explain"}},
+		{[]string{"graph", "dot", "--control", "/nonexistent/c.sock", "web"}, []string{`graph dot: unexpected argument "web" (a module is named with --module web)`, "usage: mesh-provisioner-client graph dot"}},
+	} {
+		code, stdout, stderr := runCLI(c.args...)
+		if code != 2 || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing on stdout", c.args, code, stdout)
+		}
+		for _, s := range c.says {
+			if !strings.Contains(stderr, s) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, stderr, s)
+			}
+		}
+	}
+}

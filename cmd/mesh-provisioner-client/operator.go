@@ -39,7 +39,7 @@ func status(args []string, stdout, stderr io.Writer) int {
 		return cli.UsageExit(err)
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: mesh-provisioner-client status [--json] [--control SOCK]")
+		stray(stderr, "status", fs.Arg(0), "", "usage: mesh-provisioner-client status [--json] [--control SOCK]")
 		return 2
 	}
 	if *asJSON {
@@ -77,6 +77,10 @@ func explain(args []string, stdout, stderr io.Writer) int {
 	if err != nil { // the flag package said what and printed the usage
 		return 2
 	}
+	if fs.NArg() > 1 {
+		stray(stderr, "graph explain", fs.Arg(1), "one module at a time", explainUsage)
+		return 2
+	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, explainUsage)
 		return 2
@@ -111,7 +115,11 @@ func dot(args []string, stdout, stderr io.Writer) int {
 		return cli.UsageExit(err)
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: mesh-provisioner-client graph dot [--module M] [--control SOCK] | dot -Tsvg > graph.svg")
+		hint := ""
+		if *mod == "" && fs.NArg() == 1 { // the module given as `graph explain` takes it
+			hint = "a module is named with --module " + fs.Arg(0)
+		}
+		stray(stderr, "graph dot", fs.Arg(0), hint, "usage: mesh-provisioner-client graph dot [--module M] [--control SOCK] | dot -Tsvg > graph.svg")
 		return 2
 	}
 	b, ok := ask(*sock, stderr, func(c *control.Client, ctx context.Context) ([]byte, error) { return c.DOT(ctx, *mod) })
@@ -125,6 +133,15 @@ func dot(args []string, stdout, stderr io.Writer) int {
 	}
 	stdout.Write(b)
 	return 0
+}
+
+// stray says that command does not take the argument arg (escaped: it
+// is as typed), with hint when there is one, and then the usage.
+func stray(stderr io.Writer, command, arg, hint, usage string) {
+	if hint != "" {
+		hint = " (" + hint + ")"
+	}
+	fmt.Fprintf(stderr, "%s: unexpected argument %q%s\n%s\n", command, arg, control.Escape(hint), usage)
 }
 
 // interspersed moves flags given after the module name before it, so
