@@ -60,6 +60,9 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 	if err := json.Unmarshal(data, &q); err != nil {
 		return Reply{Error: "request is not {module, kind, key}: " + err.Error()}
 	}
+	if q.Kind == "" { // left out, or null: "kind  is not answered" would name nothing
+		return Reply{Error: `no kind given: ask {"module", "kind": "config", "key"}; only config values are answered (a secret never)`}
+	}
 	if q.Kind != string(spec.Config) {
 		return Reply{Error: "kind " + q.Kind + " is not answered here: only config values are (a secret never)"}
 	}

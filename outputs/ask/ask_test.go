@@ -38,6 +38,11 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 		{`{"module":"busy","kind":"config","key":"k"}`, "", "the client is busy: context deadline exceeded"},
 		{`{"module":"web","kind":"config","key":"latin1"}`, "", "config value latin1 of module web is not UTF-8 text: a JSON answer cannot carry its bytes as they are"},
 		{`not json`, "", "request is not {module, kind, key}: invalid character 'o' in literal null (expecting 'u')"},
+		// No kind (left out, empty or JSON null) is said as such, not as
+		// "kind  is not answered here" naming nothing.
+		{`{"module":"web","key":"model"}`, "", `no kind given: ask {"module", "kind": "config", "key"}; only config values are answered (a secret never)`},
+		{`{"module":"web","kind":"","key":"model"}`, "", `no kind given: ask {"module", "kind": "config", "key"}; only config values are answered (a secret never)`},
+		{`null`, "", `no kind given: ask {"module", "kind": "config", "key"}; only config values are answered (a secret never)`},
 	} {
 		r := Answer(context.Background(), "ace", []byte(c.req), lookup)
 		got := ""
