@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +167,46 @@ func TestGraphDotPrintsDOTThatParsesBackForOneModuleOrAll(t *testing.T) {
 	mustContain(t, "DOT of web", web, `"module:web"`, `"need:web/${config:model}"`, `"config:ace.web.model"`)
 	if strings.Contains(web, "module:db") || webN >= allN || webE >= allE || webN < 5 {
 		t.Fatalf("web %d/%d of %d/%d:\n%s", webN, webE, allN, allE, web)
+	}
+}
+
+// Every answer of the control socket that is not 200 is JSON saying why
+// (its ErrorBody), a path it does not serve or a method it does not take
+// too: a typo (/v1/module) was answered "404 page not found" as plain
+// text, naming none of the paths it serves.
+func TestTheControlSocketAnswersAnUnknownPathOrMethodWithJSONNamingItsPaths(t *testing.T) {
+	w := newWorld(t)
+	w.assign("web", "/etc/web/a.conf", "x\n")
+	w.until("1 module on node ace: 1 applied.", "status", "--control", w.sock)
+	for _, c := range []struct {
+		method, path string
+		code         int
+		says         string
+	}{
+		{"GET", "/v1/module", http.StatusNotFound, "no such path /v1/module: the control socket serves /healthz, /v1/modules, /v1/explain?module=M, /v1/graph.dot[?module=M], /metrics"},
+		{"GET", "/", http.StatusNotFound, "no such path /: the control socket serves /healthz"},
+		{"POST", "/v1/modules", http.StatusMethodNotAllowed, "method POST is not allowed on /v1/modules: the control socket answers GET (and HEAD) only"},
+		{"DELETE", "/metrics", http.StatusMethodNotAllowed, "method DELETE is not allowed on /metrics"},
+		{"PUT", "/v1/graph.dot", http.StatusMethodNotAllowed, "method PUT is not allowed on /v1/graph.dot"},
+	} {
+		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", w.sock)
+		}}}
+		req, _ := http.NewRequest(c.method, "http://control"+c.path, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var body control.ErrorBody
+		if resp.StatusCode != c.code || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &body) != nil ||
+			!strings.Contains(body.Error, c.says) {
+			t.Errorf("%s %s: %d %s %s; want %d, JSON saying %q", c.method, c.path, resp.StatusCode, resp.Header.Get("Content-Type"), b, c.code, c.says)
+		}
+		if c.code == http.StatusMethodNotAllowed && resp.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s %s: Allow %q", c.method, c.path, resp.Header.Get("Allow"))
+		}
 	}
 }

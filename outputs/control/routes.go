@@ -88,7 +88,31 @@ func Handler(s Source) http.Handler {
 		}
 	})
 	mux.Handle("GET /metrics", s.Metrics)
+	mux.HandleFunc("/", notServed)
 	return mux
+}
+
+// paths are the paths the control socket serves, as its errors name them.
+var paths = []string{"/healthz", "/v1/modules", "/v1/explain?module=M", "/v1/graph.dot[?module=M]", "/metrics"}
+
+// notServed answers what no route takes (a GET or HEAD route is more
+// specific than "/", so only the rest reach it) as every other error is,
+// an ErrorBody: 405 for a method other than GET on a path served, else 404,
+// each naming the paths served; not the mux's plain text.
+func notServed(w http.ResponseWriter, r *http.Request) {
+	served := "the control socket serves " + strings.Join(paths, ", ")
+	for _, p := range paths {
+		if i := strings.IndexAny(p, "?["); i > 0 {
+			p = p[:i]
+		}
+		if p == r.URL.Path {
+			w.Header().Set("Allow", "GET, HEAD")
+			WriteJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: "method " + r.Method + " is not allowed on " + r.URL.Path +
+				": the control socket answers GET (and HEAD) only"})
+			return
+		}
+	}
+	WriteJSON(w, http.StatusNotFound, ErrorBody{Error: "no such path " + r.URL.Path + ": " + served})
 }
 
 // writeAnswer writes v, or that the daemon's loop did not answer.
