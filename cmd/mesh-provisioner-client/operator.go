@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -132,6 +133,10 @@ func dot(args []string, stdout, stderr io.Writer) int {
 		b = append(b, '\n')
 	}
 	stdout.Write(b)
+	if rest, ok := bytes.CutPrefix(b, []byte(control.NotReadyDOT)); ok { // said for people too, as explain says it
+		why, _, _ := bytes.Cut(rest, []byte("\n"))
+		fmt.Fprintf(stderr, "Not ready (%s): this is what the client last knew.\n", control.Escape(string(why)))
+	}
 	return 0
 }
 

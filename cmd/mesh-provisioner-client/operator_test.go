@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,10 +11,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	gdot "gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/simple"
 
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
+	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
@@ -208,5 +215,46 @@ func TestTheControlSocketAnswersAnUnknownPathOrMethodWithJSONNamingItsPaths(t *t
 		if c.code == http.StatusMethodNotAllowed && resp.Header.Get("Allow") != "GET, HEAD" {
 			t.Errorf("%s %s: Allow %q", c.method, c.path, resp.Header.Get("Allow"))
 		}
+	}
+}
+
+// graph dot of a client that is not ready says so, as status and explain
+// do: on stderr for the operator (stdout goes to `dot`), and as a comment
+// leading the DOT for a machine. Before, a client that had read nothing
+// printed an empty graph and exit 0, as an empty node would.
+func TestGraphDotOfAClientNotReadySaysSo(t *testing.T) {
+	dir, err := os.MkdirTemp("", "cli") // short: unix socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "control.sock")
+	d, err := daemon.New(daemon.Config{Node: "ace", Bus: bus.Options{URL: "nats://127.0.0.1:1"}, // no bus there
+		FillSocket: filepath.Join(dir, "fill.sock"), StateDir: t.TempDir(), Control: sock, Refill: time.Hour, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	defer func() { stop(); <-done }()
+
+	var code int
+	var out, errOut string
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if code, out, errOut = runCLI("graph", "dot", "--control", sock); code != 0 {
+			return fmt.Errorf("exit %d: %s", code, errOut)
+		}
+		return nil
+	})
+	const note = "Not ready (the bus is not connected; the initial load is not done): this is what the client last knew.\n"
+	if !strings.HasSuffix(errOut, note) {
+		t.Errorf("stderr %q; want it to end %q", errOut, note)
+	}
+	if !strings.HasPrefix(out, "// not ready: the bus is not connected; the initial load is not done\n") {
+		t.Errorf("the DOT does not lead with why the client is not ready:\n%s", out)
+	}
+	if err := gdot.Unmarshal([]byte(out), simple.NewDirectedGraph()); err != nil {
+		t.Errorf("the DOT does not parse: %v\n%s", err, out)
 	}
 }

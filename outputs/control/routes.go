@@ -83,6 +83,9 @@ func Handler(s Source) http.Handler {
 		case derr != nil:
 			WriteJSON(w, http.StatusInternalServerError, ErrorBody{Error: "rendering the graph: " + derr.Error()})
 		default:
+			if not := s.NotReady(); len(not) > 0 { // what it last knew, or nothing read yet: not an empty node
+				out = append([]byte(NotReadyDOT+oneLine(strings.Join(not, "; "))+"\n"), out...)
+			}
 			w.Header().Set("Content-Type", "text/vnd.graphviz")
 			w.Write(out)
 		}
@@ -114,6 +117,11 @@ func notServed(w http.ResponseWriter, r *http.Request) {
 	}
 	WriteJSON(w, http.StatusNotFound, ErrorBody{Error: "no such path " + r.URL.Path + ": " + served})
 }
+
+// NotReadyDOT leads the DOT of a client that is not ready, followed by
+// why (the reasons of /healthz) and a newline: a DOT comment, so the graph
+// still renders, and what `graph dot` says on stderr.
+const NotReadyDOT = "// not ready: "
 
 // writeAnswer writes v, or that the daemon's loop did not answer.
 func writeAnswer(w http.ResponseWriter, v any, err error) {

@@ -8,7 +8,8 @@ import "time"
 //	GET /healthz              200 "ok" once the bus is connected and the initial load is done, else 503 saying which
 //	GET /v1/modules           Modules (JSON)
 //	GET /v1/explain?module=M  Explanation (JSON); 404 ErrorBody when M is not on this node, 400 when no M is named
-//	GET /v1/graph.dot[?module=M]  the graph in Graphviz DOT (text/vnd.graphviz)
+//	GET /v1/graph.dot[?module=M]  the graph in Graphviz DOT (text/vnd.graphviz); led by a comment
+//	                          "// not ready: <why>" when the client is not ready
 //	GET /metrics              Prometheus text format
 //
 // Every error is an ErrorBody (JSON) with a status code.
