@@ -21,6 +21,7 @@ import (
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
@@ -256,5 +257,45 @@ func TestGraphDotOfAClientNotReadySaysSo(t *testing.T) {
 	}
 	if err := gdot.Unmarshal([]byte(out), simple.NewDirectedGraph()); err != nil {
 		t.Errorf("the DOT does not parse: %v\n%s", err, out)
+	}
+}
+
+// A secret the plan declares that no file names (SPEC §4.2: asked all the
+// same, and the module waits for it) is explained as a file is: its name,
+// its state, and the vault name at the root with since when and when it
+// was last asked. Before, explain listed the module's files, all met, and
+// never said what the module waited for.
+func TestGraphExplainSaysADeclaredSecretNoFileNames(t *testing.T) {
+	w := newWorld(t)
+	w.assign("web", "/etc/web/a.conf", "x\n") // no vault answers: api-key waits
+	var asg nodes.Assignment
+	kv, _ := w.js.KeyValue(t.Context(), spec.AssignmentsBucket)
+	e, err := kv.Get(t.Context(), "ace.web")
+	if err != nil || json.Unmarshal(e.Value(), &asg) != nil {
+		t.Fatal(err)
+	}
+	asg.Provisioning.Secrets = []nodes.SecretSpec{{Name: "api-key"}}
+	b, _ := json.Marshal(asg)
+	w.put(spec.AssignmentsBucket, "ace.web", string(b))
+
+	out := w.until("last asked ", "graph", "explain", "--control", w.sock, "web")
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "web on ace: waiting since ") || !strings.HasPrefix(lines[1], "  /etc/web/a.conf ") ||
+		!strings.HasSuffix(lines[1], " met") {
+		t.Fatalf("explain:\n%s", out)
+	}
+	if !strings.HasPrefix(lines[2], "  secret api-key ") || !strings.HasSuffix(lines[2], " waiting") ||
+		!strings.HasPrefix(lines[3], "    vault own/web/api-key: ") || !strings.Contains(lines[3], "(since ") {
+		t.Fatalf("the declared secret is not explained down to its vault name:\n%s", out)
+	}
+
+	code, js, errOut := runCLI("graph", "explain", "--json", "--control", w.sock, "web")
+	var x control.Explanation
+	if err := json.Unmarshal([]byte(js), &x); code != 0 || err != nil || len(x.Outputs) != 2 {
+		t.Fatalf("exit %d %v: %s%s", code, err, js, errOut)
+	}
+	if o := x.Outputs[1]; o.Kind != "secret" || o.Secret != "api-key" || o.State != "waiting" || len(o.Chain) != 1 ||
+		o.Chain[0].Vault != "own/web/api-key" || !o.Chain[0].Root || o.Chain[0].Asked.IsZero() {
+		t.Fatalf("the declared secret's output: %+v", o)
 	}
 }

@@ -87,7 +87,7 @@ func (a Answers) Explain(module string) *Explanation {
 		}
 		return nil
 	}
-	var head []Output
+	var head, secrets []Output
 	for _, in := range mn.Inputs() {
 		o := nodes.OriginOf(in)
 		switch k := in.Key().Kind; k {
@@ -120,6 +120,23 @@ func (a Answers) Explain(module string) *Explanation {
 				out.Chain = judgedBindings(g, in, meta)
 			}
 			e.Outputs = append(e.Outputs, out)
+		case nodes.KindNeed:
+			// A secret the plan declares that no file names (the module
+			// waits for it all the same): said while it is not met, down
+			// to its vault name, as a file's placeholder is.
+			if in.State() == graph.Ready {
+				continue
+			}
+			out := Output{Kind: "secret", Secret: o.SecretName(), State: stepState(in.State().String()), Since: in.Since(),
+				Why: a.Graph.RootReason(in)}
+			if x, err := g.Explain(in.Key(), meta); err == nil {
+				for _, ix := range x.Inputs {
+					if ix.State != graph.Ready.String() {
+						out.Chain = append(out.Chain, toStep(ix))
+					}
+				}
+			}
+			secrets = append(secrets, out)
 		case nodes.KindPlan, nodes.KindArchive:
 			if in.State() != graph.Ready {
 				head = append(head, Output{Kind: k, Where: o.Source(in.Key()).Where, State: stepState(in.State().String()),
@@ -130,6 +147,7 @@ func (a Answers) Explain(module string) *Explanation {
 	if len(e.Outputs) == 0 { // no file yet: the plan or the archive says why
 		e.Outputs = append(e.Outputs, head...)
 	}
+	e.Outputs = append(e.Outputs, secrets...)
 	for i := range e.Outputs {
 		a.stampAsked(e.Outputs[i].Chain)
 	}

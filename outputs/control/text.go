@@ -99,6 +99,8 @@ func WriteExplanation(w io.Writer, e *Explanation) error {
 			}
 		case "plan", "archive":
 			label = o.Where
+		case "secret":
+			label = "secret " + o.Secret
 		}
 		add(2, label, state)
 		if o.Root && o.Why != "" {

@@ -67,12 +67,14 @@ type Explanation struct {
 }
 
 // Output is one file, secret file or item of the module; or, when the plan
-// or its templates archive is not usable yet, that input itself.
+// or its templates archive is not usable yet, that input itself; or, while
+// it is not met, a secret the plan declares that no file names (the module
+// waits for it all the same).
 type Output struct {
-	Kind       string    `json:"kind"` // file | secret-file | item | plan | archive
+	Kind       string    `json:"kind"` // file | secret-file | item | plan | archive | secret
 	Path       string    `json:"path,omitempty"`
 	Collection string    `json:"collection,omitempty"` // item
-	Secret     string    `json:"secret,omitempty"`     // secret-file: the secret's name (never its value)
+	Secret     string    `json:"secret,omitempty"`     // secret-file, secret: the secret's name (never its value)
 	Asked      time.Time `json:"asked,omitzero"`       // secret-file, met: when the ask its value answered was made
 	Where      string    `json:"where,omitempty"`      // plan, archive: where it comes from
 	State      string    `json:"state"`
