@@ -18,6 +18,7 @@ import (
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 const defaultControl = "/run/mesh-provisioner-client/control.sock"
@@ -152,6 +153,15 @@ func runDaemon(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "run:", err) // --node, --control: a flag's error as the others
 		return 2
+	}
+	if cfg.Control != "" {
+		// Before the bus is taken (and prov.ask answered for the node): a
+		// --control another client answers on, or that cannot be one, is a
+		// start error as a state dir in use is.
+		if err := control.Check(cfg.Control); err != nil {
+			fmt.Fprintln(stderr, "run:", err)
+			return 2
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

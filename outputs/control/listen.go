@@ -17,24 +17,37 @@ import (
 // stale socket is replaced). Closing the listener leaves path; the server
 // removes it.
 func Listen(path string) (net.Listener, error) {
-	if err := CheckSocketPath(path); err != nil {
+	if err := Check(path); err != nil {
 		return nil, err
-	}
-	if err := notASocket(path); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
-	}
-	if c, err := net.Dial("unix", path); err == nil {
-		c.Close()
-		return nil, errors.New("control socket " + path + ": another client answers on it")
 	}
 	ln, err := unixsock.Listen(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	return ln, nil
+}
+
+// Check says why the control socket cannot be served at path, short of
+// binding it: a path too long, something there that is no socket, another
+// client answering on it, a directory that cannot be made (it makes it).
+// The client's run asks it before it takes the bus, so that such a
+// --control is a start error (exit 2) as a state dir in use is; Listen
+// asks it again.
+func Check(path string) error {
+	if err := CheckSocketPath(path); err != nil {
+		return err
+	}
+	if err := notASocket(path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("control socket %s: %w", path, err)
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return errors.New("control socket " + path + ": another client answers on it")
+	}
+	return nil
 }
 
 // notASocket refuses a path that holds something other than a socket: the
