@@ -195,7 +195,7 @@ func leafText(s Step, at time.Time) string {
 	switch {
 	case s.Kind == "vault" && !s.Asked.IsZero():
 		text += " (since " + clock(s.Since, at) + ", last asked " + clock(s.Asked, at) + ")"
-	case s.Bucket != "":
+	case s.Bucket != "" && !strings.Contains(why, "not permitted to read "): // a bucket refused is not watched
 		text += " (watched since " + clock(s.Since, at) + ")"
 	default:
 		text += " (since " + clock(s.Since, at) + ")"

@@ -90,3 +90,22 @@ func TestAFillFailureIsSaidOnceWithItsSocket(t *testing.T) {
 		t.Fatalf("explain:\n%s", got)
 	}
 }
+
+// A bucket the bus does not let the client read is not watched: its root
+// says since when it was refused, not "watched since" (SPEC §4.6: "not
+// permitted to read" is not "not written yet").
+func TestARootTheBusRefusesIsNotSaidWatched(t *testing.T) {
+	since := at.Add(-time.Minute)
+	e := &Explanation{Node: "ace", Module: "web", State: "waiting", Since: since, At: at, Outputs: []Output{
+		{Kind: "file", Path: "/etc/web/a.conf", State: "waiting", Since: since, Chain: []Step{
+			{Kind: "need", Placeholder: "${bound:svc:url}", State: "waiting", Inputs: []Step{
+				{Kind: "bound", Bucket: "other_bound", Key: "ace.web.svc", Where: "other_bound ace.web.svc",
+					State: "waiting", Why: "not permitted to read other_bound", Root: true, Input: true, Since: since},
+			}},
+		}},
+	}}
+	b := text(t, func(w io.Writer) error { return WriteExplanation(w, e) })
+	if !strings.Contains(b, "      other_bound ace.web.svc: not permitted to read other_bound (since 12:06:23)\n") {
+		t.Fatalf("explain:\n%s", b)
+	}
+}
