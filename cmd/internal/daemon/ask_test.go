@@ -2,8 +2,11 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -94,4 +97,52 @@ func TestAModuleAssignedOrLeavingAfterStartPublishesChanged(t *testing.T) {
 	if extra, err := sub.NextMsg(300 * time.Millisecond); err == nil {
 		t.Fatalf("a second event: %s %s", extra.Subject, extra.Data)
 	}
+}
+
+// A tool runner asking while the client starts is not told a module on the
+// node is not assigned (SPEC §5.4: "not assigned" sends it away until
+// prov.changed says otherwise): an ask answered before the assignments
+// and config are first read waits for them. Before, asks made as the
+// client read a large config snapshot were answered "module web is not
+// assigned to node ace".
+func TestAnAskWhileTheClientStartsIsAnsweredFromWhatItRead(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.web.model", "opus")
+	m.assign("ace", "web", webPlan(), webTemplates)
+	js, err := jetstream.New(m.nc, jetstream.WithPublishAsyncMaxPending(1<<14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30000 { // a snapshot the client takes a while to read
+		if i%4096 == 4095 {
+			<-js.PublishAsyncComplete()
+		}
+		if _, err := js.PublishAsync(fmt.Sprintf("$KV.%s.ace.web.k%d", spec.ConfigBucket, i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the config keys were not all put")
+	}
+	m.client("ace")
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		msg, err := m.nc.Request("prov.ask.ace", []byte(`{"module":"web","kind":"config","key":"model"}`), 10*time.Second)
+		if err != nil {
+			continue // not subscribed yet: no responders
+		}
+		var r map[string]string
+		if err := json.Unmarshal(msg.Data, &r); err != nil {
+			t.Fatalf("reply %q: %v", msg.Data, err)
+		}
+		if r["value"] == "opus" {
+			return
+		}
+		if !contains(r["error"], "starting") {
+			t.Fatalf("an ask as the client starts was answered %v", r)
+		}
+	}
+	t.Fatal("no ask was answered with the value in 30 s")
 }

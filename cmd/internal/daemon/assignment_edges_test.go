@@ -69,12 +69,13 @@ func TestAnAssignmentNamingAnotherNodeOrModuleFailsTheKeysModule(t *testing.T) {
 	for _, v := range []struct{ key, node, module, says string }{
 		{"ace.web", "g14", "web", `node "g14"`},
 		{"ace.cc", "ace", "web", `module "web"`},
+		{"ace.md", "ace", "", `module ""`}, // "" is a name given, not the key's
 	} {
 		b, _ := json.Marshal(map[string]any{"node": v.node, "module": v.module, "provisioning": p})
 		m.put(spec.AssignmentsBucket, v.key, string(b))
 	}
 	m.client("ace")
-	for _, v := range []struct{ module, says string }{{"web", `"g14"`}, {"cc", `"web"`}} {
+	for _, v := range []struct{ module, says string }{{"web", `"g14"`}, {"cc", `"web"`}, {"md", `module ""`}} {
 		r := m.waitState("ace", v.module, "failed")
 		if reason, _ := r["reason"].(string); !contains(reason, v.says) {
 			t.Errorf("%s's reason %q does not say %s", v.module, reason, v.says)
