@@ -230,9 +230,11 @@ func (s *Stage) Land(d Done) {
 	delete(s.flying, d.Module)
 	if d.job == nil {
 		s.deleted(d.Module, d.removed, d.err)
+		defer s.heardAnswer(d.Module, nil, d.err)
 	} else {
 		d.job.mo.takeFill(d.job.v, d.job.req, d.job.sent, d.job.resp, d.job.err, s.cfg.Key)
 		s.heardHolder(d.Module, d.job.sent, d.job.err)
+		defer s.heardAnswer(d.Module, d.job, d.job.err) // once it is landed: it may send others again (refused.go)
 	}
 	if f.remove {
 		s.launchDelete(d.Module)

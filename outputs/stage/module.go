@@ -36,10 +36,11 @@ type moduleOut struct {
 	needsQueued, needsWritten uint64
 	needsKnown                bool
 	state                     string
-	failure                   string // the fill socket's failure, until a fill succeeds
-	itemFail                  string // an item the bus cannot hold (report.TooLargeError), until the items are recorded
-	declared                  string // the plan (ModuleView.Plan) of the last whole request answered; "" before one
-	retry                     bool   // a write or fill failed: try again at the next retry tick
+	failure                   string   // the fill socket's failure, until a fill succeeds
+	itemFail                  string   // an item the bus cannot hold (report.TooLargeError), until the items are recorded
+	declared                  string   // the plan (ModuleView.Plan) of the last whole request answered; "" before one
+	retry                     bool     // a write or fill failed: try again at the next retry tick
+	refused                   *refusal // its last request, refused with a 4xx: sent again unchanged only after a wait (refused.go)
 	// heldElsewhere: paths the node-engine refused (409) in the module's
 	// last whole request because another module's declaration holds them.
 	// The next whole request leaves them out, so that what the module

@@ -47,6 +47,10 @@ type Config struct {
 	// whose value does not parse are kept (nodes.KeptPlan), so a restart
 	// still binds them (keptplans.go); "": kept in memory alone.
 	KeptPlans string
+	// Retry is the daemon's retry tick: a request the node-engine refused
+	// (a 4xx) goes again unchanged no sooner than this, doubling up to
+	// refusedMax at each refusal in a row (refused.go). 0: 5 s.
+	Retry time.Duration
 }
 
 // Views gives a module's view after a stabilization, nil when the module
@@ -82,6 +86,8 @@ type Stage struct {
 	holders      map[string]string            // path → the module a 409 said holds it, until taken (Holders)
 	needBuf      []report.Need                // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	seed         maphash.Seed                 // needsSum's
+	fillDown     bool                         // the last request answered or not was not: refusals are forgotten once one is (refused.go)
+	now          func() time.Time             // time.Now; a test's clock for the refusals' waits
 	flights                                   // requests off the loop
 }
 
@@ -99,8 +105,11 @@ func New(cfg Config) (*Stage, error) {
 	if cfg.Awaiting == nil {
 		cfg.Awaiting = func() bool { return false }
 	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = defaultRetry
+	}
 	s := &Stage{cfg: cfg, modules: map[string]*moduleOut{}, pendingNeeds: map[string]queuedNeeds{},
-		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights(), seed: maphash.MakeSeed()}
+		held: map[string]time.Time{}, removing: map[string]bool{}, flights: newFlights(), seed: maphash.MakeSeed(), now: time.Now}
 	s.loadRemovals()
 	s.loadKeptPlans()
 	return s, nil
@@ -270,6 +279,10 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	s.queueNeeds(views, v, mo, force)
 	mo.takeItems(v)
 	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
+	if !all && s.refusedHeld(v, mo) {
+		mo.retry = true // refused as it is: its report stays, and a later tick sends it (refused.go)
+		return j
+	}
 	if !free {
 		if whole, files, ok := toFill(v, mo, all); ok {
 			j.deferred, j.whole = true, whole

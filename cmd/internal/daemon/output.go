@@ -29,5 +29,6 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		// The bindings of plans that do not parse, for the next start
 		// (nodes/keptplans.go).
 		KeptPlans: filepath.Join(d.cfg.StateDir, "kept-plans.json"),
+		Retry:     d.cfg.Recheck, // a refused request waits from a tick, doubling (outputs/stage/refused.go)
 	})
 }

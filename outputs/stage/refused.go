@@ -1,0 +1,153 @@
+package stage
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+)
+
+// A fill request the node-engine refused with a 4xx (403 a path or unit
+// outside its --allow, 409 a path another module's declaration holds, 400
+// a hard-linked managed file, ...) is refused again while nothing changes:
+// sent at every retry tick, it only filled mesh-fill's log. So the same
+// request (the same plan, the same files with the same bytes and spec, as
+// whole or not) goes again no sooner than a delay that starts at the retry
+// tick (Config.Retry) and doubles at each refusal in a row, up to
+// refusedMax. What may change the answer sends it at once: a change of the
+// module (another request), the refill tick's and any full send, the
+// socket answering again after it did not, and the module a 409 named
+// letting go of its paths (its DELETE or a whole request answered). The
+// module stays failed with the node-engine's reason throughout. A 5xx, a
+// 408 or 429, and a socket that does not answer are tried again at every
+// tick, as before (SPEC §4.3).
+//
+// refusedMax is a few minutes rather than the refill interval: the refill
+// tick sends every module whole anyway (1 min by default), so with the
+// default the cap is never reached; on a node whose --refill was set long,
+// a fix made on the node-engine's side alone (an --allow widened, a hard
+// link broken) is still taken within refusedMax.
+const refusedMax = 5 * time.Minute
+
+// defaultRetry is Config.Retry's default: the daemon's retry tick's.
+const defaultRetry = 5 * time.Second
+
+// refusal is a module's last fill request, refused with a 4xx.
+type refusal struct {
+	whole bool
+	plan  string
+	sent  map[string]*nodes.FileValue // path → what it carried
+	until time.Time                   // the same request goes again no sooner
+	delay time.Duration               // the wait until then; doubles at the next refusal in a row
+	// holder is the module a 409 said holds a path the request carried:
+	// once it lets go (its DELETE or whole request answered), the request
+	// goes again at once.
+	holder string
+}
+
+// permanent says err is the node-engine's refusal of the request itself:
+// the same request would be refused again.
+func permanent(err error) (*fill.StatusError, bool) {
+	se, ok := errors.AsType[*fill.StatusError](err)
+	if !ok || se.Status < 400 || se.Status > 499 {
+		return nil, false
+	}
+	switch se.Status {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests:
+		return nil, false
+	}
+	return se, true
+}
+
+// unanswered says err is a request the socket did not answer (not a
+// status, and sent).
+func unanswered(err error) bool {
+	_, status := errors.AsType[*fill.StatusError](err)
+	return err != nil && !status && !errors.Is(err, fill.ErrNotSent)
+}
+
+// refusedHeld says the module's request would be the one refused last,
+// whose wait has not passed: it is not sent now (the retry tick comes
+// back for it). A module with nothing to send forgets its refusal: its
+// next request is a new one.
+func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut) bool {
+	r := mo.refused
+	if r == nil {
+		return false
+	}
+	whole, files, ok := toFill(v, mo, false)
+	if !ok {
+		mo.refused = nil
+		return false
+	}
+	if whole != r.whole || v.Plan != r.plan || len(files) != len(r.sent) {
+		return false
+	}
+	for _, i := range files {
+		f := &v.Files[i]
+		if old := r.sent[f.Path]; old == nil || old != f.Value && !old.Equal(f.Value) {
+			return false
+		}
+	}
+	return s.now().Before(r.until)
+}
+
+// heardAnswer takes in what a request's outcome says of refusals: j's
+// own (a fill; nil for module's DELETE), the socket answering again after
+// it did not, and module letting go of its paths.
+func (s *Stage) heardAnswer(module string, j *outJob, err error) {
+	if unanswered(err) {
+		s.fillDown = true
+	} else if s.fillDown {
+		s.fillDown = false
+		for name, mo := range s.modules {
+			if mo.refused != nil { // the node-engine may be another now (restarted, reconfigured)
+				mo.refused = nil
+				s.sendAgain(name)
+			}
+		}
+	}
+	if j != nil {
+		mo := j.mo
+		if se, ok := permanent(err); ok {
+			r := &refusal{whole: j.req.Whole, plan: j.v.Plan, sent: j.sent, delay: s.cfg.Retry}
+			if mo.refused != nil {
+				r.delay = min(2*mo.refused.delay, refusedMax)
+			}
+			if se.Holder != module && j.sent[se.Held] != nil {
+				r.holder = se.Holder
+			}
+			r.until = s.now().Add(r.delay)
+			mo.refused = r
+		} else if err != nil || mo.failure == "" {
+			// Another failure, tried at every tick; or filled. (A
+			// request that let go of paths held elsewhere keeps the
+			// refusal: the module is still failed, moduleOut.heldElsewhere.)
+			mo.refused = nil
+		}
+	}
+	if err == nil && (j == nil || j.req.Whole) {
+		for name, mo := range s.modules {
+			if mo.refused != nil && mo.refused.holder == module {
+				mo.refused = nil
+				s.sendAgain(name)
+			}
+		}
+	}
+}
+
+// sendAgain has module sent by the next Send (once its request in flight
+// is back, when one is).
+func (s *Stage) sendAgain(module string) {
+	if f := s.flying[module]; f != nil {
+		if !f.remove {
+			f.again = true
+		}
+		return
+	}
+	l := s.landed[module]
+	l.again = true
+	s.landed[module] = l
+}

@@ -1,0 +1,250 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/fill"
+)
+
+// engine is a real mesh-fill on a socket of its own, writing into the
+// rig's root, which counts the fill requests it received by module.
+type engine struct {
+	t    *testing.T
+	sock string
+	root string
+	mu   sync.Mutex
+	got  map[string]int
+	stop func()
+}
+
+func (r *rig) engine() *engine {
+	e := &engine{t: r.t, sock: shortSock(r.t, "engine"), root: r.root, got: map[string]int{}}
+	e.start()
+	r.t.Cleanup(func() { e.stop() })
+	r.s.cfg.Fill = &fill.Client{Socket: e.sock, Timeout: 5 * time.Second}
+	return e
+}
+
+func (e *engine) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	srv := &fill.Server{Root: e.root, Command: []string{"true"}, Log: zerolog.Nop(), OnRequest: func(req fill.Request) {
+		e.mu.Lock()
+		e.got[req.Module]++
+		e.mu.Unlock()
+	}}
+	go func() { done <- srv.Serve(ctx, e.sock) }()
+	bustest.Eventually(e.t, 30*time.Second, func() error {
+		c, err := net.Dial("unix", e.sock)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	e.stop = func() { cancel(); <-done; e.stop = func() {} }
+}
+
+// take is how many fill requests of module mesh-fill received since the
+// last take.
+func (e *engine) take(module string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := e.got[module]
+	delete(e.got, module)
+	return n
+}
+
+// clock is a test's time: the refusals' waits pass when it is moved.
+type clock struct{ at time.Time }
+
+func (c *clock) now() time.Time { return c.at }
+
+// tick is the daemon's retry tick: what failed is sent again.
+func (r *rig) tick(ctx context.Context, v Views) {
+	r.t.Helper()
+	r.send(ctx, v, r.s.Retrying(), false)
+}
+
+// mustSayFailed checks the module is said, and reported, failed with the
+// node-engine's reason.
+func (r *rig) mustSayFailed(module, reason string) {
+	r.t.Helper()
+	if said, _ := r.s.Said(module); said.State != "failed" || !strings.Contains(said.Reason, reason) {
+		r.t.Fatalf("%s said %+v, want failed with %q", module, said, reason)
+	}
+	if val, _ := r.get("mesh-provisioner_applied", "n1."+module); !strings.Contains(val, `"state":"failed"`) || !strings.Contains(val, reason) {
+		r.t.Fatalf("%s's report %s, want failed with %q", module, val, reason)
+	}
+}
+
+// A request mesh-fill refuses (400: a form it does not know) is not sent
+// again at every retry tick: the same request waits a tick, then two, four,
+// eight, up to refusedMax, while the module stays failed with mesh-fill's
+// reason. A change of the module, and a full send (the refill tick), send
+// it at once.
+func TestARefusedFillWaitsLongerAtEachRefusalButGoesAtOnceWhenTheModuleChanges(t *testing.T) {
+	r := newRig(t)
+	e := r.engine()
+	ctx := context.Background()
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, time.Second
+	at := func(content string) views {
+		bad := nodes.NewFileValue(&nodes.FileSpec{Path: "/etc/x", Form: "nonsense"}, []byte(content), false)
+		return views{"web": {Name: "web", State: graph.Ready, Plan: "p1", Files: []nodes.FileView{ready(bad)}}}
+	}
+	mesh := at("one")
+	r.send(ctx, mesh, []string{"web"}, false)
+	if n := e.take("web"); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+	r.mustSayFailed("web", "nonsense")
+
+	var sentAt []int
+	for i := 1; i <= 16; i++ {
+		c.at = c.at.Add(time.Second)
+		r.tick(ctx, mesh)
+		if n := e.take("web"); n > 0 {
+			sentAt = append(sentAt, i)
+		}
+		r.mustSayFailed("web", "nonsense")
+	}
+	if fmt.Sprint(sentAt) != "[1 3 7 15]" {
+		t.Errorf("over 16 ticks a second apart the refused request went at ticks %v, want [1 3 7 15]", sentAt)
+	}
+
+	// A change goes at once, and so does a full send.
+	mesh = at("two")
+	r.send(ctx, mesh, []string{"web"}, false)
+	if n := e.take("web"); n != 1 {
+		t.Errorf("a changed module: %d requests, want 1 at once", n)
+	}
+	r.tick(ctx, mesh)
+	if n := e.take("web"); n != 0 {
+		t.Errorf("the next tick sent the refused request again (%d)", n)
+	}
+	r.send(ctx, mesh, []string{"web"}, true)
+	if n := e.take("web"); n != 1 {
+		t.Errorf("a full send: %d requests, want 1 at once", n)
+	}
+	r.mustSayFailed("web", "nonsense")
+
+	// The wait stops growing at refusedMax.
+	for i := range 8 {
+		c.at = c.at.Add(refusedMax)
+		r.tick(ctx, mesh)
+		if n := e.take("web"); n != 1 {
+			t.Fatalf("tick %d, %s after the last: %d requests, want 1", i, refusedMax, n)
+		}
+	}
+}
+
+// A socket that does not answer is tried at every tick, as before; once
+// it answers again, a request it refused before goes at once, its wait
+// notwithstanding: the node-engine may have come back with another
+// configuration.
+func TestARefusedFillGoesAtOnceWhenTheSocketIsBack(t *testing.T) {
+	r := newRig(t)
+	e := r.engine()
+	ctx := context.Background()
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	var tries atomic.Int32 // OnFill is called from the stage's workers
+	r.s.cfg.OnFill = func(time.Duration, error) { tries.Add(1) }
+	bad := nodes.NewFileValue(&nodes.FileSpec{Path: "/etc/x", Form: "nonsense"}, []byte("x"), false)
+	good := func(content string) *nodes.ModuleView {
+		return &nodes.ModuleView{Name: "good", State: graph.Ready, Plan: "p", Files: []nodes.FileView{ready(owned("/etc/good", content, false))}}
+	}
+	mesh := views{"bad": {Name: "bad", State: graph.Ready, Plan: "p", Files: []nodes.FileView{ready(bad)}}, "good": good("one")}
+	r.send(ctx, mesh, []string{"bad", "good"}, false)
+	if n, m := e.take("bad"), e.take("good"); n != 1 || m != 1 {
+		t.Fatalf("requests bad %d, good %d; want 1 each", n, m)
+	}
+	r.mustSayFailed("bad", "nonsense")
+
+	e.stop()
+	mesh["good"] = good("two")
+	r.send(ctx, mesh, []string{"good"}, false)
+	tries.Store(0)
+	for range 3 {
+		c.at = c.at.Add(time.Second)
+		r.tick(ctx, mesh)
+	}
+	if n := tries.Load(); n != 3 {
+		t.Errorf("a socket not answering: %d tries in 3 ticks, want one a tick (the refused module's none)", n)
+	}
+	r.mustSayFailed("good", "not answering")
+
+	e.start()
+	c.at = c.at.Add(time.Second)
+	r.tick(ctx, mesh)
+	if n, m := e.take("bad"), e.take("good"); n != 1 || m != 1 {
+		t.Errorf("the socket back: requests bad %d, good %d; want 1 each at once", n, m)
+	}
+	mustHold(t, filepath.Join(r.root, "etc/good"), "two")
+	r.mustSayFailed("bad", "nonsense")
+}
+
+// A request refused 409 because one of the node's modules holds the path
+// goes again as soon as that module lets go: its DELETE answered (it left
+// the node), or its whole request that no longer names the path.
+func TestARequestRefusedForAPathHeldGoesAtOnceWhenItsHolderLetsGo(t *testing.T) {
+	for _, how := range []string{"left", "dropped the path"} {
+		t.Run(how, func(t *testing.T) {
+			r := newRig(t)
+			e := r.engine()
+			ctx := context.Background()
+			c := &clock{at: time.Now()}
+			r.s.now, r.s.cfg.Retry = c.now, time.Hour
+			a := &nodes.ModuleView{Name: "a", State: graph.Ready, Plan: "a1", Files: []nodes.FileView{ready(owned("/etc/shared", "a's", false))}}
+			b := &nodes.ModuleView{Name: "b", State: graph.Ready, Plan: "b1", Files: []nodes.FileView{ready(owned("/etc/shared", "b's", false))}}
+			shared := filepath.Join(r.root, "etc/shared")
+			r.send(ctx, views{"a": a}, []string{"a"}, false)
+			mustHold(t, shared, "a's")
+			mesh := views{"a": a, "b": b}
+			r.send(ctx, mesh, []string{"b"}, false)
+			r.mustSayFailed("b", "409")
+			// Refused whole (1); the next lets go of what b holds but the path
+			// (2: moduleOut.heldElsewhere); the next names it again, refused (3);
+			// then nothing goes for an hour.
+			for range 3 {
+				c.at = c.at.Add(time.Second)
+				r.tick(ctx, mesh)
+			}
+			if n := e.take("b"); n != 3 {
+				t.Fatalf("b: %d requests in 3 ticks, want 3", n)
+			}
+			c.at = c.at.Add(time.Second)
+			r.tick(ctx, mesh)
+			if n := e.take("b"); n != 0 {
+				t.Fatalf("b: %d requests refused as they were, want 0 before its wait passed", n)
+			}
+			r.mustSayFailed("b", "409")
+
+			if how == "left" {
+				delete(mesh, "a")
+				r.s.Removed(ctx, "a")
+			} else {
+				mesh["a"] = &nodes.ModuleView{Name: "a", State: graph.Ready, Plan: "a2", Files: []nodes.FileView{ready(owned("/etc/a-only", "a's", false))}}
+				r.s.Send(ctx, mesh, []string{"a"}, false)
+			}
+			r.send(ctx, mesh, nil, false) // the answers taken in, as the loop does: no tick
+			mustHold(t, shared, "b's")
+			if said, _ := r.s.Said("b"); said.State != "applied" {
+				t.Errorf("b said %+v once a let go, want applied", said)
+			}
+		})
+	}
+}
