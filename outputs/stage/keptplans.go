@@ -57,8 +57,11 @@ func (s *Stage) KeptPlansBefore() map[string]nodes.KeptPlan {
 }
 
 // KeepPlans writes kept to Config.KeptPlans when it differs from what the
-// file holds (no file when nothing is kept); a failure is logged (what is
-// kept still holds while the client runs).
+// file holds (no file when nothing is kept). A write that fails (the state
+// dir not writable for a moment) is logged and tried again at each retry
+// tick (Retrying) until it is written: it was tried only when the kept set
+// moved again, so a restart meanwhile forgot the bindings. What is kept
+// still holds while the client runs.
 func (s *Stage) KeepPlans(kept map[string]nodes.KeptPlan) {
 	if s.cfg.KeptPlans == "" {
 		return
@@ -67,9 +70,17 @@ func (s *Stage) KeepPlans(kept map[string]nodes.KeptPlan) {
 	if len(kept) > 0 {
 		b, _ = json.Marshal(keptPlansFile{Plans: kept}) // map keys sorted: the same plans, the same bytes
 	}
-	if bytes.Equal(b, s.keptSaved) {
+	s.keptWant, s.keptUnsaved = b, !bytes.Equal(b, s.keptSaved)
+	s.saveKeptPlans(false)
+}
+
+// saveKeptPlans writes what KeepPlans was last given, when the file does
+// not hold it yet; again: a retry tick's (its failure is not logged again).
+func (s *Stage) saveKeptPlans(again bool) {
+	if !s.keptUnsaved {
 		return
 	}
+	b := s.keptWant
 	var err error
 	if b == nil {
 		err = os.Remove(s.cfg.KeptPlans)
@@ -80,9 +91,14 @@ func (s *Stage) KeepPlans(kept map[string]nodes.KeptPlan) {
 		err = renameio.WriteFile(s.cfg.KeptPlans, b, 0o600)
 	}
 	if err != nil {
-		s.cfg.Log.Warn().Err(err).Str("file", s.cfg.KeptPlans).
-			Msg("kept bindings not saved: a restart forgets them")
+		if !again {
+			s.cfg.Log.Warn().Err(err).Str("file", s.cfg.KeptPlans).
+				Msg("kept bindings not saved: trying again at each tick (a restart meanwhile forgets them)")
+		}
 		return
 	}
-	s.keptSaved = b
+	if again {
+		s.cfg.Log.Info().Str("file", s.cfg.KeptPlans).Msg("kept bindings saved")
+	}
+	s.keptSaved, s.keptUnsaved = b, false
 }

@@ -13,9 +13,14 @@ import (
 
 // Retrying lists the modules a write or fill failed for: the retry tick
 // sends them again (a fill that failed left its files unrecorded, so only
-// what was not filled yet goes out).
+// what was not filled yet goes out). The state dir's files a write failed
+// for (Config.Removals, Config.KeptPlans) are written again now.
 func (s *Stage) Retrying() []string {
 	s.takeLost()
+	if s.removalsOld {
+		s.writeRemovals(true)
+	}
+	s.saveKeptPlans(true)
 	var out []string
 	for name, mo := range s.modules {
 		if mo.retry {
@@ -26,14 +31,15 @@ func (s *Stage) Retrying() []string {
 }
 
 // AtRest says a retry tick would find nothing to do: the sweep held, no
-// removal waits for the node-engine, no module waits to be sent again,
+// removal waits for the node-engine, no file of the state dir waits to be
+// written again, no module waits to be sent again,
 // nothing is pending (Pending), and the publisher awaits no ack and holds
 // no lost report (report.Publisher.Quiet). Until one of these changes,
 // which only the daemon's loop can do through the stage (a Send, a Land,
 // a Sweep, a removal, Forget) or a report put's ack arriving (awaited, it
 // is not at rest), the daemon's retry tick can sleep.
 func (s *Stage) AtRest() bool {
-	if !s.swept || len(s.removing) > 0 || s.Pending() || (s.cfg.Pub != nil && !s.cfg.Pub.Quiet()) {
+	if !s.swept || len(s.removing) > 0 || s.removalsOld || s.keptUnsaved || s.Pending() || (s.cfg.Pub != nil && !s.cfg.Pub.Quiet()) {
 		return false
 	}
 	for _, mo := range s.modules {

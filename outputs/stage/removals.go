@@ -46,18 +46,31 @@ func (s *Stage) loadRemovals() {
 	}
 }
 
-// saveRemovals writes s.removing to Config.Removals; a failure is logged
-// (the removals are still tried while the client runs).
-func (s *Stage) saveRemovals() {
+// saveRemovals writes s.removing to Config.Removals. A failure is logged
+// and the write tried again at each retry tick (Retrying) until it holds;
+// the removals are still tried while the client runs.
+func (s *Stage) saveRemovals() { s.writeRemovals(false) }
+
+// writeRemovals is saveRemovals; again: a retry tick's (its failure is
+// not logged again).
+func (s *Stage) writeRemovals(again bool) {
 	if s.cfg.Removals == "" {
 		return
 	}
+	s.removalsOld = true
 	b, _ := json.Marshal(removalsFile{Modules: slices.Sorted(maps.Keys(s.removing))})
 	err := os.MkdirAll(filepath.Dir(s.cfg.Removals), 0o700)
 	if err == nil {
 		err = renameio.WriteFile(s.cfg.Removals, b, 0o600)
 	}
 	if err != nil {
-		s.cfg.Log.Warn().Err(err).Str("file", s.cfg.Removals).Msg("pending removals not saved: a restart forgets them")
+		if !again {
+			s.cfg.Log.Warn().Err(err).Str("file", s.cfg.Removals).Msg("pending removals not saved: trying again at each tick (a restart meanwhile forgets them)")
+		}
+		return
 	}
+	if again {
+		s.cfg.Log.Info().Str("file", s.cfg.Removals).Msg("pending removals saved")
+	}
+	s.removalsOld = false
 }

@@ -76,6 +76,9 @@ type Stage struct {
 	removing     map[string]bool              // modules whose removal the node-engine has not answered yet (Config.Removals)
 	keptBefore   map[string]nodes.KeptPlan    // what Config.KeptPlans held at start, until handed over (KeptPlansBefore)
 	keptSaved    []byte                       // what Config.KeptPlans holds
+	keptWant     []byte                       // what it is to hold (KeepPlans)
+	keptUnsaved  bool                         // keptWant is not written yet: tried again at each tick
+	removalsOld  bool                         // Config.Removals does not hold removing: tried again at each tick
 	before       map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
 	saidGone     map[string]bool              // modules prov.changed said gone, until back (Gone)
 	filesBefore  map[string][]report.File     // module → the files of its report the start's Sweeps read (HeldBefore)
