@@ -95,17 +95,28 @@ func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut) bool {
 }
 
 // heardAnswer takes in what a request's outcome says of refusals: j's
-// own (a fill; nil for module's DELETE), the socket answering again after
-// it did not, and module letting go of its paths.
+// own (a fill; nil for module's DELETE, which deleted took in), the socket
+// answering again after it did not, and module letting go of its paths.
 func (s *Stage) heardAnswer(module string, j *outJob, err error) {
 	if unanswered(err) {
 		s.fillDown = true
 	} else if s.fillDown {
 		s.fillDown = false
+		// The node-engine may be another now (restarted, reconfigured):
+		// what it refused goes again (but module's, just answered).
 		for name, mo := range s.modules {
-			if mo.refused != nil { // the node-engine may be another now (restarted, reconfigured)
+			if mo.refused != nil && name != module {
 				mo.refused = nil
 				s.sendAgain(name)
+			}
+		}
+		for name := range s.deleteWait {
+			if name == module {
+				continue
+			}
+			delete(s.deleteWait, name)
+			if s.flying[name] == nil && s.removing[name] {
+				s.launchDelete(name)
 			}
 		}
 	}

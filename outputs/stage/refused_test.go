@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,6 +29,9 @@ type engine struct {
 	mu   sync.Mutex
 	got  map[string]int
 	stop func()
+	// allow: the uids it admits (fill.Server.AllowUIDs); log: its log.
+	allow []int
+	log   bustest.Buffer
 }
 
 func (r *rig) engine() *engine {
@@ -41,7 +45,7 @@ func (r *rig) engine() *engine {
 func (e *engine) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	srv := &fill.Server{Root: e.root, Command: []string{"true"}, Log: zerolog.Nop(), OnRequest: func(req fill.Request) {
+	srv := &fill.Server{Root: e.root, Command: []string{"true"}, Log: zerolog.New(&e.log), AllowUIDs: e.allow, OnRequest: func(req fill.Request) {
 		e.mu.Lock()
 		e.got[req.Module]++
 		e.mu.Unlock()
@@ -246,5 +250,50 @@ func TestARequestRefusedForAPathHeldGoesAtOnceWhenItsHolderLetsGo(t *testing.T) 
 				t.Errorf("b said %+v once a let go, want applied", said)
 			}
 		})
+	}
+}
+
+// A removal mesh-fill refuses (403: the client's uid is not among those it
+// admits) is not sent again at every retry tick either: it waits a tick,
+// then two, four, ...; a full send sends it at once.
+func TestARefusedRemovalWaitsLongerAtEachRefusal(t *testing.T) {
+	r := newRig(t)
+	e := r.engine()
+	e.stop()
+	e.allow = []int{os.Getuid() + 1}
+	e.start()
+	ctx := context.Background()
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, time.Second
+	refusals := func() int { return strings.Count(e.log.String(), "fill socket: connection refused") }
+
+	r.s.Remove(ctx, "old")
+	r.send(ctx, views{}, nil, false)
+	if n := refusals(); n != 1 {
+		t.Fatalf("mesh-fill refused %d requests, want 1", n)
+	}
+	var sentAt []int
+	for i := 1; i <= 16; i++ {
+		c.at = c.at.Add(time.Second)
+		was := refusals()
+		r.s.RetryRemovals(ctx)
+		r.send(ctx, views{}, nil, false)
+		if refusals() > was {
+			sentAt = append(sentAt, i)
+		}
+	}
+	if fmt.Sprint(sentAt) != "[1 3 7 15]" {
+		t.Errorf("over 16 ticks a second apart the refused DELETE went at ticks %v, want [1 3 7 15]", sentAt)
+	}
+	if got := r.s.Removing(); fmt.Sprint(got) != "[old]" {
+		t.Errorf("removing %v, want [old]", got)
+	}
+
+	e.stop()
+	e.allow = nil
+	e.start()
+	r.send(ctx, views{}, nil, true)
+	if got := r.s.Removing(); len(got) != 0 {
+		t.Errorf("removing %v after a full send to a mesh-fill that admits the client, want none", got)
 	}
 }

@@ -40,8 +40,23 @@ func (s *Stage) launchDelete(module string) {
 	})
 }
 
-// deleted takes in the node-engine's answer to module's DELETE.
+// deleted takes in the node-engine's answer to module's DELETE. One it
+// refused (a 4xx) goes again after a wait, as a refused fill does
+// (refused.go); any other failure at the next tick.
 func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
+	if _, ok := permanent(err); ok {
+		delay := s.cfg.Retry
+		if w := s.deleteWait[module]; w != nil {
+			delay = min(2*w.delay, refusedMax)
+		}
+		if s.deleteWait == nil {
+			s.deleteWait = map[string]*refusal{}
+		}
+		s.deleteWait[module] = &refusal{delay: delay, until: s.now().Add(delay)}
+		s.cfg.Log.Warn().Err(err).Str("module", module).Dur("again_in", delay).Msg("the node-engine refused to remove the module's files: trying again")
+		return
+	}
+	delete(s.deleteWait, module)
 	if err != nil {
 		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("the node-engine did not remove the module's files: trying again at the next tick")
 		return
@@ -54,9 +69,17 @@ func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
 }
 
 // RetryRemovals tries again each removal the node-engine has not answered
-// (the retry tick calls it) and that is not in flight.
-func (s *Stage) RetryRemovals(ctx context.Context) {
+// (the retry tick calls it) and that is not in flight, but one it refused
+// whose wait has not passed (deleted).
+func (s *Stage) RetryRemovals(ctx context.Context) { s.retryRemovals(ctx, false) }
+
+// retryRemovals is RetryRemovals; all: a full send's, which waits for no
+// refusal.
+func (s *Stage) retryRemovals(ctx context.Context, all bool) {
 	for _, module := range slices.Sorted(maps.Keys(s.removing)) {
+		if w := s.deleteWait[module]; !all && w != nil && s.now().Before(w.until) {
+			continue
+		}
 		if s.flying[module] == nil {
 			s.Remove(ctx, module)
 		}

@@ -89,6 +89,7 @@ type Stage struct {
 	holders      map[string]string            // path → the module a 409 said holds it, until taken (Holders)
 	needBuf      []report.Need                // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	seed         maphash.Seed                 // needsSum's
+	deleteWait   map[string]*refusal          // module → the wait of its removal the node-engine refused (remove.go)
 	fillDown     bool                         // the last request answered or not was not: refusals are forgotten once one is (refused.go)
 	now          func() time.Time             // time.Now; a test's clock for the refusals' waits
 	flights                                   // requests off the loop
@@ -150,7 +151,7 @@ func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool)
 	}
 	s.send(ctx, views, names, all)
 	if all {
-		s.RetryRemovals(ctx) // a full send is everything, removals too (a restart's)
+		s.retryRemovals(ctx, true) // a full send is everything, removals too (a restart's)
 	}
 	s.armHold()
 }
@@ -277,6 +278,7 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	mo.retry = false
 	if s.removing[v.Name] { // back on the node: its whole request declares it anew
 		delete(s.removing, v.Name)
+		delete(s.deleteWait, v.Name)
 		s.saveRemovals()
 	}
 	s.queueNeeds(views, v, mo, force)
