@@ -63,11 +63,6 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("fill socket %s: %d %s: %s", e.Socket, e.Status, http.StatusText(e.Status), e.Msg)
 }
 
-// ErrNotSent is wrapped by the error of a request the client did not send
-// (its body would be over MaxBody): the socket was not tried, so the error
-// says nothing of whether it answers.
-var ErrNotSent = errors.New("not sent")
-
 // Fill sends one module's files in one request and returns what the
 // node-engine did. A socket that does not answer gives an error saying so; a
 // non-2xx answer gives a *StatusError carrying the server's error text, which
@@ -82,8 +77,8 @@ func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 		size += base64.StdEncoding.EncodedLen(len(f.Content)) + len(f.Path) + len(f.Owner) + len(f.Group) + len(f.OnChange.Unit) + 128
 	}
 	if size > MaxBody {
-		return out, fmt.Errorf("fill socket %s: the request of module %s is about %d bytes, over the fill socket's request limit of %d bytes (a module's files together at most about 64 MiB): %w",
-			c.socket(), req.Module, size, MaxBody, ErrNotSent)
+		return out, fmt.Errorf("fill socket %s: the request of module %s is about %d bytes, over the fill socket's request limit of %d bytes (a module's files together at most about 64 MiB)",
+			c.socket(), req.Module, size, MaxBody)
 	}
 	err := c.do(ctx, http.MethodPost, FillPath, &req, &out)
 	return out, err

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 // tick (Config.Retry) and doubles at each refusal in a row, up to
 // refusedMax. What may change the answer sends it at once: a change of the
 // module (another request), the refill tick's and any full send, the
-// socket answering again after it did not, and the module a 409 named
-// letting go of its paths (its DELETE or a whole request answered). The
+// socket answering again after a request found no one there, and the
+// module a 409 named letting go of its paths (its DELETE or a whole
+// request answered). The
 // module stays failed with the node-engine's reason throughout. A 5xx, a
 // 408 or 429, and a socket that does not answer are tried again at every
 // tick, as before (SPEC §4.3).
@@ -61,11 +63,14 @@ func permanent(err error) (*fill.StatusError, bool) {
 	return se, true
 }
 
-// unanswered says err is a request the socket did not answer (not a
-// status, and sent).
-func unanswered(err error) bool {
-	_, status := errors.AsType[*fill.StatusError](err)
-	return err != nil && !status && !errors.Is(err, fill.ErrNotSent)
+// unreachable says err is a request that found no one at the socket (its
+// dial failed): the node-engine down, or restarting. A request that timed
+// out or whose connection broke is not (a node-engine that hangs on, or
+// drops, one module's request is not down), nor one the client did not
+// send (over fill.MaxBody).
+func unreachable(err error) bool {
+	op, ok := errors.AsType[*net.OpError](err)
+	return ok && op.Op == "dial"
 }
 
 // refusedHeld says the module's request would be the one refused last,
@@ -96,9 +101,10 @@ func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut) bool {
 
 // heardAnswer takes in what a request's outcome says of refusals: j's
 // own (a fill; nil for module's DELETE, which deleted took in), the socket
-// answering again after it did not, and module letting go of its paths.
+// answering again after one found no one there, and module letting go of
+// its paths.
 func (s *Stage) heardAnswer(module string, j *outJob, err error) {
-	if unanswered(err) {
+	if unreachable(err) {
 		s.fillDown = true
 	} else if s.fillDown {
 		s.fillDown = false

@@ -1,9 +1,12 @@
 package stage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -296,4 +299,68 @@ func TestARefusedRemovalWaitsLongerAtEachRefusal(t *testing.T) {
 	if got := r.s.Removing(); len(got) != 0 {
 		t.Errorf("removing %v after a full send to a mesh-fill that admits the client, want none", got)
 	}
+}
+
+// A node-engine that hangs on one module's request at every tick (it times
+// out) is not down: the requests it refused do not go again each time
+// another module's is answered.
+func TestARefusedFillWaitsWhileAnotherModulesFillTimesOutAtEveryTick(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	sock := shortSock(t, "hang")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	meshFill := (&fill.Server{Root: r.root, Log: zerolog.Nop(), OnRequest: func(req fill.Request) {
+		mu.Lock()
+		got[req.Module]++
+		mu.Unlock()
+	}}).Handler()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		body, _ := io.ReadAll(hr.Body)
+		if bytes.Contains(body, []byte(`"module":"slow"`)) {
+			<-hr.Context().Done() // never answered
+			return
+		}
+		hr.Body = io.NopCloser(bytes.NewReader(body))
+		meshFill.ServeHTTP(w, hr)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	r.s.cfg.Fill = &fill.Client{Socket: sock, Timeout: time.Second}
+	taken := func(module string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := got[module]
+		delete(got, module)
+		return n
+	}
+
+	bad := nodes.NewFileValue(&nodes.FileSpec{Path: "/etc/x", Form: "nonsense"}, []byte("x"), false)
+	mesh := views{"bad": {Name: "bad", State: graph.Ready, Plan: "p", Files: []nodes.FileView{ready(bad)}}}
+	module := func(name, content string) *nodes.ModuleView {
+		return &nodes.ModuleView{Name: name, State: graph.Ready, Plan: "p", Files: []nodes.FileView{ready(owned("/etc/"+name, content, false))}}
+	}
+	mesh["slow"], mesh["good"] = module("slow", "0"), module("good", "0")
+	r.send(ctx, mesh, []string{"bad", "slow", "good"}, false)
+	if n := taken("bad"); n != 1 {
+		t.Fatalf("bad: %d requests, want 1", n)
+	}
+	r.mustSayFailed("bad", "nonsense")
+	r.mustSayFailed("slow", "not answering")
+	for i := range 3 {
+		c.at = c.at.Add(time.Second)
+		mesh["good"] = module("good", fmt.Sprint(i+1))
+		r.send(ctx, mesh, append(r.s.Retrying(), "good"), false)
+		mustHold(t, filepath.Join(r.root, "etc/good"), fmt.Sprint(i+1))
+	}
+	if n := taken("bad"); n != 0 {
+		t.Errorf("bad: %d requests in 3 ticks while slow's timed out and good's were answered, want 0", n)
+	}
+	r.mustSayFailed("bad", "nonsense")
 }

@@ -90,7 +90,7 @@ type Stage struct {
 	needBuf      []report.Need                // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
 	seed         maphash.Seed                 // needsSum's
 	deleteWait   map[string]*refusal          // module → the wait of its removal the node-engine refused (remove.go)
-	fillDown     bool                         // the last request answered or not was not: refusals are forgotten once one is (refused.go)
+	fillDown     bool                         // the last request answered or not found no one at the socket: refusals are forgotten once one is answered (refused.go)
 	now          func() time.Time             // time.Now; a test's clock for the refusals' waits
 	flights                                   // requests off the loop
 }
