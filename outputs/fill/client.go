@@ -63,6 +63,10 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("fill socket %s: %d %s: %s", e.Socket, e.Status, http.StatusText(e.Status), e.Msg)
 }
 
+// ErrTooLarge is wrapped by the error of a request Fill did not send, its
+// body over MaxBody: the same request is as large at every try.
+var ErrTooLarge = errors.New("not sent")
+
 // Fill sends one module's files in one request and returns what the
 // node-engine did. A socket that does not answer gives an error saying so; a
 // non-2xx answer gives a *StatusError carrying the server's error text, which
@@ -77,8 +81,8 @@ func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 		size += base64.StdEncoding.EncodedLen(len(f.Content)) + len(f.Path) + len(f.Owner) + len(f.Group) + len(f.OnChange.Unit) + 128
 	}
 	if size > MaxBody {
-		return out, fmt.Errorf("fill socket %s: the request of module %s is about %d bytes, over the fill socket's request limit of %d bytes (a module's files together at most about 64 MiB)",
-			c.socket(), req.Module, size, MaxBody)
+		return out, fmt.Errorf("fill socket %s: the request of module %s is about %d bytes, over the fill socket's request limit of %d bytes (a module's files together at most about 64 MiB): %w",
+			c.socket(), req.Module, size, MaxBody, ErrTooLarge)
 	}
 	err := c.do(ctx, http.MethodPost, FillPath, &req, &out)
 	return out, err

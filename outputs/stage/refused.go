@@ -49,18 +49,18 @@ type refusal struct {
 	holder string
 }
 
-// permanent says err is the node-engine's refusal of the request itself:
-// the same request would be refused again.
-func permanent(err error) (*fill.StatusError, bool) {
+// permanent says err is a refusal of the request itself, the same request
+// refused again at every try: the node-engine's (a 4xx), or the client's
+// (over fill.MaxBody: not sent, and rendered for nothing at every tick).
+func permanent(err error) bool {
+	if errors.Is(err, fill.ErrTooLarge) {
+		return true
+	}
 	se, ok := errors.AsType[*fill.StatusError](err)
 	if !ok || se.Status < 400 || se.Status > 499 {
-		return nil, false
+		return false
 	}
-	switch se.Status {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests:
-		return nil, false
-	}
-	return se, true
+	return se.Status != http.StatusRequestTimeout && se.Status != http.StatusTooManyRequests
 }
 
 // unreachable says err is a request that found no one at the socket (its
@@ -128,12 +128,12 @@ func (s *Stage) heardAnswer(module string, j *outJob, err error) {
 	}
 	if j != nil {
 		mo := j.mo
-		if se, ok := permanent(err); ok {
+		if permanent(err) {
 			r := &refusal{whole: j.req.Whole, plan: j.v.Plan, sent: j.sent, delay: s.cfg.Retry}
 			if mo.refused != nil {
 				r.delay = min(2*mo.refused.delay, refusedMax)
 			}
-			if se.Holder != module && j.sent[se.Held] != nil {
+			if se, ok := errors.AsType[*fill.StatusError](err); ok && se.Holder != module && j.sent[se.Held] != nil {
 				r.holder = se.Holder
 			}
 			r.until = s.now().Add(r.delay)

@@ -364,3 +364,36 @@ func TestARefusedFillWaitsWhileAnotherModulesFillTimesOutAtEveryTick(t *testing.
 	}
 	r.mustSayFailed("bad", "nonsense")
 }
+
+// A module whose files together are over what a request may carry is not
+// rendered and tried again at every tick either: the client's refusal
+// waits as the node-engine's does.
+func TestAFillTooLargeToSendWaitsAsARefusedOne(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, time.Second
+	var tries atomic.Int32
+	r.s.cfg.OnFill = func(time.Duration, error) { tries.Add(1) }
+	big := bytes.Repeat([]byte("v"), 16<<20)
+	var files []nodes.FileView
+	for i := range 5 {
+		files = append(files, ready(nodes.NewFileValue(&nodes.FileSpec{Path: fmt.Sprintf("/big%d", i), Form: fill.FormOwned, Mode: "0644"}, big, false)))
+	}
+	mesh := views{"big": {Name: "big", State: graph.Ready, Plan: "p", Files: files}}
+	r.send(ctx, mesh, []string{"big"}, false)
+	r.mustSayFailed("big", "request limit")
+	var triedAt []int
+	for i := 1; i <= 16; i++ {
+		c.at = c.at.Add(time.Second)
+		was := tries.Load()
+		r.tick(ctx, mesh)
+		if tries.Load() > was {
+			triedAt = append(triedAt, i)
+		}
+	}
+	if fmt.Sprint(triedAt) != "[1 3 7 15]" {
+		t.Errorf("over 16 ticks a second apart the request too large was made at ticks %v, want [1 3 7 15]", triedAt)
+	}
+	r.mustSayFailed("big", "request limit")
+}

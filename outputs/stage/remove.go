@@ -44,7 +44,7 @@ func (s *Stage) launchDelete(module string) {
 // refused (a 4xx) goes again after a wait, as a refused fill does
 // (refused.go); any other failure at the next tick.
 func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
-	if _, ok := permanent(err); ok {
+	if permanent(err) {
 		delay := s.cfg.Retry
 		if w := s.deleteWait[module]; w != nil {
 			delay = min(2*w.delay, refusedMax)
