@@ -104,6 +104,7 @@ func (s *Stage) holdReports(now time.Time) bool {
 // landed is a module whose request came back, for the next Send.
 type landed struct {
 	v     *nodes.ModuleView // the view its fill was made from; nil for a DELETE
+	mo    *moduleOut        // what took in that fill: reported only while it is the module's
 	again bool
 	whole bool
 }
@@ -242,7 +243,7 @@ func (s *Stage) Land(d Done) {
 	}
 	l := landed{again: f.again, whole: f.whole}
 	if d.job != nil {
-		l.v = d.job.v
+		l.v, l.mo = d.job.v, d.job.mo
 	}
 	if d.job != nil || f.again {
 		s.landed[d.Module] = l

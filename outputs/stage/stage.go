@@ -221,8 +221,11 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		}
 	}
 	for name, l := range back {
-		if mo := s.modules[name]; mo != nil && l.v != nil {
-			out.add(l.v, mo) // the fill that came back (another may be in flight)
+		// The fill that came back (another may be in flight); not one of
+		// a module that left since and is back: what it says is its
+		// old moduleOut's, and the new one's whole request is yet to land.
+		if mo := s.modules[name]; mo != nil && l.v != nil && l.mo == mo {
+			out.add(l.v, mo)
 		}
 	}
 	// The reports' puts are not waited for (report.PutReports): their
