@@ -133,10 +133,13 @@ func (s *Stage) heardAnswer(module string, j *outJob, err error) {
 			if mo.refused != nil {
 				r.delay = min(2*mo.refused.delay, refusedMax)
 			}
+			r.until = s.now().Add(r.delay)
 			if se, ok := errors.AsType[*fill.StatusError](err); ok && se.Holder != module && j.sent[se.Held] != nil {
 				r.holder = se.Holder
+				if s.letGo(se.Holder, se.Held) {
+					r.until = s.now() // it let go before this answer came: the next tick tries again
+				}
 			}
-			r.until = s.now().Add(r.delay)
 			mo.refused = r
 		} else if err != nil || mo.failure == "" {
 			// Another failure, tried at every tick; or filled. (A
@@ -153,6 +156,16 @@ func (s *Stage) heardAnswer(module string, j *outJob, err error) {
 			}
 		}
 	}
+}
+
+// letGo says holder, one of the node's modules, no longer holds path at
+// the node-engine as far as the stage knows: no request of it in flight,
+// and its last whole request answered, and those since, did not name path.
+// Its requests race the refused one's: the whole request that let go may
+// have been answered before the refusal was.
+func (s *Stage) letGo(holder, path string) bool {
+	h := s.modules[holder]
+	return h != nil && s.flying[holder] == nil && h.declared != "" && h.filled[path] == nil
 }
 
 // sendAgain has module sent by the next Send (once its request in flight

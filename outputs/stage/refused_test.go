@@ -397,3 +397,43 @@ func TestAFillTooLargeToSendWaitsAsARefusedOne(t *testing.T) {
 	}
 	r.mustSayFailed("big", "request limit")
 }
+
+// The holder's whole request that lets go of the path may be answered
+// before the refusal it caused is: the refused request then goes at the
+// next tick, as it did before refusals waited.
+func TestARequestRefusedForAPathItsHolderLetGoOfMeanwhileGoesAtTheNextTick(t *testing.T) {
+	r := newRig(t)
+	e := r.engine()
+	ctx := context.Background()
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	a := &nodes.ModuleView{Name: "a", State: graph.Ready, Plan: "a1", Files: []nodes.FileView{ready(owned("/etc/shared", "a's", false))}}
+	b := &nodes.ModuleView{Name: "b", State: graph.Ready, Plan: "b1", Files: []nodes.FileView{ready(owned("/etc/b", "b's", false))}}
+	mesh := views{"a": a, "b": b}
+	r.send(ctx, mesh, []string{"a", "b"}, false)
+	shared := filepath.Join(r.root, "etc/shared")
+	mustHold(t, shared, "a's")
+
+	// The path moves from a to b: b's request reaches mesh-fill first
+	// (refused), a's after it; a's answer is taken in first.
+	mesh["b"] = &nodes.ModuleView{Name: "b", State: graph.Ready, Plan: "b1", Files: []nodes.FileView{ready(owned("/etc/b", "b's", false)), ready(owned("/etc/shared", "b's", false))}}
+	r.s.Send(ctx, mesh, []string{"b"}, false)
+	refusedB := r.next()
+	mesh["a"] = &nodes.ModuleView{Name: "a", State: graph.Ready, Plan: "a2", Files: []nodes.FileView{ready(owned("/etc/a", "a's", false))}}
+	r.s.Send(ctx, mesh, []string{"a"}, false)
+	r.s.Land(r.next())
+	r.s.Land(refusedB)
+	r.send(ctx, mesh, nil, false)
+	r.mustSayFailed("b", "409")
+	e.take("b")
+
+	c.at = c.at.Add(time.Second)
+	r.tick(ctx, mesh)
+	if n := e.take("b"); n != 1 {
+		t.Errorf("b: %d requests at the tick after a let go, want 1", n)
+	}
+	mustHold(t, shared, "b's")
+	if said, _ := r.s.Said("b"); said.State != "applied" {
+		t.Errorf("b said %+v, want applied", said)
+	}
+}
