@@ -437,3 +437,25 @@ func TestARequestRefusedForAPathItsHolderLetGoOfMeanwhileGoesAtTheNextTick(t *te
 		t.Errorf("b said %+v, want applied", said)
 	}
 }
+
+// A 5xx is the node-engine failing, not refusing: tried at every tick, as
+// before refusals waited (SPEC §4.3).
+func TestAFillFailingWith500IsTriedAtEveryTick(t *testing.T) {
+	r := newRig(t)
+	r.misbehaving(func(fill.Request) string { return "disk full" })
+	ctx := context.Background()
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	var tries atomic.Int32
+	r.s.cfg.OnFill = func(time.Duration, error) { tries.Add(1) }
+	mesh := views{"web": {Name: "web", State: graph.Ready, Plan: "p", Files: []nodes.FileView{ready(owned("/etc/web.conf", "x", false))}}}
+	r.send(ctx, mesh, []string{"web"}, false)
+	r.mustSayFailed("web", "disk full")
+	for range 3 {
+		c.at = c.at.Add(time.Second)
+		r.tick(ctx, mesh)
+	}
+	if n := tries.Load(); n != 4 {
+		t.Errorf("%d tries in the first send and 3 ticks, want 4", n)
+	}
+}
