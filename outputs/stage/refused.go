@@ -21,10 +21,10 @@ import (
 // module (another request), the refill tick's and any full send, the
 // socket answering again after a request found no one there, and the
 // module a 409 named letting go of its paths (its DELETE or a whole
-// request answered). The
-// module stays failed with the node-engine's reason throughout. A 5xx, a
-// 408 or 429, and a socket that does not answer are tried again at every
-// tick, as before (SPEC §4.3).
+// request answered). The module stays failed with the node-engine's reason
+// throughout. A 5xx, a 408 or 429, and a socket that does not answer are
+// tried again at every tick, as before (SPEC §4.3). A request too large
+// for the client to send waits so too, and a DELETE refused (remove.go).
 //
 // refusedMax is a few minutes rather than the refill interval: the refill
 // tick sends every module whole anyway (1 min by default), so with the
@@ -36,7 +36,8 @@ const refusedMax = 5 * time.Minute
 // defaultRetry is Config.Retry's default: the daemon's retry tick's.
 const defaultRetry = 5 * time.Second
 
-// refusal is a module's last fill request, refused with a 4xx.
+// refusal is a module's last fill request, refused (permanent); a
+// DELETE's holds its wait alone (Stage.deleteWait).
 type refusal struct {
 	whole bool
 	plan  string
