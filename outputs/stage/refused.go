@@ -142,6 +142,7 @@ func (s *Stage) heardAnswer(module string, j *outJob, err error) {
 				}
 			}
 			mo.refused = r
+			s.mayHoldRefusals = true
 		} else if err != nil || mo.failure == "" {
 			// Another failure, tried at every tick; or filled. (A
 			// request that let go of paths held elsewhere keeps the
@@ -149,13 +150,18 @@ func (s *Stage) heardAnswer(module string, j *outJob, err error) {
 			mo.refused = nil
 		}
 	}
-	if err == nil && (j == nil || j.req.Whole) {
+	if err == nil && (j == nil || j.req.Whole) && s.mayHoldRefusals {
+		// Every module's whole request at a refill tick lands here: the
+		// modules are walked only while one may hold a refusal.
+		any := false
 		for name, mo := range s.modules {
 			if mo.refused != nil && mo.refused.holder == module {
 				mo.refused = nil
 				s.sendAgain(name)
 			}
+			any = any || mo.refused != nil
 		}
+		s.mayHoldRefusals = any
 	}
 }
 

@@ -64,35 +64,36 @@ type Views interface {
 type Stage struct {
 	cfg Config
 
-	modules      map[string]*moduleOut        // what was last filled and said, by module
-	pendingNeeds map[string]queuedNeeds       // module → its needs, to write at the next flush
-	lean         leanViews                    // the views of the last Send, when lean: queued needs are listed from it at the flush
-	needsSince   time.Time                    // when the oldest pending needs were queued
-	swept        bool                         // keys of modules gone were deleted (Sweep)
-	readBackFrom time.Time                    // when the first fill began to wait for the read-back (ReadingBack)
-	held         map[string]time.Time         // module → when its held changes go out (Config.FillGap)
-	holdTimer    *time.Timer                  // wakes the loop for the earliest of held
-	holdAt       time.Time                    // when holdTimer fires; zero: not armed
-	removing     map[string]bool              // modules whose removal the node-engine has not answered yet (Config.Removals)
-	keptBefore   map[string]nodes.KeptPlan    // what Config.KeptPlans held at start, until handed over (KeptPlansBefore)
-	keptSaved    []byte                       // what Config.KeptPlans holds
-	keptWant     []byte                       // what it is to hold (KeepPlans)
-	keptUnsaved  bool                         // keptWant is not written yet: tried again at each tick
-	removalsOld  bool                         // Config.Removals does not hold removing: tried again at each tick
-	before       map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
-	saidGone     map[string]bool              // modules prov.changed said gone, until back (Gone)
-	filesBefore  map[string][]report.File     // module → the files of its report the start's Sweeps read (HeldBefore)
-	heldTaken    bool                         // HeldBefore was handed over: later Sweeps keep no such map
-	itemsBefore  map[string]map[string][]byte // module → collection → the item the start's Sweeps read (ItemsBefore)
-	itemsTaken   bool                         // ItemsBefore was handed over: later Sweeps keep no such map
-	readBack     map[string]bool              // the buckets the start's Sweeps read whole, until handed over (ReadBack)
-	holders      map[string]string            // path → the module a 409 said holds it, until taken (Holders)
-	needBuf      []report.Need                // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
-	seed         maphash.Seed                 // needsSum's
-	deleteWait   map[string]*refusal          // module → the wait of its removal the node-engine refused (remove.go)
-	fillDown     bool                         // the last request answered or not found no one at the socket: refusals are forgotten once one is answered (refused.go)
-	now          func() time.Time             // time.Now; a test's clock for the refusals' waits
-	flights                                   // requests off the loop
+	modules         map[string]*moduleOut        // what was last filled and said, by module
+	pendingNeeds    map[string]queuedNeeds       // module → its needs, to write at the next flush
+	lean            leanViews                    // the views of the last Send, when lean: queued needs are listed from it at the flush
+	needsSince      time.Time                    // when the oldest pending needs were queued
+	swept           bool                         // keys of modules gone were deleted (Sweep)
+	readBackFrom    time.Time                    // when the first fill began to wait for the read-back (ReadingBack)
+	held            map[string]time.Time         // module → when its held changes go out (Config.FillGap)
+	holdTimer       *time.Timer                  // wakes the loop for the earliest of held
+	holdAt          time.Time                    // when holdTimer fires; zero: not armed
+	removing        map[string]bool              // modules whose removal the node-engine has not answered yet (Config.Removals)
+	keptBefore      map[string]nodes.KeptPlan    // what Config.KeptPlans held at start, until handed over (KeptPlansBefore)
+	keptSaved       []byte                       // what Config.KeptPlans holds
+	keptWant        []byte                       // what it is to hold (KeepPlans)
+	keptUnsaved     bool                         // keptWant is not written yet: tried again at each tick
+	removalsOld     bool                         // Config.Removals does not hold removing: tried again at each tick
+	before          map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
+	saidGone        map[string]bool              // modules prov.changed said gone, until back (Gone)
+	filesBefore     map[string][]report.File     // module → the files of its report the start's Sweeps read (HeldBefore)
+	heldTaken       bool                         // HeldBefore was handed over: later Sweeps keep no such map
+	itemsBefore     map[string]map[string][]byte // module → collection → the item the start's Sweeps read (ItemsBefore)
+	itemsTaken      bool                         // ItemsBefore was handed over: later Sweeps keep no such map
+	readBack        map[string]bool              // the buckets the start's Sweeps read whole, until handed over (ReadBack)
+	holders         map[string]string            // path → the module a 409 said holds it, until taken (Holders)
+	needBuf         []report.Need                // FlushNeeds' needs in the bus's form, kept for the next flush (issue 20)
+	seed            maphash.Seed                 // needsSum's
+	deleteWait      map[string]*refusal          // module → the wait of its removal the node-engine refused (remove.go)
+	fillDown        bool                         // the last request answered or not found no one at the socket: refusals are forgotten once one is answered (refused.go)
+	mayHoldRefusals bool                         // a module may hold a refusal (refused.go): set as one is made, cleared when a walk finds none
+	now             func() time.Time             // time.Now; a test's clock for the refusals' waits
+	flights                                      // requests off the loop
 }
 
 // New makes a stage.
