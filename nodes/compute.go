@@ -151,7 +151,7 @@ func computeConsumers(in graph.In) (any, error) {
 		out = append(out, consumerEntry{Consumer: b.Consumer, Module: b.Module, Local: b.Local,
 			Credential: b.Credential, Value: string(v)})
 	}
-	return json.MarshalIndent(out, "", "  ")
+	return json.Marshal(out) // one line: a template may put it in a line-based file (an env file, managed-keys)
 }
 
 // RenderCounts counts the templates a NodeGraph rendered (each run of a file's

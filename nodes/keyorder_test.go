@@ -49,36 +49,10 @@ func TestConsumersFollowTheAssignmentsKeysAsTheBucketWritesThem(t *testing.T) {
 	}
 	m.Stabilize()
 	f = file(m, "gitea", "/etc/gitea/consumers.json")
-	want := `[
-  {
-    "consumer": "ace-b",
-    "module": "m",
-    "local": "",
-    "credential": "pair/gitea/gitea-read/ace-b/m",
-    "value": "v-m"
-  },
-  {
-    "consumer": "ace",
-    "module": "x0",
-    "local": "z",
-    "credential": "pair/gitea/gitea-read/ace/x0/z",
-    "value": "v-z"
-  },
-  {
-    "consumer": "ace",
-    "module": "x0",
-    "local": "a",
-    "credential": "pair/gitea/gitea-read/ace/x0/a",
-    "value": "v-a"
-  },
-  {
-    "consumer": "ace",
-    "module": "x.y",
-    "local": "",
-    "credential": "pair/gitea/gitea-read/ace/x.y",
-    "value": "v-x.y"
-  }
-]`
+	want := `[{"consumer":"ace-b","module":"m","local":"","credential":"pair/gitea/gitea-read/ace-b/m","value":"v-m"},` +
+		`{"consumer":"ace","module":"x0","local":"z","credential":"pair/gitea/gitea-read/ace/x0/z","value":"v-z"},` +
+		`{"consumer":"ace","module":"x0","local":"a","credential":"pair/gitea/gitea-read/ace/x0/a","value":"v-a"},` +
+		`{"consumer":"ace","module":"x.y","local":"","credential":"pair/gitea/gitea-read/ace/x.y","value":"v-x.y"}]`
 	if f.Value == nil || string(f.Value.mustBytes()) != want {
 		t.Fatalf("consumers file %+v:\n%s\nwant\n%s", f, f.Value.mustBytes(), want)
 	}

@@ -50,7 +50,7 @@ func (m *Mesh) Renderer(n int) *Renderer {
 			cred := spec.PairSecretName(name, Provision, a.Node, a.Module, "")
 			out = append(out, entry{Consumer: a.Node, Module: a.Module, Credential: cred, Value: string(m.Secrets[cred])})
 		}
-		r.cons[name], _ = json.MarshalIndent(out, "", "  ")
+		r.cons[name], _ = json.Marshal(out)
 	}
 	return r
 }
