@@ -79,6 +79,14 @@ type clock struct{ at time.Time }
 
 func (c *clock) now() time.Time { return c.at }
 
+// clocked gives the rig's stage a clock of the test's, and a retry tick
+// of retry: the refusals' first wait.
+func (r *rig) clocked(retry time.Duration) *clock {
+	c := &clock{at: time.Now()}
+	r.s.now, r.s.cfg.Retry = c.now, retry
+	return c
+}
+
 // tick is the daemon's retry tick: what failed is sent again.
 func (r *rig) tick(ctx context.Context, v Views) {
 	r.t.Helper()
@@ -106,8 +114,7 @@ func TestARefusedFillWaitsLongerAtEachRefusalButGoesAtOnceWhenTheModuleChanges(t
 	r := newRig(t)
 	e := r.engine()
 	ctx := context.Background()
-	c := &clock{at: time.Now()}
-	r.s.now, r.s.cfg.Retry = c.now, time.Second
+	c := r.clocked(time.Second)
 	at := func(content string) views {
 		bad := nodes.NewFileValue(&nodes.FileSpec{Path: "/etc/x", Form: "nonsense"}, []byte(content), false)
 		return views{"web": {Name: "web", State: graph.Ready, Plan: "p1", Files: []nodes.FileView{ready(bad)}}}
@@ -166,8 +173,7 @@ func TestARefusedFillGoesAtOnceWhenTheSocketIsBack(t *testing.T) {
 	r := newRig(t)
 	e := r.engine()
 	ctx := context.Background()
-	c := &clock{at: time.Now()}
-	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	c := r.clocked(time.Hour)
 	var tries atomic.Int32 // OnFill is called from the stage's workers
 	r.s.cfg.OnFill = func(time.Duration, error) { tries.Add(1) }
 	bad := nodes.NewFileValue(&nodes.FileSpec{Path: "/etc/x", Form: "nonsense"}, []byte("x"), false)
@@ -213,8 +219,7 @@ func TestARequestRefusedForAPathHeldGoesAtOnceWhenItsHolderLetsGo(t *testing.T) 
 			r := newRig(t)
 			e := r.engine()
 			ctx := context.Background()
-			c := &clock{at: time.Now()}
-			r.s.now, r.s.cfg.Retry = c.now, time.Hour
+			c := r.clocked(time.Hour)
 			a := &nodes.ModuleView{Name: "a", State: graph.Ready, Plan: "a1", Files: []nodes.FileView{ready(owned("/etc/shared", "a's", false))}}
 			b := &nodes.ModuleView{Name: "b", State: graph.Ready, Plan: "b1", Files: []nodes.FileView{ready(owned("/etc/shared", "b's", false))}}
 			shared := filepath.Join(r.root, "etc/shared")
@@ -266,8 +271,7 @@ func TestARefusedRemovalWaitsLongerAtEachRefusal(t *testing.T) {
 	e.allow = []int{os.Getuid() + 1}
 	e.start()
 	ctx := context.Background()
-	c := &clock{at: time.Now()}
-	r.s.now, r.s.cfg.Retry = c.now, time.Second
+	c := r.clocked(time.Second)
 	refusals := func() int { return strings.Count(e.log.String(), "fill socket: connection refused") }
 
 	r.s.Remove(ctx, "old")
@@ -307,8 +311,7 @@ func TestARefusedRemovalWaitsLongerAtEachRefusal(t *testing.T) {
 func TestARefusedFillWaitsWhileAnotherModulesFillTimesOutAtEveryTick(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	c := &clock{at: time.Now()}
-	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	c := r.clocked(time.Hour)
 	sock := shortSock(t, "hang")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -371,8 +374,7 @@ func TestARefusedFillWaitsWhileAnotherModulesFillTimesOutAtEveryTick(t *testing.
 func TestAFillTooLargeToSendWaitsAsARefusedOne(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	c := &clock{at: time.Now()}
-	r.s.now, r.s.cfg.Retry = c.now, time.Second
+	c := r.clocked(time.Second)
 	var tries atomic.Int32
 	r.s.cfg.OnFill = func(time.Duration, error) { tries.Add(1) }
 	big := bytes.Repeat([]byte("v"), 16<<20)
@@ -405,8 +407,7 @@ func TestARequestRefusedForAPathItsHolderLetGoOfMeanwhileGoesAtTheNextTick(t *te
 	r := newRig(t)
 	e := r.engine()
 	ctx := context.Background()
-	c := &clock{at: time.Now()}
-	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	c := r.clocked(time.Hour)
 	a := &nodes.ModuleView{Name: "a", State: graph.Ready, Plan: "a1", Files: []nodes.FileView{ready(owned("/etc/shared", "a's", false))}}
 	b := &nodes.ModuleView{Name: "b", State: graph.Ready, Plan: "b1", Files: []nodes.FileView{ready(owned("/etc/b", "b's", false))}}
 	mesh := views{"a": a, "b": b}
@@ -444,8 +445,7 @@ func TestAFillFailingWith500IsTriedAtEveryTick(t *testing.T) {
 	r := newRig(t)
 	r.misbehaving(func(fill.Request) string { return "disk full" })
 	ctx := context.Background()
-	c := &clock{at: time.Now()}
-	r.s.now, r.s.cfg.Retry = c.now, time.Hour
+	c := r.clocked(time.Hour)
 	var tries atomic.Int32
 	r.s.cfg.OnFill = func(time.Duration, error) { tries.Add(1) }
 	mesh := views{"web": {Name: "web", State: graph.Ready, Plan: "p", Files: []nodes.FileView{ready(owned("/etc/web.conf", "x", false))}}}
