@@ -19,6 +19,25 @@ func (g *Graph) DOT(name string, roots ...Key) ([]byte, error) {
 // the leaf rather than keeping as a node of its own (a config need stands
 // for its bucket key). Leaves naming the same key share one box.
 func (g *Graph) DOTBehind(name string, behind func(*Node) (Key, bool), roots ...Key) ([]byte, error) {
+	return g.DOTDrawn(name, Drawing{Behind: behind}, roots...)
+}
+
+// Drawing says what DOTDrawn draws beyond the nodes and their own states.
+type Drawing struct {
+	// Behind, for an input leaf, names the input its owner folded into
+	// it (see DOTBehind); nil: none.
+	Behind func(*Node) (Key, bool)
+	// Shown, when it says so (ok), is the state a node is drawn in (its
+	// colour and its state attribute) instead of its own: its owner's
+	// word for it where the owner knows more than the engine does, as a
+	// module the engine has ready whose output was then refused. nil:
+	// every node is drawn in its own state.
+	Shown func(*Node) (State, bool)
+}
+
+// DOTDrawn is DOT drawn as d says.
+func (g *Graph) DOTDrawn(name string, d Drawing, roots ...Key) ([]byte, error) {
+	behind := d.Behind
 	var ns []*Node
 	if len(roots) == 0 {
 		ns = g.Nodes()
@@ -33,7 +52,13 @@ func (g *Graph) DOTBehind(name string, behind func(*Node) (Key, bool), roots ...
 	ids := make(map[*Node]int64, len(ns))
 	for i, n := range ns {
 		ids[n] = int64(i)
-		dg.AddNode(dotNode{id: int64(i), n: n})
+		st := n.state
+		if d.Shown != nil {
+			if shown, ok := d.Shown(n); ok {
+				st = shown
+			}
+		}
+		dg.AddNode(dotNode{id: int64(i), n: n, state: st})
 	}
 	for _, n := range ns {
 		for _, d := range n.Dependents() {
@@ -90,15 +115,16 @@ func (d dotBox) Attributes() []encoding.Attribute {
 var stateColor = map[State]string{Ready: "darkgreen", Waiting: "orange", Failed: "red"}
 
 type dotNode struct {
-	id int64
-	n  *Node
+	id    int64
+	n     *Node
+	state State // drawn in: its own, unless Drawing.Shown says otherwise
 }
 
 func (d dotNode) ID() int64     { return d.id }
 func (d dotNode) DOTID() string { return d.n.Key().String() }
 
 func (d dotNode) Attributes() []encoding.Attribute {
-	color := stateColor[d.n.state]
+	color := stateColor[d.state]
 	shape := "ellipse"
 	if d.n.compute == nil {
 		shape = "box"
@@ -111,7 +137,7 @@ func (d dotNode) Attributes() []encoding.Attribute {
 		{Key: "label", Value: quote(label)},
 		{Key: "color", Value: color},
 		{Key: "shape", Value: shape},
-		{Key: "state", Value: d.n.state.String()},
+		{Key: "state", Value: d.state.String()},
 	}
 	return attrs
 }

@@ -45,3 +45,26 @@ func TestDOTParsesBackWithTheEnginesNodesAndEdgesAndNoSecret(t *testing.T) {
 		t.Fatalf("restricted DOT:\n%s", sub)
 	}
 }
+
+// A node its owner says is in another state than its own (Drawing.Shown)
+// is drawn in that state; every other node in its own.
+func TestDOTDrawsANodeInTheStateItsOwnerShows(t *testing.T) {
+	g := New()
+	a := mustInput(t, g, "a")
+	m, _ := g.Derived(key("module", "web"), concat, a)
+	g.Set(a, "A")
+	g.Stabilize()
+	out, err := g.DOTDrawn("mesh", Drawing{Shown: func(n *Node) (State, bool) { return Failed, n == m }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	web := s[strings.Index(s, `"module:web" [`):]
+	web = web[:strings.Index(web, "]")]
+	in := s[strings.Index(s, `"in:a" [`):]
+	in = in[:strings.Index(in, "]")]
+	if !strings.Contains(web, "color=red") || !strings.Contains(web, "state=failed") ||
+		!strings.Contains(in, "color=darkgreen") || !strings.Contains(in, "state=ready") || m.State() != Ready {
+		t.Fatalf("DOT:\n%s", s)
+	}
+}

@@ -342,19 +342,36 @@ func (v *ModuleView) Ready() bool { return v.State == graph.Ready }
 // is not on this node. A config need is drawn with the key it reads (or the
 // registry's entry it waits for) as its input (Behind).
 func (m *NodeGraph) DOT(name, module string) (out []byte, ok bool, err error) {
-	behind := func(n *graph.Node) (graph.Key, bool) {
+	return m.DOTSaid(name, module, nil)
+}
+
+// DOTSaid is DOT with each module drawn in the state said returns for it
+// when it says one (ok): what its report says, where that is more than its
+// graph knows (the fill socket refused its files: failed, though every
+// value is there). Its files are drawn as their values are, met, as
+// explain says them. said nil: every node as its graph has it.
+func (m *NodeGraph) DOTSaid(name, module string, said func(module string) (graph.State, bool)) (out []byte, ok bool, err error) {
+	d := graph.Drawing{Behind: func(n *graph.Node) (graph.Key, bool) {
 		k, _, ok := m.Behind(n)
 		return k, ok
+	}}
+	if said != nil {
+		d.Shown = func(n *graph.Node) (graph.State, bool) {
+			if k := n.Key(); k.Kind == KindModule && m.mods[k.Name] != nil && m.mods[k.Name].node == n {
+				return said(k.Name)
+			}
+			return n.State(), false
+		}
 	}
 	if module == "" {
-		out, err = m.g.DOTBehind(name, behind)
+		out, err = m.g.DOTDrawn(name, d)
 		return out, true, err
 	}
 	mod := m.mods[module]
 	if mod == nil {
 		return nil, false, nil
 	}
-	out, err = m.g.DOTBehind(name, behind, mod.node.Key())
+	out, err = m.g.DOTDrawn(name, d, mod.node.Key())
 	return out, true, err
 }
 

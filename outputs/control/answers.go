@@ -54,6 +54,27 @@ func (a Answers) Modules() Modules {
 	return out
 }
 
+// DOT is /v1/graph.dot's graph (all of it when module is ""; here is
+// false when module is not on this node): each module drawn in the state
+// its report says (State), so one whose fill failed is red, not the green
+// of a graph that has every value.
+func (a Answers) DOT(module string) (out []byte, here bool, err error) {
+	said := func(name string) (graph.State, bool) {
+		v := a.Graph.ViewLean(name)
+		if v == nil || a.State == nil {
+			return graph.Waiting, false
+		}
+		switch a.State(v).State {
+		case "applied":
+			return graph.Ready, true
+		case "failed":
+			return graph.Failed, true
+		}
+		return graph.Waiting, true
+	}
+	return a.Graph.DOTSaid("provisioner", module, said)
+}
+
 // NotHere is the 404 answer for module, which is not on this node.
 func (a Answers) NotHere(module string) ErrorBody {
 	mods := a.Graph.Modules()

@@ -69,7 +69,7 @@ func Handler(s Source) http.Handler {
 		var notHere *ErrorBody
 		err := s.OnLoop(r.Context(), func(a Answers) {
 			var here bool
-			if out, here, derr = a.Graph.DOT("provisioner", mod); !here {
+			if out, here, derr = a.DOT(mod); !here {
 				nh := a.NotHere(mod)
 				notHere = &nh
 			}
