@@ -50,6 +50,9 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 		}
 		had := toks[0] == m.node && m.mods[toks[1]] != nil
 		err = m.putAssignment(key, toks[0], toks[1], value)
+		if toks[0] == m.node {
+			m.notingNoPlan(toks[1], errors.Is(err, ErrNoPlan))
+		}
 		if errors.Is(err, ErrNoPlan) {
 			c := Change{NoPlan: true}
 			if had {
@@ -108,6 +111,9 @@ func (m *NodeGraph) Delete(bucket, key string) Change {
 		m.index(key, nil)
 		m.forgetOffers(key, toks[1])
 		m.forgetUnparsed(key)
+		if toks[0] == m.node {
+			m.notingNoPlan(toks[1], false)
+		}
 		if mod := m.mods[toks[1]]; toks[0] == m.node && mod != nil {
 			m.removeModule(mod)
 			return Change{Removed: toks[1]}

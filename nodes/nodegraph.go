@@ -61,6 +61,11 @@ type NodeGraph struct {
 
 	newSecrets  []string
 	newArchives []ArchiveWant
+
+	// noPlan: this node's modules whose assignment carries no
+	// "provisioning" (SPEC §3 r2): not modules here, yet assigned
+	// (AssignedWithoutPlan).
+	noPlan map[string]bool
 }
 
 type secretSource struct {
@@ -94,6 +99,7 @@ func NewNodeGraph(node string) *NodeGraph {
 		unparsedKeys: map[string]string{},
 		collItems:    map[string]map[string]*graph.Node{}, itemsKept: map[*graph.Node][]byte{},
 		parsed: map[string]map[string]parsedTemplate{},
+		noPlan: map[string]bool{},
 	}
 	m.configReg.ok, m.configReg.why = m.registryAnswer(string(spec.Config))
 	return m
@@ -117,6 +123,20 @@ func (m *NodeGraph) Modules() []string {
 
 // HasModule says whether module is assigned to this node.
 func (m *NodeGraph) HasModule(module string) bool { return m.mods[module] != nil }
+
+// AssignedWithoutPlan says module's assignment to this node is there but
+// carries no "provisioning" (SPEC §3 r2): it is assigned, just not the
+// provisioner's, so HasModule is false. prov.ask says so rather than "not
+// assigned".
+func (m *NodeGraph) AssignedWithoutPlan(module string) bool { return m.noPlan[module] }
+
+func (m *NodeGraph) notingNoPlan(module string, none bool) {
+	if none {
+		m.noPlan[module] = true
+	} else {
+		delete(m.noPlan, module)
+	}
+}
 
 // Origin says where a node's value comes from, for explain.
 type Origin struct {

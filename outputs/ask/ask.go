@@ -6,12 +6,14 @@ package ask
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -30,7 +32,9 @@ type Reply struct {
 
 // Lookup finds module's config value key as mesh-config_resolved holds it;
 // assigned says whether module is on the node at all. It returns an error
-// when it could not look (the client busy past ctx).
+// when it could not look (the client busy past ctx), or nodes.ErrNoPlan
+// when module's assignment to the node carries no provisioning plan (SPEC
+// §3 r2: assigned, but not the provisioner's).
 type Lookup func(ctx context.Context, module, key string) (value []byte, assigned, found bool, err error)
 
 // timeout bounds one look-up: a client busy longer answers so.
@@ -73,6 +77,11 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 	defer cancel()
 	v, assigned, found, err := lookup(cctx, q.Module, q.Key)
 	switch {
+	case errors.Is(err, nodes.ErrNoPlan):
+		// Not "not assigned": it is, and a tool runner told so would
+		// wait for a prov.changed that says nothing new.
+		return Reply{Error: "module " + q.Module + " is assigned to node " + node +
+			` without a provisioning plan (its assignment carries no "provisioning"): the provisioner answers nothing for it`}
 	case err != nil:
 		return Reply{Error: "the client is busy: " + err.Error()}
 	case !assigned:

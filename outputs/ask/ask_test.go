@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -20,6 +21,8 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 		switch {
 		case module == "busy":
 			return nil, false, false, errors.New("context deadline exceeded")
+		case module == "other":
+			return nil, false, false, nodes.ErrNoPlan
 		case module != "web":
 			return nil, false, false, nil
 		case key == "latin1":
@@ -33,6 +36,7 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 		{`{"module":"web","kind":"config","key":"model"}`, "opus", ""},
 		{`{"module":"web","kind":"secret","key":"api-key"}`, "", "kind secret is not answered here: only config values are (a secret never)"},
 		{`{"module":"db","kind":"config","key":"model"}`, "", "module db is not assigned to node ace"},
+		{`{"module":"other","kind":"config","key":"model"}`, "", `module other is assigned to node ace without a provisioning plan (its assignment carries no "provisioning"): the provisioner answers nothing for it`},
 		{`{"module":"web","kind":"config","key":"other"}`, "", "no config value other is resolved for module web"},
 		{`{"module":"web","kind":"config"}`, "", "module and key are required"},
 		{`{"module":"busy","kind":"config","key":"k"}`, "", "the client is busy: context deadline exceeded"},

@@ -17,13 +17,17 @@ import (
 // module on the node is not assigned to it.
 func (d *Daemon) lookupConfig(ctx context.Context, module, key string) (v []byte, assigned, found bool, err error) {
 	for {
-		var loaded bool
+		var loaded, noPlan bool
 		err = d.Do(ctx, func(m *nodes.NodeGraph) {
 			loaded = d.baseLoaded()
 			if assigned = m.HasModule(module); assigned {
 				v, found = m.ConfigValue(module, key)
 			}
+			noPlan = m.AssignedWithoutPlan(module)
 		})
+		if err == nil && noPlan {
+			err = nodes.ErrNoPlan // assigned, not the provisioner's: said so (outputs/ask)
+		}
 		if err != nil || found || loaded {
 			return v, assigned, found, err
 		}

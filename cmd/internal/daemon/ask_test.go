@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -145,4 +146,44 @@ func TestAnAskWhileTheClientStartsIsAnsweredFromWhatItRead(t *testing.T) {
 		}
 	}
 	t.Fatal("no ask was answered with the value in 30 s")
+}
+
+// A module whose assignment to the node carries no "provisioning" (SPEC §3
+// r2) was answered "module other is not assigned to node ace": it is, only
+// not to the provisioner, and a tool runner told "not assigned" waits for
+// a prov.changed. The answer says so now; once the plan is there the value
+// is answered, and once the assignment is deleted it is "not assigned".
+func TestProvAskSaysAModuleAssignedWithoutAPlanIsAssigned(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.other.model", "opus")
+	m.put(spec.AssignmentsBucket, "ace.other", `{"node":"ace","module":"other","runs":{"unit":"other.service"}}`)
+	m.webModule()
+	m.client("ace")
+	m.waitState("ace", "web", "applied")
+	const ask = `{"module":"other","kind":"config","key":"model"}`
+	const noPlan = "module other is assigned to node ace without a provisioning plan"
+	if r := askFor(t, m, "ace", ask); r["value"] != "" || !contains(r["error"], noPlan) || contains(r["error"], "not assigned") {
+		t.Fatalf("assigned without a plan: %v, want an error saying %q", r, noPlan)
+	}
+
+	p, tm := oneFile("other", "model = ${config:model}\n")
+	m.assign("ace", "other", p, tm)
+	m.waitState("ace", "other", "applied")
+	if r := askFor(t, m, "ace", ask); r["value"] != "opus" {
+		t.Fatalf("with a plan: %v", r)
+	}
+	m.put(spec.AssignmentsBucket, "ace.other", `{"node":"ace","module":"other"}`)
+	bustest.Eventually(t, 30*time.Second, func() error {
+		if r := askFor(t, m, "ace", ask); !contains(r["error"], noPlan) {
+			return fmt.Errorf("plan taken away: %v", r)
+		}
+		return nil
+	})
+	m.del(spec.AssignmentsBucket, "ace.other")
+	bustest.Eventually(t, 30*time.Second, func() error {
+		if r := askFor(t, m, "ace", ask); r["error"] != "module other is not assigned to node ace" {
+			return fmt.Errorf("deleted: %v", r)
+		}
+		return nil
+	})
 }
