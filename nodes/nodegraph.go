@@ -83,6 +83,7 @@ type archiveSource struct {
 	state   graph.State
 	members map[string][]byte
 	why     string
+	tried   time.Time // when the fetch whose outcome this is was tried
 }
 
 // ArchiveWant asks the daemon to fetch a module's templates archive.

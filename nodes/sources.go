@@ -354,14 +354,27 @@ func (m *NodeGraph) SetArchive(module, digest string, members map[string][]byte)
 	m.setArchive(module, archiveSource{digest: digest, state: graph.Ready, members: members})
 }
 
-// ArchiveFailed records that a module's archive cannot be used.
-func (m *NodeGraph) ArchiveFailed(module, digest, reason string) {
-	m.setArchive(module, archiveSource{digest: digest, state: graph.Failed, why: reason})
+// ArchiveFailed records that a module's archive cannot be used, the
+// outcome of a fetch tried at tried.
+func (m *NodeGraph) ArchiveFailed(module, digest, reason string, tried time.Time) {
+	m.setArchive(module, archiveSource{digest: digest, state: graph.Failed, why: reason, tried: tried})
 }
 
-// ArchiveWaiting records that a module's archive is not there yet.
-func (m *NodeGraph) ArchiveWaiting(module, digest, why string) {
-	m.setArchive(module, archiveSource{digest: digest, state: graph.Waiting, why: why})
+// ArchiveWaiting records that a module's archive is not there yet, the
+// outcome of a fetch tried at tried.
+func (m *NodeGraph) ArchiveWaiting(module, digest, why string, tried time.Time) {
+	m.setArchive(module, archiveSource{digest: digest, state: graph.Waiting, why: why, tried: tried})
+}
+
+// ArchiveTried is when the fetch of module's current templates archive
+// was last tried without getting it (zero: no try has failed yet, or it
+// was got): explain says it, as it says when a vault name was last asked.
+func (m *NodeGraph) ArchiveTried(module string) time.Time {
+	mod, a := m.mods[module], m.archives[module]
+	if mod == nil || mod.asg == nil || a.state == graph.Ready || a.digest != mod.asg.Provisioning.Templates.Digest {
+		return time.Time{}
+	}
+	return a.tried
 }
 
 func (m *NodeGraph) setArchive(module string, a archiveSource) {

@@ -21,6 +21,9 @@ type Fetched struct {
 	Want    nodes.ArchiveWant
 	Members map[string][]byte
 	Err     error
+	// Tried is when the try this is the outcome of began: what explain
+	// says as the fetch's last try.
+	Tried time.Time
 }
 
 // Broken says whether err means what is at the ref cannot be used (its
@@ -141,9 +144,10 @@ func (f *Fetcher) Retain(keep func(nodes.ArchiveWant) bool) {
 // run makes one try, delivers its outcome, and schedules the next try
 // unless it got the archive.
 func (f *Fetcher) run(fe *fetch) {
+	tried := time.Now()
 	members, err := f.try(fe.want)
 	select {
-	case f.out <- Fetched{Want: fe.want, Members: members, Err: err}:
+	case f.out <- Fetched{Want: fe.want, Members: members, Err: err, Tried: tried}:
 	case <-f.ctx.Done():
 		return
 	}

@@ -160,8 +160,12 @@ func (a Answers) Explain(module string) *Explanation {
 			secrets = append(secrets, out)
 		case nodes.KindPlan, nodes.KindArchive:
 			if in.State() != graph.Ready {
-				head = append(head, Output{Kind: k, Where: o.Source(in.Key()).Where, State: stepState(in.State().String()),
-					Since: in.Since(), Why: in.Why(), Root: true})
+				out := Output{Kind: k, Where: o.Source(in.Key()).Where, State: stepState(in.State().String()),
+					Since: in.Since(), Why: in.Why(), Root: true}
+				if k == nodes.KindArchive {
+					out.Asked = a.Graph.ArchiveTried(module)
+				}
+				head = append(head, out)
 			}
 		}
 	}
@@ -176,11 +180,15 @@ func (a Answers) Explain(module string) *Explanation {
 }
 
 // stampAsked says on each vault name in steps (and below) when it was last
-// asked: what was last tried (SPEC §5.5), kept out of its reason.
+// asked, and on each templates archive when its fetch was last tried: what
+// was last tried (SPEC §5.5), kept out of its reason.
 func (a Answers) stampAsked(steps []Step) {
 	for i := range steps {
-		if s := &steps[i]; s.Kind == nodes.KindVault && s.Vault != "" {
+		switch s := &steps[i]; {
+		case s.Kind == nodes.KindVault && s.Vault != "":
 			s.Asked = a.Graph.SecretLastAsked(s.Vault)
+		case s.Kind == nodes.KindArchive && s.State != "met":
+			s.Asked = a.Graph.ArchiveTried(strings.TrimPrefix(s.Node, nodes.KindArchive+":"))
 		}
 		a.stampAsked(steps[i].Inputs)
 	}

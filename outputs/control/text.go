@@ -104,7 +104,11 @@ func WriteExplanation(w io.Writer, e *Explanation) error {
 		}
 		add(2, label, state)
 		if o.Root && o.Why != "" {
-			line(4, o.Why+" (since "+clock(o.Since, e.At)+")")
+			if o.Kind == "archive" && !o.Asked.IsZero() {
+				line(4, o.Why+" (since "+clock(o.Since, e.At)+", last tried "+clock(o.Asked, e.At)+")")
+			} else {
+				line(4, o.Why+" (since "+clock(o.Since, e.At)+")")
+			}
 		}
 		for _, s := range o.Chain {
 			stepRows(s, 4, e.At, add, line)
@@ -195,6 +199,8 @@ func leafText(s Step, at time.Time) string {
 	switch {
 	case s.Kind == "vault" && !s.Asked.IsZero():
 		text += " (since " + clock(s.Since, at) + ", last asked " + clock(s.Asked, at) + ")"
+	case s.Kind == "archive" && !s.Asked.IsZero():
+		text += " (since " + clock(s.Since, at) + ", last tried " + clock(s.Asked, at) + ")"
 	case s.Bucket != "" && !strings.Contains(why, "not permitted to read "): // a bucket refused is not watched
 		text += " (watched since " + clock(s.Since, at) + ")"
 	default:

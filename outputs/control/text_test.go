@@ -109,3 +109,24 @@ func TestARootTheBusRefusesIsNotSaidWatched(t *testing.T) {
 		t.Fatalf("explain:\n%s", b)
 	}
 }
+
+// A templates archive not there yet says when its fetch was last tried, as
+// a vault name says when it was last asked: as a file's input, and as the
+// module's own output when it has no file.
+func TestAnArchiveNotThereYetSaysWhenItWasLastTried(t *testing.T) {
+	since, tried := at.Add(-time.Minute), at.Add(-2*time.Second)
+	why := "templates archive obj://t/web.tar: not there yet: nats: object not found"
+	step := Step{Kind: "archive", Where: "templates archive obj://t/web.tar", State: "waiting", Why: why,
+		Root: true, Input: true, Since: since, Asked: tried}
+	for _, e := range []*Explanation{
+		{Node: "ace", Module: "web", State: "waiting", Since: since, At: at, Outputs: []Output{
+			{Kind: "file", Path: "/etc/web/a.conf", State: "waiting", Since: since, Chain: []Step{step}}}},
+		{Node: "ace", Module: "web", State: "waiting", Since: since, At: at, Outputs: []Output{
+			{Kind: "archive", Where: step.Where, State: "waiting", Since: since, Why: why, Root: true, Asked: tried}}},
+	} {
+		b := text(t, func(w io.Writer) error { return WriteExplanation(w, e) })
+		if !strings.Contains(b, why+" (since 12:06:23, last tried 12:07:21)\n") {
+			t.Fatalf("explain:\n%s", b)
+		}
+	}
+}

@@ -75,7 +75,7 @@ type Output struct {
 	Path       string    `json:"path,omitempty"`
 	Collection string    `json:"collection,omitempty"` // item
 	Secret     string    `json:"secret,omitempty"`     // secret-file, secret: the secret's name (never its value)
-	Asked      time.Time `json:"asked,omitzero"`       // secret-file, met: when the ask its value answered was made
+	Asked      time.Time `json:"asked,omitzero"`       // secret-file, met: when the ask its value answered was made; archive, not met: when its fetch was last tried
 	Where      string    `json:"where,omitempty"`      // plan, archive: where it comes from
 	State      string    `json:"state"`
 	Since      time.Time `json:"since"`
@@ -100,7 +100,7 @@ type Step struct {
 	State       string    `json:"state"`
 	Since       time.Time `json:"since"`          // when the node entered its state (or said a new reason)
 	Why         string    `json:"why,omitempty"`  // not met: what it waits for or why it failed; for a vault name, the outcome of its last ask
-	Asked       time.Time `json:"asked,omitzero"` // a vault name: when it was last asked
+	Asked       time.Time `json:"asked,omitzero"` // a vault name: when it was last asked; an archive not met: when its fetch was last tried
 	Root        bool      `json:"root,omitempty"` // the wait or failure began here
 	Input       bool      `json:"input,omitempty"`
 	Secret      bool      `json:"secret,omitempty"`

@@ -16,8 +16,8 @@ func (d *Daemon) onArchive(r archive.Fetched) {
 	case r.Err == nil:
 		d.mesh.SetArchive(w.Module, w.Digest, r.Members)
 	case archive.Broken(r.Err):
-		d.mesh.ArchiveFailed(w.Module, w.Digest, r.Err.Error())
+		d.mesh.ArchiveFailed(w.Module, w.Digest, r.Err.Error(), r.Tried)
 	default:
-		d.mesh.ArchiveWaiting(w.Module, w.Digest, r.Err.Error())
+		d.mesh.ArchiveWaiting(w.Module, w.Digest, r.Err.Error(), r.Tried)
 	}
 }
