@@ -41,7 +41,9 @@ func (d *Daemon) firstLooks(ctx context.Context) bool {
 	if time.Since(d.baseLoadedAt) >= firstLookWait {
 		return false
 	}
-	if d.fetcher.FetchingLocal() || d.asker.Asking() {
+	// An answer queued is no ask under way (the asker lets go once it is
+	// queued): asked in this order, none slips between the two.
+	if d.fetcher.FetchingLocal() || d.asker.Asking() || len(d.asker.Answers()) > 0 {
 		return true
 	}
 	for b, ws := range d.watches {
