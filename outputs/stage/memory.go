@@ -55,6 +55,12 @@ type Said struct {
 	State   string    // of its last report; "" before the first
 	Since   time.Time // when that state was first written
 	Failure string    // the fill socket's failure, until a fill succeeds
+	// FailedSince is when Failure began: a fill that fails as the last
+	// one did keeps it, one that fails otherwise moves it, one that
+	// succeeds clears it. A module failed for its plan and then by the
+	// fill is in state failed since the first, its fill failing since
+	// the second.
+	FailedSince time.Time
 	// Reason is why the stage fails a module its view says is ready: an
 	// item the bus cannot hold, else the fill socket's failure; "" when
 	// it does not.
@@ -72,7 +78,7 @@ func (s *Stage) Said(module string) (Said, bool) {
 	if reason == "" {
 		reason = mo.failure
 	}
-	return Said{State: mo.state, Since: mo.since, Failure: mo.failure, Reason: reason}, true
+	return Said{State: mo.state, Since: mo.since, Failure: mo.failure, FailedSince: mo.failedAt, Reason: reason}, true
 }
 
 // States counts the modules by the state of their last report

@@ -36,11 +36,12 @@ type moduleOut struct {
 	needsQueued, needsWritten uint64
 	needsKnown                bool
 	state                     string
-	failure                   string   // the fill socket's failure, until a fill succeeds
-	itemFail                  string   // an item the bus cannot hold (report.TooLargeError), until the items are recorded
-	declared                  string   // the plan (ModuleView.Plan) of the last whole request answered; "" before one
-	retry                     bool     // a write or fill failed: try again at the next retry tick
-	refused                   *refusal // its last request, refused with a 4xx: sent again unchanged only after a wait (refused.go)
+	failure                   string    // the fill socket's failure, until a fill succeeds
+	failedAt                  time.Time // when failure began: moved when its text changes (fail)
+	itemFail                  string    // an item the bus cannot hold (report.TooLargeError), until the items are recorded
+	declared                  string    // the plan (ModuleView.Plan) of the last whole request answered; "" before one
+	retry                     bool      // a write or fill failed: try again at the next retry tick
+	refused                   *refusal  // its last request, refused with a 4xx: sent again unchanged only after a wait (refused.go)
 	// heldElsewhere: paths the node-engine refused (409) in the module's
 	// last whole request because another module's declaration holds them.
 	// The next whole request leaves them out, so that what the module
@@ -64,6 +65,18 @@ func (mo *moduleOut) takeBefore(files []report.File) {
 			mo.before[f.Path] = f
 		}
 	}
+}
+
+// fail says the fill socket's failure msg (Said; "": a fill succeeded):
+// it began at now, unless it is the failure already said.
+func (mo *moduleOut) fail(msg string, now time.Time) {
+	switch {
+	case msg == "":
+		mo.failedAt = time.Time{}
+	case msg != mo.failure:
+		mo.failedAt = now
+	}
+	mo.failure = msg
 }
 
 func newModuleOut() *moduleOut {
@@ -123,7 +136,7 @@ func shared(form string) bool { return form == nodes.FormManagedBlock || form ==
 // dropped).
 func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte) {
 	if err != nil {
-		mo.failure = fillFailure(err, req, carriesSecret(sent))
+		mo.fail(fillFailure(err, req, carriesSecret(sent)), time.Now())
 		mo.retry = true
 		var se *fill.StatusError
 		if req.Whole && errors.As(err, &se) && se.Held != "" && sent[se.Held] != nil {
@@ -142,7 +155,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		clear(mo.heldElsewhere)
 		mo.retry = true
 	} else {
-		mo.failure = ""
+		mo.fail("", time.Time{})
 	}
 	if req.Whole {
 		// The node-engine now holds what this request named and nothing

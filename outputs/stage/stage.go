@@ -304,7 +304,8 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	var err error
 	if j.req, j.sent, err = fillRequest(v, mo, all); err != nil {
 		// Its report says so now, and the retry tick tries again.
-		mo.failure, mo.retry = report.Bound(err.Error()), true
+		mo.fail(report.Bound(err.Error()), time.Now())
+		mo.retry = true
 		s.cfg.Log.Error().Err(err).Str("module", v.Name).Msg("fill request not made")
 	}
 	return j

@@ -66,7 +66,10 @@ func (d *Daemon) moduleState(v *nodes.ModuleView) control.ModuleState {
 	if ok && v.Ready() && said.Reason != "" {
 		s.State, s.Reason, s.Fill = "failed", said.Reason, said.Failure
 	}
-	if ok && said.State == s.State && !said.Since.IsZero() {
+	switch {
+	case s.Fill != "" && s.Reason == s.Fill && !said.FailedSince.IsZero():
+		s.Since = said.FailedSince // failed by the fill: since that failure began
+	case ok && said.State == s.State && !said.Since.IsZero():
 		s.Since = said.Since
 	}
 	return s
