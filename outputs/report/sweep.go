@@ -29,6 +29,11 @@ type Swept struct {
 	// changed it said (SPEC §5.3: a restart that changes nothing puts no
 	// report again).
 	Files map[string][]File
+	// At: for each live module whose report the bucket held and this
+	// process had not written, that report's "at": when the state it says
+	// was written, which a first report of this run equal to it (not put
+	// again) still says.
+	At map[string]string
 	// Items: for each live module, the items the collect bucket holds of
 	// it (collection → text; those whose value says another collection or
 	// contributor than its key left out), so a module whose plan does not
@@ -120,6 +125,12 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 							out.Files = map[string][]File{}
 						}
 						out.Files[module] = r.Files
+					}
+					if r.At != "" {
+						if out.At == nil {
+							out.At = map[string]string{}
+						}
+						out.At[module] = r.At
 					}
 				}
 			case sb.bucket == spec.AppliedBucket:

@@ -154,6 +154,7 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 		}
 	}
 	s.keepBefore(sw)
+	s.keepSinceBefore(sw.At)
 	for m, files := range sw.Files {
 		if mo := s.modules[m]; mo != nil {
 			mo.takeBefore(files)

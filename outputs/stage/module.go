@@ -50,7 +50,12 @@ type moduleOut struct {
 	// declaration to go: without this step neither ever would.
 	heldElsewhere map[string]bool
 	since         time.Time
-	lastFill      time.Time // when its last fill request was sent (Config.FillGap)
+	// sinceBefore: when the state of the last run's report (read back by
+	// the start's Sweep) was written, its "at"; this run's first report,
+	// equal to it and so not put again, says the module is in that state
+	// since then (reported), as the bucket does.
+	sinceBefore time.Time
+	lastFill    time.Time // when its last fill request was sent (Config.FillGap)
 }
 
 // takeBefore keeps files, the last run's report's, as before when this

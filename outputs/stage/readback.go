@@ -169,3 +169,29 @@ func (s *Stage) ReadingBack(ctx context.Context, live func(module string) bool, 
 			"(a module whose plan does not parse holds no items, one whose plan is refused no paths)")
 	return false
 }
+
+// keepSinceBefore keeps, for each live module whose report of the last
+// run a Sweep read (at: its "at"), when that report's state was written,
+// until the module's first report of this run (moduleOut.sinceBefore).
+// Without it a client started again said every module unchanged since the
+// restart, while the report in the bucket, not put again (SPEC §5.3),
+// still said the last run's "at". An "at" that does not read as RFC 3339
+// is left out: the state is then said since this run's first report.
+func (s *Stage) keepSinceBefore(at map[string]string) {
+	for m, a := range at {
+		t, err := time.Parse(time.RFC3339, a)
+		if err != nil {
+			continue
+		}
+		if mo := s.modules[m]; mo != nil {
+			if mo.state == "" {
+				mo.sinceBefore = t
+			}
+			continue
+		}
+		if s.sinceBefore == nil {
+			s.sinceBefore = map[string]time.Time{}
+		}
+		s.sinceBefore[m] = t
+	}
+}

@@ -80,6 +80,7 @@ type Stage struct {
 	keptUnsaved     bool                         // keptWant is not written yet: tried again at each tick
 	removalsOld     bool                         // Config.Removals does not hold removing: tried again at each tick
 	before          map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
+	sinceBefore     map[string]time.Time         // module not prepared yet → its last run's report's at (Sweep; moduleOut.sinceBefore)
 	saidGone        map[string]bool              // modules prov.changed said gone, until back (Gone)
 	filesBefore     map[string][]report.File     // module → the files of its report the start's Sweeps read (HeldBefore)
 	heldTaken       bool                         // HeldBefore was handed over: later Sweeps keep no such map
@@ -273,6 +274,8 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 			mo.takeBefore(b)
 			delete(s.before, v.Name)
 		}
+		mo.sinceBefore = s.sinceBefore[v.Name]
+		delete(s.sinceBefore, v.Name)
 	}
 	// Items are synced when they moved, on a full send, or when the
 	// module is retried (a write failed, or a Sweep adopted keys its sync
@@ -350,9 +353,16 @@ func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 	if r.State == mo.state {
 		return
 	}
-	if w.Wrote {
+	switch {
+	case w.Wrote:
 		mo.since = time.Now()
+	case mo.state == "":
+		// This run's first report is the one the bucket holds ("at"
+		// aside): not put again, it says the state since the bucket's
+		// "at", and so do status and explain.
+		mo.since = mo.sinceBefore
 	}
+	mo.sinceBefore = time.Time{}
 	ev := s.cfg.Log.Info()
 	if r.State == "failed" {
 		ev = s.cfg.Log.Warn()
@@ -615,5 +625,6 @@ func (s *Stage) Removed(ctx context.Context, name string) {
 	}
 	delete(s.modules, name)
 	delete(s.before, name)
+	delete(s.sinceBefore, name)
 	log.Info().Str("module", name).Str("state", "removed").Msg("module removed")
 }
