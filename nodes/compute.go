@@ -236,20 +236,24 @@ func (r *renderer) value(in graph.In, j int) ([]byte, error) {
 	return v, nil
 }
 
-// brokenSecretLine is the first secret placeholder whose value holds a
-// line break, in a managed-keys file: each of its lines would be read as a
-// key of its own, and the node-engine keeps and names keys (its state,
-// its conflicts), so part of a secret would reach them.
-func (r *renderer) brokenSecretLine(in graph.In) (Placeholder, bool) {
+// brokenKeysLine is the first placeholder whose value holds a line break,
+// in a managed-keys file; secret says whether it is a secret's. Each line
+// of such a value would be read as a line of its own: a key the template
+// does not write, set by whoever writes the value (mesh-config, a
+// provider, the controller's placement) in a file the module may share
+// with the operator; and a secret's lines would reach the node-engine,
+// which keeps and names keys (its state, its conflicts). A collection's
+// text is lines by nature (each contributor's keys) and may hold them.
+func (r *renderer) brokenKeysLine(in graph.In) (ph Placeholder, secret, ok bool) {
 	for j, ph := range r.t.phs {
-		if !spec.IsSecretKind(ph.Kind) {
+		if spec.IsCollectionKind(ph.Kind) {
 			continue
 		}
 		if v, err := r.value(in, j); err == nil && bytes.ContainsAny(v, "\r\n") {
-			return ph, true
+			return ph, spec.IsSecretKind(ph.Kind), true
 		}
 	}
-	return Placeholder{}, false
+	return Placeholder{}, false, false
 }
 
 // fileNode is a templated file's node's own data: its Meta, and what its
@@ -269,9 +273,12 @@ func newFileNode(counts *RenderCounts, module string, spec FileSpec, t *Template
 // render: [plan, archive, needs…] → the file rendered from its template.
 func (f *fileNode) render(in graph.In) (any, error) {
 	f.counts.Files.Add(1)
-	if f.secret && f.spec.Form == FormManagedKeys {
-		if ph, ok := f.r.brokenSecretLine(in); ok {
+	if f.spec.Form == FormManagedKeys {
+		switch ph, secret, ok := f.r.brokenKeysLine(in); {
+		case ok && secret:
 			return nil, fmt.Errorf("template %s: the value of %s holds a line break, which a managed-keys file would read as lines of their own (the value is not shown: it is a secret); write it to an owned file", f.r.t.Name, ph)
+		case ok:
+			return nil, fmt.Errorf("template %s: the value of %s holds a line break, which a managed-keys file would read as lines of their own, setting keys the template does not write; a managed-keys file sets only its template's keys", f.r.t.Name, ph)
 		}
 	}
 	content, err := f.r.render(in)

@@ -13,7 +13,7 @@ import (
 // reads the text before the first "=" as the key it manages, and keeps
 // and names keys (its state directory, its conflicts, its log), so the
 // secret, or its part before an "=" it holds, would reach them, as a line
-// break in one would (brokenSecretLine). A value after the "=" is the
+// break in one would (brokenKeysLine). A value after the "=" is the
 // line's value and is written.
 func (r *renderer) keyedSecret(in graph.In, content []byte) (Placeholder, bool) {
 	t := r.t
