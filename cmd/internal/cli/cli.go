@@ -5,7 +5,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 )
@@ -25,7 +28,7 @@ func Logger(w io.Writer, format, level, service string) (zerolog.Logger, error) 
 	switch format {
 	case "json":
 	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, FormatFieldValue: consoleValue}
 	default:
 		return zerolog.Logger{}, fmt.Errorf("--log-format %q is not json or console", format)
 	}
@@ -37,4 +40,42 @@ type stamp struct{}
 
 func (stamp) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
 	e.Str(zerolog.TimestampFieldName, time.Now().UTC().Format(TimeFormat))
+}
+
+// consoleValue is a field's value as --log-format console prints it. The
+// console writer quotes a string field with its control runes escaped,
+// but prints a list or an object (a module's waiting list, the modules a
+// sweep found gone) as JSON, which leaves DEL, the C1 controls (U+009B is
+// a CSI) and format runes such as a bidi override raw: names from the bus
+// or a templates archive would drive the operator's terminal. Every rune
+// that is not printable is written as a \u escape (the same rune, inside
+// a JSON string), a byte that is not UTF-8 as \x.., the rest as it was.
+func consoleValue(i any) string {
+	s := fmt.Sprintf("%s", i)
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case strconv.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += n
+	}
+	return b.String()
 }
