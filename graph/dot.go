@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"strconv"
+
 	"gonum.org/v1/gonum/graph/encoding"
 	"gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/simple"
@@ -142,13 +144,9 @@ func (d dotNode) Attributes() []encoding.Attribute {
 	return attrs
 }
 
-func quote(s string) string {
-	b := []byte{'"'}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' || s[i] == '\\' {
-			b = append(b, '\\')
-		}
-		b = append(b, s[i])
-	}
-	return string(append(b, '"'))
-}
+// quote is s as a DOT quoted string: Go's quoting, which escapes `"` and
+// `\` as DOT reads them and writes every rune that is not printable (ESC,
+// a C1 CSI, a bidi override, DEL) as an escape, never raw: `graph dot`
+// prints to the operator's terminal, and a module's name or a file's path
+// may hold any byte. gonum quotes the node IDs the same way.
+func quote(s string) string { return strconv.Quote(s) }
