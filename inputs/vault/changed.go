@@ -30,7 +30,10 @@ const (
 // was wrong and the payload's length, never its bytes: a vault gone wrong
 // may have put a value there. Other fields are ignored (a later vault may
 // add some). Warnings are rate-limited (changedWarnBurst a
-// changedWarnEvery). fn runs on the subscription's goroutine.
+// changedWarnEvery). A message a JetStream push consumer delivered there
+// (its subject is the stream's, not the event's: any client may point a
+// consumer's deliver subject at it) is ignored with a warning too. fn runs
+// on the subscription's goroutine.
 func WatchChanged(nc *nats.Conn, log zerolog.Logger, fn func(secret string)) (*nats.Subscription, error) {
 	return watchChanged(nc, log, &warnLimit{burst: changedWarnBurst, every: changedWarnEvery, now: time.Now}, fn)
 }
@@ -41,6 +44,13 @@ func watchChanged(nc *nats.Conn, log zerolog.Logger, lim *warnLimit, fn func(sec
 	}
 	sub, err := nc.Subscribe(spec.VaultChangedSubject, func(m *nats.Msg) {
 		name, problem := changedName(m.Data)
+		if m.Subject != spec.VaultChangedSubject {
+			// A JetStream push consumer's delivery keeps the stream's
+			// subject: any client may make one deliver a value it wrote
+			// here (nats-server checks no deliver subject against its
+			// creator's rights). It is no event of the vault's.
+			name, problem = "", "it was delivered by a JetStream consumer (subject "+spec.Cut(m.Subject, 200)+"), not published by the vault"
+		}
 		if problem == "" {
 			fn(name)
 			return

@@ -1,0 +1,69 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// Any client may create a push consumer on a stream it reads, and
+// nats-server does not check a consumer's deliver subject against its
+// creator's rights: another node's client (its own needs keys are its to
+// write) can have JetStream deliver a value it wrote, {"secret": "<any
+// vault name>"}, on mesh-vault.secret-changed, to every client of the
+// mesh, again and again. Such a delivery keeps the stream's subject (and
+// a $JS.ACK reply): it is no event of the vault's, and is ignored with a
+// warning; the vault's own events are taken as before.
+func TestASecretChangedDeliveredByAnotherClientsConsumerIsIgnored(t *testing.T) {
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	log := &bustest.Buffer{}
+	names := make(chan string, 16)
+	if _, err := WatchChanged(nc, zerolog.New(log), func(name string) { names <- name }); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan *nats.Msg, 16)
+	if _, err := nc.ChanSubscribe(spec.VaultChangedSubject, seen); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv := bustest.Bucket(t, js, spec.NeedsBucket)
+	if _, err := kv.Put(ctx, "g14.x.config.y", []byte(`{"secret":"own/web/api-key"}`)); err != nil {
+		t.Fatal(err)
+	}
+	stream, filter := "KV_"+spec.NeedsBucket, "$KV."+spec.NeedsBucket+".g14.x.config.y"
+	body, _ := json.Marshal(map[string]any{"stream_name": stream, "config": map[string]any{
+		"name": "spoof", "deliver_subject": spec.VaultChangedSubject, "filter_subject": filter,
+		"ack_policy": "none", "deliver_policy": "all"}})
+	if r, err := nc.Request("$JS.API.CONSUMER.CREATE."+stream+".spoof."+filter, body, 10*time.Second); err != nil || strings.Contains(string(r.Data), `"error"`) {
+		t.Fatalf("creating the consumer: %v %s", err, r.Data)
+	}
+	select {
+	case <-seen: // delivered to this connection: the watch has it too
+	case <-time.After(30 * time.Second):
+		t.Fatal("the consumer delivered nothing within 30s")
+	}
+	if err := nc.Publish(spec.VaultChangedSubject, []byte(`{"secret":"own/app/api-key"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-names:
+		if got != "own/app/api-key" {
+			t.Fatalf("fn got %q, delivered by another client's consumer, before the vault's own event", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("fn not called for the vault's event within 30s")
+	}
+	if !strings.Contains(log.String(), "ignored") {
+		t.Errorf("no warning says the delivery was ignored:\n%s", log)
+	}
+}
