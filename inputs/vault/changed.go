@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -32,7 +33,8 @@ const (
 // add some). Warnings are rate-limited (changedWarnBurst a
 // changedWarnEvery). A message a JetStream push consumer delivered there
 // (its subject is the stream's, not the event's: any client may point a
-// consumer's deliver subject at it) is ignored with a warning too. fn runs
+// consumer's deliver subject at it), or a stream republished there (it
+// carries Nats-Stream), is ignored with a warning too. fn runs
 // on the subscription's goroutine.
 func WatchChanged(nc *nats.Conn, log zerolog.Logger, fn func(secret string)) (*nats.Subscription, error) {
 	return watchChanged(nc, log, &warnLimit{burst: changedWarnBurst, every: changedWarnEvery, now: time.Now}, fn)
@@ -50,6 +52,9 @@ func watchChanged(nc *nats.Conn, log zerolog.Logger, lim *warnLimit, fn func(sec
 			// here (nats-server checks no deliver subject against its
 			// creator's rights). It is no event of the vault's.
 			name, problem = "", "it was delivered by a JetStream consumer (subject "+spec.Cut(m.Subject, 200)+"), not published by the vault"
+		} else if st := m.Header.Get(jetstream.StreamHeader); st != "" {
+			// A stream's republish keeps the subject but says the stream.
+			name, problem = "", "it was republished by stream "+spec.Cut(st, 200)+", not published by the vault"
 		}
 		if problem == "" {
 			fn(name)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -65,5 +66,47 @@ func TestASecretChangedDeliveredByAnotherClientsConsumerIsIgnored(t *testing.T) 
 	}
 	if !strings.Contains(log.String(), "ignored") {
 		t.Errorf("no warning says the delivery was ignored:\n%s", log)
+	}
+}
+
+// A stream's republish (a stream's manager may set one) sends what is
+// written to it on any subject, the subject itself kept: it carries the
+// Nats-Stream header, and is no event of the vault's either.
+func TestASecretChangedRepublishedByAStreamIsIgnored(t *testing.T) {
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	log := &bustest.Buffer{}
+	names := make(chan string, 16)
+	if _, err := WatchChanged(nc, zerolog.New(log), func(name string) { names <- name }); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan *nats.Msg, 16)
+	if _, err := nc.ChanSubscribe(spec.VaultChangedSubject, seen); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "GITEA", Subjects: []string{"gitea.evil"},
+		RePublish: &jetstream.RePublish{Source: "gitea.evil", Destination: spec.VaultChangedSubject}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "gitea.evil", []byte(`{"secret":"own/web/api-key"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-seen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream republished nothing within 30s")
+	}
+	if err := nc.Publish(spec.VaultChangedSubject, []byte(`{"secret":"own/app/api-key"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-names:
+		if got != "own/app/api-key" {
+			t.Fatalf("fn got %q, republished by a stream, before the vault's own event", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("fn not called for the vault's event within 30s")
 	}
 }
