@@ -18,8 +18,9 @@ import (
 var Buckets = []string{spec.RegistryBucket, spec.NeedsBucket, spec.AppliedBucket, spec.CollectBucket}
 
 // EnsureBuckets creates each of the provisioner's buckets that does not
-// exist yet, with History 1 and the given replicas (at least 1). A bucket
-// that exists is left exactly as it is, whatever its configuration.
+// exist yet, with History 1 and the given replicas (at least 1), refusing
+// rollups (refuseRollups, also for one it made before). A bucket made by
+// hand is left exactly as it is, whatever its configuration.
 func EnsureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) error {
 	_, err := ensureBuckets(ctx, js, replicas)
 	return err
@@ -33,6 +34,9 @@ func ensureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) (c
 	for _, name := range Buckets {
 		_, err := js.KeyValue(ctx, name)
 		if err == nil {
+			if err := refuseRollups(ctx, js, name); err != nil {
+				return created, err
+			}
 			continue
 		}
 		if !errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -52,8 +56,34 @@ func ensureBuckets(ctx context.Context, js jetstream.JetStream, replicas int) (c
 			return created, fmt.Errorf("creating bucket %s: %w", name, err)
 		}
 		created = append(created, name)
+		if err := refuseRollups(ctx, js, name); err != nil {
+			return created, err
+		}
 	}
 	return created, nil
+}
+
+// refuseRollups sets a bucket this server made (its description says so)
+// to refuse "Nats-Rollup" writes. A client may write only keys under its
+// own node, but one write of its own key carrying "Nats-Rollup: all"
+// removed every key of the bucket, every other node's (a permission cannot
+// refuse a header). No one of the mesh purges these buckets by rollup:
+// deletes are markers, and old markers are purged by the API (markers.go).
+// A bucket made by hand is left as it is, as EnsureBuckets says.
+func refuseRollups(ctx context.Context, js jetstream.JetStream, name string) error {
+	st, err := js.Stream(ctx, "KV_"+name)
+	if err != nil {
+		return fmt.Errorf("looking at bucket %s: %w", name, err)
+	}
+	cfg := st.CachedInfo().Config
+	if !cfg.AllowRollup || cfg.Description != "mesh-provisioner: "+description(name) {
+		return nil
+	}
+	cfg.AllowRollup = false
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("bucket %s: refusing rollups: %w", name, err)
+	}
+	return nil
 }
 
 // warnFewerReplicas says, at the start, each provisioner bucket that has
