@@ -75,7 +75,7 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, assigned, found, err := lookup(cctx, q.Module, q.Key)
+	v, assigned, found, err := lookupLoaded(cctx, lookup, q.Module, q.Key)
 	switch {
 	case errors.Is(err, nodes.ErrNoPlan):
 		// Not "not assigned": it is, and a tool runner told so would
@@ -95,4 +95,27 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 	}
 	s := string(v)
 	return Reply{Value: &s}
+}
+
+// ErrNotLoaded is a Lookup's error while the client has not yet read the
+// assignments and config buckets once (a client just started): a "not
+// assigned" or "not resolved" then may only mean not read yet.
+var ErrNotLoaded = errors.New("it is starting: its first read of the assignments and config is not done yet; ask again")
+
+// lookupLoaded looks again, every 20 ms within ctx, while lookup says
+// ErrNotLoaded, so a tool runner asking as the client starts is not told
+// a module on the node is not assigned (SPEC §5.4: that sends it away
+// until prov.changed); past ctx it is said as the start's.
+func lookupLoaded(ctx context.Context, lookup Lookup, module, key string) ([]byte, bool, bool, error) {
+	for {
+		v, assigned, found, err := lookup(ctx, module, key)
+		if !errors.Is(err, ErrNotLoaded) {
+			return v, assigned, found, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, false, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
