@@ -17,7 +17,16 @@ import (
 // bidi override, spaces other than ' ') is written as Go's %q writes it
 // (\x1b, \r, \u202e), and every byte that is not UTF-8 as \xff. The rest,
 // backslashes included, is as it was.
-func Escape(s string) string {
+func Escape(s string) string { return escapeWith(s, goRune) }
+
+// EscapeU is Escape with every rune that is not printable written as a
+// \u escape (\U for one past U+FFFF): the same rune inside a JSON string,
+// for a value printed where JSON is read (--log-format console's lists and
+// objects). A byte that is not UTF-8 is \xff as in Escape.
+func EscapeU(s string) string { return escapeWith(s, uRune) }
+
+// escapeWith is s with each rune that is not printable written by esc.
+func escapeWith(s string, esc func(*strings.Builder, rune)) string {
 	clean := true
 	for _, r := range s {
 		if r == utf8.RuneError || !strconv.IsPrint(r) {
@@ -37,12 +46,26 @@ func Escape(s string) string {
 		case strconv.IsPrint(r):
 			b.WriteString(s[i : i+n])
 		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
+			esc(&b, r)
 		}
 		i += n
 	}
 	return b.String()
+}
+
+// goRune writes r as Go's %q would inside its quotes.
+func goRune(b *strings.Builder, r rune) {
+	q := strconv.QuoteRune(r)
+	b.WriteString(q[1 : len(q)-1])
+}
+
+// uRune writes r as \uXXXX, or \UXXXXXXXX past U+FFFF.
+func uRune(b *strings.Builder, r rune) {
+	if r > 0xffff {
+		fmt.Fprintf(b, `\U%08x`, r)
+		return
+	}
+	fmt.Fprintf(b, `\u%04x`, r)
 }
 
 // jsonSafe is JSON b with every rune that is not printable written as a

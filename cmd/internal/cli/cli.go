@@ -5,12 +5,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // TimeFormat is the JSON log's timestamp: RFC 3339 in UTC with
@@ -49,33 +48,6 @@ func (stamp) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
 // a CSI) and format runes such as a bidi override raw: names from the bus
 // or a templates archive would drive the operator's terminal. Every rune
 // that is not printable is written as a \u escape (the same rune, inside
-// a JSON string), a byte that is not UTF-8 as \x.., the rest as it was.
-func consoleValue(i any) string {
-	s := fmt.Sprintf("%s", i)
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !strconv.IsPrint(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case strconv.IsPrint(r):
-			b.WriteString(s[i : i+n])
-		case r > 0xffff:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-		i += n
-	}
-	return b.String()
-}
+// a JSON string), a byte that is not UTF-8 as \x.., the rest as it was
+// (control.EscapeU).
+func consoleValue(i any) string { return control.EscapeU(fmt.Sprintf("%s", i)) }
