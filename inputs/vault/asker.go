@@ -229,6 +229,12 @@ func (a *Asker) current(name string, st *askState, gen uint64) bool {
 }
 
 // run makes ask gen, delivers its answer, then schedules the next ask.
+//
+// The answer is queued and the ask let go in one hold of a.mu when
+// Answers has room, so Asking, which looks at both under a.mu, never
+// finds it neither under way nor queued. When Answers is full the ask
+// stays under way until its answer is queued (the send waits outside
+// a.mu: Asking and the rest must not wait for the daemon to take one).
 func (a *Asker) run(name string, st *askState, gen uint64) {
 	at := time.Now()
 	a.mu.Lock()
@@ -242,21 +248,34 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 	}
 	changed := !st.answered || st.last != res.Outcome
 	st.last, st.answered = res.Outcome, true
+	an := Answer{Name: name, Result: res, At: at, Changed: changed}
+	select {
+	case a.out <- an:
+		defer a.mu.Unlock()
+		a.delivered(name, st, gen, res.Outcome)
+		return
+	default:
+	}
 	a.mu.Unlock()
 	select {
-	case a.out <- Answer{Name: name, Result: res, At: at, Changed: changed}:
+	case a.out <- an:
 	case <-a.ctx.Done():
 		return
 	}
-
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.current(name, st, gen) {
 		return // retained no more while its answer was on the way
 	}
+	a.delivered(name, st, gen, res.Outcome)
+}
+
+// delivered lets go of ask gen, its answer (outcome o) queued, and
+// schedules the next ask of name; a.mu is held.
+func (a *Asker) delivered(name string, st *askState, gen uint64, o Outcome) {
 	st.inflight = false
 	var after time.Duration
-	switch res.Outcome {
+	switch o {
 	case Sealed:
 		st.attempt = 0
 	case Refused:
@@ -300,11 +319,17 @@ func moduleOf(name string) string {
 	return ""
 }
 
-// Asking says an ask is under way or its answer not yet taken (a retry
-// waiting for its backoff is not).
+// Asking says an ask is under way or its answer not yet taken from
+// Answers (a retry waiting for its backoff is not). It may say yes a
+// moment after the last answer was taken, when Answers was full as that
+// answer was made (its ask is let go once it is queued); never no while
+// one is to come.
 func (a *Asker) Asking() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(a.out) > 0 {
+		return true
+	}
 	for _, st := range a.pending {
 		if st.inflight {
 			return true

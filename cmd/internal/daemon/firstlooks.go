@@ -41,9 +41,8 @@ func (d *Daemon) firstLooks(ctx context.Context) bool {
 	if time.Since(d.baseLoadedAt) >= firstLookWait {
 		return false
 	}
-	// An answer queued is no ask under way (the asker lets go once it is
-	// queued): asked in this order, none slips between the two.
-	if d.fetcher.FetchingLocal() || d.asker.Asking() || len(d.asker.Answers()) > 0 {
+	// Asking counts an answer queued and not taken in yet.
+	if d.fetcher.FetchingLocal() || d.asker.Asking() {
 		return true
 	}
 	for b, ws := range d.watches {
