@@ -108,11 +108,13 @@ func (w *Watch) Run(ctx context.Context) {
 	}
 
 	bo := backoff.Counter{Doubling: backoff.Doubling{Min: restartMin, Max: restartMax}}
+	look := backoff.Counter{Doubling: lookupBackoff(recheck)}
 	missingSaid, refusedSaid := false, false
 	for ctx.Err() == nil {
 		kv, err := w.js.KeyValue(ctx, w.bucket)
 		switch {
 		case err == nil:
+			look.Reset()
 		case ctx.Err() != nil:
 			return
 		case isMissing(err):
@@ -136,9 +138,11 @@ func (w *Watch) Run(ctx context.Context) {
 			}
 			continue
 		default:
-			d := bo.Next()
+			// Perhaps a bucket not there yet, on a bus that cannot say so
+			// for the moment: looked for again as one (lookupBackoff).
+			d := look.Next()
 			w.log.Warn().Err(err).Dur("retry_in", d).Msg("cannot look up bucket")
-			if w.pauseBackoff(ctx, d, &bo) {
+			if w.pauseBackoff(ctx, d, &look) {
 				return
 			}
 			continue
@@ -173,6 +177,15 @@ func (w *Watch) Run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// lookupBackoff is the wait after a lookup of the bucket that failed
+// otherwise than "not found" (a timeout, a bus without JetStream for the
+// moment): the watcher restarts' backoff from its start, doubling up to
+// recheck, so that a bucket not there yet is looked for at least every
+// recheck (SPEC §2.2), however long the lookups failed.
+func lookupBackoff(recheck time.Duration) backoff.Doubling {
+	return backoff.Doubling{Min: min(restartMin, recheck), Max: recheck}
 }
 
 // follow runs one watcher: its callback delivers the snapshot at the end of
