@@ -37,13 +37,17 @@ func (s *Stage) dueHeld(touched []string, now time.Time) []string {
 }
 
 // armHold sets the loop's wake-up for the earliest held module (or the
-// reports waiting for requests in flight, holdReports).
+// reports waiting for requests in flight, holdReports, or a refusal's
+// wait, refusalsEnd).
 func (s *Stage) armHold() {
 	first := s.reportsDue
 	for _, due := range s.held {
 		if first.IsZero() || due.Before(first) {
 			first = due
 		}
+	}
+	if end := s.refusalsEnd(); !end.IsZero() && (first.IsZero() || end.Before(first)) {
+		first = end
 	}
 	if first.IsZero() || first.Equal(s.holdAt) {
 		return
@@ -56,8 +60,9 @@ func (s *Stage) armHold() {
 	}
 }
 
-// HoldC fires when the earliest held module is due: the loop then calls
-// Woke and Send (which takes the modules due); nil while nothing is held.
+// HoldC fires when the earliest held module is due, or a refusal's wait
+// passed: the loop then calls Woke and Send (which takes the modules and
+// removals due); nil while nothing is held.
 func (s *Stage) HoldC() <-chan time.Time {
 	if s.holdAt.IsZero() {
 		return nil

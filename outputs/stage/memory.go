@@ -23,7 +23,7 @@ func (s *Stage) Retrying() []string {
 	s.saveKeptPlans(true)
 	var out []string
 	for name, mo := range s.modules {
-		if mo.retry {
+		if mo.retry || s.refusalDue(mo) {
 			out = append(out, name)
 		}
 	}
@@ -37,13 +37,15 @@ func (s *Stage) Retrying() []string {
 // no lost report (report.Publisher.Quiet). Until one of these changes,
 // which only the daemon's loop can do through the stage (a Send, a Land,
 // a Sweep, a removal, Forget) or a report put's ack arriving (awaited, it
-// is not at rest), the daemon's retry tick can sleep.
+// is not at rest), the daemon's retry tick can sleep. A request or a
+// removal the node-engine refused, waiting for its wait to pass, leaves
+// the stage at rest: HoldC wakes the loop when it has (refused.go).
 func (s *Stage) AtRest() bool {
-	if !s.swept || len(s.removing) > 0 || s.removalsOld || s.keptUnsaved || s.Pending() || (s.cfg.Pub != nil && !s.cfg.Pub.Quiet()) {
+	if !s.swept || !s.removalsWaitRefused() || s.removalsOld || s.keptUnsaved || s.Pending() || (s.cfg.Pub != nil && !s.cfg.Pub.Quiet()) {
 		return false
 	}
 	for _, mo := range s.modules {
-		if mo.retry {
+		if mo.retry || s.refusalDue(mo) {
 			return false
 		}
 	}

@@ -42,6 +42,7 @@ type moduleOut struct {
 	declared                  string    // the plan (ModuleView.Plan) of the last whole request answered; "" before one
 	retry                     bool      // a write or fill failed: try again at the next retry tick
 	refused                   *refusal  // its last request, refused with a 4xx: sent again unchanged only after a wait (refused.go)
+	refusedWait               bool      // its request is the one refused last, held for its wait (refusedHeld): sent once it passed (refusalDue)
 	// heldElsewhere: paths the node-engine refused (409) in the module's
 	// last whole request because another module's declaration holds them.
 	// The next whole request leaves them out, so that what the module

@@ -1,9 +1,12 @@
 package stage
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
@@ -187,4 +190,88 @@ func (s *Stage) sendAgain(module string) {
 	l := s.landed[module]
 	l.again = true
 	s.landed[module] = l
+}
+
+// While all that waits is refusals' waits, the daemon's retry tick sleeps
+// (AtRest) and the stage's wake-up (HoldC) is armed for the earliest end
+// of them: waking every tick to send nothing was most of an idle node's
+// wake-ups while a refusal waited its 5 minutes. The Send of the wake-up
+// (or of any batch after it) sends the requests whose wait passed, and the
+// removals (dueRefused, dueRemovals).
+
+// refusalDue says mo's request held for a refusal (refusedHeld) is due:
+// its wait passed, or the refusal was forgotten meanwhile.
+func (s *Stage) refusalDue(mo *moduleOut) bool {
+	return mo.refusedWait && (mo.refused == nil || !s.now().Before(mo.refused.until))
+}
+
+// dueRefused adds to names each module whose refused request is due
+// (each module once).
+func (s *Stage) dueRefused(names []string) []string {
+	if !s.mayHoldRefusals {
+		return names
+	}
+	for name, mo := range s.modules {
+		if s.refusalDue(mo) && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// removalsWaitRefused says every removal not answered yet waits for a
+// refusal's wait (or is in flight): none is for the retry tick.
+func (s *Stage) removalsWaitRefused() bool {
+	for module := range s.removing {
+		if w := s.deleteWait[module]; s.flying[module] == nil && (w == nil || !s.now().Before(w.until)) {
+			return false
+		}
+	}
+	return true
+}
+
+// dueRemovals sends again each removal the node-engine refused whose wait
+// passed (the others wait for the retry tick, RetryRemovals).
+func (s *Stage) dueRemovals(ctx context.Context) {
+	if len(s.deleteWait) == 0 {
+		return
+	}
+	for _, module := range slices.Sorted(maps.Keys(s.removing)) {
+		if w := s.deleteWait[module]; w != nil && !s.now().Before(w.until) && s.flying[module] == nil {
+			s.Remove(ctx, module)
+		}
+	}
+}
+
+// refusalsEnd is when the earliest refusal's wait ends, in time.Now's
+// terms (the waits are in s.now's); zero when none waits. A wait already
+// passed is the retry tick's (AtRest says no): one whose module was not
+// sent (no view) must not wake the loop again at once, and again.
+func (s *Stage) refusalsEnd() time.Time {
+	var first time.Time
+	now := s.now()
+	take := func(until time.Time) {
+		if !now.Before(until) {
+			return
+		}
+		if first.IsZero() || until.Before(first) {
+			first = until
+		}
+	}
+	if s.mayHoldRefusals {
+		for _, mo := range s.modules {
+			if mo.refusedWait && mo.refused != nil {
+				take(mo.refused.until)
+			}
+		}
+	}
+	for module, w := range s.deleteWait {
+		if s.removing[module] && s.flying[module] == nil {
+			take(w.until)
+		}
+	}
+	if first.IsZero() {
+		return first
+	}
+	return time.Now().Add(first.Sub(now))
 }

@@ -149,11 +149,13 @@ func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool)
 	if all {
 		clear(s.held)
 	} else {
-		names = s.dueHeld(names, time.Now())
+		names = s.dueRefused(s.dueHeld(names, time.Now()))
 	}
 	s.send(ctx, views, names, all)
 	if all {
 		s.retryRemovals(ctx, true) // a full send is everything, removals too (a restart's)
+	} else {
+		s.dueRemovals(ctx)
 	}
 	s.armHold()
 }
@@ -282,7 +284,7 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	// is to delete).
 	// So are needs (queueNeeds).
 	force := all || mo.retry
-	mo.retry = false
+	mo.retry, mo.refusedWait = false, false
 	if s.removing[v.Name] { // back on the node: its whole request declares it anew
 		delete(s.removing, v.Name)
 		delete(s.deleteWait, v.Name)
@@ -292,7 +294,7 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	mo.takeItems(v)
 	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
 	if !all && s.refusedHeld(v, mo) {
-		mo.retry = true // refused as it is: its report stays, and a later tick sends it (refused.go)
+		mo.refusedWait = true // refused as it is: its report stays, and it goes once its wait passed (refused.go)
 		return j
 	}
 	if !free {
