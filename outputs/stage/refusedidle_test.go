@@ -148,3 +148,42 @@ func TestARefusedRemovalsWaitLetsTheRetryTickSleep(t *testing.T) {
 		t.Errorf("removing %v, want [old]", got)
 	}
 }
+
+// A refused removal's wait passing wakes the loop too, and the Send of
+// the wake-up sends the DELETE again.
+func TestTheStageWakesTheLoopWhenARefusedRemovalsWaitPasses(t *testing.T) {
+	r := newRig(t)
+	e := r.engine()
+	e.stop()
+	e.allow = []int{os.Getuid() + 1}
+	e.start()
+	ctx := context.Background()
+	r.s.cfg.Retry = 200 * time.Millisecond // the real clock's: the wake-up is a real timer
+	refusals := func() int { return strings.Count(e.log.String(), "fill socket: connection refused") }
+	r.s.Sweep(ctx, func(string) bool { return true })
+	r.s.Remove(ctx, "old")
+	r.send(ctx, views{}, nil, false)
+	for round := range 3 {
+		was := refusals()
+		if !r.s.AtRest() {
+			t.Fatalf("round %d: not at rest with only a refused removal waiting", round)
+		}
+		wake := r.s.HoldC()
+		if wake == nil {
+			t.Fatalf("round %d: no wake-up armed for the refused removal's wait", round)
+		}
+		select {
+		case <-wake:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: no wake-up within 30s", round)
+		}
+		r.s.Woke()
+		r.send(ctx, views{}, nil, false) // the loop's batch for the wake-up
+		if n := refusals() - was; n != 1 {
+			t.Fatalf("round %d: the wake-up's Send made %d DELETEs, want the refused one again", round, n)
+		}
+	}
+	if got := r.s.Removing(); fmt.Sprint(got) != "[old]" {
+		t.Errorf("removing %v, want [old]", got)
+	}
+}
