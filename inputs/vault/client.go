@@ -171,20 +171,27 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 		}
 		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s on %s: %v", secret, subject, err)}
 	}
+	return readReply(c.Keys, secret, msg.Data)
+}
+
+// readReply reads the vault's reply data to an ask for secret: the value
+// opened with keys, absent, refused, or an Error saying how the reply is
+// out of shape.
+func readReply(keys *Keys, secret string, data []byte) Result {
 	// A reply out of shape is described, never quoted (the JSON decoder's
 	// errors quote a byte of it): a vault gone wrong may have put the
 	// value there, and the reason goes to logs and reports.
 	var rep Reply
-	if err := json.Unmarshal(msg.Data, &rep); err != nil {
+	if err := json.Unmarshal(data, &rep); err != nil {
 		what := "is not JSON"
-		if json.Valid(msg.Data) {
+		if json.Valid(data) {
 			what = `is not {"status", "box", "reason"} JSON`
 		}
-		return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s %s (%d bytes)", secret, what, len(msg.Data))}
+		return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s %s (%d bytes)", secret, what, len(data))}
 	}
 	switch rep.Status {
 	case StatusSealed:
-		value, err := c.Keys.Open(rep.Box)
+		value, err := keys.Open(rep.Box)
 		if err != nil {
 			return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s: %v", secret, err)}
 		}
