@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,7 +200,11 @@ func (s *sweeper) assignment(e jetstream.KeyValueEntry) {
 		} `json:"provisioning"`
 	}
 	a := assigned{plan: true}
-	if err := json.Unmarshal(e.Value(), &v); err == nil {
+	if t := bytes.TrimSpace(e.Value()); len(t) > 0 && t[0] != '{' && json.Valid(t) {
+		// JSON that is not an object carries no plan: its client ignores
+		// it (nodes.ParseAssignment, SPEC §3 r2) and writes no report.
+		a.plan = false
+	} else if err := json.Unmarshal(e.Value(), &v); err == nil {
 		// A value that does not parse is still assigned: its client fails the module.
 		a.plan = v.Provisioning != nil
 		if a.plan {
