@@ -188,6 +188,12 @@ func FuzzParseBindings(f *testing.F) {
 		}) {
 			t.Fatalf("%q: its own node offers %+v, another reads %+v", data, own.Provisioning.Provides, a.Provisioning.Provides)
 		}
+		offers, err := parseOffers(data) // how a consumer's node judges its bindings to this provider
+		if err != nil || !slices.EqualFunc(own.Provisioning.Provides, offers, func(x, y Offer) bool {
+			return x.Provision == y.Provision && x.AnsweredBy == y.AnsweredBy && maps.Equal(x.Have, y.Have)
+		}) {
+			t.Fatalf("%q: its own node offers %+v, a consumer's node reads %+v, %v", data, own.Provisioning.Provides, offers, err)
+		}
 	})
 }
 
