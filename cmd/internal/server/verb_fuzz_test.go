@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
 // The verb's request (SPEC §6.2), whatever its bytes: refused with an
@@ -131,4 +133,41 @@ func validUTF8OrSame(key, got string) bool {
 	b, _ := json.Marshal(key)
 	_ = json.Unmarshal(b, &want)
 	return got == key || got == want
+}
+
+// What a client writes (outputs/report's Need, Report and Item, as
+// encoding/json writes them: encodeReport is held equal to it) is in shape
+// for the server, whatever names and texts it carries: a client's value is
+// never said out of shape, nor judged apart from its key.
+func FuzzClientValuesAreInShape(f *testing.F) {
+	f.Add("ace", "claude-code", "bound", "gitea-read:as", "gitea_bound ace.claude-code.gitea-read not written yet", "/etc/x", uint8(1))
+	f.Add("g14", "zsh", "shell", "zsh:normal", "alias ll='ls -l'\n", "", uint8(0))
+	f.Add("a.b", "m=x", "config", "k\u2028", "<&>\"\\", "sha256:00", uint8(2))
+	f.Fuzz(func(t *testing.T, node, module, kind, name, text, path string, state uint8) {
+		for _, s := range []string{node, module, kind, name, text, path} {
+			if !utf8.ValidString(s) {
+				return // no key token decodes to such bytes (spec.DecodeToken)
+			}
+		}
+		if node == "" || module == "" || kind == "" || name == "" {
+			return // an empty token is no key
+		}
+		needStates := []string{"met", "waiting", "failed"}
+		need, _ := json.Marshal(report.Need{Node: node, Module: module, Kind: kind, Name: name,
+			State: needStates[int(state)%len(needStates)], Why: text})
+		if _, why := checkNeed([]string{node, module, kind, name}, need); why != "" {
+			t.Fatalf("need %s said out of shape: %s", need, why)
+		}
+		reportStates := []string{"applied", "waiting", "failed", "removed"}
+		rep, _ := json.Marshal(report.Report{Node: node, Module: module, State: reportStates[int(state)%len(reportStates)],
+			At: "2026-12-03T12:00:00Z", Files: []report.File{{Path: path, Action: "written", Digest: text}},
+			Waiting: []report.Waiting{{Kind: kind, Name: name, Why: text}}, Reason: text})
+		if _, why := checkReport([]string{node, module}, rep); why != "" {
+			t.Fatalf("report %s said out of shape: %s", rep, why)
+		}
+		item, _ := json.Marshal(report.Item{Collection: name, Contributor: module, Item: text})
+		if _, why := checkItem([]string{node, name, module}, item); why != "" {
+			t.Fatalf("item %s said out of shape: %s", item, why)
+		}
+	})
 }
