@@ -19,7 +19,12 @@ import (
 // Each line is read once however many placeholders stand on it: read again
 // for each, 4,096 secrets on one 16 MiB line read 64 GiB at every render.
 func (r *renderer) keyedSecret(in graph.In, content []byte) (Placeholder, bool) {
-	t := r.t
+	return keyedSecretOf(r.t, func(j int) ([]byte, error) { return r.value(in, j) }, content)
+}
+
+// keyedSecretOf is keyedSecret of template t, rendered to content with
+// value(j) the value of t.phs[j].
+func keyedSecretOf(t *Template, value func(j int) ([]byte, error), content []byte) (Placeholder, bool) {
 	n, from := 0, int32(0)
 	// The line content[scanned] stands on starts at lineStart; line,
 	// keyEnd and first are of the line at lineAt (-1: none read yet).
@@ -30,7 +35,7 @@ func (r *renderer) keyedSecret(in graph.In, content []byte) (Placeholder, bool) 
 		n += int(pt.at - from)
 		from = pt.at
 		ph := t.phs[pt.idx]
-		v, err := r.value(in, int(pt.idx))
+		v, err := value(int(pt.idx))
 		if err != nil {
 			return Placeholder{}, false
 		}

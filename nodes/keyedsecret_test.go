@@ -67,3 +67,70 @@ func BenchmarkKeyedSecretOneLongLine(b *testing.B) {
 		b.Fatalf("%v %q", v.State, v.Why)
 	}
 }
+
+// keyedSecretLineByLine is the rule as it was first written, each secret's
+// line read anew: the oracle keyedSecretOf must agree with.
+func keyedSecretLineByLine(t *Template, vals [][]byte, content []byte) (Placeholder, bool) {
+	n, from := 0, int32(0)
+	for _, pt := range t.parts {
+		n += int(pt.at - from)
+		from = pt.at
+		ph := t.phs[pt.idx]
+		v := vals[pt.idx]
+		start := n
+		n += len(v)
+		if !spec.IsSecretKind(ph.Kind) || len(v) == 0 {
+			continue
+		}
+		lineStart := bytes.LastIndexByte(content[:start], '\n') + 1
+		line := content[lineStart:]
+		if end := bytes.IndexByte(line, '\n'); end >= 0 {
+			line = line[:end]
+		}
+		s := start - lineStart
+		keyEnd := bytes.IndexByte(line, '=')
+		if keyEnd < 0 {
+			keyEnd = len(line)
+		}
+		if s >= keyEnd {
+			continue
+		}
+		if first := bytes.IndexFunc(line, func(c rune) bool { return c != ' ' && c != '\t' }); first >= 0 && first < s && (line[first] == '#' || line[first] == ';') {
+			continue
+		}
+		if len(bytes.Trim(line[s:min(s+len(v), keyEnd)], " \t\r")) > 0 {
+			return ph, true
+		}
+	}
+	return Placeholder{}, false
+}
+
+// Any managed-keys template and values: the secret refused where a key is
+// is the one the rule read line by line refuses.
+func FuzzKeyedSecret(f *testing.F) {
+	f.Add("a=${secret:k}\n${secret:k}=2\n", "v", "x\n=")
+	f.Add("# ${secret:k}\n; ${secret:j}=1\n ${config:c}${secret:k}", " ", "#")
+	f.Add("ok = ${secret:k}\nk2=a=${secret:k}${config:c}${secret:j}\n", "", "a=b")
+	f.Fuzz(func(t *testing.T, text, a, b string) {
+		tpl, err := ParseTemplate("t", []byte(text))
+		if err != nil {
+			return
+		}
+		vals := make([][]byte, len(tpl.phs))
+		for j := range vals {
+			vals[j] = []byte(a)
+			if j%2 == 1 {
+				vals[j] = []byte(b)
+			}
+		}
+		content, err := tpl.render(vals)
+		if err != nil {
+			return
+		}
+		got, gok := keyedSecretOf(tpl, func(j int) ([]byte, error) { return vals[j], nil }, content)
+		want, wok := keyedSecretLineByLine(tpl, vals, content)
+		if got != want || gok != wok {
+			t.Fatalf("%q with %q, %q: %v %v, line by line %v %v", text, a, b, got, gok, want, wok)
+		}
+	})
+}
