@@ -5,7 +5,7 @@
 // file it cannot trust (the message names it and how to recover).
 // SIGINT and SIGTERM stop it (exit 0); SIGHUP is logged and ignored.
 //
-//	mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--log-format json|console]
+//	mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--max-conns N] [--log-format json|console]
 package main
 
 import (
@@ -40,7 +40,7 @@ type globs []string
 func (g *globs) String() string     { return strings.Join(*g, " ") }
 func (g *globs) Set(v string) error { *g = append(*g, v); return nil }
 
-const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--log-format json|console]"
+const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--max-conns N] [--log-format json|console]"
 
 // run is mesh-fill; after -h, --help or help it prints the usage and returns
 // flag.ErrHelp, which main does not count as a failure.
@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	allow := fs.String("allow-uid", "", "comma-separated uids: only peers running as one of them may fill (SO_PEERCRED); empty: the socket's mode 0660 decides")
 	syncFrom := fs.Int("syncfs-from", fill.DefaultSyncFSFrom, "a request writing at least this many files is made durable with one syncfs per filesystem (before and after its renames) instead of an fsync per file and directory: much faster for many files, but it flushes whatever else is dirty there too; 0: always fsync each file")
 	maxRequests := fs.Int("max-requests", fill.DefaultMaxRequests, "requests processed at once (each holds its body, up to ~86 MB, and its files decoded while it is); more wait for one to end, up to the read timeout (2 min), then are answered 503")
+	maxConns := fs.Int("max-conns", fill.DefaultMaxConns, "connections held at once (idle, waiting for one of --max-requests, or being read); one more is answered 503 and closed at once")
 	stateDir := fs.String("state-dir", "/var/lib/mesh-fill", "where what was written for which module is kept (made 0700 when missing); one mesh-fill at a time (it locks it), and it does not start on a state file it cannot read: the error names the file and what to do")
 	var allowPaths, allowUnits globs
 	fs.Var(&allowPaths, "allow", "a glob of the paths requests may name (repeatable; * one path element, ** any depth; below --root when set; without it, where a path leads through its parents' symlinks must match too); none: every path, said at start")
@@ -79,6 +80,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *maxRequests < 1 {
 		return fmt.Errorf("--max-requests %d: want 1 or more", *maxRequests)
+	}
+	if *maxConns < 1 {
+		return fmt.Errorf("--max-conns %d: want 1 or more", *maxConns)
 	}
 	for _, g := range allowPaths {
 		if msg := fill.CheckAllow(g, false); msg != "" {
@@ -127,6 +131,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	defer cli.IgnoreHangup(log)() // SIGHUP would kill it (exit 129, socket left); SIGINT and SIGTERM stop it
 
 	srv := &fill.Server{Root: *root, Command: cmdArgs, Log: log, AllowUIDs: uids, SyncFSFrom: *syncFrom,
-		Allow: allowPaths, AllowUnits: allowUnits, StateDir: *stateDir, MaxRequests: *maxRequests}
+		Allow: allowPaths, AllowUnits: allowUnits, StateDir: *stateDir, MaxRequests: *maxRequests, MaxConns: *maxConns}
 	return srv.Serve(ctx, *socket)
 }

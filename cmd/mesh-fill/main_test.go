@@ -30,6 +30,7 @@ func TestBadFlagsAreRefusedBeforeServing(t *testing.T) {
 	}{
 		{[]string{"serve", "--socket", sock, "--syncfs-from", "-1"}, "--syncfs-from -1: want 0 (never) or a number of files"},
 		{[]string{"serve", "--socket", sock, "--max-requests", "0"}, "--max-requests 0: want 1 or more"},
+		{[]string{"serve", "--socket", sock, "--max-conns", "0"}, "--max-conns 0: want 1 or more"},
 		{[]string{"serve", "--socket", sock, "--allow-uid", "root"}, `--allow-uid: "root" is not a uid`},
 		{[]string{"serve", "--socket", sock, "--log-format", "xml"}, `--log-format "xml" is not json or console`},
 		{[]string{"serve", "--socket", sock, "--allow", "/etc/**", "--allow", "etc/x"}, `--allow "etc/x" is not a glob of absolute paths`},

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -117,9 +118,18 @@ func (cn *conn) roundTrip(ctx context.Context, deadline time.Time, method, route
 	}
 	cn.hdr = append(cn.hdr, "\r\n"...)
 	if err := cn.write(); err != nil {
-		return 0, nil, noAnswer(err)
-	}
-	if _, err := cn.br.Peek(1); err != nil {
+		// A server that answered and closed without reading the request
+		// (mesh-fill's 503 over its --max-conns) left its answer to be
+		// read: it says more than the broken pipe. The peer is gone, so
+		// the read does not wait.
+		if !errors.Is(err, syscall.EPIPE) {
+			return 0, nil, noAnswer(err)
+		}
+		if _, perr := cn.br.Peek(1); perr != nil {
+			return 0, nil, noAnswer(err)
+		}
+		cn.closing = true
+	} else if _, err := cn.br.Peek(1); err != nil {
 		return 0, nil, noAnswer(err)
 	}
 	resp, err := http.ReadResponse(cn.br, nil)

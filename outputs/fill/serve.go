@@ -86,6 +86,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	defer os.Remove(socketPath) // closing the listener leaves it (unixsock)
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: orDefault(s.ReadTimeout, DefaultReadTimeout), IdleTimeout: orDefault(s.IdleTimeout, DefaultIdleTimeout)}
+	conns := s.newConnCap() // over the cap: answered 503 at once, never read (conncap.go)
+	ln, srv.ConnState = conns.listener(ln), conns.state
 	if len(s.AllowUIDs) > 0 {
 		srv.Handler, srv.ConnContext = s.peerCheck(srv.Handler), ConnContext
 		ln = PeerListener{ln}
@@ -97,7 +99,7 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	pending.Go(func() { s.runPending(ctx) })
 	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Ints("allow_uids", s.AllowUIDs).
 		Strs("allow", s.Allow).Strs("allow_units", s.AllowUnits).Str("state_dir", s.StateDir).
-		Int("max_requests", s.maxRequests()).Int("max_dirs_per_request", s.dirLimit).Msg("fill socket listening")
+		Int("max_requests", s.maxRequests()).Int("max_conns", s.maxConns()).Int("max_dirs_per_request", s.dirLimit).Msg("fill socket listening")
 
 	select {
 	case err := <-errc:

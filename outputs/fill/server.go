@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -89,6 +90,10 @@ type Server struct {
 	// MaxRequests bounds the requests processed at once (0:
 	// DefaultMaxRequests); those over it wait (slots.go).
 	MaxRequests int
+	// MaxConns bounds the connections held at once, idle, waiting for a
+	// slot or being read (0: DefaultMaxConns); one over it is answered 503
+	// and closed at once (conncap.go).
+	MaxConns int
 
 	busy  pathLocks
 	state ledger
@@ -98,6 +103,9 @@ type Server struct {
 	// write, when set, writes a request's files instead of writeAll (for a
 	// benchmark's baseline, and for a test to act before the write).
 	write func(ds *dirs, steps []step) error
+
+	// connsHeld is how many connections the server holds (conncap.go).
+	connsHeld atomic.Int64
 
 	slotsOnce sync.Once
 	slots     chan struct{} // one per request processed (admit)
