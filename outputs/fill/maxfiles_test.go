@@ -20,6 +20,6 @@ func TestARequestOfMoreThanMaxFilesIsRefused(t *testing.T) {
 		req.Files = append(req.Files, File{Path: fmt.Sprintf("/d/%d", i), Form: FormOwned})
 	}
 	_, err := c.Fill(context.Background(), req)
-	wantStatus(t, err, http.StatusBadRequest, fmt.Sprintf("the request names %d files; mesh-fill takes at most %d in one request", MaxFiles+1, MaxFiles))
+	wantStatus(t, err, http.StatusBadRequest, fmt.Sprintf("the request names more than %d files; mesh-fill takes at most %d in one request", MaxFiles, MaxFiles))
 	mustAbsent(t, filepath.Join(root, "d"))
 }

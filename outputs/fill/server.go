@@ -162,14 +162,22 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
-	var req Request
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody)).Decode(&req); err != nil {
+	if r.ContentLength > MaxBody { // said at once, nothing of it read
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes, over %d bytes", r.ContentLength, int64(MaxBody)))
+		return
+	}
+	req, err := decodeRequest(http.MaxBytesReader(w, r.Body, MaxBody)) // one file at a time, at most MaxFiles
+	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var ref *refusal
+		switch {
+		case errors.As(err, &tooBig):
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
-			return
+		case errors.As(err, &ref):
+			s.answerError(w, req.Module, err)
+		default:
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("decoding the request: %v", err))
 		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("decoding the request: %v", err))
 		return
 	}
 	// Read to its end: the server then watches the connection, and the
@@ -177,10 +185,6 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	if s.OnRequest != nil {
 		s.OnRequest(req)
-	}
-	if len(req.Files) > MaxFiles {
-		s.answerError(w, req.Module, refuse("module %s: the request names %d files; mesh-fill takes at most %d in one request", req.Module, len(req.Files), MaxFiles))
-		return
 	}
 
 	// where they lead: two names of one file are one path. A path that is

@@ -1,0 +1,95 @@
+package fill
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// decodeRequest reads a fill request's body one file at a time: a request
+// naming more than MaxFiles files is refused (400) at the first one over,
+// never held whole. Decoded whole, a body of MaxBody was read into the
+// decoder's buffer and every file of it decoded before the count was
+// looked at (a body of 400,000 empty files took 361 MB), with
+// MaxRequests of them at once. It reads as json.Decoder.Decode into a
+// Request would (a key matched whatever its case, unknown keys skipped,
+// what follows the object left unread), but refuses a key of the request
+// named twice: which of the two a reader takes is a guess.
+func decodeRequest(r io.Reader) (Request, error) {
+	var req Request
+	dec := json.NewDecoder(r)
+	if err := delim(dec, '{'); err != nil {
+		return req, err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return req, err
+		}
+		key, _ := tok.(string) // an object's key is a string (Token says so)
+		var known string
+		for _, k := range [...]string{"module", "whole", "files"} {
+			if strings.EqualFold(key, k) {
+				known = k
+			}
+		}
+		if known != "" {
+			if seen[known] {
+				return req, refuse("the request names %q twice", key)
+			}
+			seen[known] = true
+		}
+		switch known {
+		case "module":
+			err = dec.Decode(&req.Module)
+		case "whole":
+			err = dec.Decode(&req.Whole)
+		case "files":
+			req.Files, err = decodeFiles(dec)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return req, err
+		}
+	}
+	return req, delim(dec, '}')
+}
+
+// decodeFiles reads the files array (or null), one file at a time.
+func decodeFiles(dec *json.Decoder) ([]File, error) {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("files: want an array, got %v", tok)
+	}
+	files := []File{}
+	for dec.More() {
+		if len(files) == MaxFiles {
+			return nil, refuse("the request names more than %d files; mesh-fill takes at most %d in one request", MaxFiles, MaxFiles)
+		}
+		var f File
+		if err := dec.Decode(&f); err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, delim(dec, ']')
+}
+
+// delim reads the token d.
+func delim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return fmt.Errorf("want %v, got %v", d, tok)
+	}
+	return nil
+}
