@@ -226,6 +226,12 @@ func checkNames(files []File) error {
 	return nil
 }
 
+// MaxModuleBytes bounds a module's name (400 past it). The client's
+// names are at most nodes/spec.MaxNameBytes bytes encoded as a key token,
+// so never longer raw; unbounded, a name as long as a body was carried
+// whole into every marker, state file, 409 and log line of the module.
+const MaxModuleBytes = 255
+
 // checkModule refuses a module name a managed block's markers cannot
 // hold: a control character (a line break would split the marker line)
 // or a space at either end (marker lines are matched trimmed, so "a " would
@@ -234,6 +240,9 @@ func checkNames(files []File) error {
 func checkModule(m string) error {
 	if m == "" {
 		return refuse("the request names no module")
+	}
+	if len(m) > MaxModuleBytes {
+		return refuse("module %.40q… is %d bytes long; a module's name is at most %d", m, len(m), MaxModuleBytes)
 	}
 	if strings.IndexFunc(m, unicode.IsControl) >= 0 {
 		return refuse("module %q holds a control character", m)

@@ -183,6 +183,14 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 	// Read to its end: the server then watches the connection, and the
 	// request's context ends if the client goes (clientGone).
 	_, _ = io.Copy(io.Discard, r.Body)
+	if err := checkModule(req.Module); err != nil { // before its name goes anywhere: a lock, a log line
+		name := req.Module
+		if len(name) > MaxModuleBytes {
+			name = fmt.Sprintf("%.40q…", name)
+		}
+		s.answerError(w, name, err)
+		return
+	}
 	if s.OnRequest != nil {
 		s.OnRequest(req)
 	}
