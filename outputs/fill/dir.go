@@ -33,6 +33,26 @@ func openRootDir(p string) (*dir, error) {
 	return newDir(fd, p)
 }
 
+// errRootGone is a root held (holdRoot) that its path no longer names.
+var errRootGone = errors.New("is no longer the directory mesh-fill started with (removed, moved or replaced since): nothing of the request is written; put it back, or restart mesh-fill to take the directory there now")
+
+// again is a new handle on d, the root held, for one request (which
+// closes it). The request is refused (errRootGone) unless d's path p
+// still names d: the writes go to d whatever p names now, but a root
+// moved or swapped is the operator's to know of, not to be written into
+// unseen.
+func (d *dir) again(p string) (*dir, error) {
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Stat(p, &st) }); err != nil || !d.is(st) {
+		return nil, errRootGone
+	}
+	fd, err := openat(d.fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "openat", Path: p, Err: err}
+	}
+	return newDir(fd, p)
+}
+
 // newDir takes fd, an open directory, with its identity.
 func newDir(fd int, name string) (*dir, error) {
 	var st unix.Stat_t

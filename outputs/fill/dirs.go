@@ -51,17 +51,47 @@ func (d *dirs) take(n int64) error {
 	return nil
 }
 
-// openDirs opens the server's root, "/" without one, for a request.
+// openDirs opens the server's root, "/" without one, for a request: a
+// handle of its own on the directory Serve holds (holdRoot), never the
+// root's path looked up again.
 func (s *Server) openDirs() (*dirs, error) {
-	p := s.Root
-	if p == "" {
-		p = "/"
+	p := s.rootPath()
+	var root *dir
+	var err error
+	if s.rootDir != nil {
+		root, err = s.rootDir.again(p)
+	} else { // Handler served without Serve (tests)
+		root, err = openRootDir(p)
 	}
-	root, err := openRootDir(p)
+	if errors.Is(err, errRootGone) {
+		return nil, fmt.Errorf("root %s %w", p, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening root %s: %w", p, err)
 	}
 	return &dirs{root: root, open: map[string]*dir{".": root}, order: []*dir{root}, errs: map[string]error{}}, nil
+}
+
+func (s *Server) rootPath() string {
+	if s.Root == "" {
+		return "/"
+	}
+	return s.Root
+}
+
+// holdRoot opens the root, for Serve to hold until it returns: every
+// request works below that directory, the one --root named at start. Its
+// path is looked up whole (its symlinks followed: it is the operator's)
+// once, here. Looked up at each request, one who may write the root's
+// parent could move the root away and put there a symlink to a directory
+// of their choice (root's /etc), and the next request was written there.
+func (s *Server) holdRoot() (letGo func(), err error) {
+	d, err := openRootDir(s.rootPath())
+	if err != nil {
+		return nil, err
+	}
+	s.rootDir = d
+	return func() { d.close() }, nil
 }
 
 // there is the directory rel (relative to the root, "." at the top), if it

@@ -31,6 +31,11 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 			return fmt.Errorf("fill socket %s: root %s is not a directory here (%v)", socketPath, s.Root, err)
 		}
 	}
+	letGoRoot, err := s.holdRoot() // the directory named now, for every request (dirs.go)
+	if err != nil {
+		return fmt.Errorf("fill socket %s: root: %w", socketPath, err)
+	}
+	defer letGoRoot() // after every request and the pending programs
 	for _, g := range s.Allow {
 		if msg := CheckAllow(g, false); msg != "" {
 			return fmt.Errorf("fill socket %s: %s", socketPath, msg)

@@ -104,6 +104,9 @@ type Server struct {
 	// benchmark's baseline, and for a test to act before the write).
 	write func(ds *dirs, steps []step) error
 
+	// rootDir is the root (Root, or "/"), held open by Serve: every
+	// request works in it (holdRoot); nil when served without Serve.
+	rootDir *dir
 	// connsHeld is how many connections the server holds (conncap.go).
 	connsHeld atomic.Int64
 
