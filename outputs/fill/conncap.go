@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // DefaultMaxConns is Server.MaxConns's default: the client keeps at most
@@ -31,29 +34,47 @@ func (s *Server) maxConns() int {
 // (PeerListener's must stay a *net.UnixConn). A connection accepted over
 // the cap is answered 503 and closed at once, never read: it costs no
 // goroutine, and the client reads the answer before it sees the close.
+// With AllowUIDs, a peer not listed is answered 403 as soon as it is accepted,
+// uncounted: such peers cannot hold the connections the allowed need
+// (peerCheck still answers any request that gets by).
 type connCap struct {
 	max  int
 	held *atomic.Int64 // Server.connsHeld
-	log  func(refused int64)
+	// refused, when set, is the answer to a connection refused whatever
+	// the count (a peer not allowed), or nil, and the peer's uid (-1:
+	// not known).
+	refused func(net.Conn) ([]byte, int)
+	log     zerolog.Logger
 
-	mu        sync.Mutex
-	refused   int64     // since the last logged
-	lastLog   time.Time // a flood of refusals logs once a minute
-	answerFor []byte    // the 503, made once
+	mu      sync.Mutex
+	counts  map[int]int64 // refused by status since last logged
+	lastUID int           // of the last peer refused 403
+	lastLog time.Time     // a flood of refusals logs once a minute
+	full    []byte        // the 503, made once
 }
 
 func (s *Server) newConnCap() *connCap {
-	c := &connCap{max: s.maxConns(), held: &s.connsHeld}
-	c.log = func(n int64) {
-		s.Log.Warn().Int("max_conns", c.max).Int64("refused", n).
-			Msg("connections over --max-conns answered 503 and closed")
+	c := &connCap{max: s.maxConns(), held: &s.connsHeld, log: s.Log, counts: map[int]int64{}}
+	c.full = closingAnswer(http.StatusServiceUnavailable, fmt.Sprintf("mesh-fill holds %d connections (its --max-conns), idle, waiting or being read; this one is refused: send it again", c.max))
+	if len(s.AllowUIDs) > 0 {
+		c.refused = func(conn net.Conn) ([]byte, int) {
+			uid, ok := peerUID(conn)
+			if ok && slices.Contains(s.AllowUIDs, uid) {
+				return nil, uid
+			}
+			return closingAnswer(http.StatusForbidden, notAllowed(uid, ok, s.AllowUIDs)), uid
+		}
 	}
-	msg := fmt.Sprintf("mesh-fill holds %d connections (its --max-conns), idle, waiting or being read; this one is refused: send it again", c.max)
+	return c
+}
+
+// closingAnswer is a whole HTTP answer of status with msg as its error, after
+// which the connection is closed.
+func closingAnswer(status int, msg string) []byte {
 	body, _ := json.Marshal(errorBody{Error: msg})
 	body = append(body, '\n')
-	c.answerFor = fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
-		http.StatusServiceUnavailable, http.StatusText(http.StatusServiceUnavailable), len(body), body)
-	return c
+	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		status, http.StatusText(status), len(body), body)
 }
 
 // listener is ln whose Accept hands over only the connections within the cap.
@@ -78,28 +99,42 @@ func (l capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		if l.c.refused != nil {
+			if a, uid := l.c.refused(conn); a != nil {
+				l.c.refuse(conn, http.StatusForbidden, a, uid)
+				continue
+			}
+		}
 		if l.c.held.Add(1) <= int64(l.c.max) {
 			return conn, nil
 		}
 		l.c.held.Add(-1)
-		l.c.refuse(conn)
+		l.c.refuse(conn, http.StatusServiceUnavailable, l.c.full, -1)
 	}
 }
 
-// refuse answers conn 503 and closes it. The answer fits an empty
-// socket buffer, so the write does not wait (the deadline is for safety).
-func (c *connCap) refuse(conn net.Conn) {
+// refuse answers conn (of a peer of uid) and closes it. The answer fits
+// an empty socket buffer, so the write does not wait (the deadline is for
+// safety). Refusals are logged with their count, at most once a minute.
+func (c *connCap) refuse(conn net.Conn, status int, a []byte, uid int) {
 	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = conn.Write(c.answerFor)
+	_, _ = conn.Write(a)
 	_ = conn.Close()
 	c.mu.Lock()
-	c.refused++
-	var n int64
+	c.counts[status]++
+	if status == http.StatusForbidden {
+		c.lastUID = uid
+	}
+	lastUID := c.lastUID
+	var counts map[int]int64
 	if now := time.Now(); now.Sub(c.lastLog) >= time.Minute {
-		n, c.refused, c.lastLog = c.refused, 0, now
+		counts, c.counts, c.lastLog = c.counts, map[int]int64{}, now
 	}
 	c.mu.Unlock()
-	if n > 0 {
-		c.log(n)
+	if n := counts[http.StatusServiceUnavailable]; n > 0 {
+		c.log.Warn().Int("max_conns", c.max).Int64("refused", n).Msg("connections over --max-conns answered 503 and closed")
+	}
+	if n := counts[http.StatusForbidden]; n > 0 {
+		c.log.Warn().Int64("refused", n).Int("last_peer_uid", lastUID).Msg("fill socket: connections of peers not allowed answered 403 and closed")
 	}
 }

@@ -57,14 +57,20 @@ func (s *Server) peerCheck(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		uid, ok := PeerUID(r.Context())
 		if !ok || !slices.Contains(s.AllowUIDs, uid) {
-			who := "a peer whose uid could not be read"
-			if ok {
-				who = "peer uid " + strconv.Itoa(uid)
-			}
 			s.Log.Warn().Int("peer_uid", uid).Ints("allowed", s.AllowUIDs).Msg("fill socket: connection refused")
-			writeError(w, http.StatusForbidden, fmt.Sprintf("fill socket: %s is not among the allowed uids %v: refused", who, s.AllowUIDs))
+			writeError(w, http.StatusForbidden, notAllowed(uid, ok, s.AllowUIDs))
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// notAllowed is the 403's text for a peer of uid (ok: it could be read)
+// not in allowed.
+func notAllowed(uid int, ok bool, allowed []int) string {
+	who := "a peer whose uid could not be read"
+	if ok {
+		who = "peer uid " + strconv.Itoa(uid)
+	}
+	return fmt.Sprintf("fill socket: %s is not among the allowed uids %v: refused", who, allowed)
 }

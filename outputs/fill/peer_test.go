@@ -3,10 +3,13 @@
 package fill
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,4 +168,31 @@ func startServerAt(t *testing.T, s *Server, sock string) {
 		}
 	})
 	bustest.Eventually(t, 5*time.Second, func() error { _, err := os.Stat(sock); return err })
+}
+
+// TestAPeerNotAllowedIsAnswered403AsItConnects: with AllowUIDs, a peer not
+// listed is answered 403 as soon as it connects, before it sends a byte,
+// and closed: it holds none of the server's MaxConns connections, so such
+// peers cannot keep the allowed client out. Before, its connection was
+// held until its request was read (10 s for a header that never comes).
+func TestAPeerNotAllowedIsAnswered403AsItConnects(t *testing.T) {
+	self := os.Getuid()
+	s := &Server{Root: t.TempDir(), AllowUIDs: []int{self + 4242}, MaxConns: 1}
+	c := startServerUndialled(t, s)
+	for i := range 3 {
+		conn, err := net.Dial("unix", c.Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("connection %d, nothing sent: no answer (%v)", i, err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(msg), fmt.Sprintf("peer uid %d is not among the allowed uids", self)) {
+			t.Errorf("connection %d: %d %s; want a 403 naming uid %d", i, resp.StatusCode, msg, self)
+		}
+	}
 }
