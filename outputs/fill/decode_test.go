@@ -134,3 +134,19 @@ func TestHostileRequestJSON(t *testing.T) {
 	}
 	mustRead(t, root+"/x", "hi\n")
 }
+
+// TestAHeaderOver64KiBIsRefused: a request's head is a few hundred bytes
+// (a DELETE's module at most 765 escaped); one over 64 KiB is answered
+// 431 and not served. Before, each of the MaxConns connections could send
+// a megabyte of header (net/http's default) held while it was read.
+func TestAHeaderOver64KiBIsRefused(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	body := `{"module":"m","files":[{"path":"/x","form":"owned","content":"aGkK"}]}`
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: fill\r\nX-Pad: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", FillPath, strings.Repeat("p", 200<<10), len(body))
+	status, msg := rawAnswer(t, c, head, []byte(body))
+	if status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("answer %d %s; want 431", status, msg)
+	}
+	mustAbsent(t, root+"/x")
+}

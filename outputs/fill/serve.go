@@ -89,7 +89,7 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		return fmt.Errorf("fill socket %s: listening: %w", socketPath, err)
 	}
 	defer os.Remove(socketPath) // closing the listener leaves it (unixsock)
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes,
 		ReadTimeout: orDefault(s.ReadTimeout, DefaultReadTimeout), IdleTimeout: orDefault(s.IdleTimeout, DefaultIdleTimeout)}
 	conns := s.newConnCap() // over the cap: answered 503 at once, never read (conncap.go)
 	ln, srv.ConnState = conns.listener(ln), conns.state
@@ -123,6 +123,11 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	return nil
 }
+
+// maxHeaderBytes bounds a request's head (net/http's default is 1 MB,
+// held while read, on each of MaxConns connections): the client's are a
+// few hundred bytes, a DELETE's escaped module name at most 765.
+const maxHeaderBytes = 64 << 10
 
 func removeStale(p string) error {
 	fi, err := os.Lstat(p)
