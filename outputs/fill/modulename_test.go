@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -87,4 +90,39 @@ func TestAModuleNameOverMaxModuleBytesIsRefused(t *testing.T) {
 	}
 	// the longest a client sends is taken
 	fillOK(t, c, Request{Module: strings.Repeat("m", MaxModuleBytes), Files: []File{{Path: "/etc/x.conf", Form: FormOwned, Content: []byte("x\n")}}})
+}
+
+// TestALongModuleNameIsLoggedCut: a request of a 10,000-byte module name
+// refused while it is decoded (over MaxFiles) logs 40 bytes of the name,
+// not the name whole (a name may be as long as a body).
+func TestALongModuleNameIsLoggedCut(t *testing.T) {
+	var log lockedLog
+	c := serveOn(t, &Server{Root: t.TempDir(), Log: zerolog.New(&log)})
+	req := Request{Module: strings.Repeat("m", 10_000)}
+	for i := range MaxFiles + 1 {
+		req.Files = append(req.Files, File{Path: fmt.Sprintf("/d/%d", i), Form: FormOwned})
+	}
+	_, err := c.Fill(t.Context(), req)
+	wantStatus(t, err, http.StatusBadRequest, "more than")
+	if got := log.String(); !strings.Contains(got, "fill refused") || strings.Contains(got, strings.Repeat("m", 100)) {
+		t.Errorf("the log holds the name whole, or no refusal (%d bytes): %.300s", len(got), got)
+	}
+}
+
+// lockedLog is a log writer safe for the server's goroutines.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

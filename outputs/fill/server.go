@@ -177,7 +177,7 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &tooBig):
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
 		case errors.As(err, &ref):
-			s.answerError(w, req.Module, err)
+			s.answerError(w, loggedName(req.Module), err)
 		default:
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("decoding the request: %v", err))
 		}
@@ -187,11 +187,7 @@ func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
 	// request's context ends if the client goes (clientGone).
 	_, _ = io.Copy(io.Discard, r.Body)
 	if err := checkModule(req.Module); err != nil { // before its name goes anywhere: a lock, a log line
-		name := req.Module
-		if len(name) > MaxModuleBytes {
-			name = fmt.Sprintf("%.40q…", name)
-		}
-		s.answerError(w, name, err)
+		s.answerError(w, loggedName(req.Module), err)
 		return
 	}
 	if s.OnRequest != nil {
@@ -368,6 +364,15 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		return fail(fmt.Errorf("files filled, but %w", err))
 	}
 	return resp, nil
+}
+
+// loggedName is module as a log line may hold it: its first 40 bytes,
+// quoted, when it is longer than any module's name may be.
+func loggedName(module string) string {
+	if len(module) > MaxModuleBytes {
+		return fmt.Sprintf("%.40q…", module)
+	}
+	return module
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
