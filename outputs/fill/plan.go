@@ -3,6 +3,7 @@ package fill
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 	"unicode"
 )
@@ -202,7 +203,10 @@ func (s *Server) withoutOldForm(module, at string, f File, t target) ([]byte, er
 
 // checkNames refuses a request naming a path twice, or naming both a path
 // and a path below it (/x and /x/y: one would have to be a file and a
-// directory at once), before anything is looked at or written.
+// directory at once), or a file named as mesh-fill's temp files are (the
+// next whole request of the module holding the file beside it, or the
+// next start, would sweep it away as a stale one: temps.go), before
+// anything is looked at or written.
 func checkNames(files []File) error {
 	seen := make(map[string]bool, len(files))
 	for _, f := range files {
@@ -210,6 +214,9 @@ func checkNames(files []File) error {
 			return refuse("path %q is named twice in the request", f.Path)
 		}
 		seen[f.Path] = true
+		if tempOf(path.Base(f.Path)) != "" {
+			return refuse("path %q is named as mesh-fill's temp files are (%q, 16 hex digits): it would be swept away as a stale one", f.Path, tempMark)
+		}
 	}
 	for _, f := range files {
 		for d := f.Path; ; {
