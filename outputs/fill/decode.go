@@ -77,6 +77,9 @@ func decodeFiles(dec *json.Decoder) ([]File, error) {
 		if err := dec.Decode(&f); err != nil {
 			return nil, err
 		}
+		if err := checkLengths(len(files), f); err != nil {
+			return nil, err
+		}
 		files = append(files, f)
 	}
 	return files, delim(dec, ']')
@@ -90,6 +93,41 @@ func delim(dec *json.Decoder, d json.Delim) error {
 	}
 	if got, ok := tok.(json.Delim); !ok || got != d {
 		return fmt.Errorf("want %v, got %v", d, tok)
+	}
+	return nil
+}
+
+// Bounds of a file's fields, each far past any it may hold: Linux's
+// PATH_MAX, a user or group name (32 bytes in shadow-utils; 256 for a
+// directory service's), a mode ("0644"), a form or action (a word), a
+// systemd unit name (checkOnChange's 256).
+const (
+	maxOwnerLen = 256
+	maxModeLen  = 16
+	maxWordLen  = 32
+	maxUnitLen  = 256
+)
+
+// checkLengths refuses the i-th file (from 0) when one of its fields is
+// longer than it may be, naming the field and its length but not quoting
+// it: the refusals that follow quote each field they refuse, and a field
+// as long as a body made a log line and an answer as long.
+func checkLengths(i int, f File) error {
+	for _, c := range [...]struct {
+		field  string
+		n, max int
+	}{
+		{"path", len(f.Path), maxPathLen},
+		{"owner", len(f.Owner), maxOwnerLen},
+		{"group", len(f.Group), maxOwnerLen},
+		{"mode", len(f.Mode), maxModeLen},
+		{"form", len(f.Form), maxWordLen},
+		{"on_change action", len(f.OnChange.Action), maxWordLen},
+		{"on_change unit", len(f.OnChange.Unit), maxUnitLen},
+	} {
+		if c.n > c.max {
+			return refuse("file %d of the request: its %s is %d bytes long; at most %d", i+1, c.field, c.n, c.max)
+		}
 	}
 	return nil
 }

@@ -9,10 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // rawAnswer sends head and body over a new connection to c's socket and
@@ -110,7 +113,7 @@ func TestHostileRequestJSON(t *testing.T) {
 		{"files twice", `{"module":"a","files":[{"path":"/x","form":"owned"}],"Files":[{"path":"/y","form":"owned"}]}`, `"Files" twice`},
 		{"content not base64", `{"module":"a","files":[{"path":"/x","form":"owned","content":"not base64!"}]}`, "decoding the request"},
 		{"mode a number", `{"module":"a","files":[{"path":"/x","form":"owned","mode":644}]}`, "decoding the request"},
-		{"mode huge", `{"module":"a","files":[{"path":"/x","form":"owned","mode":"077777777777777777777777"}]}`, "not an octal mode between 0000 and 0777"},
+		{"mode huge", `{"module":"a","files":[{"path":"/x","form":"owned","mode":"0777777777777777"}]}`, "not an octal mode between 0000 and 0777"},
 		{"mode 0o", `{"module":"a","files":[{"path":"/x","form":"owned","mode":"0o644"}]}`, "not an octal mode"},
 		{"mode setuid", `{"module":"a","files":[{"path":"/x","form":"owned","mode":"4755"}]}`, "not an octal mode"},
 		{"files not an array", `{"module":"a","files":{"path":"/x"}}`, "decoding the request"},
@@ -149,4 +152,50 @@ func TestAHeaderOver64KiBIsRefused(t *testing.T) {
 		t.Errorf("answer %d %s; want 431", status, msg)
 	}
 	mustAbsent(t, root+"/x")
+}
+
+// TestAFieldTooLongIsRefusedWithoutEchoingIt: a file's path, owner, group,
+// mode, form, on_change action or unit of 100 KB is refused (400) naming
+// the field and its length, its answer and log line a few hundred bytes.
+// Before, most refusals quoted the value whole ("path %q is relative",
+// "mode %q is not an octal mode", "owner %q is not a user here"): a
+// request could make mesh-fill write log lines as long as its body.
+func TestAFieldTooLongIsRefusedWithoutEchoingIt(t *testing.T) {
+	var log lockedLog
+	root := t.TempDir()
+	c := serveOn(t, &Server{Root: root, Log: zerolog.New(&log)})
+	long := strings.Repeat("v", 100<<10)
+	for _, tc := range []struct {
+		field string
+		f     File
+	}{
+		{"path", File{Path: long}},
+		{"path", File{Path: "/" + long + "\x00"}},
+		{"owner", File{Owner: long}},
+		{"group", File{Group: long}},
+		{"mode", File{Mode: long}},
+		{"form", File{Form: long}},
+		{"on_change action", File{OnChange: OnChange{Action: long, Unit: "a.service"}}},
+		{"on_change unit", File{OnChange: OnChange{Action: OnChangeRestart, Unit: long}}},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			if tc.f.Path == "" {
+				tc.f.Path = "/etc/x"
+			}
+			if tc.f.Form == "" {
+				tc.f.Form = FormOwned
+			}
+			before := len(log.String())
+			body, _ := json.Marshal(Request{Module: "m", Files: []File{{Path: "/etc/ok", Form: FormOwned}, tc.f}})
+			head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: fill\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", FillPath, len(body))
+			status, msg := rawAnswer(t, c, head, body)
+			if status != http.StatusBadRequest || !strings.Contains(msg, tc.field) || len(msg) > 400 {
+				t.Errorf("answer %d (%d bytes) %.200s; want a 400 of a few hundred bytes naming the %s", status, len(msg), msg, tc.field)
+			}
+			if n := len(log.String()) - before; n > 2000 {
+				t.Errorf("%d bytes logged", n)
+			}
+		})
+	}
+	mustAbsent(t, filepath.Join(root, "etc"))
 }
