@@ -107,7 +107,7 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	}
 	nc, err := nats.Connect(*natsURL, opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v%s\n", shownURL, err, loginHint(err, *creds, *natsURL))
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v%s%s\n", shownURL, err, loginHint(err, *creds, *natsURL), noBusHint(err))
 		return 2
 	}
 	defer nc.Close()
@@ -196,6 +196,16 @@ func loginHint(err error, creds, natsURL string) string {
 	}
 	return " (no --creds given: give the creds of a user who may ask " + spec.QuerySubject +
 		", e.g. the operator's mesh-operator, made with `mesh-provisioner rights --role operator --format nsc`)"
+}
+
+// noBusHint is what nats.go's "no servers available for connection" does
+// not say: that nothing answered at the URL (no bus there, or another
+// port), and the flag that names the bus. Empty for any other error.
+func noBusHint(err error) string {
+	if !errors.Is(err, nats.ErrNoServers) {
+		return ""
+	}
+	return " (nothing answers there: is the bus up, and is --nats its URL?)"
 }
 
 // narrowed says which part of the mesh a sweep was narrowed to.
