@@ -64,7 +64,7 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		r, err := spec.RightsOf(*role, *node, providers)
 		if err != nil {
-			return fail("%v", err)
+			return fail("%v%s", err, rightsHint(*role, *node, providers))
 		}
 		users = []spec.Rights{r}
 	}
@@ -99,6 +99,19 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// rightsHint is the flag an operator left out, for the refusals RightsOf
+// gives a role that names a node or a provider and was given none (or,
+// for a provider, several): what to give, not only what is wrong.
+func rightsHint(role, node string, providers []string) string {
+	switch {
+	case (role == spec.RoleClient || role == spec.RoleToolRunner) && node == "":
+		return ": give --node N, the node this user is for"
+	case role == spec.RoleProvider && len(providers) != 1:
+		return ": give --provider P, the one provider whose user this is"
+	}
+	return ""
 }
 
 // list splits a comma-separated flag value, dropping empty items and

@@ -90,11 +90,13 @@ func TestRightsRefusesBadRolesAndNodes(t *testing.T) {
 		says string
 	}{
 		{[]string{"--role", "janitor"}, `"janitor"`},
-		{[]string{"--role", "client"}, "no node"},
+		{[]string{"--role", "client"}, "no node named: give --node N"},
+		{[]string{"--role", "toolrunner"}, "no node named: give --node N"},
 		{[]string{"--role", "client", "--node", "a.b"}, `"a.b"`},
 		{[]string{"--role", "client", "--node", "ace/x"}, `"ace/x"`},
 		{[]string{"--role", "server", "--node", "ace"}, "takes no node"},
-		{[]string{"--role", "provider"}, "exactly one provider"},
+		{[]string{"--role", "provider"}, "exactly one provider (got 0): give --provider P"},
+		{[]string{"--role", "provider", "--provider", "gitea,forgejo"}, "give --provider P"},
 		{[]string{"--role", "client", "--node", "ace", "--format", "yaml"}, `"yaml"`},
 		{[]string{"--all", "--role", "client"}, "--all"},
 		// a configuration with no client in it would refuse every node
