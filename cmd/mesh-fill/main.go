@@ -69,9 +69,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	var allowPaths, allowUnits globs
 	fs.Var(&allowPaths, "allow", "a glob of the paths requests may name (repeatable; * one path element, ** any depth; below --root when set; without it, where a path leads through its parents' symlinks must match too); none: every path, said at start")
 	fs.Var(&allowUnits, "allow-unit", "a glob of the units requests may restart or reload (repeatable); none: every unit, said at start")
+	// The flag package would say a bad flag before its list, and main
+	// says it again after: the list, then main's line, once.
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args[1:]); err != nil {
+		fs.SetOutput(stderr)
+		fs.Usage()
 		return err
 	}
+	fs.SetOutput(stderr)
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}

@@ -181,3 +181,24 @@ func TestTheLogsTimeIsTheOtherCommands(t *testing.T) {
 		t.Errorf("time %q is not in cli.TimeFormat, UTC (%v)", line.Time, err)
 	}
 }
+
+// TestABadFlagIsSaidOnce: a flag out of shape is said once, after the
+// flags' list and led by the command's name, as the last line an
+// operator sees (the flag package said it before the list too).
+func TestABadFlagIsSaidOnce(t *testing.T) {
+	out, err := meshFill("serve", "--no-such-flag").CombinedOutput()
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("exit %v, want 2:\n%s", err, out)
+	}
+	text := strings.TrimSpace(string(out))
+	if n := strings.Count(text, "flag provided but not defined"); n != 1 {
+		t.Errorf("the bad flag is said %d times, want once:\n%s", n, text)
+	}
+	lines := strings.Split(text, "\n")
+	if last := lines[len(lines)-1]; last != "mesh-fill: flag provided but not defined: -no-such-flag" {
+		t.Errorf("last line %q, want the error led by mesh-fill:\n%s", last, text)
+	}
+	if !strings.Contains(text, "-allow-unit") {
+		t.Errorf("no flags' list:\n%s", text)
+	}
+}
