@@ -146,3 +146,20 @@ func TestTheOperatorsCommandsNameAStrayArgument(t *testing.T) {
 		}
 	}
 }
+
+// An empty module name (`graph explain "$MODULE"` with the variable unset)
+// is a usage error said before the socket is asked: it was sent and came
+// back as the control socket's "name a module: /v1/explain?module=M", exit
+// 1, which tells an operator about an HTTP path, not the command.
+func TestGraphExplainOfAnEmptyModuleIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"graph", "explain", "--control", "/nonexistent/c.sock", ""},
+		{"graph", "explain", "--json", "--control", "/nonexistent/c.sock", ""},
+	} {
+		code, stdout, stderr := runCLI(args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "graph explain: the module's name is empty") ||
+			!strings.Contains(stderr, "usage: mesh-provisioner-client graph explain") || strings.Contains(stderr, "/v1/") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, the usage and no HTTP path", args, code, stdout, stderr)
+		}
+	}
+}

@@ -87,6 +87,10 @@ func explain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	module := fs.Arg(0)
+	if module == "" { // "$MODULE" unset: said here, not as the socket's HTTP path
+		fmt.Fprintf(stderr, "graph explain: the module's name is empty\n%s\n", explainUsage)
+		return 2
+	}
 	if *asJSON {
 		b, ok := ask(*sock, stderr, func(c *control.Client, ctx context.Context) ([]byte, error) { return c.ExplainJSON(ctx, module) })
 		if !ok {
