@@ -20,12 +20,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/cli"
 	"github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 func main() {
@@ -134,7 +136,11 @@ func serve(args []string, stderr io.Writer) int {
 		Log:           log,
 	})
 	if err != nil {
-		log.Error().Err(err).Msg("provisioner server failed")
+		ev := log.Error().Err(err)
+		if hint := loginHint(err, *creds, *natsURL, "the server's user mesh-provisioner", spec.RoleServer); hint != "" {
+			ev = ev.Str("hint", strings.TrimSuffix(strings.TrimPrefix(hint, " ("), ")"))
+		}
+		ev.Msg("provisioner server failed")
 		return 1
 	}
 	return 0

@@ -107,7 +107,8 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	}
 	nc, err := nats.Connect(*natsURL, opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v%s%s\n", shownURL, err, loginHint(err, *creds, *natsURL), noBusHint(err))
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v%s%s\n", shownURL, err, loginHint(err, *creds, *natsURL,
+			"a user who may ask "+spec.QuerySubject+", e.g. the operator's mesh-operator", spec.RoleOperator), noBusHint(err))
 		return 2
 	}
 	defer nc.Close()
@@ -183,9 +184,10 @@ func failedModules(ctx context.Context, nc *nats.Conn, r server.SweepReply, node
 // loginHint is what a refused connection made with no login at all lacks:
 // on a bus that wants a user (every real fleet's, the lab's), the bus says
 // only "Authorization Violation", so the operator is told to give --creds,
-// and whose (the role that may ask the verb and nothing else). Empty when
-// a login was given (then the bus's reason is about that login).
-func loginHint(err error, creds, natsURL string) string {
+// and whose: who (a user that may do what the command does) and role
+// (the `rights --role` that makes one). Empty when a login was given
+// (then the bus's reason is about that login).
+func loginHint(err error, creds, natsURL, who, role string) string {
 	if creds != "" || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
 		return ""
 	}
@@ -194,8 +196,7 @@ func loginHint(err error, creds, natsURL string) string {
 			return ""
 		}
 	}
-	return " (no --creds given: give the creds of a user who may ask " + spec.QuerySubject +
-		", e.g. the operator's mesh-operator, made with `mesh-provisioner rights --role operator --format nsc`)"
+	return " (no --creds given: give the creds of " + who + ", made with `mesh-provisioner rights --role " + role + " --format nsc`)"
 }
 
 // noBusHint is what nats.go's "no servers available for connection" does
