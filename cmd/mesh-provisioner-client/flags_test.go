@@ -111,7 +111,7 @@ func TestRunSaysEveryStartErrorAsRunsOwn(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"run", "--control", ""}, "run: no --node given"},
+		{[]string{"run", "--control", ""}, "run: no --node given: give --node N, this node's name as its assignments' keys <node>.<module> say it"},
 		{[]string{"run", "--node", "ace", "--control", "", "--log-level", "loud"}, `run: --log-level "loud"`},
 		{[]string{"run", "--node", "a/b", "--control", ""}, `run: --node "a/b"`},
 	} {

@@ -108,6 +108,10 @@ func runDaemon(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
+	if cfg.Node == "" { // said with what to give (daemon.New says only that it is missing)
+		fmt.Fprintln(stderr, "run: no --node given: give --node N, this node's name as its assignments' keys <node>.<module> say it")
+		return 2
+	}
 	cfg.FillGap = fillGap(cfg.FillGap)
 	if err := bus.CheckURLs(cfg.Bus.URL); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
