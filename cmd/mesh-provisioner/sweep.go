@@ -87,6 +87,10 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
+	if err := checkInbox(*inboxFlag); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
+		return 2
+	}
 	shownURL := bus.RedactURL(*natsURL)
 	inbox := inboxFor(*inboxFlag, *creds, *natsURL)
 	// A request the bus refuses (a permissions violation: these creds may
@@ -197,6 +201,21 @@ func loginHint(err error, creds, natsURL, who, role string) string {
 		}
 	}
 	return " (no --creds given: give the creds of " + who + ", made with `mesh-provisioner rights --role " + role + " --format nsc`)"
+}
+
+// checkInbox refuses an --inbox that is no subject prefix (empty: none
+// given): nats.go would take it and fail the request with "invalid
+// subject", naming neither the flag nor the value.
+func checkInbox(inbox string) error {
+	if inbox == "" {
+		return nil
+	}
+	for _, tok := range strings.Split(inbox, ".") {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+			return fmt.Errorf("--inbox %q is not a subject prefix (tokens joined by dots, none empty, no space or wildcard), e.g. _INBOX.mesh-operator", inbox)
+		}
+	}
+	return nil
 }
 
 // noBusHint is what nats.go's "no servers available for connection" does
