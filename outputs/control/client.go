@@ -73,9 +73,13 @@ func (c *Client) Get(ctx context.Context, path string) (int, []byte, error) {
 				// what it is rather than that the daemon is down.
 				return 0, nil, fmt.Errorf("%s is not a socket (%s): name the daemon's control socket with --control", c.sock, kindOf(fi))
 			}
-			return 0, nil, fmt.Errorf("%w: nothing answers on the control socket %s", ErrNotRunning, c.sock)
+			return 0, nil, fmt.Errorf("%w: nothing answers on the control socket %s, left by a daemon that stopped (start it with `mesh-provisioner-client run`, or name its socket with --control)", ErrNotRunning, c.sock)
 		case errors.Is(err, os.ErrPermission):
 			return 0, nil, fmt.Errorf("control socket %s: permission denied (it is mode 0600: run this as the daemon's user or root)", c.sock)
+		}
+		if ne := net.Error(nil); errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+			// said without the HTTP request and Go's timeout wording
+			return 0, nil, fmt.Errorf("control socket %s took the request but did not answer within %v: the daemon there is stuck or busy (its log says more), or another program listens on it", c.sock, c.hc.Timeout)
 		}
 		return 0, nil, fmt.Errorf("control socket %s does not answer: %w", c.sock, err)
 	}
