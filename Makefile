@@ -9,7 +9,7 @@ SHELL := /bin/bash
 FUZZTIME ?= 150000x
 PKGS = ./...
 
-.PHONY: build test bench bench-peer lint run fuzz dot chaos
+.PHONY: build test bench bench-peer lint run fuzz fuzz-bus dot chaos
 
 build:
 	$(GO) build ./...
@@ -21,6 +21,7 @@ test:
 	@# raw system calls, what the daemon runs, are built only without it.
 	$(GO) test -count=1 ./cmd/internal/quietconn
 	$(MAKE) --no-print-directory fuzz FUZZTIME=60000x
+	$(MAKE) --no-print-directory fuzz-bus FUZZTIME=5000x
 
 # The chaos run (cmd/internal/chaos, docs/RELIABILITY.md): SEEDS seeds from
 # SEED on, each a schedule of about MINUTES of churn and faults, then the
@@ -84,6 +85,22 @@ fuzz:
 	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseTemplate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./nodes -run '^$$' -fuzz '^FuzzParseAssignment$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./inputs/archive -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime $(FUZZTIME)
+
+# What others write on the bus, read by the client and the server: bound
+# entries, offers, registry entries, any key and value of a watched bucket,
+# the vault's reply, prov.ask's request, the verb's request and the entries
+# it answers. Slower an input than the four above (a graph, a sealed box):
+# `make test` runs each for 5,000 inputs (~50 s in all).
+FUZZ_BUS = nodes:FuzzParseBoundEntry nodes:FuzzParseOffers nodes:FuzzParseBindings \
+	nodes:FuzzRegistryMismatch nodes:FuzzKeyedSecret nodes:FuzzNodeGraphPut \
+	inputs/vault:FuzzReadReply inputs/vault:FuzzChangedName outputs/ask:FuzzAnswer \
+	cmd/internal/server:FuzzParseRequest cmd/internal/server:FuzzBucketEntry \
+	cmd/internal/server:FuzzClientValuesAreInShape
+fuzz-bus:
+	@set -e; for t in $(FUZZ_BUS); do \
+		echo "fuzz $${t#*:} (./$${t%%:*})"; \
+		$(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME); \
+	done
 
 # Built, then run as make's own child: under `go run` a Ctrl-C made go exit
 # 1 (and make print "Error 1") though the lab stopped cleanly with 0.
