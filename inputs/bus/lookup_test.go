@@ -24,7 +24,7 @@ func TestALookupFailingOtherwiseIsTriedAgainWithinRecheck(t *testing.T) {
 	const recheck = 200 * time.Millisecond
 	logs := &bustest.Buffer{}
 	out := make(chan Update, 16)
-	w := NewWatch(js, "later", ">", out, zerolog.New(logs).Level(zerolog.WarnLevel))
+	w := NewWatch(js, "later", ">", out, zerolog.New(logs).Level(zerolog.DebugLevel)) // each failure: the same one again is a debug line (lookupFailures)
 	w.Recheck = recheck
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -64,7 +64,7 @@ func TestALookupFailingOtherwiseIsTriedAgainWithinRecheck(t *testing.T) {
 	}
 }
 
-// lookupWaits is the retry_in of each "cannot look up bucket" warning.
+// lookupWaits is the retry_in of each "cannot look up bucket" line.
 func lookupWaits(t *testing.T, logs string) []time.Duration {
 	t.Helper()
 	var waits []time.Duration
@@ -100,5 +100,58 @@ func TestLookupBackoffStartsAsTheRestartsAndStopsAtRecheck(t *testing.T) {
 		if got := b.Next(1 << 20); got != c.recheck {
 			t.Errorf("recheck %v: a long run of failures waits %v, want %v", c.recheck, got, c.recheck)
 		}
+	}
+}
+
+// A bucket whose lookups fail while the bus is away is said once as a
+// warning, then again only when the failure says something else or
+// lookupSayEvery after (with how many went unsaid), and its lookup working
+// again is said once: not a warning every 5 s for every bucket.
+func TestLookupFailuresAreSaidOnceThenWhenTheyChange(t *testing.T) {
+	logs := &bustest.Buffer{}
+	log := zerolog.New(logs).Level(zerolog.InfoLevel)
+	var f lookupFailures
+	t0 := time.Now()
+	timeout := fmt.Errorf("context deadline exceeded")
+	for i := range 60 { // five minutes of failures 5 s apart, less one
+		f.say(log, timeout, 5*time.Second, t0.Add(time.Duration(i)*5*time.Second))
+	}
+	f.say(log, fmt.Errorf("nats: connection closed"), 5*time.Second, t0.Add(300*time.Second))
+	f.say(log, fmt.Errorf("nats: connection closed"), 5*time.Second, t0.Add(305*time.Second))
+	f.say(log, fmt.Errorf("nats: connection closed"), 5*time.Second, t0.Add(610*time.Second))
+	f.over(log)
+	f.over(log) // nothing failed since: nothing to say
+
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	want := []struct {
+		level, msg, err string
+		unsaid          float64
+	}{
+		{"warn", "cannot look up bucket", "context deadline exceeded", 0},
+		{"warn", "cannot look up bucket", "nats: connection closed", 59},
+		{"warn", "cannot look up bucket", "nats: connection closed", 1},
+		{"info", "bucket looked up again", "", 0},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines said, want %d:\n%s", len(lines), len(want), logs.String())
+	}
+	for i, w := range want {
+		l := lines[i]
+		if l["level"] != w.level || l["message"] != w.msg || (w.err != "" && l["error"] != w.err) {
+			t.Errorf("line %d: %v, want %s %q %q", i+1, l, w.level, w.msg, w.err)
+		}
+		if w.err != "" && l["failed_since_said"] != w.unsaid {
+			t.Errorf("line %d: failed_since_said %v, want %v", i+1, l["failed_since_said"], w.unsaid)
+		}
+	}
+	if lines[3]["failed"] != float64(63) {
+		t.Errorf("the lookup working again says %v failures, want 63", lines[3]["failed"])
 	}
 }

@@ -110,11 +110,13 @@ func (w *Watch) Run(ctx context.Context) {
 	bo := backoff.Counter{Doubling: backoff.Doubling{Min: restartMin, Max: restartMax}}
 	look := backoff.Counter{Doubling: lookupBackoff(recheck)}
 	missingSaid, refusedSaid := false, false
+	var failing lookupFailures
 	for ctx.Err() == nil {
 		kv, err := w.js.KeyValue(ctx, w.bucket)
 		switch {
 		case err == nil:
 			look.Reset()
+			failing.over(w.log)
 		case ctx.Err() != nil:
 			return
 		case isMissing(err):
@@ -141,7 +143,7 @@ func (w *Watch) Run(ctx context.Context) {
 			// Perhaps a bucket not there yet, on a bus that cannot say so
 			// for the moment: looked for again as one (lookupBackoff).
 			d := look.Next()
-			w.log.Warn().Err(err).Dur("retry_in", d).Msg("cannot look up bucket")
+			failing.say(w.log, err, d, time.Now())
 			if w.pauseBackoff(ctx, d, &look) {
 				return
 			}
@@ -177,6 +179,41 @@ func (w *Watch) Run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// lookupFailures says a bucket's lookups failing (otherwise than not
+// found): the first failure, then only a failure saying something else or
+// one lookupSayEvery after the last said, with how many failed between;
+// a lookup that works again after them is said once. Tried again every
+// few seconds while the bus is away, each failure said was a warning
+// every 5 s for every bucket.
+type lookupFailures struct {
+	n      int       // failures in a row
+	unsaid int       // of them, not said
+	last   string    // the last error said
+	at     time.Time // when it was said
+}
+
+// lookupSayEvery is how often the same lookup failure is said again.
+const lookupSayEvery = 5 * time.Minute
+
+func (f *lookupFailures) say(log zerolog.Logger, err error, retryIn time.Duration, now time.Time) {
+	f.n++
+	if msg := err.Error(); f.n > 1 && msg == f.last && now.Sub(f.at) < lookupSayEvery {
+		f.unsaid++
+		log.Debug().Err(err).Dur("retry_in", retryIn).Msg("cannot look up bucket")
+		return
+	}
+	log.Warn().Err(err).Dur("retry_in", retryIn).Int("failed_since_said", f.unsaid).Msg("cannot look up bucket")
+	f.last, f.at, f.unsaid = err.Error(), now, 0
+}
+
+// over says the lookups work again, when they had failed.
+func (f *lookupFailures) over(log zerolog.Logger) {
+	if f.n > 0 {
+		log.Info().Int("failed", f.n).Msg("bucket looked up again")
+	}
+	*f = lookupFailures{}
 }
 
 // lookupBackoff is the wait after a lookup of the bucket that failed
