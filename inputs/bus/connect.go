@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/backoff"
@@ -122,16 +123,7 @@ func Connect(o Options) (*nats.Conn, error) {
 				log.Warn().AnErr("last_error", err).Msg("the bus refused the first try")
 			}
 		}),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			ev := log.Error()
-			if errors.Is(err, nats.ErrPermissionViolation) {
-				ev = log.Warn()
-			}
-			if sub != nil {
-				ev = ev.Str("subject", sub.Subject)
-			}
-			ev.Str("error", err.Error()).Msg("bus error")
-		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) { asyncError(log, sub, err) }),
 	}
 	if o.Wrap != nil {
 		opts = append(opts, nats.SetCustomDialer(wrapDialer{o.Wrap}))
@@ -242,4 +234,25 @@ func Drain(nc *nats.Conn) {
 	for deadline := time.Now().Add(5 * time.Second); !nc.IsClosed() && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// asyncError says an error the bus's connection reports on its own (not
+// to a call): an error, a permission violation a warning. A consumer gone
+// (a watch's, deleted under it, or as it stops at the process's end) is a
+// debug line: the watch that lost one says so itself and makes it again
+// (watch.go), and at a stop it is no error (it was said as one once in
+// two stops of the lab).
+func asyncError(log zerolog.Logger, sub *nats.Subscription, err error) {
+	ev := log.Error()
+	switch {
+	case errors.Is(err, nats.ErrPermissionViolation):
+		ev = log.Warn()
+	case errors.Is(err, nats.ErrConsumerNotFound), errors.Is(err, jetstream.ErrConsumerNotFound),
+		errors.Is(err, nats.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerDeleted):
+		ev = log.Debug()
+	}
+	if sub != nil {
+		ev = ev.Str("subject", sub.Subject)
+	}
+	ev.Str("error", err.Error()).Msg("bus error")
 }
