@@ -28,7 +28,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) { // -h: the usage is printed
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) { // -h: the usage is printed
 		fmt.Fprintln(os.Stderr, "mesh-fill:", err)
 		os.Exit(2)
 	}
@@ -44,9 +44,9 @@ const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DI
 
 // run is mesh-fill; after -h, --help or help it prints the usage and returns
 // flag.ErrHelp, which main does not count as a failure.
-func run(ctx context.Context, args []string, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stdout, usage)
 		return flag.ErrHelp
 	}
 	if len(args) == 0 {
@@ -69,11 +69,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	var allowPaths, allowUnits globs
 	fs.Var(&allowPaths, "allow", "a glob of the paths requests may name (repeatable; * one path element, ** any depth; below --root when set; without it, where a path leads through its parents' symlinks must match too); none: every path, said at start")
 	fs.Var(&allowUnits, "allow-unit", "a glob of the units requests may restart or reload (repeatable); none: every unit, said at start")
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), usage); fs.PrintDefaults() }
 	// The flag package would say a bad flag before its list, and main
 	// says it again after: the list, then main's line, once.
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args[1:]); err != nil {
-		fs.SetOutput(stderr)
+		fs.SetOutput(cli.UsageOut(args[1:], stdout, stderr)) // -h: the list on stdout
 		fs.Usage()
 		return err
 	}

@@ -41,7 +41,7 @@ func TestBadFlagsAreRefusedBeforeServing(t *testing.T) {
 		{[]string{"fill"}, `unknown command "fill"; usage: mesh-fill serve`},
 		{[]string{}, "usage: mesh-fill serve"},
 	} {
-		err := run(t.Context(), tc.args, io.Discard)
+		err := run(t.Context(), tc.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one saying %s", tc.args, err, tc.want)
 		}
@@ -81,7 +81,7 @@ func serve(t *testing.T, args ...string) (c *fill.Client, stderr func() string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	args = withStateDir(args, filepath.Join(sockDir, "state"))
-	go func() { done <- run(ctx, append([]string{"serve", "--socket", sock}, args...), errFile) }()
+	go func() { done <- run(ctx, append([]string{"serve", "--socket", sock}, args...), errFile, errFile) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

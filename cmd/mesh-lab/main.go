@@ -27,7 +27,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-lab", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	var cfg lab.Config
 	fs.StringVar(&cfg.Dir, "dir", "./.lab", "where the lab keeps its files, sockets and NATS store (its own entries are wiped at start)")
 	fs.IntVar(&cfg.Port, "port", 4222, "NATS port on 127.0.0.1 (0: any free port)")

@@ -31,9 +31,9 @@ func TestRunRefusesAPasswordOnTheCommandLine(t *testing.T) {
 	if strings.Contains(stderr, "hunter2") {
 		t.Fatalf("the refusal repeats the password: %q", stderr)
 	}
-	code, _, stderr = runCLI("run", "--help")
-	if code != 0 || !strings.Contains(stderr, "password-file") || !strings.Contains(stderr, "MESH_NATS_PASSWORD") {
-		t.Fatalf("--help: exit %d, does not say where the password goes: %q", code, stderr)
+	code, stdout, _ := runCLI("run", "--help")
+	if code != 0 || !strings.Contains(stdout, "password-file") || !strings.Contains(stdout, "MESH_NATS_PASSWORD") {
+		t.Fatalf("--help: exit %d, does not say where the password goes: %q", code, stdout)
 	}
 }
 

@@ -40,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "run":
-		return runDaemon(args[1:], stderr)
+		return runDaemon(args[1:], stdout, stderr)
 	case "status":
 		return status(args[1:], stdout, stderr)
 	case "graph":
@@ -70,9 +70,9 @@ func isHelp(arg string) bool {
 	return false
 }
 
-func runDaemon(args []string, stderr io.Writer) int {
+func runDaemon(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	var cfg daemon.Config
 	fs.StringVar(&cfg.Node, "node", "", "this node's name (required)")
 	fs.StringVar(&cfg.Bus.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")

@@ -33,7 +33,7 @@ func ask[T any](sock string, stderr io.Writer, q func(c *control.Client, ctx con
 
 func status(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	asJSON := fs.Bool("json", false, "print the control socket's JSON, for machines")
 	if err := fs.Parse(args); err != nil {
@@ -63,12 +63,12 @@ func status(args []string, stdout, stderr io.Writer) int {
 
 func explain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("graph explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	asJSON := fs.Bool("json", false, "print the control socket's JSON, for machines")
 	const explainUsage = "usage: mesh-provisioner-client graph explain [--json] [--control SOCK] <module>"
 	fs.Usage = func() { // -h: the module argument too, not only the flags
-		fmt.Fprintln(stderr, explainUsage)
+		fmt.Fprintln(fs.Output(), explainUsage)
 		fs.PrintDefaults()
 	}
 	err := fs.Parse(interspersed(args, "json"))
@@ -113,7 +113,7 @@ func explain(args []string, stdout, stderr io.Writer) int {
 
 func dot(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("graph dot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	mod := fs.String("module", "", "only this module and what it reads")
 	if err := fs.Parse(args); err != nil {

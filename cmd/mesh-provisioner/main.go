@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	case "serve":
-		return serve(args[1:], stderr)
+		return serve(args[1:], stdout, stderr)
 	case "sweep":
 		return sweep(args[1:], stdout, stderr)
 	case "rights":
@@ -75,9 +75,9 @@ func checkCreds(path, inbox string) error {
 	return err
 }
 
-func serve(args []string, stderr io.Writer) int {
+func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	natsURL := fs.String("nats", "", "NATS URL of the bus (required)")
 	creds := fs.String("creds", "", "NATS credentials file")
 	every := fs.Duration("registry-every", time.Hour, "how often the registry is published again")

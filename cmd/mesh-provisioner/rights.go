@@ -18,7 +18,7 @@ import (
 // block or configuration, as nsc commands, or as JSON.
 func rightsCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner rights", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	role := fs.String("role", "", "the role: "+strings.Join(spec.Roles, ", "))
 	node := fs.String("node", "", "the node of a client or tool runner (with --all: the nodes, comma-separated)")
 	provider := fs.String("provider", "", "providers, comma-separated: whose bindings a client reads; the one provider of role provider")

@@ -62,7 +62,7 @@ const sweepTimeout = time.Minute
 // module's report), 2 when the sweep could not be made (SPEC §6.2).
 func sweep(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	natsURL := fs.String("nats", "nats://127.0.0.1:4222", "NATS URL of the bus")
 	creds := fs.String("creds", "", "NATS credentials file")
 	node := fs.String("node", "", "only this node's needs")

@@ -147,3 +147,19 @@ func URLPasswordWarning(urls, instead string) string {
 	}
 	return ""
 }
+
+// UsageOut is where a command's flag set prints: stdout when args ask for
+// the usage (-h, -help or --help, before a "--"), so that `… --help | less`
+// shows it as the commands' own help does; stderr otherwise, where a usage
+// error is said.
+func UsageOut(args []string, stdout, stderr io.Writer) io.Writer {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return stderr
+		case "-h", "-help", "--help":
+			return stdout
+		}
+	}
+	return stderr
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// Each command's -h prints its usage on stdout, so `… --help | less` shows
+// it, and exits 0; a bad flag is said on stderr with exit 2.
+func TestEachCommandsHelpGoesToStdout(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--help"}, {"run", "-h"}, {"status", "-help"},
+		{"graph", "explain", "--help"}, {"graph", "dot", "--help"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Errorf("%q: exit %d, want 0 (stderr %q)", args, code, errb.String())
+		}
+		if !strings.Contains(out.String(), "-control") || errb.Len() != 0 {
+			t.Errorf("%q: stdout %q, stderr %q; want the flags on stdout alone", args, out.String(), errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"status", "--no-such-flag"}, &out, &errb); code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "no-such-flag") {
+		t.Errorf("a bad flag: exit %d, stdout %q, stderr %q; want 2, the error on stderr alone", code, out.String(), errb.String())
+	}
+}
