@@ -292,7 +292,7 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 	}
 	if r.valueWhy != "" {
 		s.outOfShape(spec.NeedsBucket, e, r.valueWhy)
-		s.res.needs[needLabels{verdict: "out_of_shape", kind: kind}]++
+		s.res.needs[needLabels{verdict: "out_of_shape", kind: s.kindLabel(kind)}]++
 		return
 	}
 	v := r.v
@@ -314,7 +314,7 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 		s.res.reply.Summary.Needs.Met++
 	}
 	owner := s.owner(kind, name, v.Why, node, module)
-	s.res.needs[needLabels{metricVerdict(verdict), kind, owner}]++
+	s.res.needs[needLabels{metricVerdict(verdict), s.kindLabel(kind), owner}]++
 	if verdict == VerdictMet {
 		return
 	}
@@ -340,6 +340,20 @@ func metricVerdict(v string) string { return strings.ReplaceAll(v, " ", "_") }
 
 // owner is the domain that answers kind, from the registry; for a kind the
 // registry gives to "<provider>" (bound), the provider module.
+// kindLabel is kind as mesh_provisioner_needs labels it: a kind the
+// registry does not name is "unknown". A template may name any number of
+// such kinds (each a need, failed), and a label value each would grow the
+// metric's series without bound; the sweep's findings still name each.
+func (s *sweeper) kindLabel(kind string) string {
+	if _, ok := s.owners[kind]; !ok {
+		return kindUnknown
+	}
+	return kind
+}
+
+// kindUnknown is the kind label of a need whose kind the registry lacks.
+const kindUnknown = "unknown"
+
 func (s *sweeper) owner(kind, name, why, node, module string) string {
 	o, ok := s.owners[kind]
 	if !ok {
