@@ -1,0 +1,52 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// A template may name any number of kinds no domain answers (each a need
+// the client writes, failed): mesh_provisioner_needs labels them all
+// kind="unknown", one series, so a plan cannot grow the metric's series
+// without bound; the sweep's findings still name each kind.
+func TestKindsTheRegistryLacksAreOneMetricLabel(t *testing.T) {
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
+		t.Fatal(err)
+	}
+	put(t, assignmentsKV(t, js), "ace.web", `{"provisioning":{}}`)
+	needs := bucket(t, js, spec.NeedsBucket)
+	const kinds = 50
+	for i := range kinds {
+		putNeed(t, needs, "ace", "web", fmt.Sprintf("made-up-%d", i), "x", "failed", "a kind this client does not fill")
+	}
+	putNeed(t, needs, "ace", "web", "config", "model", "met", "")
+	res, err := sweep(testCtx(t), js, SweepParams{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, n := range res.needs {
+		switch l.kind {
+		case kindUnknown:
+			if n != kinds || l.verdict != "failed" || l.owner != ownerNoRegistry {
+				t.Errorf("the unknown kinds' series: %+v = %d, want failed, %q, %d", l, n, ownerNoRegistry, kinds)
+			}
+		case "config":
+		default:
+			t.Errorf("a series labelled kind %q: every kind the registry lacks should be %q", l.kind, kindUnknown)
+		}
+	}
+	named := map[string]bool{}
+	for _, f := range res.reply.Findings {
+		named[f.Kind] = true
+	}
+	if len(named) != kinds {
+		t.Errorf("the findings name %d kinds, want each of the %d", len(named), kinds)
+	}
+}
