@@ -40,14 +40,18 @@ func dropPlacementNulls(a *Assignment, data []byte) {
 	}
 	var p struct {
 		Provisioning struct {
-			Placement map[string]map[string]*string `json:"placement"`
+			Placement map[string]map[string]json.RawMessage `json:"placement"`
 		} `json:"provisioning"`
 	}
 	if json.Unmarshal(data, &p) != nil {
 		return // a decodes it: not reached
 	}
 	for kind, names := range p.Provisioning.Placement {
-		dropNulls(a.Provisioning.Placement[kind], names)
+		for name, raw := range names {
+			if string(raw) == "null" { // a number's text is held (loose.go)
+				delete(a.Provisioning.Placement[kind], name)
+			}
+		}
 	}
 }
 
@@ -103,23 +107,37 @@ func parseLooseBoundEntry(raw []byte, err error) (BoundEntry, error) {
 		return BoundEntry{}, err
 	}
 	e := BoundEntry{State: loose.State, Reason: loose.Reason}
-	if loose.Values != nil {
-		e.Values = make(map[string]string, len(loose.Values))
+	vals, lerr := looseTexts("values", "a bound value", loose.Values)
+	if lerr != nil {
+		return BoundEntry{}, lerr
 	}
-	for k, v := range loose.Values {
+	e.Values = vals
+	return e, nil
+}
+
+// looseTexts is the text of each value of raw, the JSON object field:
+// a string unquoted, a number or true/false its JSON text, a null left
+// out; an object or a list is refused naming field.key and what (what the
+// values are, for the reason).
+func looseTexts(field, what string, raw map[string]json.RawMessage) (map[string]string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
 		switch v[0] {
 		case '"':
 			var text string
 			_ = json.Unmarshal(v, &text) // valid JSON: it unquotes
-			e.Values[k] = text
+			out[k] = text
 		case 'n': // null: not there
 		case '{':
-			return BoundEntry{}, fmt.Errorf("values.%s is an object: a bound value is text, a number, true or false", k)
+			return nil, fmt.Errorf("%s.%s is an object: %s is text, a number, true or false", field, k, what)
 		case '[':
-			return BoundEntry{}, fmt.Errorf("values.%s is a list: a bound value is text, a number, true or false", k)
+			return nil, fmt.Errorf("%s.%s is a list: %s is text, a number, true or false", field, k, what)
 		default: // a number, true or false: its JSON text
-			e.Values[k] = string(v)
+			out[k] = string(v)
 		}
 	}
-	return e, nil
+	return out, nil
 }

@@ -3,6 +3,7 @@ package nodes
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -45,7 +46,14 @@ func (o *Offer) UnmarshalJSON(b []byte) error {
 		Dashed string `json:"answered-by"` // the sweep commit's spelling, taken as answered_by
 	}
 	if err := json.Unmarshal(b, &p); err != nil {
-		return fmt.Errorf("provides entry %.60s: %w", b, err)
+		have, ok, lerr := looseHave(b, err)
+		if !ok {
+			return fmt.Errorf("provides entry %.60s: %w", b, err)
+		}
+		if lerr != nil {
+			return fmt.Errorf("provides entry %.60s: %w", b, lerr)
+		}
+		p.Have = have
 	}
 	*o = Offer(p.plain)
 	dropHaveNulls(o, b) // a have key whose value is null is one the have lacks
@@ -53,6 +61,28 @@ func (o *Offer) UnmarshalJSON(b []byte) error {
 		o.AnsweredBy = p.Dashed
 	}
 	return nil
+}
+
+// looseHave is the have of offer object b whose strict decoding failed
+// with err, when err is a have value that is not text: a number or
+// true/false is taken as its JSON text ("port": 5432, as a bound entry's,
+// nulls.go), an object or a list refused by name (lerr). ok is false when
+// err is something else.
+func looseHave(b []byte, err error) (have map[string]string, ok bool, lerr error) {
+	if _, typed := errors.AsType[*json.UnmarshalTypeError](err); !typed {
+		return nil, false, nil
+	}
+	var p struct {
+		Provision  string                     `json:"provision"`
+		AnsweredBy string                     `json:"answered_by"`
+		Dashed     string                     `json:"answered-by"`
+		Have       map[string]json.RawMessage `json:"have"`
+	}
+	if json.Unmarshal(b, &p) != nil {
+		return nil, false, nil // wrong elsewhere than in have
+	}
+	have, lerr = looseTexts("have", "a have value", p.Have)
+	return have, true, lerr
 }
 
 // MarshalJSON writes an offer that says nothing but its name as a string.

@@ -288,7 +288,12 @@ func TestParseAssignmentRules(t *testing.T) {
 		{"placement name", func(m map[string]any) { plan(m)["placement"].(map[string]any)["dir"] = map[string]any{"": "b"} }, `placement.dir name "" is empty`},
 		{"files wrong type", func(m map[string]any) { plan(m)["files"] = map[string]any{} }, "assignment JSON does not parse"},
 		{"mode number", func(m map[string]any) { entry(m, "files", 0)["mode"] = 640 }, "assignment JSON does not parse"},
-		{"placement value number", func(m map[string]any) { plan(m)["placement"].(map[string]any)["port"] = map[string]any{"http": 8417} }, "assignment JSON does not parse"},
+		{"placement value object", func(m map[string]any) {
+			plan(m)["placement"].(map[string]any)["port"] = map[string]any{"http": map[string]any{"n": 1}}
+		}, "assignment JSON does not parse"},
+		{"have value list", func(m map[string]any) {
+			plan(m)["provides"] = []any{map[string]any{"provision": "x", "have": map[string]any{"url": []any{"a"}}}}
+		}, "have.url is a list: a have value is text, a number, true or false"},
 		{"provisioning a string", func(m map[string]any) { m["provisioning"] = "x" }, "assignment JSON does not parse"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

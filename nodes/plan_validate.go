@@ -108,7 +108,7 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 		return nil, perr("the assignment is not UTF-8 text (byte %d)", invalidUTF8At(data))
 	}
 	var a Assignment
-	if err := json.Unmarshal(data, &a); err != nil {
+	if err := decodeAssignment(data, &a); err != nil { // numbers in placement and have taken as text (loose.go)
 		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
 	}
 	if msg := checkFieldNames(data); msg != "" {
