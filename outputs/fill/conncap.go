@@ -117,6 +117,13 @@ func (l capListener) Accept() (net.Conn, error) {
 // an empty socket buffer, so the write does not wait (the deadline is for
 // safety). Refusals are logged with their count, at most once a minute.
 func (c *connCap) refuse(conn net.Conn, status int, a []byte, uid int) {
+	// Each one for --log-level debug, said before the answer (a test
+	// counting them reads the log once its client has the answer).
+	if status == http.StatusForbidden {
+		c.log.Debug().Int("peer_uid", uid).Msg("fill socket: connection refused")
+	} else {
+		c.log.Debug().Int("max_conns", c.max).Msg("fill socket: a connection over --max-conns refused")
+	}
 	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = conn.Write(a)
 	_ = conn.Close()
