@@ -45,3 +45,47 @@ func TestAPlaceholderFaultIsSaidOnceHoweverManyFilesNameItsTemplate(t *testing.T
 		t.Errorf("the reason refuses a placeholder the plan holds: %q", v.Reason)
 	}
 }
+
+// A module whose files name more placeholders in all than
+// MaxModulePlaceholders (each file its template's distinct ones) fails
+// with the limit named, before any of its files is wired: a small plan
+// naming one big template from many files made tens of millions of edges.
+// One at the limit is taken.
+func TestAModuleNamingTooManyPlaceholdersInAllFailsNamingTheLimit(t *testing.T) {
+	var tmpl strings.Builder
+	const per = 4096
+	for i := range per {
+		fmt.Fprintf(&tmpl, "${config:k%d}\n", i)
+	}
+	files := func(n int) Plan {
+		var p Plan
+		for i := range n {
+			p.Files = append(p.Files, FileSpec{Path: fmt.Sprintf("/etc/x/%d", i), Template: "t"})
+		}
+		return p
+	}
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	over := spec.MaxModulePlaceholders/per + 1
+	m.Put(spec.AssignmentsBucket, "ace.big", planJSON("ace", "big", files(over)))
+	m.SetArchive("big", digestA, map[string][]byte{"t": []byte(tmpl.String())})
+	m.Stabilize()
+	v := m.View("big")
+	if v.State != graph.Failed || !strings.Contains(v.Reason, "MaxModulePlaceholders") || !strings.Contains(v.Reason, fmt.Sprint(over*per)) {
+		t.Fatalf("%v %q, want failed naming MaxModulePlaceholders and %d", v.State, v.Reason, over*per)
+	}
+	if len(v.Files) != 0 {
+		t.Errorf("%d files wired for a module refused", len(v.Files))
+	}
+
+	// At the limit it is taken (counted alone: wiring a million edges is
+	// seconds under -race).
+	at := files(over - 1)
+	tm, err := ParseTemplate("t", []byte(tmpl.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := tooManyPlaceholders(&at, map[string]*Template{"t": tm}); msg != "" {
+		t.Errorf("%d placeholders in all refused: %s", (over-1)*per, msg)
+	}
+}

@@ -189,6 +189,9 @@ func (m *NodeGraph) pruneParsed() {
 // reason said each fault once per file.
 func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) []string {
 	p := &mod.asg.Provisioning
+	if msg := tooManyPlaceholders(p, tmpls); msg != "" {
+		return []string{msg}
+	}
 	secrets := setOf(p.SecretNames())
 	provides := map[string]bool{}
 	for _, o := range p.Provides {
@@ -260,6 +263,28 @@ func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) [
 		}
 	}
 	return reasons
+}
+
+// tooManyPlaceholders says what is wrong when the files and items of plan
+// p name more than spec.MaxModulePlaceholders placeholders in all, each
+// counting its template's distinct ones ("" when they do not).
+func tooManyPlaceholders(p *Plan, tmpls map[string]*Template) string {
+	n := 0
+	for _, f := range p.Files {
+		if t := tmpls[f.Template]; t != nil {
+			n += len(t.phs)
+		}
+	}
+	for _, it := range p.Items {
+		if t := tmpls[it.Template]; t != nil {
+			n += len(t.phs)
+		}
+	}
+	if n <= spec.MaxModulePlaceholders {
+		return ""
+	}
+	return fmt.Sprintf("the module's %d files and %d items name %d placeholders in all (each its template's), over the limit of %d (MaxModulePlaceholders): name fewer, or split the module",
+		len(p.Files), len(p.Items), n, spec.MaxModulePlaceholders)
 }
 
 // setOf is the set of the strings in list.

@@ -14,6 +14,14 @@ const (
 	MaxPlaceholders   = 4096      // placeholder occurrences in one template
 )
 
+// MaxModulePlaceholders bounds what one module's files and items name in
+// all: each file or item counts the distinct placeholders of its template
+// (an edge of the graph each). Not SPEC §4.1's, but of the same kind: a
+// plan under 1 MB naming one template of 4,096 placeholders from 10,000
+// files made 41 million edges (gigabytes, and the client's loop held for
+// minutes); 10,000 files of 100 placeholders each are 1 million.
+const MaxModulePlaceholders = 1 << 20
+
 // MaxNameBytes bounds every name that stands as one token of a key or a
 // subject (a node, module, collection, secret, provider, provision or
 // local name, a placeholder's name), counted encoded (SPEC §2.1). So no
