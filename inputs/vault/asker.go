@@ -25,7 +25,8 @@ type Answer struct {
 // RefusedRetry, a sealed one never (until Fresh). Asks are numbered: an
 // answer to an ask that a newer one overtook, or to a name no longer
 // retained, is dropped. Answers go out on Answers one name at a time (a
-// name's next ask waits for its answer to be taken). Safe for concurrent use.
+// name's next ask waits for its answer to be queued there; Asking says
+// yes until it is taken). Safe for concurrent use.
 type Asker struct {
 	ctx     context.Context
 	client  *Client
