@@ -45,6 +45,17 @@ func (r *rig) engine() *engine {
 	return e
 }
 
+// refusingEngine is an engine whose --allow-uid admits another uid than
+// this process's (every request answered 403), and how many connections
+// it refused so far.
+func (r *rig) refusingEngine() (*engine, func() int) {
+	e := r.engine()
+	e.stop()
+	e.allow = []int{os.Getuid() + 1}
+	e.start()
+	return e, func() int { return strings.Count(e.log.String(), "fill socket: connection refused") }
+}
+
 func (e *engine) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -269,13 +280,9 @@ func TestARequestRefusedForAPathHeldGoesAtOnceWhenItsHolderLetsGo(t *testing.T) 
 // then two, four, ...; a full send sends it at once.
 func TestARefusedRemovalWaitsLongerAtEachRefusal(t *testing.T) {
 	r := newRig(t)
-	e := r.engine()
-	e.stop()
-	e.allow = []int{os.Getuid() + 1}
-	e.start()
+	e, refusals := r.refusingEngine()
 	ctx := context.Background()
 	c := r.clocked(time.Second)
-	refusals := func() int { return strings.Count(e.log.String(), "fill socket: connection refused") }
 
 	r.s.Remove(ctx, "old")
 	r.send(ctx, views{}, nil, false)

@@ -3,8 +3,6 @@ package stage
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,14 +106,10 @@ func TestTheStageWakesTheLoopWhenARefusalsWaitPasses(t *testing.T) {
 // wait too; it goes again as before, and the removal stays pending.
 func TestARefusedRemovalsWaitLetsTheRetryTickSleep(t *testing.T) {
 	r := newRig(t)
-	e := r.engine()
-	e.stop()
-	e.allow = []int{os.Getuid() + 1}
-	e.start()
+	_, refusals := r.refusingEngine()
 	ctx := context.Background()
 	const tick = 5 * time.Second
 	c := r.clocked(tick)
-	refusals := func() int { return strings.Count(e.log.String(), "fill socket: connection refused") }
 	r.s.Sweep(ctx, func(string) bool { return true })
 	r.s.Remove(ctx, "old")
 	r.send(ctx, views{}, nil, false)
@@ -153,13 +147,9 @@ func TestARefusedRemovalsWaitLetsTheRetryTickSleep(t *testing.T) {
 // the wake-up sends the DELETE again.
 func TestTheStageWakesTheLoopWhenARefusedRemovalsWaitPasses(t *testing.T) {
 	r := newRig(t)
-	e := r.engine()
-	e.stop()
-	e.allow = []int{os.Getuid() + 1}
-	e.start()
+	_, refusals := r.refusingEngine()
 	ctx := context.Background()
 	r.s.cfg.Retry = 200 * time.Millisecond // the real clock's: the wake-up is a real timer
-	refusals := func() int { return strings.Count(e.log.String(), "fill socket: connection refused") }
 	r.s.Sweep(ctx, func(string) bool { return true })
 	r.s.Remove(ctx, "old")
 	r.send(ctx, views{}, nil, false)
