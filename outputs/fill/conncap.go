@@ -46,16 +46,24 @@ type connCap struct {
 	refused func(net.Conn) ([]byte, int)
 	log     zerolog.Logger
 
-	mu      sync.Mutex
-	counts  map[int]int64 // refused by status since last logged
+	mu sync.Mutex
+	// idle: connections kept alive between requests (the client keeps up
+	// to one per request in flight for the next): a connection over the
+	// cap takes the place of one of them (evict) rather than being
+	// refused, so clients' kept connections never hold the cap for good
+	// (a hundred clients on one socket were all refused, for ever).
+	idle    map[net.Conn]struct{}
+	evicted map[net.Conn]bool // closed here: their StateClosed is not counted again
+	counts  map[int]int64     // refused by status since last logged
 	lastUID int           // of the last peer refused 403
 	lastLog time.Time     // a flood of refusals logs once a minute
 	full    []byte        // the 503, made once
 }
 
 func (s *Server) newConnCap() *connCap {
-	c := &connCap{max: s.maxConns(), held: &s.connsHeld, log: s.Log, counts: map[int]int64{}}
-	c.full = closingAnswer(http.StatusServiceUnavailable, fmt.Sprintf("mesh-fill holds %d connections (its --max-conns), idle, waiting or being read; this one is refused: send it again", c.max))
+	c := &connCap{max: s.maxConns(), held: &s.connsHeld, log: s.Log, counts: map[int]int64{},
+		idle: map[net.Conn]struct{}{}, evicted: map[net.Conn]bool{}}
+	c.full = closingAnswer(http.StatusServiceUnavailable, fmt.Sprintf("mesh-fill holds %d connections (its --max-conns), each waiting or being read, none idle; this one is refused: send it again", c.max))
 	if len(s.AllowUIDs) > 0 {
 		c.refused = func(conn net.Conn) ([]byte, int) {
 			uid, ok := peerUID(conn)
@@ -82,10 +90,50 @@ func (c *connCap) listener(ln net.Listener) net.Listener { return capListener{ln
 
 // state is the http.Server's ConnState hook: a connection closed (or
 // taken over) is let go.
-func (c *connCap) state(_ net.Conn, st http.ConnState) {
-	if st == http.StateClosed || st == http.StateHijacked {
-		c.held.Add(-1)
+func (c *connCap) state(conn net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateIdle:
+		c.mu.Lock()
+		c.idle[conn] = struct{}{}
+		c.mu.Unlock()
+	case http.StateActive:
+		c.mu.Lock()
+		delete(c.idle, conn)
+		c.mu.Unlock()
+	case http.StateClosed, http.StateHijacked:
+		c.mu.Lock()
+		delete(c.idle, conn)
+		counted := !c.evicted[conn]
+		delete(c.evicted, conn)
+		c.mu.Unlock()
+		if counted {
+			c.held.Add(-1)
+		}
 	}
+}
+
+// evict closes a connection kept idle, if there is one, and lets go of
+// it: a new connection takes its place. A request sent on it meanwhile
+// finds it closed, and the client sends it again on a new one (a fill
+// names the whole content of its files: sending it twice does what once
+// does).
+func (c *connCap) evict() bool {
+	c.mu.Lock()
+	var victim net.Conn
+	for conn := range c.idle {
+		victim = conn
+		break
+	}
+	if victim == nil {
+		c.mu.Unlock()
+		return false
+	}
+	delete(c.idle, victim)
+	c.evicted[victim] = true
+	c.mu.Unlock()
+	_ = victim.Close()
+	c.held.Add(-1)
+	return true
 }
 
 type capListener struct {
@@ -105,7 +153,7 @@ func (l capListener) Accept() (net.Conn, error) {
 				continue
 			}
 		}
-		if l.c.held.Add(1) <= int64(l.c.max) {
+		if l.c.held.Add(1) <= int64(l.c.max) || l.c.evict() {
 			return conn, nil
 		}
 		l.c.held.Add(-1)

@@ -91,8 +91,9 @@ type Server struct {
 	// DefaultMaxRequests); those over it wait (slots.go).
 	MaxRequests int
 	// MaxConns bounds the connections held at once, idle, waiting for a
-	// slot or being read (0: DefaultMaxConns); one over it is answered 503
-	// and closed at once (conncap.go).
+	// slot or being read (0: DefaultMaxConns); one over it takes the place
+	// of an idle one, or is answered 503 and closed at once when none is
+	// (conncap.go).
 	MaxConns int
 
 	busy  pathLocks
