@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -195,7 +196,11 @@ func isNeedKey(k graph.Key, module string, ph Placeholder) bool {
 // laid out in placeholder order; an input whose edge was refused once (a
 // cycle, later broken) comes back last, so a need not in its place is
 // looked for by key: a value never lands in another placeholder.
-func (r *renderer) render(in graph.In) ([]byte, error) {
+func (r *renderer) render(in graph.In) ([]byte, error) { return r.renderAdmitted(in, nil) }
+
+// renderAdmitted is render, asking a (when not nil) whether its bytes may
+// be held before they are made.
+func (r *renderer) renderAdmitted(in graph.In, a admitter) ([]byte, error) {
 	phs := r.t.phs
 	// The values' slices on the stack when there are few (the refill
 	// renders every file again: issue 20).
@@ -213,7 +218,7 @@ func (r *renderer) render(in graph.In) ([]byte, error) {
 		}
 		vals[j] = v
 	}
-	return r.t.render(vals)
+	return r.t.renderAdmitted(vals, a)
 }
 
 // value is the value of the template's j-th placeholder.
@@ -264,14 +269,37 @@ type fileNode struct {
 	r      renderer
 	secret bool
 	counts *RenderCounts
+	// budget is the module's (budget.go); size is the bytes of this
+	// file's last value, want what it was refused for (0: not refused).
+	budget             *renderBudget
+	size, want, wanted int32 // wanted: the size the last render asked admit for (each at most 16 MiB)
+}
+
+// admit asks the module's budget whether this file may hold size bytes.
+func (f *fileNode) admit(size int) error {
+	f.wanted = int32(size)
+	return f.budget.admit(f, size)
 }
 
 func newFileNode(counts *RenderCounts, module string, spec FileSpec, t *Template, skip int, secret bool) *fileNode {
 	return &fileNode{spec: spec, r: renderer{t: t, module: module, skip: skip}, secret: secret, counts: counts}
 }
 
-// render: [plan, archive, needs…] → the file rendered from its template.
+// render: [plan, archive, needs…] → the file rendered from its template,
+// within the module's budget (budget.go).
 func (f *fileNode) render(in graph.In) (any, error) {
+	f.wanted = 0
+	v, err := f.renderValue(in)
+	if err != nil {
+		_, refused := errors.AsType[*overBudgetError](err)
+		f.budget.took(f, 0, int(f.wanted), refused)
+		return nil, err
+	}
+	f.budget.took(f, int(v.size), 0, false)
+	return v, nil
+}
+
+func (f *fileNode) renderValue(in graph.In) (*FileValue, error) {
 	f.counts.Files.Add(1)
 	if f.spec.Form == FormManagedKeys {
 		switch ph, secret, ok := f.r.brokenKeysLine(in); {
@@ -281,7 +309,7 @@ func (f *fileNode) render(in graph.In) (any, error) {
 			return nil, fmt.Errorf("template %s: the value of %s holds a line break, which a managed-keys file would read as lines of their own, setting keys the template does not write; a managed-keys file sets only its template's keys", f.r.t.Name, ph)
 		}
 	}
-	content, err := f.r.render(in)
+	content, err := f.r.renderAdmitted(in, f)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +318,7 @@ func (f *fileNode) render(in graph.In) (any, error) {
 			return nil, fmt.Errorf("template %s: the value of %s stands where a line's key is (before its first \"=\"), which a managed-keys file's node-engine keeps and names (the value is not shown: it is a secret); put it after the \"=\"", f.r.t.Name, ph)
 		}
 	}
-	return &FileValue{Spec: &f.spec, Secret: f.secret,
+	return &FileValue{Spec: &f.spec, Secret: f.secret, size: int32(len(content)),
 		sum: sha256.Sum256(content), held: content, node: in.Node()}, nil
 }
 

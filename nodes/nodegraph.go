@@ -18,6 +18,9 @@ type NodeGraph struct {
 	node string
 	g    *graph.Graph
 	mods map[string]*module
+	// overBudget: modules' budgets that refused a file since the last
+	// retryBudgets (budget.go).
+	overBudget []*renderBudget
 
 	// What the sources said; a leaf made later starts from it.
 	config     map[string][]byte // by bucket key, values no leaf holds (config.go)

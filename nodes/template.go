@@ -342,9 +342,23 @@ func (t *Template) Render(value func(Placeholder) []byte) ([]byte, error) {
 // result is sized exactly (a rendered file is kept as long as it is filled:
 // the slack an appended slice keeps would be held with it).
 func (t *Template) render(vals [][]byte) ([]byte, error) {
+	return t.renderAdmitted(vals, nil)
+}
+
+// admitter says whether a render of size bytes may be held (renderBudget).
+type admitter interface{ admit(size int) error }
+
+// renderAdmitted is render, asking a (when not nil) before the bytes are
+// made whether they may be.
+func (t *Template) renderAdmitted(vals [][]byte, a admitter) ([]byte, error) {
 	size := len(t.lits)
 	for _, pt := range t.parts {
 		size += len(vals[pt.idx])
+	}
+	if a != nil && size <= spec.MaxRenderedBytes {
+		if err := a.admit(size); err != nil {
+			return nil, err
+		}
 	}
 	if size > spec.MaxRenderedBytes {
 		return nil, &TemplateError{File: t.Name, limit: true,

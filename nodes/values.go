@@ -45,6 +45,7 @@ const (
 type FileValue struct {
 	Spec   *FileSpec // mode already defaulted; shared by the file's values (never changed)
 	Secret bool      // holds a secret or a consumers list
+	size   int32     // len of the bytes (at most 16 MiB): the module's budget counts it (budget.go); beside Secret, the value stays 80 bytes
 	sum    [sha256.Size]byte
 	// held is the bytes: a value without a node holds them for its life
 	// (a secret-only file holds its secret leaf's own bytes, no copy); a
@@ -55,7 +56,7 @@ type FileValue struct {
 
 // NewFileValue is a file's value that holds content for its life.
 func NewFileValue(spec *FileSpec, content []byte, secret bool) *FileValue {
-	return &FileValue{Spec: spec, Secret: secret, sum: sha256.Sum256(content), held: content}
+	return &FileValue{Spec: spec, Secret: secret, size: int32(len(content)), sum: sha256.Sum256(content), held: content}
 }
 
 // Equal is the cutoff: the same sum of bytes, the same spec.

@@ -21,14 +21,21 @@ func (m *NodeGraph) Stabilize() []string {
 	m.claims.started = true // modules taken from now on are ordered by arrival (clash.go)
 	touched := map[string]bool{}
 	seen := map[*graph.Node]bool{}
-	for _, n := range m.g.Stabilize() {
-		m.touch(n, touched)
-		m.keepItem(n)
-		if n.IsInput() && n.State() != graph.Ready {
-			// A leaf that still waits or fails for a new reason leaves
-			// its dependents' own states alone (cutoff), but the modules
-			// it holds up must say the new reason.
-			m.touchHeldUp(n, touched, seen)
+	for round := 0; ; round++ {
+		for _, n := range m.g.Stabilize() {
+			m.touch(n, touched)
+			m.keepItem(n)
+			if n.IsInput() && n.State() != graph.Ready {
+				// A leaf that still waits or fails for a new reason leaves
+				// its dependents' own states alone (cutoff), but the modules
+				// it holds up must say the new reason.
+				m.touchHeldUp(n, touched, seen)
+			}
+		}
+		// Files a module's budget refused that fit now render again (a
+		// few rounds at most here; the rest after the next change).
+		if len(m.overBudget) == 0 || round == 3 || !m.retryBudgets() {
+			break
 		}
 	}
 	return sortedKeys(touched)

@@ -380,17 +380,23 @@ func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string
 	if archive != nil {
 		head = append(head, archive)
 	}
+	var budget *renderBudget // its files' rendered bytes, bounded (budget.go)
+	if len(p.Files) > 0 {
+		budget = &renderBudget{m: m, files: make([]*fileNode, 0, len(p.Files)), nodes: make([]*graph.Node, 0, len(p.Files))}
+	}
 	for _, f := range p.Files {
 		t := tmpls[f.Template]
 		needs, secret := m.needsOf(mod, t)
 		spec := f
 		spec.Mode = DefaultMode(f.Form, secret, f.Mode)
 		fn := newFileNode(&m.renders, mod.name, spec, t, len(head), secret)
+		fn.budget = budget
 		n := m.derived(graph.Key{Kind: KindFile, Name: mod.name + ":" + f.Path},
 			fn.render, append(append([]*graph.Node(nil), head...), needs...), fn) // OriginOf builds its Origin
 		if secret {
 			m.g.MarkSecret(n)
 		}
+		budget.files, budget.nodes = append(budget.files, fn), append(budget.nodes, n)
 		mod.files = append(mod.files, n)
 		mod.owning[n] = true
 	}

@@ -22,6 +22,11 @@ const (
 // minutes); 10,000 files of 100 placeholders each are 1 million.
 const MaxModulePlaceholders = 1 << 20
 
+// MaxModuleRenderedBytes bounds what one module's templated files hold
+// rendered together: what one whole-module fill request carries (the
+// node-engine's mesh-fill takes 64 MiB of files, base64 in JSON).
+const MaxModuleRenderedBytes = 64 << 20
+
 // MaxNameBytes bounds every name that stands as one token of a key or a
 // subject (a node, module, collection, secret, provider, provision or
 // local name, a placeholder's name), counted encoded (SPEC §2.1). So no
