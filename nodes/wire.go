@@ -658,15 +658,6 @@ func (m *NodeGraph) ownedByLive(n *graph.Node) bool {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func sortStrings(s []string) { sort.Strings(s) }
 
 // cycleReason names a refused cycle in the SPEC's words: the collections

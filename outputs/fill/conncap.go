@@ -55,9 +55,9 @@ type connCap struct {
 	idle    map[net.Conn]struct{}
 	evicted map[net.Conn]bool // closed here: their StateClosed is not counted again
 	counts  map[int]int64     // refused by status since last logged
-	lastUID int           // of the last peer refused 403
-	lastLog time.Time     // a flood of refusals logs once a minute
-	full    []byte        // the 503, made once
+	lastUID int               // of the last peer refused 403
+	lastLog time.Time         // a flood of refusals logs once a minute
+	full    []byte            // the 503, made once
 }
 
 func (s *Server) newConnCap() *connCap {
