@@ -29,6 +29,11 @@ type renderBudget struct {
 	nodes []*graph.Node
 	over  bool       // a file was refused since the last retryBudgets
 	m     *NodeGraph // whose overBudget lists it once over
+	// fresh: over for the first time since its last count; shrunk: a
+	// file of it was made smaller, or failed, since. Only then is it
+	// counted again (retryBudgets): a module that stays over costs a
+	// change elsewhere nothing.
+	fresh, shrunk bool
 }
 
 // admit says whether file f may be size bytes now (its own last size
@@ -54,12 +59,15 @@ func (b *renderBudget) took(f *fileNode, size, want int, refused bool) {
 	if b == nil {
 		return
 	}
+	if size < int(f.size) {
+		b.shrunk = true
+	}
 	b.total += size - int(f.size)
 	f.size, f.want = int32(size), 0
 	if refused {
 		f.want = int32(want)
 		if !b.over {
-			b.over = true
+			b.over, b.fresh = true, true
 			b.m.overBudget = append(b.m.overBudget, b)
 		}
 	}
@@ -78,7 +86,11 @@ func (m *NodeGraph) retryBudgets() bool {
 		if m.budgetGone(b) {
 			continue // the module was wired again (or left): a new budget
 		}
-		b.over, b.total = false, 0
+		if !b.fresh && !b.shrunk {
+			m.overBudget = append(m.overBudget, b) // nothing freed since its last count
+			continue
+		}
+		b.over, b.fresh, b.shrunk, b.total = false, false, false, 0
 		for i, f := range b.files {
 			f.size = 0
 			if v, ok := b.nodes[i].Value().(*FileValue); ok && b.nodes[i].State() == graph.Ready {
