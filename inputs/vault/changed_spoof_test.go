@@ -24,17 +24,8 @@ import (
 // a $JS.ACK reply): it is no event of the vault's, and is ignored with a
 // warning; the vault's own events are taken as before.
 func TestASecretChangedDeliveredByAnotherClientsConsumerIsIgnored(t *testing.T) {
-	s := bustest.Start(t)
-	nc, js := bustest.JetStream(t, s)
-	log := &bustest.Buffer{}
-	names := make(chan string, 16)
-	if _, err := WatchChanged(nc, zerolog.New(log), func(name string) { names <- name }); err != nil {
-		t.Fatal(err)
-	}
-	seen := make(chan *nats.Msg, 16)
-	if _, err := nc.ChanSubscribe(spec.VaultChangedSubject, seen); err != nil {
-		t.Fatal(err)
-	}
+	r := newSpoofRig(t)
+	nc, js, log, seen := r.nc, r.js, r.log, r.seen
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	kv := bustest.Bucket(t, js, spec.NeedsBucket)
@@ -53,17 +44,7 @@ func TestASecretChangedDeliveredByAnotherClientsConsumerIsIgnored(t *testing.T) 
 	case <-time.After(30 * time.Second):
 		t.Fatal("the consumer delivered nothing within 30s")
 	}
-	if err := nc.Publish(spec.VaultChangedSubject, []byte(`{"secret":"own/app/api-key"}`)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case got := <-names:
-		if got != "own/app/api-key" {
-			t.Fatalf("fn got %q, delivered by another client's consumer, before the vault's own event", got)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("fn not called for the vault's event within 30s")
-	}
+	r.vaultsEventComesFirst("delivered by another client's consumer")
 	if !strings.Contains(log.String(), "ignored") {
 		t.Errorf("no warning says the delivery was ignored:\n%s", log)
 	}
@@ -73,17 +54,8 @@ func TestASecretChangedDeliveredByAnotherClientsConsumerIsIgnored(t *testing.T) 
 // written to it on any subject, the subject itself kept: it carries the
 // Nats-Stream header, and is no event of the vault's either.
 func TestASecretChangedRepublishedByAStreamIsIgnored(t *testing.T) {
-	s := bustest.Start(t)
-	nc, js := bustest.JetStream(t, s)
-	log := &bustest.Buffer{}
-	names := make(chan string, 16)
-	if _, err := WatchChanged(nc, zerolog.New(log), func(name string) { names <- name }); err != nil {
-		t.Fatal(err)
-	}
-	seen := make(chan *nats.Msg, 16)
-	if _, err := nc.ChanSubscribe(spec.VaultChangedSubject, seen); err != nil {
-		t.Fatal(err)
-	}
+	r := newSpoofRig(t)
+	js, seen := r.js, r.seen
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "GITEA", Subjects: []string{"gitea.evil"},
@@ -98,15 +70,48 @@ func TestASecretChangedRepublishedByAStreamIsIgnored(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream republished nothing within 30s")
 	}
-	if err := nc.Publish(spec.VaultChangedSubject, []byte(`{"secret":"own/app/api-key"}`)); err != nil {
+	r.vaultsEventComesFirst("republished by a stream")
+}
+
+// spoofRig is a connection watching secret-changed (WatchChanged, its
+// names on names, its log in log) and a raw tap on the subject (seen).
+type spoofRig struct {
+	t     *testing.T
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	log   *bustest.Buffer
+	names chan string
+	seen  chan *nats.Msg
+}
+
+func newSpoofRig(t *testing.T) *spoofRig {
+	t.Helper()
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	r := &spoofRig{t: t, nc: nc, js: js, log: &bustest.Buffer{}, names: make(chan string, 16), seen: make(chan *nats.Msg, 16)}
+	if _, err := WatchChanged(nc, zerolog.New(r.log), func(name string) { r.names <- name }); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := nc.ChanSubscribe(spec.VaultChangedSubject, r.seen); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// vaultsEventComesFirst publishes the vault's own event and checks it is
+// the first name the watch hands on: the spoofed delivery (how, for the
+// failure) was not.
+func (r *spoofRig) vaultsEventComesFirst(how string) {
+	r.t.Helper()
+	if err := r.nc.Publish(spec.VaultChangedSubject, []byte(`{"secret":"own/app/api-key"}`)); err != nil {
+		r.t.Fatal(err)
+	}
 	select {
-	case got := <-names:
+	case got := <-r.names:
 		if got != "own/app/api-key" {
-			t.Fatalf("fn got %q, republished by a stream, before the vault's own event", got)
+			r.t.Fatalf("fn got %q, %s, before the vault's own event", got, how)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("fn not called for the vault's event within 30s")
+		r.t.Fatal("fn not called for the vault's event within 30s")
 	}
 }
