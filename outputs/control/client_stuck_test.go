@@ -2,8 +2,6 @@ package control
 
 import (
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,19 +10,10 @@ import (
 // A socket a daemon left behind (killed, so nothing unlinked it) is said
 // as a daemon not running, with what to do, as an absent socket is.
 func TestASocketLeftBehindSaysToStartTheDaemon(t *testing.T) {
-	dir, err := os.MkdirTemp("", "ctl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "c.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sock, ln := listenIn(t)
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
-	_, _, err = NewClient(sock, 5*time.Second).Get(t.Context(), "/v1/modules")
+	_, _, err := NewClient(sock, 5*time.Second).Get(t.Context(), "/v1/modules")
 	if err == nil || !strings.Contains(err.Error(), "nothing answers on the control socket "+sock) ||
 		!strings.Contains(err.Error(), "start it with `mesh-provisioner-client run`") {
 		t.Fatalf("err %v", err)
@@ -36,16 +25,7 @@ func TestASocketLeftBehindSaysToStartTheDaemon(t *testing.T) {
 // no HTTP request (`Get "http://control/v1/modules"`), no "context
 // deadline exceeded", and where to look.
 func TestASocketThatNeverAnswersIsSaidPlainly(t *testing.T) {
-	dir, err := os.MkdirTemp("", "ctl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "c.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sock, ln := listenIn(t)
 	t.Cleanup(func() { ln.Close() })
 	go func() { // accept and hold every connection, answering nothing
 		for {
@@ -56,7 +36,7 @@ func TestASocketThatNeverAnswersIsSaidPlainly(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 		}
 	}()
-	_, _, err = NewClient(sock, 200*time.Millisecond).Get(t.Context(), "/v1/modules")
+	_, _, err := NewClient(sock, 200*time.Millisecond).Get(t.Context(), "/v1/modules")
 	if err == nil {
 		t.Fatal("an answer from a socket that gives none")
 	}

@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// serve answers on a unix socket in a fresh directory short enough for one.
-func serve(t *testing.T, h http.Handler) string {
+// listenIn listens on a unix socket in a fresh directory short enough
+// for one.
+func listenIn(t *testing.T) (string, net.Listener) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ctl")
 	if err != nil {
@@ -25,6 +26,13 @@ func serve(t *testing.T, h http.Handler) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sock, ln
+}
+
+// serve answers on a unix socket in a fresh directory short enough for one.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	sock, ln := listenIn(t)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Second}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
