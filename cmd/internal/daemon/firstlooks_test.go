@@ -29,6 +29,22 @@ func TestTheFirstFillWaitsForAVaultAnswerNotYetTakenIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	askerOf(t, m, d)
+
+	answerQueued(t, d)
+	if !d.firstLooks(t.Context()) {
+		t.Fatal("the first fill would go while a vault answer waits to be taken in")
+	}
+	<-d.asker.Answers()
+	if d.firstLooks(t.Context()) {
+		t.Fatal("the first fill still waits once the answer is taken in")
+	}
+}
+
+// askerOf gives d, whose loop is not running, an asker of m's vault and a
+// fetcher of its own, each trying again every second.
+func askerOf(t *testing.T, m *mesh, d *Daemon) {
+	t.Helper()
 	keys, err := vault.NewKeys()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +52,12 @@ func TestTheFirstFillWaitsForAVaultAnswerNotYetTakenIn(t *testing.T) {
 	retry := backoff.Doubling{Min: time.Second, Max: time.Second}
 	d.asker = vault.NewAsker(t.Context(), &vault.Client{NC: m.nc, Node: "ace", Keys: keys, Timeout: 10 * time.Second, Log: d.log}, retry, 0)
 	d.fetcher = archive.NewFetcher(t.Context(), &archive.Store{Dir: t.TempDir()}, retry)
+}
 
+// answerQueued asks for ownApp and waits for its answer to be queued (the
+// loop is not running: it stays there).
+func answerQueued(t *testing.T, d *Daemon) {
+	t.Helper()
 	d.asker.Ask(ownApp, "")
 	// The loop is not running: the answer stays queued.
 	bustest.Eventually(t, 30*time.Second, func() error {
@@ -45,11 +66,4 @@ func TestTheFirstFillWaitsForAVaultAnswerNotYetTakenIn(t *testing.T) {
 		}
 		return nil
 	})
-	if !d.firstLooks(t.Context()) {
-		t.Fatal("the first fill would go while a vault answer waits to be taken in")
-	}
-	<-d.asker.Answers()
-	if d.firstLooks(t.Context()) {
-		t.Fatal("the first fill still waits once the answer is taken in")
-	}
 }
