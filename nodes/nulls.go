@@ -32,29 +32,6 @@ func dropNulls(vals map[string]string, raw map[string]*string) {
 	}
 }
 
-// dropPlacementNulls takes out of a's placement every name that data, the
-// assignment a was decoded from, holds as null.
-func dropPlacementNulls(a *Assignment, data []byte) {
-	if !bytes.Contains(data, nullText) {
-		return
-	}
-	var p struct {
-		Provisioning struct {
-			Placement map[string]map[string]json.RawMessage `json:"placement"`
-		} `json:"provisioning"`
-	}
-	if json.Unmarshal(data, &p) != nil {
-		return // a decodes it: not reached
-	}
-	for kind, names := range p.Provisioning.Placement {
-		for name, raw := range names {
-			if string(raw) == "null" { // a number's text is held (loose.go)
-				delete(a.Provisioning.Placement[kind], name)
-			}
-		}
-	}
-}
-
 // parseBoundEntry decodes a <provider>_bound value; a value that is null
 // is one the entry lacks.
 func parseBoundEntry(raw []byte) (BoundEntry, error) {

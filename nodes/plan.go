@@ -9,14 +9,14 @@ type Assignment struct {
 
 // Plan is an assignment's provisioning plan (SPEC §3).
 type Plan struct {
-	Templates   TemplatesRef                 `json:"templates"`
-	Files       []FileSpec                   `json:"files"`
-	Placement   map[string]map[string]string `json:"placement"`
-	Secrets     []SecretSpec                 `json:"secrets"`
-	Provisions  []ProvisionSpec              `json:"provisions"`
-	Provides    []Offer                      `json:"provides"`
-	Items       []ItemSpec                   `json:"items"`
-	Collections []CollectionSpec             `json:"collections"`
+	Templates   TemplatesRef     `json:"templates"`
+	Files       []FileSpec       `json:"files"`
+	Placement   Placement        `json:"placement"`
+	Secrets     []SecretSpec     `json:"secrets"`
+	Provisions  []ProvisionSpec  `json:"provisions"`
+	Provides    []Offer          `json:"provides"`
+	Items       []ItemSpec       `json:"items"`
+	Collections []CollectionSpec `json:"collections"`
 }
 
 // TemplatesRef says where the templates archive lives and what it hashes to.

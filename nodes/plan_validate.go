@@ -108,13 +108,12 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 		return nil, perr("the assignment is not UTF-8 text (byte %d)", invalidUTF8At(data))
 	}
 	var a Assignment
-	if err := decodeAssignment(data, &a); err != nil { // numbers in placement and have taken as text (loose.go)
+	if err := json.Unmarshal(data, &a); err != nil { // numbers in placement and have taken as text (loose.go)
 		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
 	}
 	if msg := checkFieldNames(data); msg != "" {
 		return nil, perr("%s", msg) // a plan field miscased or given twice (fieldnames.go)
 	}
-	dropPlacementNulls(&a, data) // a placement name whose value is null is not held (nulls.go)
 	// "node" and "module", when present, must be the key's; absent (or
 	// null), they are taken from it. "" is present: a controller that
 	// wrote an empty name is told so rather than filled as if it had
