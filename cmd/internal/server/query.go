@@ -285,10 +285,16 @@ func readAnswer(ctx context.Context, js jetstream.JetStream, req Request, limit 
 }
 
 // parseRequest reads a request: strict JSON (unknown fields and fields of
-// the wrong type refused), what defaulted and checked.
+// the wrong type refused), what defaulted and checked. An empty body is
+// the default query; JSON that is no object is refused, null too
+// (encoding/json would read it as {}, so a client that marshals a nil
+// request would be told the registry instead of its mistake).
 func parseRequest(body []byte) (Request, error) {
 	var req Request
-	if len(bytes.TrimSpace(body)) > 0 {
+	if t := bytes.TrimSpace(body); len(t) > 0 {
+		if bytes.Equal(t, []byte("null")) {
+			return req, fmt.Errorf("request is not a query: null, not a JSON object")
+		}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {

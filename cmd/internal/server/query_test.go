@@ -213,6 +213,11 @@ func TestQueryRefusesBadRequests(t *testing.T) {
 		`{"page": -1}`,
 		`{} {}`,
 		`[]`,
+		// null is JSON that is no object, as [] and 42 are: not a query.
+		`null`,
+		` null `,
+		`42`,
+		`"needs"`,
 	} {
 		r, raw := askRaw(t, nc, []byte(body))
 		if r.Error == "" || r.Entries != nil {
