@@ -150,6 +150,7 @@ type sweeper struct {
 	groups      map[groupKey]*group
 	oos         []Finding
 	reported    map[NodeModule]bool // the modules with a report in the applied bucket
+	onNodes     map[string][]string // the nodes each module is assigned on with a plan (whyUnassigned)
 }
 
 // bucketRead is what fetch read of one bucket.
@@ -222,7 +223,7 @@ func (s *sweeper) orphan(node, module string) string {
 	a, ok := s.plans[NodeModule{node, module}]
 	switch {
 	case !ok:
-		return "module assigned nowhere"
+		return s.whyUnassigned(module)
 	case !a.plan:
 		return "assignment carries no provisioning plan"
 	}
