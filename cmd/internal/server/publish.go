@@ -56,7 +56,9 @@ func PublishRegistry(ctx context.Context, kv jetstream.KeyValue, entries []Entry
 var retryAfterFailure = 5 * time.Second
 
 // RunRegistry publishes Registry() to kv at once and then every interval
-// (after a failure, again within retryAfterFailure), until ctx ends.
+// (after a failure, again within retryAfterFailure), until ctx ends; a
+// change another writer makes in between is put back within seconds
+// (registry_drift.go).
 func RunRegistry(ctx context.Context, kv jetstream.KeyValue, every time.Duration, log zerolog.Logger) {
 	registryLoop{kv: kv, every: every, log: log}.run(ctx)
 }
@@ -96,6 +98,8 @@ func (r registryLoop) run(ctx context.Context) {
 		every = time.Hour
 	}
 	var lastPurge time.Time // when the last purge began; zero: none yet
+	var backoff driftBackoff
+	want := registryBytes(Registry())
 	for pass := 0; ; pass++ {
 		wait := every
 		last := time.Now()
@@ -121,9 +125,20 @@ func (r registryLoop) run(ctx context.Context) {
 			log.Debug().Str("bucket", kv.Bucket()).Msg("registry unchanged")
 		}
 		if !kicked {
-			k, done := sleep(ctx, wait, r.kick)
+			w, stopWatch := watchDrift(ctx, kv)
+			k, drift, done := waitNext(ctx, wait, r.kick, w, want)
+			stopWatch()
 			if done {
 				return
+			}
+			if drift != nil {
+				delay := backoff.next(time.Now(), every)
+				log.Warn().Str("bucket", kv.Bucket()).Str("key", drift.key).Bool("deleted", drift.deleted).Dur("put_back_in", delay).
+					Msg("registry changed by another writer: the registry is compiled in the server, putting it back")
+				if _, done := sleep(ctx, delay, r.kick); done {
+					return
+				}
+				continue
 			}
 			if !k {
 				continue

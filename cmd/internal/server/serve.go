@@ -49,7 +49,8 @@ const drainTimeout = 10 * time.Second
 // (at start, and again whenever one is lost while it runs: at once when
 // JetStream announces its deletion or the bus comes back, else at the
 // registry's next pass), publishes the registry at start and every
-// cfg.RegistryEvery, and answers the verb until ctx ends; then it stops
+// cfg.RegistryEvery (and puts back within seconds a key another writer
+// changed, deleted or added: registry_drift.go), and answers the verb until ctx ends; then it stops
 // answering and drains the connection. At its first registry pass and then
 // at most every cfg.PurgeEvery it purges the delete markers the clients
 // left in the needs, applied and collect buckets that are older than

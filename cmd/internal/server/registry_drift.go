@@ -1,0 +1,114 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// Between its passes the registry writer watches the registry bucket for
+// writes other than its own (SPEC §6.1 is silent on them): a kind's entry
+// changed or deleted by hand, or a key added for a kind no domain
+// answers, is put back by a pass within seconds, not at the next interval
+// (an hour by default), since every client of the mesh reads the registry
+// and waits on a kind whose entry is gone or names another bucket. A
+// write that holds what the table says (this server's own, or another
+// server's of the same version) is no change, and neither is a delete of
+// a key the table does not hold.
+//
+// The repairs back off: the first waits kickGap; each further one within
+// twice the interval of the last waits twice as long as the one before,
+// up to the interval. So an operator's edit is undone at once, but two
+// servers of different versions on one bus (a rolling upgrade), each
+// putting back what the other wrote, do not flap the mesh's registry
+// every second: within a few minutes they are back to once an interval.
+
+// registryDrift is a change of the registry by another writer: its key
+// and whether it was a delete.
+type registryDrift struct {
+	key     string
+	deleted bool
+}
+
+// driftBackoff is when the next repair of a drifted registry is due.
+type driftBackoff struct {
+	delay time.Duration // the last repair's delay; 0: none yet
+	last  time.Time     // when the last repair was asked
+}
+
+// next is the delay of a repair asked at now, the registry's interval
+// being every.
+func (b *driftBackoff) next(now time.Time, every time.Duration) time.Duration {
+	if b.delay == 0 || now.Sub(b.last) > 2*every {
+		b.delay = kickGap
+	} else {
+		b.delay = min(2*b.delay, every)
+	}
+	b.last = now
+	return b.delay
+}
+
+// watchDrift watches the registry bucket for changes from now on; nil
+// when the watch could not be made (then only the interval puts a
+// change back). stop ends it.
+func watchDrift(ctx context.Context, kv jetstream.KeyValue) (w jetstream.KeyWatcher, stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := kv.Watch(wctx, ">", jetstream.UpdatesOnly())
+	if err != nil {
+		cancel()
+		return nil, func() {}
+	}
+	return w, func() { _ = w.Stop(); cancel() }
+}
+
+// drifted says whether e, an update of the registry bucket, is another
+// writer's change of what want (the table, by key) holds.
+func drifted(e jetstream.KeyValueEntry, want map[string][]byte) bool {
+	b, ours := want[e.Key()]
+	if e.Operation() != jetstream.KeyValuePut {
+		return ours // a kind of the table deleted; another key deleted is as it should be
+	}
+	return !ours || !bytes.Equal(e.Value(), b)
+}
+
+// registryBytes is the table as the registry bucket holds it, by key.
+func registryBytes(entries []Entry) map[string][]byte {
+	m := make(map[string][]byte, len(entries))
+	for _, e := range entries {
+		m[spec.EncodeToken(e.Kind)] = EntryJSON(e)
+	}
+	return m
+}
+
+// waitNext waits d for the next pass, or until kick says to go on, or
+// until another writer changes the registry (w; nil: not watched). done
+// says ctx ended.
+func waitNext(ctx context.Context, d time.Duration, kick <-chan struct{}, w jetstream.KeyWatcher, want map[string][]byte) (kicked bool, drift *registryDrift, done bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var updates <-chan jetstream.KeyValueEntry
+	if w != nil {
+		updates = w.Updates()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false, nil, true
+		case <-t.C:
+			return false, nil, false
+		case <-kick:
+			return true, nil, false
+		case e, ok := <-updates:
+			switch {
+			case !ok:
+				updates = nil // the watch ended (the bucket deleted: a kick follows): the interval still holds
+			case e != nil && drifted(e, want):
+				return false, &registryDrift{key: e.Key(), deleted: e.Operation() != jetstream.KeyValuePut}, false
+			}
+		}
+	}
+}
