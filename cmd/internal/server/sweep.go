@@ -43,6 +43,10 @@ const (
 	ownerNoRegistry = "unknown (no registry entry)"
 	ownerClient     = "mesh-provisioner-client" // the writer of a key out of shape
 	providerOwner   = "<provider>"              // the registry's owner of bound
+	// ownerNoProvider is mesh_provisioner_needs' owner of a bound need
+	// whose provider is not known ("unknown (no provisions entry for X)"
+	// in its finding): one label value whatever X, as kindLabel's.
+	ownerNoProvider = "unknown (no provisions entry)"
 )
 
 // sweep judges every need, report and item the params select (SPEC §6.2).
@@ -315,7 +319,7 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 		s.res.reply.Summary.Needs.Met++
 	}
 	owner := s.owner(kind, name, v.Why, node, module)
-	s.res.needs[needLabels{metricVerdict(verdict), s.kindLabel(kind), owner}]++
+	s.res.needs[needLabels{metricVerdict(verdict), s.kindLabel(kind), ownerLabel(owner)}]++
 	if verdict == VerdictMet {
 		return
 	}
@@ -391,7 +395,20 @@ func (s *sweeper) provider(name, why, node, module string) string {
 			return m[1]
 		}
 	}
-	return "unknown (no provisions entry for " + prov + ")"
+	return noProvisionsEntry + prov + ")"
+}
+
+// noProvisionsEntry begins the owner of a bound need whose provider the
+// sweep cannot find.
+const noProvisionsEntry = "unknown (no provisions entry for "
+
+// ownerLabel is owner as mesh_provisioner_needs labels it: a bound need's
+// unknown provider is ownerNoProvider, whatever its provision.
+func ownerLabel(owner string) string {
+	if strings.HasPrefix(owner, noProvisionsEntry) {
+		return ownerNoProvider
+	}
+	return owner
 }
 
 func (s *sweeper) report(e jetstream.KeyValueEntry) {

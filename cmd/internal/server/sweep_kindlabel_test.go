@@ -50,3 +50,41 @@ func TestKindsTheRegistryLacksAreOneMetricLabel(t *testing.T) {
 		t.Errorf("the findings name %d kinds, want each of the %d", len(named), kinds)
 	}
 }
+
+// So are a module's ${bound:X:…} placeholders whose provision X no
+// provisions entry names (and whose why names no provider): each is a
+// finding owned by "unknown (no provisions entry for X)", but one series
+// of mesh_provisioner_needs, owner "unknown (no provisions entry)".
+func TestBoundNeedsWithoutAProviderAreOneMetricOwner(t *testing.T) {
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
+		t.Fatal(err)
+	}
+	put(t, assignmentsKV(t, js), "ace.web", `{"provisioning":{}}`)
+	needs := bucket(t, js, spec.NeedsBucket)
+	const provisions = 50
+	for i := range provisions {
+		putNeed(t, needs, "ace", "web", "bound", fmt.Sprintf("p-%d:url", i), "failed", "no provisions entry names this provision")
+	}
+	res, err := sweep(testCtx(t), js, SweepParams{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.needs) != 1 {
+		t.Errorf("%d series of mesh_provisioner_needs, want 1: %v", len(res.needs), res.needs)
+	}
+	for l, n := range res.needs {
+		if want := (needLabels{"failed", "bound", ownerNoProvider}); l != want || n != provisions {
+			t.Errorf("series %+v = %d, want %+v = %d", l, n, want, provisions)
+		}
+	}
+	owners := map[string]bool{}
+	for _, f := range res.reply.Findings {
+		owners[f.Owner] = true
+	}
+	if len(owners) != provisions || !owners["unknown (no provisions entry for p-7)"] {
+		t.Errorf("the findings' owners %v: want each provision's", owners)
+	}
+}
