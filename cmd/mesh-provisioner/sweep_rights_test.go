@@ -134,6 +134,24 @@ func TestSweepWithTheServersRights(t *testing.T) {
 				_, err := js.KeyValue(context.Background(), spec.NeedsBucket)
 				return err
 			})
+			// A registry kind changed by hand is seen and put back
+			// within seconds (the server watches its registry between
+			// passes), with these rights.
+			reg, err := js.KeyValue(context.Background(), spec.RegistryBucket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := reg.Put(context.Background(), "config", []byte(`{"kind":"config","owner":"by-hand"}`)); err != nil {
+				t.Fatal(err)
+			}
+			want := server.EntryJSON(server.Registry()[3])
+			bustest.Eventually(t, 15*time.Second, func() error {
+				e, err := reg.Get(context.Background(), "config")
+				if err != nil || string(e.Value()) != string(want) {
+					return fmt.Errorf("registry kind config not put back: %v %s\n%s", err, e.Value(), logs.String())
+				}
+				return nil
+			})
 			if strings.Contains(logs.String(), "ermission") {
 				t.Errorf("the server was refused something:\n%s", logs.String())
 			}

@@ -104,13 +104,20 @@ func (r registryLoop) run(ctx context.Context) {
 		wait := every
 		last := time.Now()
 		purge := r.purge != nil && (lastPurge.IsZero() || last.Sub(lastPurge) >= r.purgeEvery)
+		// Watched from before the pass, so a change made while it runs
+		// is seen too (its own writes hold the table: no change).
+		w, stopWatch := watchDrift(ctx, kv)
 		written, deleted, kicked, purgedAt, err := r.pass(ctx, pass > 0, purge)
 		if !purgedAt.IsZero() {
 			lastPurge = purgedAt
 		}
 		r.stats.published(written, deleted)
+		if kicked {
+			stopWatch()
+		}
 		switch {
 		case ctx.Err() != nil:
+			stopWatch()
 			return
 		case kicked:
 			// A kick while the pass ran cut it short (a bucket deleted
@@ -125,7 +132,6 @@ func (r registryLoop) run(ctx context.Context) {
 			log.Debug().Str("bucket", kv.Bucket()).Msg("registry unchanged")
 		}
 		if !kicked {
-			w, stopWatch := watchDrift(ctx, kv)
 			k, drift, done := waitNext(ctx, wait, r.kick, w, want)
 			stopWatch()
 			if done {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -52,9 +53,10 @@ func (b *driftBackoff) next(now time.Time, every time.Duration) time.Duration {
 	return b.delay
 }
 
-// watchDrift watches the registry bucket for changes from now on; nil
-// when the watch could not be made (then only the interval puts a
-// change back). stop ends it.
+// watchDrift watches the registry bucket for changes from now on (up to
+// 256 updates are held until they are read: a pass writes at most one a
+// kind); nil when the watch could not be made (then only the interval
+// puts a change back). stop ends it, and may be called again.
 func watchDrift(ctx context.Context, kv jetstream.KeyValue) (w jetstream.KeyWatcher, stop func()) {
 	wctx, cancel := context.WithCancel(ctx)
 	w, err := kv.Watch(wctx, ">", jetstream.UpdatesOnly())
@@ -62,7 +64,8 @@ func watchDrift(ctx context.Context, kv jetstream.KeyValue) (w jetstream.KeyWatc
 		cancel()
 		return nil, func() {}
 	}
-	return w, func() { _ = w.Stop(); cancel() }
+	var once sync.Once
+	return w, func() { once.Do(func() { _ = w.Stop(); cancel() }) }
 }
 
 // drifted says whether e, an update of the registry bucket, is another
