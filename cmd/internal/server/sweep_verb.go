@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -122,7 +123,7 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("stood_after %q is not a duration (e.g. 10m)", s)
+		return 0, fmt.Errorf("stood_after %q is not a duration%s", s, durationHint(s))
 	}
 	if d <= 0 {
 		return 0, fmt.Errorf("stood_after %q is not positive", s)
@@ -184,4 +185,27 @@ func findingJSON(f Finding, room int) []byte {
 		}
 	}
 	return b
+}
+
+var (
+	// goDuration is the syntax time.ParseDuration reads: a duration of it
+	// that does not parse is out of range.
+	goDuration = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+	// withDays is a duration written with days, which Go's have not.
+	withDays   = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h|d))+$`)
+	bareNumber = regexp.MustCompile(`^[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`)
+)
+
+// durationHint says what is wrong with s, which time.ParseDuration refused,
+// when it is one of the usual slips.
+func durationHint(s string) string {
+	switch {
+	case goDuration.MatchString(s):
+		return ": too long (at most 2562047h)"
+	case withDays.MatchString(s):
+		return ": Go durations have no unit d, write a day as 24h (e.g. 48h for 2d)"
+	case bareNumber.MatchString(s):
+		return ": it has no unit (e.g. 10m, 90s, 2h)"
+	}
+	return " (e.g. 10m, 90s, 2h)"
 }
