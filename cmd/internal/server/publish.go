@@ -132,6 +132,11 @@ func (r registryLoop) run(ctx context.Context) {
 			log.Debug().Str("bucket", kv.Bucket()).Msg("registry unchanged")
 		}
 		if !kicked {
+			if w == nil {
+				// The bucket was missing before the pass (it made it
+				// again): watched from now on.
+				w, stopWatch = watchDrift(ctx, kv)
+			}
 			k, drift, done := waitNext(ctx, wait, r.kick, w, want)
 			stopWatch()
 			if done {

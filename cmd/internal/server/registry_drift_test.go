@@ -106,3 +106,39 @@ func TestRegistryRepairsBackOffWhenItKeepsBeingChanged(t *testing.T) {
 		t.Errorf("the server put kind config back %d times in 12 s against another writer; want 1 to 5", repairs)
 	}
 }
+
+// The registry bucket deleted and made again by the server is watched
+// again: a change by hand after that is put back within seconds too.
+func TestRegistryMadeAgainIsStillWatchedForChangesByHand(t *testing.T) {
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	runServer(t, s.ClientURL(), time.Hour)
+	bustest.Eventually(t, 10*time.Second, provisionerBucketsThere(t, js))
+	ctx := testCtx(t)
+	if err := js.DeleteKeyValue(ctx, spec.RegistryBucket); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, 15*time.Second, func() error {
+		kv, err := js.KeyValue(ctx, spec.RegistryBucket)
+		if err != nil {
+			return err
+		}
+		keys, err := kv.Keys(ctx)
+		if err != nil || len(keys) != len(Registry()) {
+			return fmt.Errorf("registry made again holds %d keys (%v)", len(keys), err)
+		}
+		return nil
+	})
+	kv := bucket(t, js, spec.RegistryBucket)
+	put(t, kv, "config", `{"kind":"config","owner":"by-hand"}`)
+	bustest.Eventually(t, 8*time.Second, func() error {
+		got, err := kv.Get(ctx, "config")
+		if err != nil {
+			return err
+		}
+		if want := specJSON(t, "config"); !bytes.Equal(got.Value(), want) {
+			return fmt.Errorf("kind config holds %s", got.Value())
+		}
+		return nil
+	})
+}
