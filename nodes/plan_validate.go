@@ -129,6 +129,9 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	if msg := validatePlan(&a.Provisioning); msg != "" {
 		return nil, perr("%s", msg)
 	}
+	if msg := checkCollectionLines(module, &a.Provisioning); msg != "" {
+		return nil, perr("%s", msg)
+	}
 	fit(&a.Provisioning.Files)
 	fit(&a.Provisioning.Items)
 	return &a, nil
