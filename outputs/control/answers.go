@@ -75,7 +75,10 @@ func (a Answers) DOT(module string) (out []byte, here bool, err error) {
 	return a.Graph.DOTSaid("provisioner", module, said)
 }
 
-// NotHere is the 404 answer for module, which is not on this node.
+// NotHere is the 404 answer for module, which is not on this node's
+// graph. A module assigned to the node without a provisioning plan (SPEC
+// §3 r2) is said to be that, as prov.ask says it (outputs/ask): "not on
+// node" would send the operator looking for an assignment that is there.
 func (a Answers) NotHere(module string) ErrorBody {
 	mods := a.Graph.Modules()
 	here := "no module is assigned to node " + a.Node
@@ -84,6 +87,11 @@ func (a Answers) NotHere(module string) ErrorBody {
 	}
 	if module == "" {
 		return ErrorBody{Error: "no module named; " + here, Node: a.Node, Modules: mods}
+	}
+	if a.Graph.AssignedWithoutPlan(module) {
+		return ErrorBody{Error: "module " + module + " is assigned to node " + a.Node +
+			` without a provisioning plan (its assignment carries no "provisioning"): the provisioner fills nothing for it; ` + here,
+			Node: a.Node, Modules: mods}
 	}
 	return ErrorBody{Error: "module " + module + " is not on node " + a.Node + "; " + here, Node: a.Node, Modules: mods}
 }
