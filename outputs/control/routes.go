@@ -39,7 +39,11 @@ func Handler(s Source) http.Handler {
 		writeAnswer(w, out, err)
 	})
 	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
-		mod := r.URL.Query().Get("module")
+		mod, bad := moduleParam(r)
+		if bad != nil {
+			WriteJSON(w, http.StatusBadRequest, *bad)
+			return
+		}
 		if mod == "" {
 			WriteJSON(w, http.StatusBadRequest, ErrorBody{Error: "name a module: /v1/explain?module=M"})
 			return
@@ -63,7 +67,11 @@ func Handler(s Source) http.Handler {
 		writeAnswer(w, out, err)
 	})
 	mux.HandleFunc("GET /v1/graph.dot", func(w http.ResponseWriter, r *http.Request) {
-		mod := r.URL.Query().Get("module")
+		mod, bad := moduleParam(r)
+		if bad != nil {
+			WriteJSON(w, http.StatusBadRequest, *bad)
+			return
+		}
 		var out []byte
 		var derr error
 		var notHere *ErrorBody

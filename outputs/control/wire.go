@@ -12,7 +12,8 @@ import "time"
 //	                          "// not ready: <why>" when the client is not ready
 //	GET /metrics              Prometheus text format
 //
-// Every error is an ErrorBody (JSON) with a status code.
+// Every error is an ErrorBody (JSON) with a status code; a query that does
+// not parse or names more than one module is a 400 (moduleParam).
 
 // Modules is /v1/modules' answer: every module of this node.
 type Modules struct {
