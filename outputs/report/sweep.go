@@ -23,6 +23,10 @@ type Swept struct {
 	// written; their next sync deletes those no longer wanted.
 	Adopted []string
 	Deleted int // keys deleted (applied ones by a removed report)
+	// Removed: the modules not live whose removed report was published
+	// (their applied key deleted), each with the state that key said
+	// ("" when it said none), so each is logged as a state change.
+	Removed map[string]string
 	// Files: for each live module whose report the bucket held and this
 	// process had not written, that report's files, so a fill of this run
 	// that finds a file unchanged can say what the last run's fill that
@@ -76,7 +80,8 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 	ctx, cancel := context.WithTimeout(ctx, sweepWait)
 	defer cancel()
 	gone, adopted := map[string]bool{}, map[string]bool{}
-	var removed []string // modules whose applied key goes by a removed report
+	var removed []string       // modules whose applied key goes by a removed report
+	was := map[string]string{} // the state each of removed's applied key said
 	var errs []error
 	p.mu.Lock()
 	p.init()
@@ -136,6 +141,10 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 			case sb.bucket == spec.AppliedBucket:
 				gone[module] = true
 				removed = append(removed, module)
+				var r struct{ State string }
+				if json.Unmarshal(v, &r) == nil {
+					was[module] = r.State
+				}
 			default:
 				gone[module] = true
 				delete(p.needsSynced, module) // its needs, back, are written again
@@ -169,6 +178,10 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 			errs = append(errs, fmt.Errorf("removed report of %s: %w", removed[i], w.Err))
 		} else {
 			out.Deleted++
+			if out.Removed == nil {
+				out.Removed = map[string]string{}
+			}
+			out.Removed[removed[i]] = was[removed[i]]
 		}
 	}
 	out.Gone = sortedKeys(gone)

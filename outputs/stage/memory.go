@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -166,6 +167,11 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 			}
 			s.before[m] = files
 		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(sw.Removed)) {
+		// Its removed report is a change of its state (SPEC §5.1), said
+		// as a module leaving while the client runs says it (Removed).
+		s.cfg.Log.Info().Str("module", m).Str("state", "removed").Str("was", sw.Removed[m]).Msg("module removed")
 	}
 	for _, m := range sw.Gone {
 		s.Remove(ctx, m) // the node-engine removes its files (tried again until answered)
