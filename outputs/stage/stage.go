@@ -622,11 +622,13 @@ func (s *Stage) Removed(ctx context.Context, name string) {
 		s.swept = false
 		log.Warn().Err(err).Str("module", name).Msg("removed report not published")
 	}
+	was := ""
 	if mo := s.modules[name]; mo != nil {
+		was = mo.state
 		s.setState(mo, "")
 	}
 	delete(s.modules, name)
 	delete(s.before, name)
 	delete(s.sinceBefore, name)
-	log.Info().Str("module", name).Str("state", "removed").Msg("module removed")
+	log.Info().Str("module", name).Str("state", "removed").Str("was", was).Msg("module removed")
 }

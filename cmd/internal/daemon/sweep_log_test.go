@@ -57,3 +57,19 @@ func TestAModuleRemovedAtStartIsLoggedAsRemovedByName(t *testing.T) {
 		t.Fatalf("a module still here logged removed: %v", ls)
 	}
 }
+
+// A module taken off the node while the client runs is logged removed
+// once, saying from which state, as every other state change says it.
+func TestAModuleTakenOffIsLoggedRemovedOnceSayingFromWhichState(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	m.goneModule()
+	m.client("ace")
+	m.waitState("ace", "gone", "applied")
+	m.del(spec.AssignmentsBucket, "ace.gone")
+	m.waitGone(spec.AppliedBucket, "ace.gone")
+	m.settle()
+	if ls := m.logLines("gone", "module removed"); len(ls) != 1 || ls[0]["state"] != "removed" || ls[0]["was"] != "applied" {
+		t.Fatalf("removed log lines %v, want one from applied", ls)
+	}
+}
