@@ -63,3 +63,33 @@ func TestACommentOrContributorNameWithALineBreakFailsItsModuleAlone(t *testing.T
 		t.Fatalf("the collector's file holds a line no comment introduces: %q", got)
 	}
 }
+
+// A collections[] entry with no comment (left out, empty or blank) made
+// each item's introducing line " <contributor>": no comment, and in a
+// shell collection a command named after the contributor, run by every
+// shell reading the file. It fails its module naming the entry; a
+// collector with a comment is filled as before.
+func TestACollectionWithoutACommentFailsItsCollectorAlone(t *testing.T) {
+	m := newMesh(t)
+	m.contribute("ace", "alpha", "alias ll='ls -l'\n")
+	m.collector("ace", "zsh")
+	for mod, comment := range map[string]string{"none": "", "blank": " \t"} {
+		m.assign("ace", mod, nodes.Plan{
+			Files:       []nodes.FileSpec{{Path: "/etc/" + mod, Template: "rc"}},
+			Collections: []nodes.CollectionSpec{{Name: zshColl, Comment: comment}},
+		}, map[string]string{"rc": "${shell:zsh:normal}"})
+	}
+	m.client("ace")
+	m.waitFile("/etc/zsh/zshrc", "# managed by mesh\n## alpha\nalias ll='ls -l'\n")
+	for _, mod := range []string{"none", "blank"} {
+		r := m.waitState("ace", mod, "failed")
+		for _, w := range []string{"collections[0]", "no comment"} {
+			if !contains(fmt.Sprint(r["reason"]), w) {
+				t.Errorf("%s: reason %q does not say %q", mod, r["reason"], w)
+			}
+		}
+		if got, _, err := m.file("/etc/" + mod); err == nil {
+			t.Errorf("/etc/%s was written: %q", mod, got)
+		}
+	}
+}
