@@ -104,3 +104,10 @@ func defaultGID(owner string) int {
 	}
 	return gid
 }
+
+// ownNew is the owner and group of a file written whole for a request
+// naming neither (when root): this process's user, and defaultGID's group.
+// A named owner or group replaces them (planFiles).
+func ownNew(owner string) (uid, gid int) {
+	return os.Geteuid(), defaultGID(owner)
+}

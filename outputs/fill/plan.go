@@ -31,9 +31,16 @@ type step struct {
 // Mode: an owned file, or any file created, gets the request's mode or
 // DefaultMode; an existing managed-keys or managed-block file keeps its own
 // mode unless the request names one. Owner and group: when this process may
-// chown (it runs as root) the named owner and group are set, and a file
-// rewritten without them keeps its present owner and group; a file made
-// without a group gets its owner's primary group, or root's (defaultGID). When it may not
+// chown (it runs as root) the named owner and group are set. An owned file,
+// or any file created, that names no owner is mesh-fill's own user's, and
+// one naming no group gets its owner's primary group, or root's
+// (ownNew): never the owner, group or mode of the file that was there,
+// which one who may write the directory could have planted to read (and
+// rewrite) what mesh-fill writes. An existing managed-keys or
+// managed-block file is someone else's file edited in place (as
+// ansible's blockinfile does): it keeps its owner and group unless the
+// request names them, so a module putting a secret into one names its
+// owner, group and mode. When it may not
 // chown (not root), owner and group are not set and this is not an error:
 // the lab and tests run mesh-fill unprivileged, where every file is the
 // caller's own; it is logged at debug level.
@@ -129,6 +136,11 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		curUID, curGID := ownerOf(t.info)
 		if chown {
 			st.uid, st.gid = curUID, curGID
+			if f.Form == FormOwned || !t.exists() {
+				// a file that is all the request's is made anew: never
+				// the owner or group of what was there (ownNew)
+				st.uid, st.gid = ownNew(f.Owner)
+			}
 			if f.Owner != "" {
 				id, ok := lookupID(f.Owner, false)
 				if !ok {
@@ -142,8 +154,6 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 					return nil, refuse("path %q: group %q is not a group here", f.Path, f.Group)
 				}
 				st.gid = id
-			} else if !t.exists() {
-				st.gid = defaultGID(f.Owner)
 			}
 		} else if f.Owner != "" || f.Group != "" {
 			s.Log.Debug().Str("path", f.Path).Str("owner", f.Owner).Str("group", f.Group).

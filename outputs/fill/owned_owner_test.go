@@ -1,0 +1,90 @@
+package fill
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// ownedBy fails the test unless the file at p has the given uid and gid.
+func ownedBy(t *testing.T, p string, uid, gid int) {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, g := ownerOf(fi); u != uid || g != gid {
+		t.Errorf("%s is owned by %d:%d, want %d:%d", p, u, g, uid, gid)
+	}
+}
+
+// nobodyIDs is the uid and gid of user nobody (65534 where it has none).
+func nobodyIDs() (int, int) {
+	uid, gid := 65534, 65534
+	if id, ok := lookupID("nobody", false); ok {
+		uid = id
+		gid = defaultGID(strconv.Itoa(id))
+	}
+	return uid, gid
+}
+
+// TestAnOwnedFileNamingNoOwnerIsNotTheOldFilesOwners: one who may write
+// the directory an owned file goes to makes the file before mesh-fill
+// does (or replaces it between fills), owned by them and readable by
+// all. A request naming no owner, group or mode writes the file as it
+// writes a new one: mesh-fill's own user, its owner's primary group (root's
+// when no owner is named), mode 0644 — also when the bytes planted are
+// already the request's. Before, the file kept the planter's owner and
+// group (the request's content, a secret maybe, theirs to read and
+// rewrite), and a file planted with the request's bytes was "unchanged".
+func TestAnOwnedFileNamingNoOwnerIsNotTheOldFilesOwners(t *testing.T) {
+	if !canChown() {
+		t.Skip("needs root to give files away and to take them back")
+	}
+	uid, gid := nobodyIDs()
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	for _, tc := range []struct {
+		name, planted, content, mode string
+		plantMode, wantMode          os.FileMode
+	}{
+		{"other bytes", "planted\n", "s3cr3t\n", "", 0o640, DefaultMode},
+		{"the request's bytes and mode", "s3cr3t\n", "s3cr3t\n", "", DefaultMode, DefaultMode},
+		{"a mode named", "planted\n", "s3cr3t\n", "0600", 0o640, 0o600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(root, "etc/app.conf")
+			writeFile(t, p, tc.planted)
+			if err := os.Chown(p, uid, gid); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, tc.plantMode); err != nil {
+				t.Fatal(err)
+			}
+			resp := fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/app.conf", Form: FormOwned, Content: []byte(tc.content), Mode: tc.mode}}})
+			if got := resp.Files[0].Action; got != ActionWritten {
+				t.Errorf("action %s, want written", got)
+			}
+			mustRead(t, p, tc.content)
+			ownedBy(t, p, os.Geteuid(), 0)
+			mustMode(t, p, tc.wantMode)
+		})
+	}
+
+	// a group named alone: the owner is still mesh-fill's, not the old file's
+	p := filepath.Join(root, "etc/grouped.conf")
+	writeFile(t, p, "planted\n")
+	if err := os.Chown(p, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/grouped.conf", Form: FormOwned, Content: []byte("x\n"), Group: strconv.Itoa(gid)}}})
+	ownedBy(t, p, os.Geteuid(), gid)
+
+	// an owner named alone: the group is the owner's primary group, not the old file's
+	if err := os.Chown(p, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/grouped.conf", Form: FormOwned, Content: []byte("x\n"), Owner: "nobody"}}})
+	ownedBy(t, p, uid, gid)
+}
