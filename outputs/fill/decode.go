@@ -13,9 +13,11 @@ import (
 // decoder's buffer and every file of it decoded before the count was
 // looked at (a body of 400,000 empty files took 361 MB), with
 // MaxRequests of them at once. It reads as json.Decoder.Decode into a
-// Request would (a key matched whatever its case, unknown keys skipped,
-// what follows the object left unread), but refuses a key of the request
-// named twice: which of the two a reader takes is a guess.
+// Request would (a key matched whatever its case, unknown keys skipped),
+// but refuses a key of the request named twice (which of the two a reader
+// takes is a guess), and a body holding anything but white space after
+// its object: a second object, or the rest of a body cut and sent again,
+// was dropped unread while the first was filled.
 func decodeRequest(r io.Reader) (Request, error) {
 	var req Request
 	dec := json.NewDecoder(r)
@@ -56,7 +58,15 @@ func decodeRequest(r io.Reader) (Request, error) {
 			return req, err
 		}
 	}
-	return req, delim(dec, '}')
+	if err := delim(dec, '}'); err != nil {
+		return req, err
+	}
+	if tok, err := dec.Token(); err != nil && err != io.EOF {
+		return req, fmt.Errorf("more after the request's object: %w", err) // a MaxBytesError stays one
+	} else if err == nil {
+		return req, fmt.Errorf("more after the request's object (%v); a body is one JSON object", tok)
+	}
+	return req, nil
 }
 
 // decodeFiles reads the files array (or null), one file at a time.
