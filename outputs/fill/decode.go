@@ -1,7 +1,9 @@
 package fill
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -85,7 +87,11 @@ func decodeFiles(dec *json.Decoder) ([]File, error) {
 		}
 		var f File
 		if err := dec.Decode(&f); err != nil {
-			return nil, err
+			var notB64 base64.CorruptInputError
+			if errors.As(err, &notB64) {
+				return nil, fmt.Errorf("file %d of the request: its content is not base64: %w", len(files)+1, err)
+			}
+			return nil, fmt.Errorf("file %d of the request: %w", len(files)+1, err)
 		}
 		if err := checkLengths(len(files), f); err != nil {
 			return nil, err

@@ -43,3 +43,21 @@ func TestABodyThatIsNotOneObjectIsRefused(t *testing.T) {
 	}
 	mustRead(t, root+"/x", "hi\n")
 }
+
+// TestContentNotBase64NamesTheFile: a file's content that is not base64
+// is a 400 naming which file of the request and its content. Before, it
+// said "illegal base64 data at input byte 0" alone: of which of a
+// request's thousands of files, the sender could not tell.
+func TestContentNotBase64NamesTheFile(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	body := `{"module":"a","files":[{"path":"/ok","form":"owned","content":"aGkK"},{"path":"/bad","form":"owned","content":"aGkK!"}]}`
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: fill\r\nContent-Length: %d\r\n\r\n", FillPath, len(body))
+	status, msg := rawAnswer(t, c, head, []byte(body))
+	if status != http.StatusBadRequest || !strings.Contains(msg, "file 2 of the request") || !strings.Contains(msg, "content is not base64") {
+		t.Errorf("answer %d %s; want a 400 naming file 2 and its content", status, msg)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("written: %v", entries)
+	}
+}
