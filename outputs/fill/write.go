@@ -36,7 +36,7 @@ func openTemp(dir *dir, base string, mode fs.FileMode) (string, *os.File, error)
 }
 
 // makeTemp writes one step's bytes to a new temp file in its target's
-// directory, with its mode and owner set, and with writeback starts the
+// directory (made 0600), then sets its owner and its mode, and with writeback starts the
 // disk's writeback (for the fsync that follows). A temp file made is
 // returned even with an error, to be removed.
 func makeTemp(ds *dirs, st step, writeback bool) (*temp, error) {
@@ -45,13 +45,20 @@ func makeTemp(ds *dirs, st step, writeback bool) (*temp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("path %q: %w", p, err)
 	}
-	name, f, err := openTemp(dir, st.t.base, st.mode)
+	// made for this process alone: it holds the request's bytes (a secret
+	// maybe) before its owner is set, and its maker's group (mesh-fill's,
+	// or a setgid directory's) must not open it meanwhile and keep the
+	// descriptor; its mode is set once its owner is
+	name, f, err := openTemp(dir, st.t.base, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("path %q: making the temp file: %w", p, err)
 	}
 	tmp := &temp{dir: dir, name: name, f: f}
 	if _, err := f.Write(st.want); err != nil {
 		return tmp, fmt.Errorf("path %q: writing the temp file: %w", p, err)
+	}
+	if tempWritten != nil {
+		tempWritten(f)
 	}
 	if st.uid >= 0 || st.gid >= 0 {
 		if err := f.Chown(st.uid, st.gid); err != nil {
@@ -68,6 +75,10 @@ func makeTemp(ds *dirs, st step, writeback bool) (*temp, error) {
 	}
 	return tmp, nil
 }
+
+// tempWritten, when set (by a test), is called with each temp file once
+// its bytes are written, before its owner and mode are set.
+var tempWritten func(f *os.File)
 
 // syncTemp fsyncs and closes a temp file.
 func syncTemp(tmp *temp, p string) error {
