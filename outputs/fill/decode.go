@@ -23,7 +23,9 @@ import (
 func decodeRequest(r io.Reader) (Request, error) {
 	var req Request
 	dec := json.NewDecoder(r)
-	if err := delim(dec, '{'); err != nil {
+	if err := delim(dec, '{'); err == io.EOF {
+		return req, errors.New("the request has no body; a fill is a JSON object")
+	} else if err != nil {
 		return req, err
 	}
 	seen := map[string]bool{}

@@ -61,3 +61,20 @@ func TestContentNotBase64NamesTheFile(t *testing.T) {
 		t.Errorf("written: %v", entries)
 	}
 }
+
+// TestARequestWithoutABodySaysSo: a POST with no body (no Content-Length,
+// or 0) is a 400 saying the request has no body. Before, it said
+// "decoding the request: EOF".
+func TestARequestWithoutABodySaysSo(t *testing.T) {
+	c := startServer(t, &Server{Root: t.TempDir()})
+	for _, head := range []string{
+		"POST " + FillPath + " HTTP/1.1\r\nHost: fill\r\n\r\n",
+		"POST " + FillPath + " HTTP/1.1\r\nHost: fill\r\nContent-Length: 0\r\n\r\n",
+		"POST " + FillPath + " HTTP/1.1\r\nHost: fill\r\nContent-Length: 3\r\n\r\n \r\n",
+	} {
+		status, msg := rawAnswer(t, c, head, nil)
+		if status != http.StatusBadRequest || !strings.Contains(msg, "the request has no body") {
+			t.Errorf("%q answered %d %s; want a 400 saying the request has no body", head, status, msg)
+		}
+	}
+}
