@@ -232,10 +232,12 @@ func (l *ledger) save(module string, files map[string]held) error {
 func (l *ledger) writeState(module string, files map[string]held) error {
 	p := l.stateFile(module)
 	if len(files) == 0 {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(p); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
 			return fmt.Errorf("removing state file %s: %w", p, err)
 		}
-		return nil
+		return syncStateDir(l.dir)
 	}
 	raw, err := json.Marshal(moduleState{Module: module, Files: files})
 	if err != nil {
@@ -244,5 +246,5 @@ func (l *ledger) writeState(module string, files map[string]held) error {
 	if err := renameio.WriteFile(p, raw, 0o600); err != nil {
 		return fmt.Errorf("writing state file %s: %w", p, err)
 	}
-	return nil
+	return syncStateDir(l.dir)
 }

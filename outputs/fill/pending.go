@@ -107,10 +107,12 @@ func (l *ledger) ran(module string, failed []Program) error {
 	if err := l.ensureDir(); err != nil {
 		return err
 	}
-	if err := os.Remove(l.pendingFile(module)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(l.pendingFile(module)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("clearing the programs run from %s: %w", l.pendingFile(module), err)
 	}
-	return nil
+	return syncStateDir(l.dir)
 }
 
 // writePending writes module's pending file (l.mu held, l.dir set).
@@ -118,6 +120,9 @@ func (l *ledger) writePending(module string, progs []Program) error {
 	raw, err := json.Marshal(pendingState{Module: module, Programs: progs})
 	if err == nil {
 		err = renameio.WriteFile(l.pendingFile(module), raw, 0o600)
+	}
+	if err == nil {
+		err = syncStateDir(l.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("keeping the programs to run in %s: %w", l.pendingFile(module), err)
