@@ -88,3 +88,31 @@ func TestAnOwnedFileNamingNoOwnerIsNotTheOldFilesOwners(t *testing.T) {
 	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/grouped.conf", Form: FormOwned, Content: []byte("x\n"), Owner: "nobody"}}})
 	ownedBy(t, p, uid, gid)
 }
+
+// TestAnOwnedFilesModeIsTheRequestsSetIDBitsToo: an owned file holding the
+// request's bytes but with a set-user-id, set-group-id or sticky bit the
+// request does not name (set by its owner, say) is written again with the
+// request's mode alone (written, not unchanged). Before, the mode compared
+// was the permission bits only, so such a file stayed set-id for good.
+func TestAnOwnedFilesModeIsTheRequestsSetIDBitsToo(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	req := Request{Module: "m", Files: []File{{Path: "/bin/tool", Form: FormOwned, Content: []byte("#!/bin/sh\n"), Mode: "0755"}}}
+	fillOK(t, c, req)
+	p := filepath.Join(root, "bin/tool")
+	for _, bits := range []os.FileMode{os.ModeSetuid, os.ModeSetgid, os.ModeSticky} {
+		if err := os.Chmod(p, 0o755|bits); err != nil {
+			t.Fatal(err)
+		}
+		if got := fillOK(t, c, req).Files[0].Action; got != ActionWritten {
+			t.Errorf("mode %v put back: %s, want written", 0o755|bits, got)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0o755 {
+			t.Errorf("after the fill the mode is %v, want 0755", fi.Mode())
+		}
+	}
+}

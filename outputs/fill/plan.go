@@ -180,7 +180,7 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 			st.write, st.action = true, ActionWritten
 		default: // bytes unchanged: a changed mode or owner still counts
 			st.action = ActionUnchanged
-			if t.info.Mode().Perm() != st.mode ||
+			if t.info.Mode().Perm() != st.mode || (f.Form == FormOwned && t.info.Mode()&specialBits != 0) ||
 				(st.uid >= 0 && st.uid != curUID) || (st.gid >= 0 && st.gid != curGID) {
 				st.write, st.action = true, ActionWritten
 			}
@@ -189,6 +189,11 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 	}
 	return steps, nil
 }
+
+// specialBits are the mode bits besides the permissions a file may hold
+// and a request may not name (parseMode): an owned file holding one is
+// written again, with the request's mode alone.
+const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
 // withoutOldForm is the text a file's form applies to: what is on disk,
 // less what the module's old declaration of the path wrote and the new one
