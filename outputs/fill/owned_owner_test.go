@@ -116,3 +116,27 @@ func TestAnOwnedFilesModeIsTheRequestsSetIDBitsToo(t *testing.T) {
 		}
 	}
 }
+
+// TestANumericOwnerIsAnIdEvenWithoutAName: an owner or group given as a
+// number is that id, as chown takes it, whether or not a user or group of
+// that id is listed here (ids of a directory service not reachable, a
+// container's): the file is given it, and a group not named is root's
+// (the owner has no primary group to read). A name that is no user or
+// group here is refused (TestOwnerWhenRoot).
+func TestANumericOwnerIsAnIdEvenWithoutAName(t *testing.T) {
+	if !canChown() {
+		t.Skip("needs root to give files away")
+	}
+	const uid, gid = 54321, 54322
+	if _, ok := lookupID("54321", false); !ok {
+		t.Fatal("a number is not taken as an id")
+	}
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	fillOK(t, c, Request{Module: "m", Files: []File{
+		{Path: "/a", Form: FormOwned, Content: []byte("a\n"), Owner: strconv.Itoa(uid), Group: strconv.Itoa(gid)},
+		{Path: "/b", Form: FormOwned, Content: []byte("b\n"), Owner: strconv.Itoa(uid)},
+	}})
+	ownedBy(t, filepath.Join(root, "a"), uid, gid)
+	ownedBy(t, filepath.Join(root, "b"), uid, 0)
+}
