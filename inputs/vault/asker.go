@@ -98,19 +98,23 @@ func (a *Asker) Ask(name, credential string) {
 }
 
 // Fresh asks again now, as for a new name (the vault said it changed); an
-// ask under way is followed by another once answered. It says whether
-// an ask was started or newly set to follow (false when one already was:
-// a storm of events for a name costs one ask at a time, and its caller
-// need not log each).
-func (a *Asker) Fresh(name string) bool {
+// ask under way is followed by another once answered. credential is the
+// form the name's requests carry, as for Ask: a name the Asker does not
+// know yet (the vault said it changed in the batch whose plan named it,
+// before that batch's Ask) is asked with its form from the first, not
+// without one. It says whether an ask was started or newly set to follow
+// (false when one already was: a storm of events for a name costs one
+// ask at a time, and its caller need not log each).
+func (a *Asker) Fresh(name, credential string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := a.asks[name]
-	switch {
-	case st == nil:
+	if st == nil {
 		st = &askState{}
 		a.asks[name] = st
-	case st.inflight:
+	}
+	st.credential = credential
+	if st.inflight {
 		was := st.again
 		st.again = true
 		return !was

@@ -145,7 +145,7 @@ func TestAskerFreshAsksASealedNameAgainAndRetainDropsAName(t *testing.T) {
 	if an := nextAnswer(t, a); an.Result.Outcome != Sealed {
 		t.Fatalf("%v", an.Result)
 	}
-	a.Fresh(sealed)
+	a.Fresh(sealed, "")
 	if an := nextAnswer(t, a); an.Result.Outcome != Sealed || an.Changed {
 		t.Fatalf("after Fresh: %v changed=%v", an.Result, an.Changed)
 	}
@@ -248,7 +248,7 @@ func TestAskerRetainForgetsSealedNamesNoLongerKept(t *testing.T) {
 	if an := nextAnswer(t, a); an.Name != kept || an.Result.Outcome != Sealed {
 		t.Fatalf("Reask: %+v", an)
 	}
-	a.Fresh(kept)
+	a.Fresh(kept, "")
 	if an := nextAnswer(t, a); an.Name != kept || an.Result.Outcome != Sealed {
 		t.Fatalf("Fresh: %+v", an)
 	}
@@ -264,7 +264,7 @@ func TestAskerRetainForgetsSealedNamesNoLongerKept(t *testing.T) {
 	if an := nextAnswer(t, a); an.Name != names[1] || an.Result.Outcome != Sealed || !an.Changed {
 		t.Fatalf("asked again after it was forgotten: %+v, want sealed and changed (a new name)", an)
 	}
-	a.Fresh(names[2])
+	a.Fresh(names[2], "")
 	if an := nextAnswer(t, a); an.Name != names[2] || an.Result.Outcome != Sealed {
 		t.Fatalf("Fresh of a forgotten name: %+v", an)
 	}

@@ -131,7 +131,7 @@ func (d *Daemon) handle(ev event) {
 	switch e := ev.(type) {
 	case secretChanged:
 		if d.mesh.WantsSecret(e.name) {
-			if d.asker.Fresh(e.name) { // one line per ask, not per event: a storm of them is not a log's
+			if d.asker.Fresh(e.name, d.mesh.CredentialOf(e.name)) { // one line per ask, not per event: a storm of them is not a log's
 				d.log.Info().Str("secret", e.name).Msg("the vault says a secret changed: asking again")
 			}
 		} else {
