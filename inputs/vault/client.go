@@ -208,6 +208,9 @@ func readReply(keys *Keys, secret string, data []byte) Result {
 			reason = fmt.Sprintf("the vault refused %s without a reason", secret)
 		}
 		return Result{Outcome: Refused, Reason: reason}
+	case "":
+		return Result{Outcome: Error, Reason: fmt.Sprintf(`vault reply for %s has no status (%d bytes of JSON without a "status" of sealed, absent or refused)`,
+			secret, len(data))}
 	}
 	return Result{Outcome: Error, Reason: fmt.Sprintf("vault reply for %s has a status (%d bytes) that is not sealed, absent or refused",
 		secret, len(rep.Status))}
