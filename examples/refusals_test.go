@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // refusal is one call a user must not be able to make, and the violation
@@ -214,6 +216,136 @@ func testClientRefusals(t *testing.T, mode string) {
 			name: "g14's tool runner listens to ace's changes", as: "toolrunner-g14",
 			do: subscribe("prov.changed.ace.>"), async: true,
 			verb: "Subscription", subject: "prov.changed.ace.>",
+		},
+		refusal{
+			name: "ace purges a bucket", as: "provisioner-ace",
+			do: func(ctx context.Context, u *user) error {
+				st, err := u.js.Stream(ctx, "KV_"+needsBucket)
+				if err != nil {
+					return err
+				}
+				return st.Purge(ctx)
+			},
+			verb: "Publish", subject: "$JS.API.STREAM.PURGE.KV_mesh-provisioner_needs",
+		},
+		refusal{
+			name: "ace makes a bucket", as: "provisioner-ace",
+			do: func(ctx context.Context, u *user) error {
+				_, err := u.nc.RequestWithContext(ctx, "$JS.API.STREAM.CREATE.KV_ace-own",
+					[]byte(`{"name":"KV_ace-own","subjects":["$KV.ace-own.>"],"allow_rollup_hdrs":true}`))
+				return err
+			},
+			verb: "Publish", subject: "$JS.API.STREAM.CREATE.KV_ace-own",
+		},
+		refusal{
+			name: "ace changes a bucket's stream", as: "provisioner-ace",
+			do: func(ctx context.Context, u *user) error {
+				_, err := u.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "KV_" + needsBucket,
+					Subjects: []string{"$KV." + needsBucket + ".>"}, AllowRollup: true})
+				return err
+			},
+			verb: "Publish", subject: "$JS.API.STREAM.UPDATE.KV_mesh-provisioner_needs",
+		},
+		refusal{
+			name: "ace makes a durable consumer", as: "provisioner-ace",
+			do: func(ctx context.Context, u *user) error {
+				_, err := u.nc.RequestWithContext(ctx, "$JS.API.CONSUMER.DURABLE.CREATE.KV_mesh-controller_assignments.keep",
+					[]byte(`{"stream_name":"KV_mesh-controller_assignments","config":{"durable_name":"keep","ack_policy":"explicit"}}`))
+				return err
+			},
+			verb: "Publish", subject: "$JS.API.CONSUMER.DURABLE.CREATE.KV_mesh-controller_assignments.keep",
+		},
+		refusal{
+			name: "ace watches g14's reports", as: "provisioner-ace",
+			do:   kvWatch(appliedBucket, "g14.>"),
+			verb: "Publish", prefix: "$JS.API.CONSUMER.CREATE.KV_mesh-provisioner_applied.", suffix: ".$KV.mesh-provisioner_applied.g14.>",
+		},
+		refusal{
+			name: "ace reads g14's item", as: "provisioner-ace",
+			do:   kvGet(collectBucket, "g14.shell=3Azsh=3Anormal.claude-code"),
+			verb: "Publish", subject: "$JS.API.DIRECT.GET.KV_mesh-provisioner_collect.$KV.mesh-provisioner_collect.g14.shell=3Azsh=3Anormal.claude-code",
+		},
+		refusal{
+			name: "ace writes its own config value", as: "provisioner-ace",
+			do:   kvPut(configBucket, "ace.claude-code.model"),
+			verb: "Publish", subject: "$KV.mesh-config_resolved.ace.claude-code.model",
+		},
+		refusal{
+			name: "ace writes its own binding", as: "provisioner-ace",
+			do:   kvPut(giteaBound, "ace.claude-code.gitea-read"),
+			verb: "Publish", subject: "$KV.gitea_bound.ace.claude-code.gitea-read",
+		},
+		refusal{
+			name: "ace writes an assignment", as: "provisioner-ace",
+			do:   kvPut(assignmentsBucket, "ace.evil"),
+			verb: "Publish", subject: "$KV.mesh-controller_assignments.ace.evil",
+		},
+		refusal{
+			name: "ace writes the registry", as: "provisioner-ace",
+			do:   kvPut(registryBucket, "secret"),
+			verb: "Publish", subject: "$KV.mesh-provisioner_registry.secret",
+		},
+		refusal{
+			name: "ace publishes g14's change", as: "provisioner-ace",
+			do: publish("prov.changed.g14.claude-code"), async: true,
+			verb: "Publish", subject: "prov.changed.g14.claude-code",
+		},
+		refusal{
+			name: "ace announces a rotation", as: "provisioner-ace",
+			do: publish("mesh-vault.secret-changed"), async: true,
+			verb: "Publish", subject: "mesh-vault.secret-changed",
+		},
+		refusal{
+			name: "ace listens to every node's vault requests", as: "provisioner-ace",
+			do: subscribe("mesh-vault.get.>"), async: true,
+			verb: "Subscription", subject: "mesh-vault.get.>",
+		},
+		refusal{
+			name: "ace listens to g14's reports", as: "provisioner-ace",
+			do: subscribe("prov.applied.g14.>"), async: true,
+			verb: "Subscription", subject: "prov.applied.g14.>",
+		},
+		refusal{
+			name: "ace listens on every inbox", as: "provisioner-ace",
+			do: subscribe("_INBOX.>"), async: true,
+			verb: "Subscription", subject: "_INBOX.>",
+		},
+		refusal{
+			name: "ace listens on its tool runner's inbox", as: "provisioner-ace",
+			do: subscribe("_INBOX.toolrunner.ace.>"), async: true,
+			verb: "Subscription", subject: "_INBOX.toolrunner.ace.>",
+		},
+		refusal{
+			name: "ace listens on the vault's inbox", as: "provisioner-ace",
+			do: subscribe("_INBOX.mesh-vault.>"), async: true,
+			verb: "Subscription", subject: "_INBOX.mesh-vault.>",
+		},
+		refusal{
+			name: "the provider gitea deletes a need", as: "gitea",
+			do: func(ctx context.Context, u *user) error {
+				kv, err := u.js.KeyValue(ctx, needsBucket)
+				if err != nil {
+					return err
+				}
+				return kv.Delete(ctx, "g14.claude-code.config.model")
+			},
+			verb: "Publish", subject: "$KV.mesh-provisioner_needs.g14.claude-code.config.model",
+		},
+		refusal{
+			name: "the provider gitea purges the needs", as: "gitea",
+			do: func(ctx context.Context, u *user) error {
+				st, err := u.js.Stream(ctx, "KV_"+needsBucket)
+				if err != nil {
+					return err
+				}
+				return st.Purge(ctx)
+			},
+			verb: "Publish", subject: "$JS.API.STREAM.PURGE.KV_mesh-provisioner_needs",
+		},
+		refusal{
+			name: "the provider gitea writes g14's report", as: "gitea",
+			do:   request("$KV.mesh-provisioner_applied.g14.claude-code"), // a JetStream publish
+			verb: "Publish", subject: "$KV.mesh-provisioner_applied.g14.claude-code",
 		},
 		refusal{
 			name: "ace's tool runner asks the vault", as: "toolrunner-ace",
