@@ -385,5 +385,19 @@ func testProviderRights(t *testing.T, mode string) {
 		t.Errorf("gitea getting g14's need: %v", err)
 	}
 	put(t, ctx, gitea, giteaBound, "ace.claude-code.gitea-read", `{"state":"bound","values":{"url":"u"}}`)
+	// Its own bucket: every key read, deleted, purged, old markers dropped.
+	bound := gitea.kv(t, ctx, giteaBound)
+	if keys := watchSnapshot(t, bound, ">"); len(keys) != len(b.mesh.Bound[giteaBound]) {
+		t.Errorf("gitea watching its bucket gave %q", keys)
+	}
+	if err := bound.Delete(ctx, "g14.claude-code.gitea-read"); err != nil {
+		t.Errorf("gitea deleting a binding: %v", err)
+	}
+	if err := bound.Purge(ctx, "g14.claude-code.forge-account"); err != nil {
+		t.Errorf("gitea purging a binding: %v", err)
+	}
+	if err := bound.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(-1)); err != nil {
+		t.Errorf("gitea purging its old markers: %v", err)
+	}
 	gitea.clean(t)
 }

@@ -348,6 +348,31 @@ func testClientRefusals(t *testing.T, mode string) {
 			verb: "Publish", subject: "$KV.mesh-provisioner_applied.g14.claude-code",
 		},
 		refusal{
+			// A stream's subjects are in the request's body, where no
+			// permission looks: one who may change its bucket's stream
+			// may make it keep _INBOX.toolrunner.> (every node's config
+			// values as prov.ask answers them) or republish anywhere.
+			name: "the provider gitea changes its bucket's stream", as: "gitea",
+			do: func(ctx context.Context, u *user) error {
+				_, err := u.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "KV_" + giteaBound,
+					Subjects: []string{"$KV." + giteaBound + ".>", "_INBOX.toolrunner.>"}, AllowRollup: true})
+				return err
+			},
+			verb: "Publish", subject: "$JS.API.STREAM.UPDATE.KV_gitea_bound",
+		},
+		refusal{
+			name: "the provider gitea remakes its bucket", as: "gitea",
+			do: func(ctx context.Context, u *user) error {
+				if err := u.js.DeleteStream(ctx, "KV_"+giteaBound); err != nil {
+					return err
+				}
+				_, err := u.nc.RequestWithContext(ctx, "$JS.API.STREAM.CREATE.KV_gitea_bound",
+					[]byte(`{"name":"KV_gitea_bound","subjects":["$KV.gitea_bound.>","_INBOX.>"]}`))
+				return err
+			},
+			verb: "Publish", subject: "$JS.API.STREAM.DELETE.KV_gitea_bound",
+		},
+		refusal{
 			name: "ace's tool runner asks the vault", as: "toolrunner-ace",
 			do:   request("mesh-vault.get.provisioner.ace"),
 			verb: "Publish", subject: "mesh-vault.get.provisioner.ace",

@@ -13,7 +13,7 @@ const (
 	RoleToolRunner = "toolrunner" // a node's tool runner: asks its node's client
 	RoleServer     = "server"     // mesh-provisioner, the server
 	RoleVault      = "vault"      // mesh-vault
-	RoleProvider   = "provider"   // a provider P, owner of P_bound
+	RoleProvider   = "provider"   // a provider P, writer of P_bound (the operator makes the bucket)
 	RoleConfig     = "mesh-config"
 	RoleController = "controller" // mesh-controller
 	RoleOperator   = "operator"   // a person or a cron job: asks the server's verb, reads nothing else
@@ -220,11 +220,13 @@ func bucketDeletedAdvisories(buckets ...string) []string {
 }
 
 func providerRights(p string) Rights {
+	b := BoundBucket(p)
 	return Rights{Role: RoleProvider, User: p, Inbox: "_INBOX." + p,
-		Comment: p + ", a provider: owns " + BoundBucket(p) + ", reads assignments to learn its consumers and (SPEC §2.3 r2) reads, never writes, every node's needs",
+		Comment: p + ", a provider: writes every key of " + b + " (made by the operator or the lab, not by it), reads assignments to learn its consumers and (SPEC §2.3 r2) reads, never writes, every node's needs",
 		Publish: []Rule{
 			{Subjects: []string{"$JS.API.INFO"}},
-			{Subjects: kvOwn(BoundBucket(p))},
+			{Why: b + ": read and write every key, purge its old markers; not make, change or delete its stream (a stream's subjects are in the request's body, where no permission looks: it could make it keep every node's inbox)",
+				Subjects: kvWrite(b)},
 			{Subjects: kvRead(AssignmentsBucket, "")},
 			{Subjects: kvRead(NeedsBucket, "")},
 		},
@@ -261,6 +263,15 @@ func kvRead(b, filter string) []string {
 func kvManage(b string) []string {
 	s := "KV_" + b
 	return []string{"$JS.API.*.*." + s, "$JS.API.*.*." + s + ".>", "$JS.FC." + s + ".>"}
+}
+
+// kvWrite is reading and writing every key of bucket b and purging its
+// stream, but not making, changing or deleting the stream: a stream's
+// subjects (and a republish) are in the request's body, where no
+// permission looks, so one who may change it may have it keep any
+// subject of the account, every node's inbox included.
+func kvWrite(b string) []string {
+	return append(kvRead(b, ""), "$JS.API.STREAM.PURGE.KV_"+b, "$KV."+b+".>")
 }
 
 // kvOwn is what owning bucket b takes: kvManage and writing every key.
