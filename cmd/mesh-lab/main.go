@@ -22,10 +22,13 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ppid := os.Getppid()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, func() { stopWithParent(ppid) }))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// run is the command; watch, when set, is called once the signals that
+// stop the lab are caught (main: stopWithParent).
+func run(args []string, stdout, stderr io.Writer, watch func()) int {
 	fs := flag.NewFlagSet("mesh-lab", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	var cfg lab.Config
@@ -56,6 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if watch != nil {
+		watch()
+	}
 	if err := lab.Run(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "mesh-lab: %v\n", err)
 		return 1

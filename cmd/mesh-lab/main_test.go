@@ -18,7 +18,7 @@ func TestBadFlagsAreRefused(t *testing.T) {
 		{"--settle", "-1m"},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != 2 || stderr.Len() == 0 {
+		if code := run(args, &stdout, &stderr, nil); code != 2 || stderr.Len() == 0 {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", strings.Join(args, " "), code, stderr.String())
 		}
 	}
