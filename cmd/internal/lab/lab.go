@@ -49,7 +49,9 @@ var ErrNotSettled = errors.New("the example mesh did not settle")
 
 // Run runs the lab until ctx ends (or, with Once, until the mesh settles)
 // and then stops every part: the clients, the fill servers, the vault, the
-// provisioner server and nats-server, in that order.
+// provisioner server and nats-server, in that order. ctx ending while the
+// lab starts (a Ctrl-C in its first seconds) is a stop like any other, not
+// the error of whatever step it cut short.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Dir == "" {
 		cfg.Dir = ".lab"
@@ -60,6 +62,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
 	}
+	err := run(ctx, cfg)
+	if err == nil || ctx.Err() == nil || errors.Is(err, ErrNotSettled) {
+		return err
+	}
+	fmt.Fprintln(cfg.Out, "\nstopping")
+	if cfg.Once {
+		return fmt.Errorf("%w: stopped before it did", ErrNotSettled)
+	}
+	return nil
+}
+
+func run(ctx context.Context, cfg Config) error {
 	out := zerolog.SyncWriter(cfg.Out) // the parts of the lab write to one Out
 	log := cfg.Log
 	started := time.Now()
