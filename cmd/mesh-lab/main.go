@@ -3,7 +3,7 @@
 // server and a client per example node — so the provisioner can be watched
 // at work with nothing installed but Go.
 //
-//	mesh-lab [--dir ./.lab] [--port 4222] [--keep] [--once]
+//	mesh-lab [--dir ./.lab] [--port 4222] [--keep] [--once] [--settle 1m]
 //	    [--log-format console|json] [--log-level warn]
 package main
 
