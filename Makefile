@@ -104,9 +104,11 @@ fuzz-bus:
 
 # Built, then run as make's own child: under `go run` a Ctrl-C made go exit
 # 1 (and make print "Error 1") though the lab stopped cleanly with 0.
+# ARGS are the lab's flags: make run ARGS='--port 0'.
+ARGS ?=
 run:
 	$(GO) build -o mesh-lab ./cmd/mesh-lab
-	exec ./mesh-lab
+	exec ./mesh-lab $(ARGS)
 
 # The graph of the lab's node ace (CONTROL=… for another client's socket).
 CONTROL ?= .lab/ace/control.sock

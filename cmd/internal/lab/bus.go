@@ -56,7 +56,7 @@ func startNATS(keysDir, credsDir, store string, port int, fleet []spec.Rights) (
 		// nats-server only logs a port it cannot listen on; say it here.
 		ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, strconv.Itoa(port)))
 		if err != nil {
-			return nil, fmt.Errorf("the lab's NATS port %d is taken (another lab or nats-server?); pass --port 0 for any free port: %w", port, err)
+			return nil, fmt.Errorf("the lab's NATS port %d is taken (another lab or nats-server?); pass --port 0 for any free port (make run ARGS='--port 0'): %w", port, err)
 		}
 		ln.Close()
 	}

@@ -384,8 +384,8 @@ func TestTakenPortIsSaid(t *testing.T) {
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
 	err = Run(context.Background(), Config{Dir: labDir(t), Port: port, Once: true, Out: &bustest.Buffer{}, Log: zerolog.Nop()})
-	if err == nil || !strings.Contains(err.Error(), "--port 0") {
-		t.Fatalf("Run on a taken port: %v, want an error saying --port 0", err)
+	if err == nil || !strings.Contains(err.Error(), "--port 0") || !strings.Contains(err.Error(), "make run ARGS='--port 0'") {
+		t.Fatalf("Run on a taken port: %v, want an error saying --port 0, and how make run passes it", err)
 	}
 }
 
