@@ -5,6 +5,7 @@ package unixsock
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -30,7 +31,12 @@ const MaxPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 // on every directory of the name. Only when path is too long for that
 // directory's name to fit a socket's is it bound beside path, where a
 // connection could be made in the moment before the chmod.
+//
+// A path longer than MaxPath is refused, naming it and the limit.
 func Listen(path string, mode os.FileMode) (net.Listener, error) {
+	if len(path) > MaxPath {
+		return nil, fmt.Errorf("%s: the path is %d bytes, longer than a unix socket's limit of %d (%d with the terminating NUL)", path, len(path), MaxPath, MaxPath+1)
+	}
 	ln, tmp, private, err := listenPrivately(path)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,11 @@
 package unixsock
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -90,5 +92,31 @@ func TestBeforeItsModeIsSetTheSocketIsInAPrivateDirectory(t *testing.T) {
 	}
 	if fi, err := os.Lstat(long); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("%s: %v %v", long, fi, err)
+	}
+}
+
+// A path too long for a unix socket, its directory included, is refused
+// with an error naming it and the limit (it made listenBeside panic on a
+// negative length: `mesh-fill serve --socket <a long path>` crashed).
+func TestAPathTooLongIsRefusedNotACrash(t *testing.T) {
+	base := t.TempDir()
+	for _, dirLen := range []int{MaxPath - len(base), MaxPath + 10 - len(base)} {
+		dir := filepath.Join(base, strings.Repeat("d", max(dirLen, 1)))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "fill.sock")
+		ln, err := Listen(path, 0o600)
+		if err == nil {
+			ln.Close()
+			t.Fatalf("Listen(%d-byte path): no error", len(path))
+		}
+		want := fmt.Sprintf("%s: the path is %d bytes, longer than a unix socket's limit of %d", path, len(path), MaxPath)
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Listen(%d-byte path): %v, want %q", len(path), err, want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("Listen left %v in %s", entries, dir)
+		}
 	}
 }
