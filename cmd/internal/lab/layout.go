@@ -33,7 +33,7 @@ const maxSocketPath = 100
 //	<dir>/<node>/fill.sock   each node's fill socket
 //	<dir>/<node>/control.sock each client's control socket
 //
-// The sockets move to a short temporary directory when <dir> is too long a
+// The sockets move to a short temporary directory ($TMPDIR, else /tmp) when <dir> is too long a
 // path for a unix socket.
 type layout struct {
 	dir      string // absolute
@@ -49,10 +49,24 @@ func newLayout(dir string, nodes []string) (*layout, error) {
 	}
 	l := &layout{dir: abs, sockets: abs, nodes: nodes}
 	longest := slices.MaxFunc(nodes, func(a, b string) int { return len(a) - len(b) })
-	if len(filepath.Join(abs, longest, "control.sock")) >= maxSocketPath {
-		t, err := os.MkdirTemp("", "mesh-lab-")
-		if err != nil {
-			return nil, fmt.Errorf("a short directory for the lab's sockets: %w", err)
+	fits := func(dir string) bool { return len(filepath.Join(dir, longest, "control.sock")) < maxSocketPath }
+	if !fits(abs) {
+		// $TMPDIR, else /tmp when $TMPDIR is a long path too (a CI
+		// runner's workspace, a test's temp dir).
+		var t string
+		for _, base := range []string{os.TempDir(), "/tmp"} {
+			if !fits(filepath.Join(base, "mesh-lab-0123456789")) {
+				continue
+			}
+			if t, err = os.MkdirTemp(base, "mesh-lab-"); err == nil {
+				break
+			}
+		}
+		if t == "" {
+			if err == nil {
+				err = fmt.Errorf("$TMPDIR (%s) and /tmp are too long paths too", os.TempDir())
+			}
+			return nil, fmt.Errorf("a short directory for the lab's sockets (%s is too long a path for them): %w", abs, err)
 		}
 		l.sockets, l.tempSock = t, true
 	}
