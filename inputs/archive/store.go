@@ -135,10 +135,10 @@ func (s *Store) get(ctx context.Context, w nodes.ArchiveWant) (map[string][]byte
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("templates archive %s: %w", ref, context.Cause(ctx))
+			return nil, fmt.Errorf("templates archive %s: %w", ref, s.cutShort(ctx, ref))
 		}
 		if r.err != nil && ctx.Err() != nil {
-			return nil, fmt.Errorf("templates archive %s: %w", ref, context.Cause(ctx))
+			return nil, fmt.Errorf("templates archive %s: %w", ref, s.cutShort(ctx, ref))
 		}
 		if r.err == nil && !mine {
 			s.used(w, hexDigest, r.files) // the reader recorded its own want
@@ -446,6 +446,7 @@ func (s *Store) fetchObject(ctx context.Context, bucket, name string, lim limits
 		return nil, errors.New("no JetStream connection to read the object store with")
 	}
 	obs, err := s.JS.ObjectStore(ctx, bucket)
+	err = notPermitted(s.JS, bucket, err)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil, fmt.Errorf("%w: object store bucket %q: %w", ErrNotThereYet, bucket, err)
 	}
@@ -453,6 +454,7 @@ func (s *Store) fetchObject(ctx context.Context, bucket, name string, lim limits
 		return nil, fmt.Errorf("object store bucket %q: %w", bucket, err)
 	}
 	res, err := obs.Get(ctx, name)
+	err = notPermitted(s.JS, bucket, err)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, fmt.Errorf("%w: object %q in bucket %q: %w", ErrNotThereYet, name, bucket, err)
 	}
