@@ -99,6 +99,23 @@ func newMeshOn(t testing.TB, tweak func(*server.Options), user string) *mesh {
 	return m
 }
 
+// newBareMesh is newMesh on a bus holding no bucket, registry or object
+// store at all (as before the server and the lab made theirs); the fill
+// server is running.
+func newBareMesh(t testing.TB) *mesh {
+	t.Helper()
+	s := bustest.Start(t)
+	m := &mesh{t: t, s: s, again: bustest.Same(s), fills: &fillLog{}, logs: &bustest.Buffer{}}
+	t.Cleanup(func() {
+		for _, c := range m.cancel {
+			c()
+		}
+	})
+	m.connect()
+	m.fillUnder()
+	return m
+}
+
 // provisionBus makes the provisioner's buckets, replicas each, and its
 // registry, as the server does, and the assignments and config buckets the
 // operator's tools make.
@@ -124,6 +141,13 @@ func provisionBus(t testing.TB, js jetstream.JetStream, replicas int) {
 func (m *mesh) provision(replicas int) {
 	m.t.Helper()
 	provisionBus(m.t, m.js, replicas)
+	m.fillUnder()
+}
+
+// fillUnder starts the fill server writing under a temporary root, and
+// makes the directory test archives are written to.
+func (m *mesh) fillUnder() {
+	m.t.Helper()
 	dir, err := os.MkdirTemp("", "prov") // short: unix socket paths are limited
 	if err != nil {
 		m.t.Fatal(err)
