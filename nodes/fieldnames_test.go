@@ -72,3 +72,25 @@ func TestTheExamplePlansNameTheirFieldsExactly(t *testing.T) {
 		}
 	}
 }
+
+// A plan followed by a null under its name (again, or but for case) is
+// read by encoding/json as no plan: it is refused as given twice instead,
+// never taken as another domain's value (the module would leave the
+// node). Nulls alone are no plan, however named.
+func TestAPlanAndANullUnderItsNameIsNoAssignmentWithoutAPlan(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{`{"provisioning": {"files": []}, "provisioning": null}`, `field "provisioning" is given twice`},
+		{`{"provisioning": {}, "Provisioning" : null}`, `field "Provisioning" is not "provisioning"`},
+		{`{"runs": {"a": [1, "}"]}, "provisioning": {"x": "\"{"}, "PROVISIONING": null}`, `field "PROVISIONING" is not "provisioning"`},
+	} {
+		_, err := ParseAssignment("ace.web", []byte(c.data))
+		if _, ok := errors.AsType[*PlanError](err); !ok || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a PlanError saying %s", c.data, err, c.want)
+		}
+	}
+	for _, data := range []string{`{"provisioning": null}`, `{"Provisioning": null, "provisioning": null}`, `{"runs": {"provisioning": {}}}`, `{}`} {
+		if _, err := ParseAssignment("ace.web", []byte(data)); !errors.Is(err, ErrNoPlan) {
+			t.Errorf("%s: got %v, want ErrNoPlan", data, err)
+		}
+	}
+}
