@@ -125,20 +125,27 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[stri
 	}
 	out := map[string]*Template{}
 	var reasons []string
-	names := make([]string, 0, len(p.Files)+len(p.Items))
-	for _, f := range p.Files {
-		names = append(names, f.Template)
-	}
-	for _, it := range p.Items {
-		names = append(names, it.Template)
-	}
-	for _, name := range names {
-		if _, done := out[name]; done {
+	missing := map[string]bool{} // said once, at the first file or item naming it
+	for i := range len(p.Files) + len(p.Items) {
+		var name string
+		if i < len(p.Files) {
+			name = p.Files[i].Template
+		} else {
+			name = p.Items[i-len(p.Files)].Template
+		}
+		if _, done := out[name]; done || missing[name] {
 			continue
 		}
 		text, ok := members[name]
 		if !ok {
-			reasons = append(reasons, "template "+name+" is not in the templates archive")
+			missing[name] = true
+			who := ""
+			if i < len(p.Files) {
+				who = fmt.Sprintf("files[%d] (%s)", i, p.Files[i].Path)
+			} else {
+				who = fmt.Sprintf("items[%d] (%s)", i-len(p.Files), p.Items[i-len(p.Files)].Collection)
+			}
+			reasons = append(reasons, fmt.Sprintf("%s: template %q is not in the templates archive %s", who, name, p.Templates.Ref))
 			continue
 		}
 		if c, ok := cache[name]; ok && bytes.Equal(c.text, text) {
