@@ -44,3 +44,63 @@ func TestAPlanGivenTwiceTheLastANullFailsAndLosesNoFile(t *testing.T) {
 		})
 	}
 }
+
+// The same value, a consumer's plan on another node, is no unbinding: the
+// provider's consumers file keeps the consumer as its last plan bound it
+// (as for a plan that does not parse), and the provider is not filled
+// again.
+func TestAConsumersPlanGivenTwiceTheLastANullKeepsItsBinding(t *testing.T) {
+	m := newMesh(t)
+	v := m.devVault()
+	v.Set(t.Context(), pair("g14", "cc", ""), []byte("p1"))
+	m.assign("ace", "gitea", giteaPlan(), giteaTemplates)
+	m.assign("g14", "cc", consumerPlan(), nil)
+	m.client("ace")
+	m.waitConsumers("/etc/gitea/consumers.json", pair("g14", "cc", ""))
+	m.waitState("ace", "gitea", "applied")
+	m.settle()
+	from := m.fills.count()
+
+	good, _ := m.get(spec.AssignmentsBucket, "g14.cc")
+	m.put(spec.AssignmentsBucket, "g14.cc", strings.TrimSuffix(good, "}")+`,"provisioning":null}`)
+	m.settle()
+	time.Sleep(200 * time.Millisecond)
+	m.waitConsumers("/etc/gitea/consumers.json", pair("g14", "cc", ""))
+	for _, r := range m.fills.requests("gitea", from) {
+		t.Errorf("the provider was filled again: %v", r.Files)
+	}
+}
+
+// A provider's plan given so, on another node or on the consumer's own,
+// is no plan taken away: its consumers are judged by its last offers and
+// stay applied, their files as they were.
+func TestAProvidersPlanGivenTwiceTheLastANullKeepsItsOffers(t *testing.T) {
+	for _, node := range []string{"novox", "ace"} {
+		t.Run(node, func(t *testing.T) {
+			m := newMesh(t)
+			m.bucket("gitea_bound")
+			m.boundConsumer() // gitea on novox, cc on ace
+			if node == "ace" {
+				m.del(spec.AssignmentsBucket, "novox.gitea")
+				m.provider("ace", "gitea", nodes.Offer{Provision: "gitea-read"})
+			}
+			m.put("gitea_bound", "ace.cc.gitea-read", `{"state":"bound","values":{"as":"u","url":"h"}}`)
+			m.client("ace")
+			m.waitFile("/etc/cc/forge.toml", "user = u\nurl = h\n")
+			m.waitState("ace", "cc", "applied")
+			m.settle()
+
+			key := node + ".gitea"
+			good, _ := m.get(spec.AssignmentsBucket, key)
+			m.put(spec.AssignmentsBucket, key, strings.TrimSuffix(good, "}")+`,"provisioning":null}`)
+			if node == "ace" {
+				m.waitState("ace", "gitea", "failed")
+			}
+			m.settle()
+			time.Sleep(300 * time.Millisecond)
+			if r, _ := m.report("ace", "cc"); r["state"] != "applied" {
+				t.Errorf("the consumer's report %v, want it applied still", r)
+			}
+		})
+	}
+}
