@@ -320,6 +320,9 @@ func validatePlan(p *Plan) string {
 			}
 		}
 	}
+	if msg := nestedPath(paths); msg != "" {
+		return msg
+	}
 	if msg := checkProvides(p.Provides); msg != "" {
 		return msg
 	}
