@@ -19,7 +19,8 @@ import (
 // field given twice, naming it and where it stands. A name no field has is
 // let by, as ParseAssignment always did: the controller may add fields,
 // and other domains' fields sit beside "provisioning". Placement names and
-// an offer's have keys are the plan's own names, not fields: any case goes.
+// an offer's have keys are the plan's own names, not fields: any case goes,
+// but each once in its object (the last or the first, as the reader).
 
 // fieldSchema is what names an object of a type may hold: its fields'
 // JSON names and, per name, its index and the schema of its value; elem is
@@ -28,6 +29,7 @@ import (
 type fieldSchema struct {
 	fields map[string]fieldOf
 	elem   *fieldSchema
+	isMap  bool // a map: its names are the plan's own (any case), each once
 }
 
 type fieldOf struct {
@@ -44,7 +46,12 @@ func schemaOf(t reflect.Type) *fieldSchema {
 	switch t.Kind() {
 	case reflect.Pointer:
 		return schemaOf(t.Elem())
-	case reflect.Slice, reflect.Array, reflect.Map:
+	case reflect.Map:
+		// A placement's names and a have's keys: any case, but a name
+		// given twice in one object is read as its last by encoding/json
+		// and as its first by other readers, so it is checked.
+		return &fieldSchema{elem: schemaOf(t.Elem()), isMap: true}
+	case reflect.Slice, reflect.Array:
 		if e := schemaOf(t.Elem()); e != nil {
 			return &fieldSchema{elem: e}
 		}
@@ -167,6 +174,7 @@ func (s *jsonScan) value(sch *fieldSchema) string {
 func (s *jsonScan) object(sch *fieldSchema) string {
 	s.i++
 	var seen uint64
+	var names map[string]bool // a map's names seen
 	for {
 		s.ws()
 		if s.b[s.i] == '}' {
@@ -180,8 +188,17 @@ func (s *jsonScan) object(sch *fieldSchema) string {
 		step := ""
 		switch {
 		case sch == nil:
-		case sch.fields == nil: // a map: its names are the plan's own
+		case sch.isMap: // its names are the plan's own
+			if names == nil {
+				names = map[string]bool{}
+			}
+			if names[string(name)] {
+				return fmt.Sprintf("%sname %q is given twice", s.at(), name)
+			}
+			names[string(name)] = true
 			next, step = sch.elem, string(name)
+		case sch.fields == nil: // an array's schema where an object stands: json.Unmarshal refused it already
+			next = nil
 		default:
 			f, ok := sch.fields[string(name)]
 			if !ok {

@@ -94,3 +94,25 @@ func TestAPlanAndANullUnderItsNameIsNoAssignmentWithoutAPlan(t *testing.T) {
 		}
 	}
 }
+
+// A placement name or an offer's have key given twice in one object is
+// read by encoding/json as its last value and by a reader taking the
+// first as another: it is refused as a field given twice is, naming where
+// it stands. The same name in two objects, or names differing in case,
+// are distinct.
+func TestANameGivenTwiceInAPlacementOrAHaveFailsTheModule(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{strings.Replace(specExample, `"http": "8417"`, `"http": "8417", "http": "9000"`, 1), `provisioning.placement.port: name "http" is given twice`},
+		{strings.Replace(specExample, `"provides": []`, `"provides": [{"provision": "p", "have": {"url": "a", "url": "b"}}]`, 1), `provisioning.provides[0].have: name "url" is given twice`},
+	} {
+		_, err := ParseAssignment("ace.claude-code", []byte(c.data))
+		if _, ok := errors.AsType[*PlanError](err); !ok || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v; want a PlanError saying %s", err, c.want)
+		}
+	}
+	ok := strings.Replace(specExample, `"http": "8417"`, `"http": "8417", "HTTP": "9000"`, 1)
+	ok = strings.Replace(ok, `"provides": []`, `"provides": [{"provision": "p", "have": {"http": "a"}}, {"provision": "q", "have": {"http": "a"}}]`, 1)
+	if _, err := ParseAssignment("ace.claude-code", []byte(ok)); err != nil {
+		t.Fatal(err)
+	}
+}
