@@ -36,3 +36,15 @@ func TestAProvisionsEntryWithoutACredentialFailsItsModuleNamingIt(t *testing.T) 
 		t.Errorf("good %v %q", v.State, v.Reason)
 	}
 }
+
+// A credential form of blanks alone is none: refused as a missing one,
+// not sent to the vault as the form "  ".
+func TestABlankCredentialIsNoCredential(t *testing.T) {
+	for _, form := range []string{" ", "\t", "  \n"} {
+		_, err := ParseAssignment("ace.cc", planJSON("ace", "cc", Plan{Provisions: []ProvisionSpec{
+			{Provision: "gitea-read", Provider: "gitea", Credential: form}}}))
+		if err == nil || !strings.Contains(err.Error(), "provisions[0] (gitea-read): no credential") {
+			t.Errorf("credential %q: got %v, want it refused as no credential", form, err)
+		}
+	}
+}

@@ -273,7 +273,7 @@ func validatePlan(p *Plan) string {
 		if msg := spec.CheckNameLen("provider", pr.Provider); msg != "" {
 			return fmt.Sprintf("%s: %s", who, msg)
 		}
-		if pr.Credential == "" {
+		if strings.TrimSpace(pr.Credential) == "" { // blanks alone are no form either
 			return fmt.Sprintf("%s: no credential (the offer's credential form, required: SPEC §3)", who)
 		}
 		if pr.Local != "" {
