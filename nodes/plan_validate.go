@@ -436,6 +436,8 @@ func checkAbsPath(p string) string {
 		return fmt.Sprintf("%q is not absolute", p)
 	case strings.IndexByte(p, 0) >= 0:
 		return fmt.Sprintf("%q holds a NUL byte", p)
+	case spec.CheckPathLen(p) != "":
+		return spec.CheckPathLen(p)
 	case spec.HasDotDot(p):
 		return fmt.Sprintf("%q holds \"..\"", p)
 	case path.Clean(p) != p:
