@@ -89,3 +89,25 @@ func TestAModuleNamingTooManyPlaceholdersInAllFailsNamingTheLimit(t *testing.T) 
 		t.Errorf("%d placeholders in all refused: %s", (over-1)*per, msg)
 	}
 }
+
+// A template that does not parse, or that the archive lacks, is said once
+// however many files and items name it, the missing one at the first.
+func TestABrokenOrMissingTemplateIsSaidOnceHoweverManyFilesNameIt(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	var p Plan
+	for i := range 3 {
+		p.Files = append(p.Files, FileSpec{Path: fmt.Sprintf("/etc/x/%d", i), Template: "broken"},
+			FileSpec{Path: fmt.Sprintf("/etc/y/%d", i), Template: "gone"})
+		p.Items = append(p.Items, ItemSpec{Collection: fmt.Sprintf("c%d", i), Template: "broken"})
+	}
+	m.Put(spec.AssignmentsBucket, "ace.x", planJSON("ace", "x", p))
+	m.SetArchive("x", digestA, map[string][]byte{"broken": []byte("a ${config:x\n")})
+	m.Stabilize()
+	v := m.View("x")
+	for _, want := range []string{`broken:1:3: unclosed "${"`, `files[1] (/etc/y/0): template "gone" is not in the templates archive`, `template "gone"`} {
+		if n := strings.Count(v.Reason, want); n != 1 {
+			t.Errorf("the reason says %q %d times, want once: %q", want, n, v.Reason)
+		}
+	}
+}

@@ -125,7 +125,7 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[stri
 	}
 	out := map[string]*Template{}
 	var reasons []string
-	missing := map[string]bool{} // said once, at the first file or item naming it
+	said := map[string]bool{} // missing or broken: said (and parsed) once, at the first file or item naming it
 	for i := range len(p.Files) + len(p.Items) {
 		var name string
 		if i < len(p.Files) {
@@ -133,12 +133,12 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[stri
 		} else {
 			name = p.Items[i-len(p.Files)].Template
 		}
-		if _, done := out[name]; done || missing[name] {
+		if _, done := out[name]; done || said[name] {
 			continue
 		}
 		text, ok := members[name]
 		if !ok {
-			missing[name] = true
+			said[name] = true
 			who := ""
 			if i < len(p.Files) {
 				who = fmt.Sprintf("files[%d] (%s)", i, p.Files[i].Path)
@@ -157,6 +157,7 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[stri
 			err = CheckKinds(t)
 		}
 		if err != nil {
+			said[name] = true
 			reasons = append(reasons, err.Error())
 			continue
 		}
