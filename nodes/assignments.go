@@ -310,7 +310,7 @@ func parseBindings(node, module string, data []byte) (*Assignment, error) {
 		return nil, fmt.Errorf("module %q on node %q: %w: %w", module, node, errUnparsed, err)
 	}
 	if a.Provisioning == nil {
-		if namesAPlan(data) { // a plan, then a null under its name: not "no plan" (ParseAssignment)
+		if spec.NamesAPlan(data) { // a plan, then a null under its name: not "no plan" (ParseAssignment)
 			return nil, fmt.Errorf("module %q on node %q: %w: \"provisioning\" is a plan and then null", module, node, errUnparsed)
 		}
 		return nil, ErrNoPlan

@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -249,40 +248,4 @@ func (s *jsonScan) at() string {
 		return ""
 	}
 	return b.String() + ": "
-}
-
-// namesAPlan says whether data, valid JSON, is an object holding a name
-// that is "provisioning" or is it but for case or folding, with a value
-// that is not null. encoding/json takes the last of such names, so
-// {"provisioning": {…}, "provisioning": null} read as no plan, and its
-// module left the node (its owned files removed) where a reader taking
-// the first, or every, name sees a plan: ParseAssignment asks this before
-// it calls a value another domain's, and fails the module with
-// checkFieldNames's reason instead.
-func namesAPlan(data []byte) bool {
-	s := jsonScan{b: data}
-	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
-		return false
-	}
-	s.i++
-	for {
-		s.ws()
-		if s.b[s.i] == '}' {
-			return false
-		}
-		name := s.str()
-		s.ws()
-		s.i++ // ':'
-		s.ws()
-		start := s.i
-		s.value(nil)
-		if strings.EqualFold(string(name), "provisioning") && !bytes.Equal(bytes.TrimSpace(s.b[start:s.i]), nullText) {
-			return true
-		}
-		s.ws()
-		if s.b[s.i] == ',' {
-			s.i++
-		}
-	}
 }

@@ -64,7 +64,7 @@ func (e *PlanError) Unwrap() error { return e.Err }
 // (<node>.<module>, tokens encoded as SPEC §2.1) and checks its plan against
 // SPEC §3. Unknown JSON fields are allowed; a field of the wrong type, a
 // field named but for case, or given twice, is not (checkFieldNames). An assignment without "provisioning" is not the provisioner's
-// (SPEC §3 r2): it returns ErrNoPlan (but a plan followed by a null under its name is refused: namesAPlan). "node" and "module", when absent, are the key's. On success an empty form is set to "owned" and an empty
+// (SPEC §3 r2): it returns ErrNoPlan (but a plan followed by a null under its name is refused: spec.NamesAPlan). "node" and "module", when absent, are the key's. On success an empty form is set to "owned" and an empty
 // on_change.action to "none"; an empty mode stays "" (see DefaultMode).
 func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	toks, err := spec.DecodeKey(key, 2)
@@ -97,7 +97,7 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
 	}
 	if len(probe.Provisioning) == 0 || string(probe.Provisioning) == "null" {
-		if namesAPlan(data) { // a plan, and a null named as it after it
+		if spec.NamesAPlan(data) { // a plan, and a null named as it after it
 			if msg := checkFieldNames(data); msg != "" {
 				return nil, perr("%s", msg)
 			}

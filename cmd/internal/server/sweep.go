@@ -211,8 +211,10 @@ func (s *sweeper) assignment(e jetstream.KeyValueEntry) {
 		a.plan = false
 	} else if err := json.Unmarshal(e.Value(), &v); err == nil {
 		// A value that does not parse is still assigned: its client fails the module.
-		a.plan = v.Provisioning != nil
-		if a.plan {
+		// A plan followed by a null under its name is the client's to
+		// refuse (spec.NamesAPlan): assigned with a plan too.
+		a.plan = v.Provisioning != nil || spec.NamesAPlan(e.Value())
+		if v.Provisioning != nil {
 			a.provisions = v.Provisioning.Provisions
 		}
 	}

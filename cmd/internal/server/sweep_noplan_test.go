@@ -39,3 +39,30 @@ func TestSweepTakesAnAssignmentThatIsNoJSONObjectAsCarryingNoPlan(t *testing.T) 
 		t.Errorf("orphans %+v, want ace.list's report (its assignment carries no plan)", r.Orphans)
 	}
 }
+
+// A plan followed by a null under its name is the client's to fail (it
+// refuses it as given twice, nodes.ParseAssignment), not a value without a
+// plan: assigned with a plan, and its report no orphan.
+func TestSweepTakesAPlanFollowedByANullAsAPlan(t *testing.T) {
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	as := assignmentsKV(t, js)
+	put(t, as, "ace.twice", `{"provisioning":{},"provisioning":null}`)
+	put(t, as, "ace.cased", `{"provisioning":{"files":[]}, "Provisioning" : null}`)
+	put(t, as, "ace.none", `{"provisioning":null,"runs":{"provisioning":{}}}`)
+	applied := bucket(t, js, spec.AppliedBucket)
+	put(t, applied, "ace.cased", `{"node":"ace","module":"cased","state":"failed"}`)
+	put(t, applied, "ace.none", `{"node":"ace","module":"none","state":"applied"}`)
+	serveQuery(t, nc, js)
+	r, err := AskSweep(testCtx(t), nc, "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(r.NoReport); got != "[{ace twice}]" {
+		t.Errorf("no_report %s, want ace/twice", got)
+	}
+	if len(r.Orphans) != 1 || r.Orphans[0].Key != "ace.none" {
+		t.Errorf("orphans %+v, want ace.none's report alone", r.Orphans)
+	}
+}
