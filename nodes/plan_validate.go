@@ -523,8 +523,14 @@ func validBucketPart(s string) bool {
 	return true
 }
 
+// maxOwnerBytes bounds a user or group name, as mesh-fill does.
+const maxOwnerBytes = 256
+
 func checkOwnership(owner, group, mode string) string {
 	for _, x := range [][2]string{{"owner", owner}, {"group", group}} {
+		if len(x[1]) > maxOwnerBytes { // what mesh-fill takes (a directory service's names)
+			return fmt.Sprintf("%s %.40q… is %d bytes long; a user or group name is at most %d", x[0], x[1], len(x[1]), maxOwnerBytes)
+		}
 		if strings.ContainsAny(x[1], ": /") || hasControl(x[1]) {
 			return fmt.Sprintf("%s %q is not a user or group name", x[0], x[1])
 		}
