@@ -107,6 +107,15 @@ func TestServeMetricsFromTheSweep(t *testing.T) {
 		_, err = nc.Request(spec.QuerySubject, []byte(`{"what":"sweep"}`), 5*time.Second)
 		return err
 	})
+	// The pass counts its writes once it is over, after the delete the
+	// wait above saw.
+	bustest.Eventually(t, 10*time.Second, func() error {
+		fams, _ := scrape(t, addr)
+		if value(t, fams, "mesh_provisioner_registry_writes_total", "op", "delete") == 0 {
+			return fmt.Errorf("the registry pass is not counted yet")
+		}
+		return nil
+	})
 	if _, err := nc.Request(spec.QuerySubject, []byte(`{"what":"nope"}`), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}

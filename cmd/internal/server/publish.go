@@ -106,7 +106,7 @@ func (r registryLoop) run(ctx context.Context) {
 		purge := r.purge != nil && (lastPurge.IsZero() || last.Sub(lastPurge) >= r.purgeEvery)
 		// Watched from before the pass, so a change made while it runs
 		// is seen too (its own writes hold the table: no change).
-		w, stopWatch := watchDrift(ctx, kv)
+		w, stopWatch := watchDrift(ctx, kv, false)
 		written, deleted, kicked, purgedAt, err := r.pass(ctx, pass > 0, purge)
 		if !purgedAt.IsZero() {
 			lastPurge = purgedAt
@@ -134,8 +134,8 @@ func (r registryLoop) run(ctx context.Context) {
 		if !kicked {
 			if w == nil {
 				// The bucket was missing before the pass (it made it
-				// again): watched from now on.
-				w, stopWatch = watchDrift(ctx, kv)
+				// again): watched from what it holds now on.
+				w, stopWatch = watchDrift(ctx, kv, true)
 			}
 			k, drift, done := waitNext(ctx, wait, r.kick, w, want)
 			stopWatch()

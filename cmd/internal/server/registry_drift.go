@@ -55,11 +55,19 @@ func (b *driftBackoff) next(now time.Time, every time.Duration) time.Duration {
 
 // watchDrift watches the registry bucket for changes from now on (up to
 // 256 updates are held until they are read: a pass writes at most one a
-// kind); nil when the watch could not be made (then only the interval
-// puts a change back). stop ends it, and may be called again.
-func watchDrift(ctx context.Context, kv jetstream.KeyValue) (w jetstream.KeyWatcher, stop func()) {
+// kind), or, with current, from what it holds now on: a watch made after
+// a pass (the bucket was missing before it) would miss a change made
+// between the pass and the watch, so it reads every key first (what the
+// pass wrote is no drift). nil when the watch could not be made (then
+// only the interval puts a change back). stop ends it, and may be called
+// again.
+func watchDrift(ctx context.Context, kv jetstream.KeyValue, current bool) (w jetstream.KeyWatcher, stop func()) {
 	wctx, cancel := context.WithCancel(ctx)
-	w, err := kv.Watch(wctx, ">", jetstream.UpdatesOnly())
+	var opts []jetstream.WatchOpt
+	if !current {
+		opts = append(opts, jetstream.UpdatesOnly())
+	}
+	w, err := kv.Watch(wctx, ">", opts...)
 	if err != nil {
 		cancel()
 		return nil, func() {}
