@@ -2,32 +2,24 @@ package archive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
 // notPermitted turns err, a look at object store bucket that failed, into
 // "not permitted to read object store <bucket>" when it came of the bus
 // refusing this connection the store. nats.go does not fail the refused
 // call: the server's "Permissions Violation for Publish to …" arrives on
-// the connection's LastError and the call times out (as inputs/bus says
-// of a bucket, SPEC §4.6). A client's rights name one object store
+// the connection's LastError and the call times out (bus.Refused, as for
+// a bucket, SPEC §4.6). A client's rights name one object store
 // (spec.ArtifactsStore); without this a plan naming another failed with a
 // bare "context deadline exceeded".
 func notPermitted(js jetstream.JetStream, bucket string, err error) error {
-	if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
-		return err
-	}
-	last := js.Conn().LastError()
-	if last == nil || !errors.Is(last, nats.ErrPermissionViolation) {
-		return err
-	}
-	s, stream := last.Error(), "OBJ_"+bucket
-	if !strings.Contains(s, stream+`"`) && !strings.Contains(s, stream+".") && !strings.Contains(s, "$O."+bucket+".") {
+	if !bus.Refused(js, err, "OBJ_"+bucket, "$O."+bucket+".") {
 		return err
 	}
 	return fmt.Errorf("not permitted to read object store %s (the bus refused it): %w", bucket, err)

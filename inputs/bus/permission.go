@@ -22,6 +22,14 @@ import (
 // notPermitted says whether err, a lookup or watch of bucket that failed,
 // came of the bus refusing the connection the bucket.
 func notPermitted(js jetstream.JetStream, bucket string, err error) bool {
+	return Refused(js, err, "KV_"+bucket)
+}
+
+// Refused says whether err, a JetStream call on js that timed out, came
+// of the bus refusing the connection a subject of stream (KV_<bucket>,
+// OBJ_<store>) or one starting with one of also ("$O.<store>."): the
+// connection's last error is a permission violation naming it.
+func Refused(js jetstream.JetStream, err error, stream string, also ...string) bool {
 	if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
 		return false
 	}
@@ -30,8 +38,15 @@ func notPermitted(js jetstream.JetStream, bucket string, err error) bool {
 		return false
 	}
 	s := last.Error()
-	stream := "KV_" + bucket
-	return strings.Contains(s, stream+`"`) || strings.Contains(s, stream+".")
+	if strings.Contains(s, stream+`"`) || strings.Contains(s, stream+".") {
+		return true
+	}
+	for _, a := range also {
+		if strings.Contains(s, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // sayNotPermitted delivers NotPermitted once (said keeps whether it was)
