@@ -79,6 +79,16 @@ func publish(subject string) func(ctx context.Context, u *user) error {
 	}
 }
 
+func purge(stream string) func(ctx context.Context, u *user) error {
+	return func(ctx context.Context, u *user) error {
+		st, err := u.js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		return st.Purge(ctx)
+	}
+}
+
 func subscribe(subject string) func(ctx context.Context, u *user) error {
 	return func(ctx context.Context, u *user) error {
 		if _, err := u.nc.SubscribeSync(subject); err != nil {
@@ -219,13 +229,7 @@ func testClientRefusals(t *testing.T, mode string) {
 		},
 		refusal{
 			name: "ace purges a bucket", as: "provisioner-ace",
-			do: func(ctx context.Context, u *user) error {
-				st, err := u.js.Stream(ctx, "KV_"+needsBucket)
-				if err != nil {
-					return err
-				}
-				return st.Purge(ctx)
-			},
+			do:   purge("KV_" + needsBucket),
 			verb: "Publish", subject: "$JS.API.STREAM.PURGE.KV_mesh-provisioner_needs",
 		},
 		refusal{
@@ -333,13 +337,7 @@ func testClientRefusals(t *testing.T, mode string) {
 		},
 		refusal{
 			name: "the provider gitea purges the needs", as: "gitea",
-			do: func(ctx context.Context, u *user) error {
-				st, err := u.js.Stream(ctx, "KV_"+needsBucket)
-				if err != nil {
-					return err
-				}
-				return st.Purge(ctx)
-			},
+			do:   purge("KV_" + needsBucket),
 			verb: "Publish", subject: "$JS.API.STREAM.PURGE.KV_mesh-provisioner_needs",
 		},
 		refusal{
