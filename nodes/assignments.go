@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 
@@ -164,37 +165,66 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 }
 
 // index keeps, for every provider/provision, the assignments whose plans
-// bind a consumer to it, and refreshes the consumers lists that moved.
+// bind a consumer to it, and refreshes the consumers lists that moved. A
+// provider/provision the key's old and new plans bind alike (the same
+// entries, locals in the same order) did not move: another node's plan
+// changing what binds nothing here (a placement, a file) rebuilt the whole
+// list of every provider it names, each consumer's key sorted and its
+// vault leaf looked up, and a mesh read again after a reconnect did so for
+// every consumer (quadratic: 20 s of CPU at 50,000 assignments,
+// BenchmarkBigMeshNodeGraph).
 func (m *NodeGraph) index(key string, asg *Assignment) {
-	touched := map[string]bool{}
+	var oldBinds, newBinds map[string][]string // provider/provision → the entries' locals, in order
 	if old := m.assignments[key]; old != nil {
-		for _, p := range old.Provisioning.Provisions {
-			pk := p.Provider + "/" + p.Provision
+		oldBinds = bindsOf(old)
+		for pk := range oldBinds {
 			delete(m.bindings[pk], key)
 			if len(m.bindings[pk]) == 0 {
 				delete(m.bindings, pk) // bound again below if asg still names it
 			}
-			touched[pk] = true
 		}
 	}
 	if asg == nil {
 		delete(m.assignments, key)
 	} else {
 		m.assignments[key] = asg
-		for _, p := range asg.Provisioning.Provisions {
-			pk := p.Provider + "/" + p.Provision
+		newBinds = bindsOf(asg)
+		for pk := range newBinds {
 			if m.bindings[pk] == nil {
 				m.bindings[pk] = map[string]bool{}
 			}
 			m.bindings[pk][key] = true
-			touched[pk] = true
 		}
 	}
-	for pk := range touched {
+	refresh := func(pk string) {
 		if n := m.existing(KindBindings, pk); n != nil {
 			m.refreshConsumers(pk)
 		}
 	}
+	for pk, locals := range oldBinds {
+		if nw, ok := newBinds[pk]; !ok || !slices.Equal(locals, nw) {
+			refresh(pk)
+		}
+	}
+	for pk := range newBinds {
+		if _, ok := oldBinds[pk]; !ok {
+			refresh(pk)
+		}
+	}
+}
+
+// bindsOf is what a plan binds: for each provider/provision its entries
+// name, the entries' locals in order (nil for a plan that binds nothing).
+func bindsOf(a *Assignment) map[string][]string {
+	if len(a.Provisioning.Provisions) == 0 {
+		return nil
+	}
+	out := make(map[string][]string, len(a.Provisioning.Provisions))
+	for _, p := range a.Provisioning.Provisions {
+		pk := p.Provider + "/" + p.Provision
+		out[pk] = append(out[pk], p.Local)
+	}
+	return out
 }
 
 // bindingsOf lists the consumers bound to provider/provision: in the order

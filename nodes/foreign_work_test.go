@@ -1,0 +1,50 @@
+package nodes
+
+import (
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// On a big mesh every client reads every node's plans (SPEC §2.2), so
+// another node's plan that changes what binds nothing here (a placement
+// moved, a file added) must cost this client next to nothing: no consumers
+// list built again, no offer judged again. Each such change rebuilt the
+// whole ${consumers:X} list of a provider here (sorting every consumer's
+// key, a vault leaf looked up for each), or re-read and re-judged the
+// offers of a provider assigned on every node, so a client read a mesh of
+// 50,000 assignments again in 20 s of CPU after a reconnect (quadratic:
+// BenchmarkBigMeshNodeGraph).
+func TestAForeignPlanThatBindsAndOffersAsBeforeRecomputesNothing(t *testing.T) {
+	m := NewNodeGraph(bigLocal)
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "node-0000.gitea", planJSON(bigLocal, "gitea", Plan{
+		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []Offer{{Provision: "git-read"}}}))
+	m.Put(spec.AssignmentsBucket, "node-0000.cc", planJSON(bigLocal, "cc", Plan{
+		Files: []FileSpec{{Path: "/etc/cc/agent", Template: "b"}}, Provisions: []ProvisionSpec{{Provision: "api", Provider: "agent", Credential: "token"}}}))
+	m.Put(spec.AssignmentsBucket, "node-0000.agent", bigPlan(bigLocal, "agent", 0))
+	for n := 1; n <= 3; n++ {
+		m.Put(spec.AssignmentsBucket, spec.EncodeKey(bigNode(n), "agent"), bigPlan(bigNode(n), "agent", 0))
+		m.Put(spec.AssignmentsBucket, spec.EncodeKey(bigNode(n), "c01"), bigPlan(bigNode(n), "c01", 0))
+	}
+	for _, mod := range []string{"gitea", "cc", "agent"} {
+		m.SetArchive(mod, digestA, map[string][]byte{"c": []byte("${consumers:git-read}"), "b": []byte("${bound:api:url}"), "t": []byte("x")})
+	}
+	for _, name := range m.TakeNewSecrets() {
+		m.SetSecret(name, []byte("v"), time.Time{})
+	}
+	m.Stabilize()
+	if f := file(m, "gitea", "/etc/gitea/consumers.json"); f.Value == nil || len(f.Value.mustBytes()) < 100 {
+		t.Fatalf("gitea's consumers not filled: %+v", f)
+	}
+	for _, key := range []string{spec.EncodeKey(bigNode(2), "c01"), spec.EncodeKey(bigNode(2), "agent")} {
+		toks, _ := spec.DecodeKey(key, 2)
+		rec := m.Graph().Counters().Recomputed.Load()
+		m.Put(spec.AssignmentsBucket, key, bigPlan(toks[0], toks[1], 1)) // its placement moved
+		m.Stabilize()
+		if n := m.Graph().Counters().Recomputed.Load() - rec; n != 0 {
+			t.Errorf("%s changed its placement alone: %d nodes recomputed here, want none", key, n)
+		}
+	}
+}
