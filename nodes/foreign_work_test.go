@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/graph"
+
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -46,5 +48,45 @@ func TestAForeignPlanThatBindsAndOffersAsBeforeRecomputesNothing(t *testing.T) {
 		if n := m.Graph().Counters().Recomputed.Load() - rec; n != 0 {
 			t.Errorf("%s changed its placement alone: %d nodes recomputed here, want none", key, n)
 		}
+	}
+}
+
+// The offers of a provider assigned on several nodes are its first key's
+// in byte order (SPEC §4.6), as keys come and go: a key put before the
+// first becomes it, the first deleted hands over to the next.
+func TestOffersFollowTheFirstKeyAsKeysComeAndGo(t *testing.T) {
+	m := NewNodeGraph(bigLocal)
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "node-0000.cc", planJSON(bigLocal, "cc", Plan{
+		Files: []FileSpec{{Path: "/etc/cc/agent", Template: "b"}}, Provisions: []ProvisionSpec{{Provision: "api", Provider: "agent", Credential: "token"}}}))
+	m.SetArchive("cc", digestA, map[string][]byte{"b": []byte("${bound:api:url}")})
+	agent := func(node, url string) []byte {
+		return planJSON(node, "agent", Plan{Provides: []Offer{{Provision: "api", Have: map[string]string{"url": url}}, {Provision: "admin", AnsweredBy: AnsweredByHelper}}})
+	}
+	want := func(step, url string) {
+		t.Helper()
+		m.Stabilize()
+		if f := file(m, "cc", "/etc/cc/agent"); f.Value == nil || string(f.Value.mustBytes()) != url {
+			t.Fatalf("%s: cc's file %+v, want %q", step, f, url)
+		}
+	}
+	m.Put(spec.AssignmentsBucket, "node-0003.agent", agent("node-0003", "B"))
+	want("node-0003 alone", "B")
+	m.Put(spec.AssignmentsBucket, "node-0002.agent", agent("node-0002", "A"))
+	want("node-0002 put before it", "A")
+	m.Put(spec.AssignmentsBucket, "node-0003.agent", agent("node-0003", "B2"))
+	want("node-0003 changed", "A")
+	m.Put(spec.AssignmentsBucket, "node-0001.agent", agent("node-0001", "C"))
+	want("node-0001 put first", "C")
+	m.Put(spec.AssignmentsBucket, "node-0001.agent", agent("node-0001", "C2"))
+	want("node-0001 changed", "C2")
+	m.Delete(spec.AssignmentsBucket, "node-0001.agent")
+	want("node-0001 deleted", "A")
+	m.Delete(spec.AssignmentsBucket, "node-0003.agent")
+	want("node-0003 deleted", "A")
+	m.Delete(spec.AssignmentsBucket, "node-0002.agent")
+	m.Stabilize()
+	if v := m.View("cc"); v.State == graph.Ready {
+		t.Fatalf("agent assigned nowhere: cc %+v", v)
 	}
 }

@@ -42,6 +42,7 @@ type NodeGraph struct {
 	assignments map[string]*Assignment
 	bindings    map[string]map[string]bool     // provider/provision → assignment keys naming it
 	offerKeys   map[string]map[string]offersAt // provider module → its assignment keys → what each offers
+	offerFirst  map[string]string              // provider module → the first of its keys in byte order (offersOf)
 	// unparsedKeys: assignment key → its module, for each whose value does
 	// not parse (its bindings and offers kept: keptplans.go); plansBefore:
 	// what the last run kept, until the first stabilization; keptMoved:
@@ -99,7 +100,7 @@ func NewNodeGraph(node string) *NodeGraph {
 		config: map[string][]byte{}, registry: map[string][]byte{},
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
-		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{},
+		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{}, offerFirst: map[string]string{},
 		unparsedKeys: map[string]string{},
 		collItems:    map[string]map[string]*graph.Node{}, itemsKept: map[*graph.Node][]byte{},
 		parsed: map[string]map[string]parsedTemplate{},

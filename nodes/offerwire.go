@@ -3,7 +3,8 @@ package nodes
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -43,36 +44,73 @@ func parseOffers(data []byte) ([]Offer, error) {
 }
 
 // noteOffers records what assignment key (of module) offers, or why its
-// offers cannot be read (err).
+// offers cannot be read (err). Only the first key in byte order offers
+// (offersOf): a put that leaves the first key and what it offers as they
+// were judges nothing again. A provider assigned on every node of a big
+// mesh (an agent) had its keys sorted and its offers judged again at each
+// of its plans' changes on any node, and at each of them read again after
+// a reconnect: quadratic (BenchmarkBigMeshNodeGraph).
 func (m *NodeGraph) noteOffers(key, module string, provides []Offer, err string) {
 	if m.offerKeys[module] == nil {
 		m.offerKeys[module] = map[string]offersAt{}
 	}
-	m.offerKeys[module][key] = offersAt{provides: provides, err: err}
+	firstBefore, before := m.offersOf(module)
+	at := offersAt{provides: provides, err: err}
+	m.offerKeys[module][key] = at
+	if first := m.offerFirst[module]; first == "" || key < first {
+		m.offerFirst[module] = key
+	}
+	if first, now := m.offersOf(module); first == firstBefore && before.same(now) {
+		return
+	}
 	m.refreshOffers(module)
 }
 
 // forgetOffers records that assignment key (of module) is gone.
 func (m *NodeGraph) forgetOffers(key, module string) {
+	if _, ok := m.offerKeys[module][key]; !ok {
+		return
+	}
 	delete(m.offerKeys[module], key)
-	if len(m.offerKeys[module]) == 0 {
+	switch {
+	case len(m.offerKeys[module]) == 0:
 		delete(m.offerKeys, module)
+		delete(m.offerFirst, module)
+	case m.offerFirst[module] == key:
+		m.offerFirst[module] = minKey(m.offerKeys[module])
+	default:
+		return // not the first key: what offers is as it was
 	}
 	m.refreshOffers(module)
 }
 
-// offersOf is provider's plan that offers are read from: its first key in
-// byte order ("" when it is assigned nowhere).
-func (m *NodeGraph) offersOf(provider string) (string, offersAt) {
-	keys := make([]string, 0, len(m.offerKeys[provider]))
-	for k := range m.offerKeys[provider] {
-		keys = append(keys, k)
+// minKey is the first of keys in byte order.
+func minKey(keys map[string]offersAt) string {
+	first := ""
+	for k := range keys {
+		if first == "" || k < first {
+			first = k
+		}
 	}
-	if len(keys) == 0 {
+	return first
+}
+
+// same says whether two assignments offer alike.
+func (a offersAt) same(b offersAt) bool {
+	return a.err == b.err && slices.EqualFunc(a.provides, b.provides, func(x, y Offer) bool {
+		return x.Provision == y.Provision && x.AnsweredBy == y.AnsweredBy &&
+			(x.Have == nil) == (y.Have == nil) && maps.Equal(x.Have, y.Have)
+	})
+}
+
+// offersOf is provider's plan that offers are read from: its first key in
+// byte order ("" when it is assigned nowhere), kept in offerFirst.
+func (m *NodeGraph) offersOf(provider string) (string, offersAt) {
+	key := m.offerFirst[provider]
+	if key == "" {
 		return "", offersAt{}
 	}
-	sort.Strings(keys)
-	return keys[0], m.offerKeys[provider][keys[0]]
+	return key, m.offerKeys[provider][key]
 }
 
 // ruleOf is how a binding to provider's offer x is judged now.
