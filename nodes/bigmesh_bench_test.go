@@ -181,9 +181,10 @@ func BenchmarkBigMeshNodeGraph(b *testing.B) {
 			b.ReportMetric(float64(renders()-r0), "reread-renders")
 
 			// A consumer of gitea bound and unbound on another node.
+			const binds = 200
 			r0 = renders()
 			start = time.Now()
-			for i := range changes {
+			for i := range binds {
 				node := bigNode(1 + i/2%(nodes-1))
 				k := spec.EncodeKey(node, "c01")
 				if i%2 == 0 {
@@ -196,8 +197,23 @@ func BenchmarkBigMeshNodeGraph(b *testing.B) {
 				}
 				m.Stabilize()
 			}
-			b.ReportMetric(float64(time.Since(start).Microseconds())/changes, "binding-us/change")
-			b.ReportMetric(float64(renders()-r0)/changes, "binding-renders/change")
+			b.ReportMetric(float64(time.Since(start).Microseconds())/binds, "binding-us/change")
+			b.ReportMetric(float64(renders()-r0)/binds, "binding-renders/change")
+
+			// A consumer module of gitea rolled out to every other node at
+			// once: one batch (the daemon takes what waits as one), one
+			// stabilization.
+			r0 = renders()
+			start = time.Now()
+			for n := 1; n < nodes; n++ {
+				m.Put(spec.AssignmentsBucket, spec.EncodeKey(bigNode(n), "c25"), bigPlanAs(bigNode(n), "c25", "c01", 0))
+			}
+			for _, name := range m.TakeNewSecrets() {
+				m.SetSecret(name, []byte("v-"+name), time.Time{})
+			}
+			m.Stabilize()
+			b.ReportMetric(float64(time.Since(start).Milliseconds()), "rollout-ms")
+			b.ReportMetric(float64(renders()-r0), "rollout-renders")
 		})
 	}
 }

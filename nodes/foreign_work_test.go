@@ -1,6 +1,8 @@
 package nodes
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,3 +92,47 @@ func TestOffersFollowTheFirstKeyAsKeysComeAndGo(t *testing.T) {
 		t.Fatalf("agent assigned nowhere: cc %+v", v)
 	}
 }
+
+// Consumers bound and unbound in one batch (the list built once, at its
+// end): each new consumer's credential is asked in that batch, an answer
+// taken before the stabilization counts, and the list is the batch's last
+// word.
+func TestABatchOfBindingsIsListedWithEveryCredentialAsked(t *testing.T) {
+	m := NewNodeGraph(bigLocal)
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "node-0000.gitea", planJSON(bigLocal, "gitea", Plan{
+		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []Offer{{Provision: "git-read"}}}))
+	m.SetArchive("gitea", digestA, map[string][]byte{"c": []byte("${consumers:git-read}")})
+	m.Put(spec.AssignmentsBucket, "node-0001.c01", bigPlan("node-0001", "c01", 0))
+	for _, name := range m.TakeNewSecrets() {
+		m.SetSecret(name, []byte("v1"), time.Time{})
+	}
+	m.Stabilize()
+	// One batch: node-0002 and node-0003 bound, node-0001 unbound, node-0003 unbound again and bound.
+	m.Put(spec.AssignmentsBucket, "node-0002.c01", bigPlan("node-0002", "c01", 0))
+	m.Put(spec.AssignmentsBucket, "node-0003.c01", bigPlan("node-0003", "c01", 0))
+	m.Put(spec.AssignmentsBucket, "node-0001.c01", bigPlanAs("node-0001", "c01", "c05", 1))
+	m.Put(spec.AssignmentsBucket, "node-0003.c01", bigPlanAs("node-0003", "c01", "c05", 1))
+	m.SetSecret("pair/gitea/git-read/node-0002/c01", []byte("v2"), time.Time{}) // an answer in the same batch
+	m.Put(spec.AssignmentsBucket, "node-0003.c01", bigPlan("node-0003", "c01", 2))
+	asked := m.TakeNewSecrets()
+	if want := []string{"pair/gitea/git-read/node-0002/c01", "pair/gitea/git-read/node-0003/c01"}; !slices.Equal(sorted(asked), want) {
+		t.Fatalf("asked %v, want %v", asked, want)
+	}
+	if m.WantsSecret("pair/gitea/git-read/node-0001/c01") {
+		t.Fatal("node-0001's credential still wanted once it unbound")
+	}
+	m.SetSecret("pair/gitea/git-read/node-0003/c01", []byte("v3"), time.Time{})
+	m.Stabilize()
+	got := string(file(m, "gitea", "/etc/gitea/consumers.json").Value.mustBytes())
+	for _, w := range []string{`"consumer":"node-0002"`, `"value":"v2"`, `"consumer":"node-0003"`, `"value":"v3"`} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("consumers %s: lacks %s", got, w)
+		}
+	}
+	if strings.Contains(got, "node-0001") {
+		t.Fatalf("consumers %s: node-0001 unbound", got)
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }

@@ -43,6 +43,9 @@ type NodeGraph struct {
 	bindings    map[string]map[string]bool     // provider/provision → assignment keys naming it
 	offerKeys   map[string]map[string]offersAt // provider module → its assignment keys → what each offers
 	offerFirst  map[string]string              // provider module → the first of its keys in byte order (offersOf)
+	// consumersDirty: the provider/provisions whose consumers moved since
+	// the last flushConsumers (consumersMoved).
+	consumersDirty map[string]bool
 	// unparsedKeys: assignment key → its module, for each whose value does
 	// not parse (its bindings and offers kept: keptplans.go); plansBefore:
 	// what the last run kept, until the first stabilization; keptMoved:

@@ -238,6 +238,7 @@ func (m *NodeGraph) VaultAnswered(name string) bool {
 }
 
 func (m *NodeGraph) setSecret(name string, s secretSource) {
+	m.flushConsumers() // the credential of a consumer bound since is wanted
 	n := m.existing(KindVault, name)
 	if n == nil {
 		return // no longer wanted: keep nothing of it
@@ -254,7 +255,10 @@ func (m *NodeGraph) HoldsSecret(name string) bool {
 }
 
 // WantsSecret says whether some file still needs the vault name.
-func (m *NodeGraph) WantsSecret(name string) bool { return m.existing(KindVault, name) != nil }
+func (m *NodeGraph) WantsSecret(name string) bool {
+	m.flushConsumers() // a consumer bound since wants its credential
+	return m.existing(KindVault, name) != nil
+}
 
 // CredentialOf is the credential form a request for the vault name carries
 // (SPEC §4.2 r2): a provisions entry's credential for a provision/ name of
@@ -298,6 +302,7 @@ func (m *NodeGraph) formsMoved(module string, old, now *Assignment) {
 // TakeNewSecrets returns the vault names wanted since the last call, and
 // those whose credential form moved (formsMoved).
 func (m *NodeGraph) TakeNewSecrets() []string {
+	m.flushConsumers() // the credentials of consumers bound since are asked now
 	out := m.newSecrets
 	m.newSecrets = nil
 	return out

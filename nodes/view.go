@@ -19,6 +19,7 @@ func (m *NodeGraph) Stabilize() []string {
 		m.firstStabilization() // keptplans.go
 	}
 	m.claims.started = true // modules taken from now on are ordered by arrival (clash.go)
+	m.flushConsumers()
 	touched := map[string]bool{}
 	seen := map[*graph.Node]bool{}
 	for round := 0; ; round++ {
