@@ -174,6 +174,7 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 // every consumer (quadratic: 20 s of CPU at 50,000 assignments,
 // BenchmarkBigMeshNodeGraph).
 func (m *NodeGraph) index(key string, asg *Assignment) {
+	held := holdBinds(asg)
 	var oldBinds, newBinds map[string][]string // provider/provision → the entries' locals, in order
 	if old := m.assignments[key]; old != nil {
 		oldBinds = bindsOf(old)
@@ -184,11 +185,11 @@ func (m *NodeGraph) index(key string, asg *Assignment) {
 			}
 		}
 	}
-	if asg == nil {
+	if held == nil {
 		delete(m.assignments, key)
 	} else {
-		m.assignments[key] = asg
-		newBinds = bindsOf(asg)
+		m.assignments[key] = held
+		newBinds = bindsOf(held)
 		for pk := range newBinds {
 			if m.bindings[pk] == nil {
 				m.bindings[pk] = map[string]bool{}
@@ -243,14 +244,11 @@ func (m *NodeGraph) flushConsumers() {
 
 // bindsOf is what a plan binds: for each provider/provision its entries
 // name, the entries' locals in order (nil for a plan that binds nothing).
-func bindsOf(a *Assignment) map[string][]string {
-	if len(a.Provisioning.Provisions) == 0 {
-		return nil
-	}
-	out := make(map[string][]string, len(a.Provisioning.Provisions))
-	for _, p := range a.Provisioning.Provisions {
-		pk := p.Provider + "/" + p.Provision
-		out[pk] = append(out[pk], p.Local)
+func bindsOf(a *heldBinds) map[string][]string {
+	out := make(map[string][]string, len(a.binds))
+	for _, p := range a.binds {
+		pk := p.provider + "/" + p.provision
+		out[pk] = append(out[pk], p.local)
 	}
 	return out
 }
@@ -272,21 +270,21 @@ func (m *NodeGraph) bindingsOf(pk string) []Binding {
 		a := m.assignments[k]
 		var locals map[string]bool // this plan's, made at its second entry for pk
 		first := len(out)
-		for _, p := range a.Provisioning.Provisions {
-			if p.Provider+"/"+p.Provision != pk {
+		for _, p := range a.binds {
+			if !p.is(pk) {
 				continue
 			}
 			if len(out) > first {
 				if locals == nil {
 					locals = map[string]bool{out[first].Local: true}
 				}
-				if locals[p.Local] {
+				if locals[p.local] {
 					continue
 				}
-				locals[p.Local] = true
+				locals[p.local] = true
 			}
-			out = append(out, Binding{Consumer: a.Node, Module: a.Module, Local: p.Local,
-				Credential: spec.PairSecretName(p.Provider, p.Provision, a.Node, a.Module, p.Local)})
+			out = append(out, Binding{Consumer: a.node, Module: a.module, Local: p.local,
+				Credential: spec.PairSecretName(p.provider, p.provision, a.node, a.module, p.local)})
 		}
 	}
 	return out

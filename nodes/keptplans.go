@@ -68,8 +68,8 @@ func (m *NodeGraph) KeptPlans() (map[string]KeptPlan, bool) {
 	for _, key := range slices.Sorted(maps.Keys(m.unparsedKeys)) {
 		var k KeptPlan
 		if a := m.assignments[key]; a != nil {
-			for _, p := range a.Provisioning.Provisions {
-				k.Provisions = append(k.Provisions, KeptBinding{Provider: p.Provider, Provision: p.Provision, Local: p.Local})
+			for _, p := range a.binds {
+				k.Provisions = append(k.Provisions, KeptBinding{Provider: p.provider, Provision: p.provision, Local: p.local})
 			}
 		}
 		module := m.unparsedKeys[key]

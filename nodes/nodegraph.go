@@ -38,8 +38,9 @@ type NodeGraph struct {
 	secrets         map[string]secretSource
 	archives        map[string]archiveSource // by module
 
-	// Every valid assignment on every node, for consumers lists.
-	assignments map[string]*Assignment
+	// What every assignment on every node binds, for consumers lists
+	// (only those with a provisions entry: heldbinds.go).
+	assignments map[string]*heldBinds
 	bindings    map[string]map[string]bool     // provider/provision → assignment keys naming it
 	offerKeys   map[string]map[string]offersAt // provider module → its assignment keys → what each offers
 	offerFirst  map[string]string              // provider module → the first of its keys in byte order (offersOf)
@@ -103,7 +104,7 @@ func NewNodeGraph(node string) *NodeGraph {
 		config: map[string][]byte{}, registry: map[string][]byte{},
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
-		assignments: map[string]*Assignment{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{}, offerFirst: map[string]string{},
+		assignments: map[string]*heldBinds{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{}, offerFirst: map[string]string{},
 		unparsedKeys: map[string]string{},
 		collItems:    map[string]map[string]*graph.Node{}, itemsKept: map[*graph.Node][]byte{},
 		parsed: map[string]map[string]parsedTemplate{},
