@@ -26,6 +26,10 @@ type Change struct {
 	// Refused: the assignment's plan does not parse or breaks a rule; a
 	// module of this node's fails with it.
 	Refused error
+	// OtherNode: the assignment is another node's (read for the consumers
+	// and offers it binds, SPEC §2.2). Its refusal is its own node's to
+	// say (§3, §5.3): every client of the mesh reads it, at each re-read.
+	OtherNode bool
 	// NoPlan: the assignment carries no "provisioning": not the
 	// provisioner's, nothing to fill or report (a debug log line).
 	NoPlan bool
@@ -60,7 +64,7 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 			}
 			return c
 		}
-		c := Change{Refused: err}
+		c := Change{Refused: err, OtherNode: toks[0] != m.node}
 		if !had && toks[0] == m.node && m.mods[toks[1]] != nil {
 			c.Added = toks[1]
 		}
