@@ -101,6 +101,7 @@ func New(cfg Config) (*Daemon, error) {
 		return c.Stabilizations.Load(), c.Recomputed.Load(), c.Changed.Load(), c.Cutoffs.Load()
 	})
 	d.metrics.renders(d.mesh.Renders())
+	d.metrics.state(&d.connected, d.Do)
 	return d, nil
 }
 

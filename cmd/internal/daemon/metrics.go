@@ -1,12 +1,16 @@
 package daemon
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // metrics are what /metrics serves.
@@ -18,6 +22,9 @@ type metrics struct {
 	stabilize   prometheus.Histogram
 	vaultAsks   *prometheus.CounterVec
 	modules     *prometheus.GaugeVec
+	refusals    *prometheus.CounterVec // fills the fill socket answered no, by status
+	unanswered  prometheus.Counter     // fills the fill socket did not answer
+	lastFillOK  prometheus.Gauge       // when a fill last held (Unix seconds)
 }
 
 func newMetrics() *metrics {
@@ -35,8 +42,19 @@ func newMetrics() *metrics {
 			Help: "Vault asks, by outcome."}, []string{"outcome"}),
 		modules: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "provisioner_modules",
 			Help: "Modules by state."}, []string{"state"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "provisioner_fill_refusals_total",
+			Help: "Fill requests the fill socket answered with an error, by HTTP status."}, []string{"status"}),
+		unanswered: prometheus.NewCounter(prometheus.CounterOpts{Name: "provisioner_fill_socket_errors_total",
+			Help: "Fill requests the fill socket did not answer (gone, timed out, cut off)."}),
+		lastFillOK: prometheus.NewGauge(prometheus.GaugeOpts{Name: "provisioner_last_fill_success_timestamp_seconds",
+			Help: "When a fill request last held (Unix time; 0: none since start)."}),
 	}
-	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules)
+	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules,
+		m.refusals, m.unanswered, m.lastFillOK, control.BuildInfo(),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, s := range control.FillStatuses {
+		m.refusals.WithLabelValues(s)
+	}
 	for _, s := range []string{"applied", "waiting", "failed"} {
 		m.modules.WithLabelValues(s) // shown at 0 before any module is
 	}
@@ -86,6 +104,32 @@ func (m *metrics) filled(took time.Duration, err error) {
 		outcome = "failed"
 	}
 	m.fills.WithLabelValues(outcome).Inc()
+	switch status, unanswered := control.FillOutcome(err); {
+	case err == nil:
+		m.lastFillOK.Set(float64(time.Now().UnixNano()) / 1e9)
+	case status != "":
+		m.refusals.WithLabelValues(status).Inc()
+	case unanswered:
+		m.unanswered.Inc()
+	}
+}
+
+// state registers what is read when scraped: the bus connection, and the
+// needs by state, counted on the loop by onLoop.
+func (m *metrics) state(connected *atomic.Bool, onLoop func(ctx context.Context, fn func(*nodes.NodeGraph)) error) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "provisioner_bus_connected",
+			Help: "1 while the bus connection is up, else 0."}, func() float64 {
+			if connected.Load() {
+				return 1
+			}
+			return 0
+		}),
+		control.NeedsGauge(func(ctx context.Context) (counts map[string]int, err error) {
+			err = onLoop(ctx, func(g *nodes.NodeGraph) { counts = control.CountNeeds(g) })
+			return counts, err
+		}),
+	)
 }
 
 // renders registers how many files and items the graph rendered.
