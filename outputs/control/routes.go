@@ -14,6 +14,11 @@ type Source struct {
 	// OnLoop runs fn on the daemon's loop, between batches, with the
 	// answers of that moment (a graph never read half-changed).
 	OnLoop func(ctx context.Context, fn func(Answers)) error
+	// Unhealthy, if set, says why the client cannot do its job though it
+	// is ready (the fill socket not answering: FillHealth); /healthz
+	// answers 503 for it as for NotReady's reasons, which it does not
+	// join: the graph's answers still hold while it lasts.
+	Unhealthy func() []string
 	// Metrics serves /metrics.
 	Metrics http.Handler
 }
@@ -25,12 +30,22 @@ func Handler(s Source) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if not := s.NotReady(); len(not) > 0 {
+		not := s.NotReady()
+		var bad []string
+		if s.Unhealthy != nil {
+			bad = s.Unhealthy()
+		}
+		if len(not)+len(bad) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "not ready: %s\n", strings.Join(not, "; "))
+			if len(not) > 0 {
+				fmt.Fprintf(w, "not ready: %s\n", strings.Join(not, "; "))
+			}
+			if len(bad) > 0 {
+				fmt.Fprintf(w, "unhealthy: %s\n", strings.Join(bad, "; "))
+			}
 			return
 		}
-		fmt.Fprintln(w, "ok: the bus is connected and the initial load is done")
+		fmt.Fprintln(w, "ok: the bus is connected, the initial load is done and the fill socket answers")
 	})
 	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
 		var out Modules

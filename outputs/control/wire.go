@@ -5,7 +5,8 @@ import "time"
 // The control socket: HTTP on a unix socket, mode 0600, that answers only
 // peers running as the daemon's uid or root.
 //
-//	GET /healthz              200 "ok" once the bus is connected and the initial load is done, else 503 saying which
+//	GET /healthz              200 "ok" once the bus is connected and the initial load is done and while the
+//	                          fill socket answers, else 503 saying which (a silent vault is no 503)
 //	GET /v1/modules           Modules (JSON)
 //	GET /v1/explain?module=M  Explanation (JSON); 404 ErrorBody when M is not on this node, 400 when no M is named
 //	GET /v1/graph.dot[?module=M]  the graph in Graphviz DOT (text/vnd.graphviz); led by a comment

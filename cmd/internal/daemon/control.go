@@ -28,7 +28,8 @@ func (d *Daemon) serveControl() (func(), error) {
 // routes over this daemon; without the peer check, which needs the socket).
 func (d *Daemon) ControlHandler() http.Handler {
 	return control.Handler(control.Source{
-		NotReady: d.notReady,
+		NotReady:  d.notReady,
+		Unhealthy: d.fillHealth.Unhealthy,
 		OnLoop: func(ctx context.Context, fn func(control.Answers)) error {
 			return d.Do(ctx, func(*nodes.NodeGraph) { fn(d.answers()) })
 		},

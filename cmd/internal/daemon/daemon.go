@@ -48,7 +48,8 @@ type Daemon struct {
 	ticking    bool   // the retry tick is armed (it sleeps at rest: loop.go)
 
 	status
-	metrics *metrics
+	metrics    *metrics
+	fillHealth *control.FillHealth // whether the fill socket answers (healthz)
 }
 
 // inputs are the loop's sources besides its events: the buckets watched,
@@ -94,7 +95,7 @@ func New(cfg Config) (*Daemon, error) {
 		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
 		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
-		metrics: newMetrics(),
+		metrics: newMetrics(), fillHealth: &control.FillHealth{Socket: cfg.FillSocket},
 	}
 	c := d.mesh.Counters()
 	d.metrics.engine(func() (uint64, uint64, uint64, uint64) {

@@ -23,7 +23,10 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Log:      d.log,
 		Busy:     func() bool { return len(d.updates)+len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
 		Awaiting: func() bool { return d.asker.Asking() || d.fetcher.Fetching() },
-		OnFill:   d.metrics.filled,
+		OnFill: func(took time.Duration, err error) {
+			d.metrics.filled(took, err)
+			d.fillHealth.Heard(err)
+		},
 		OnState:  d.metrics.moduleState,
 		Removals: filepath.Join(d.cfg.StateDir, "removals.json"),
 		// The bindings of plans that do not parse, for the next start

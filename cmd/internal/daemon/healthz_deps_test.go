@@ -1,0 +1,51 @@
+package daemon
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// /healthz's status code is what a probe reads (docs/DESIGN.md, "What an
+// operator sees"): 503 while this client cannot do its job on this node
+// (the bus gone, the fill socket not answering), 200 while a mesh-wide
+// service it waits on (the vault) is silent: its modules wait and say so,
+// and /metrics counts the silence, but every node of the fleet turning
+// unhealthy at once for one vault tells an operator nothing more.
+func TestHealthzFailsWhileTheFillSocketDoesNotAnswerButNotForASilentVault(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.webModule()
+	p, tm := oneFile("sec", "token = ${secret:tok}\n")
+	p.Secrets = []nodes.SecretSpec{{Name: "tok", Path: "/etc/sec/tok"}}
+	m.assign("ace", "sec", p, tm) // no vault runs: asks are not answered
+	sock := ctlSock(t)
+	m.client("ace", withControl(sock), f.socket)
+	m.waitState("ace", "web", "applied")
+	m.waitWaiting("ace", "sec", "no answer")
+	health := func(want int, says string) {
+		t.Helper()
+		bustest.Eventually(t, 10*time.Second, func() error {
+			code, b := ctlGet(t, sock, "/healthz")
+			if code != want || !strings.Contains(string(b), says) {
+				return fmt.Errorf("/healthz %d %q, want %d saying %q", code, b, want, says)
+			}
+			return nil
+		})
+	}
+	health(http.StatusOK, "ok")
+
+	f.stop()
+	m.put(spec.ConfigBucket, "ace.web.flavour", "lime")
+	health(http.StatusServiceUnavailable, "the fill socket "+f.sock+" has not answered since ")
+
+	f.start()
+	health(http.StatusOK, "ok")
+	m.waitFile("/etc/web/c.conf", "flavour = lime\n")
+}
