@@ -6,6 +6,8 @@ import (
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/outputs/report"
+	"github.com/novox/mesh-provisioner/outputs/stage"
 )
 
 // ModuleState is what the daemon says of a module beyond its graph: the
@@ -47,6 +49,12 @@ func (a Answers) Modules() Modules {
 		for _, f := range v.Files {
 			if f.State == graph.Ready {
 				ms.FilesMet++
+			}
+		}
+		if ms.State == "waiting" {
+			ms.Waiting = stage.WaitingOf(v)
+			for i := range ms.Waiting {
+				ms.Waiting[i].Why = report.Bound(ms.Waiting[i].Why)
 			}
 		}
 		out.Modules = append(out.Modules, ms)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -69,7 +70,7 @@ func TestJSONKeepsControlBytesAsJSONEscapes(t *testing.T) {
 		t.Fatalf("the JSON holds a control byte raw at %d: %q", i, b)
 	}
 	var back ModuleStatus
-	if err := json.Unmarshal(b, &back); err != nil || back != in {
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, in) {
 		t.Fatalf("%v: %+v, want %+v\n%s", err, back, in, b)
 	}
 }

@@ -1,6 +1,10 @@
 package control
 
-import "time"
+import (
+	"time"
+
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
 
 // The control socket: HTTP on a unix socket, mode 0600, that answers only
 // peers running as the daemon's uid or root.
@@ -35,6 +39,9 @@ type ModuleStatus struct {
 	FilesMet int       `json:"files_met"` // of them, those whose every value is there
 	Since    time.Time `json:"since"`     // when the module entered State
 	Reason   string    `json:"reason,omitempty"`
+	// Waiting is what a waiting module waits for, as its report's
+	// "waiting" says it (each why cut as there; the list is not).
+	Waiting []report.Waiting `json:"waiting,omitempty"`
 }
 
 // ErrorBody is the body of every control socket answer that is not 200.

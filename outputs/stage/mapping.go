@@ -87,7 +87,7 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 		r.State, r.Reason = "failed", mo.itemFail
 	case v.State == graph.Waiting:
 		r.State = "waiting"
-		r.Waiting = waitingOf(v)
+		r.Waiting = WaitingOf(v)
 	case mo.failure != "":
 		r.State, r.Reason = "failed", mo.failure
 	default:
@@ -104,9 +104,10 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 	return appendRemoved(r, v, mo)
 }
 
-// waitingOf is what a waiting module waits for: its needs not met, or the
-// module itself (a plan or archive) when every need is.
-func waitingOf(v *nodes.ModuleView) []report.Waiting {
+// WaitingOf is what a waiting module waits for, as its report says it:
+// its needs not met, or the module itself (a plan or archive) when every
+// need is. /v1/modules says the same (outputs/control).
+func WaitingOf(v *nodes.ModuleView) []report.Waiting {
 	var out []report.Waiting
 	for _, n := range v.Needs {
 		if n.State == graph.Waiting {

@@ -485,7 +485,7 @@ type leanViews interface {
 }
 
 // viewOf is module's view, lean when views can: its needs are listed
-// only when it waits (its report names the needs not met, waitingOf).
+// only when it waits (its report names the needs not met, WaitingOf).
 func viewOf(views Views, module string) *nodes.ModuleView {
 	lv, ok := views.(leanViews)
 	if !ok {
