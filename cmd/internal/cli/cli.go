@@ -5,6 +5,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -27,11 +28,28 @@ func Logger(w io.Writer, format, level, service string) (zerolog.Logger, error) 
 	switch format {
 	case "json":
 	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, FormatFieldValue: consoleValue}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, FormatFieldValue: consoleValue, NoColor: !colorful(w)}
 	default:
 		return zerolog.Logger{}, fmt.Errorf("--log-format %q is not json or console", format)
 	}
 	return zerolog.New(w).Level(lvl).Hook(stamp{}).With().Str("service", service).Logger(), nil
+}
+
+// colorful says whether console lines to w are coloured: only on a
+// terminal, and not when NO_COLOR is set (no-color.org). The console
+// format is also what an operator reads in journald or a file, where the
+// colours' escape sequences are noise (`\x1b[32mINF\x1b[0m`), and grep
+// for "INF" or "module=web" missed them.
+func colorful(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // stamp adds the event's time, in UTC to the millisecond.
