@@ -201,6 +201,22 @@ func (m *NodeGraph) Needs(module string) []NeedView {
 	return out
 }
 
+// CountNeedStates adds to counts how many of module's needs (a secret
+// only declared aside: no need, SPEC §5.2) are in each state, without
+// making their list or their whys (a scrape of /metrics counts every
+// module's).
+func (m *NodeGraph) CountNeedStates(module string, counts map[graph.State]int) {
+	mod := m.mods[module]
+	if mod == nil {
+		return
+	}
+	for _, n := range mod.needs {
+		if len(mod.declaredOnly) == 0 || !slices.Contains(mod.declaredOnly, n) {
+			counts[n.State()]++
+		}
+	}
+}
+
 // NeedsLen is how many needs Needs would list, without making the list.
 func (m *NodeGraph) NeedsLen(module string) int {
 	if mod := m.mods[module]; mod != nil {

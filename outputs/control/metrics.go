@@ -58,20 +58,19 @@ var NeedStates = []string{"met", "waiting", "failed"}
 // bucket holds them (a secret only declared is no need: SPEC §5.2). Call
 // it on the daemon's loop.
 func CountNeeds(g *nodes.NodeGraph) map[string]int {
-	out := make(map[string]int, len(NeedStates))
+	by := map[graph.State]int{}
 	for _, name := range g.Modules() {
-		for _, n := range g.Needs(name) {
-			if n.Declared {
-				continue
-			}
-			switch n.State {
-			case graph.Ready:
-				out["met"]++
-			case graph.Failed:
-				out["failed"]++
-			default:
-				out["waiting"]++
-			}
+		g.CountNeedStates(name, by)
+	}
+	out := make(map[string]int, len(NeedStates))
+	for st, n := range by {
+		switch st {
+		case graph.Ready:
+			out["met"] += n
+		case graph.Failed:
+			out["failed"] += n
+		default:
+			out["waiting"] += n
 		}
 	}
 	return out

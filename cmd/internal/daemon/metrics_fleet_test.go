@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -53,6 +54,27 @@ func TestMetricsMoveWithWhatAnAlertWatches(t *testing.T) {
 			metric(fams, "process_resident_memory_bytes"), metric(fams, "go_goroutines"))
 	}
 	lastOK := metric(fams, "provisioner_last_fill_success_timestamp_seconds")
+	// The counts are those of the needs bucket (written a moment after).
+	bustest.Eventually(t, 5*time.Second, func() error {
+		bucket := map[string]float64{}
+		keys, err := m.kv(spec.NeedsBucket).ListKeys(t.Context())
+		if err != nil {
+			return err
+		}
+		for k := range keys.Keys() {
+			v, _ := m.get(spec.NeedsBucket, k)
+			var n struct{ State string }
+			json.Unmarshal([]byte(v), &n)
+			bucket[n.State]++
+		}
+		fams := scrape(t, sock)
+		for _, st := range []string{"met", "waiting", "failed"} {
+			if got := metric(fams, "provisioner_needs", "state", st); got != bucket[st] {
+				return fmt.Errorf("provisioner_needs{state=%q} %v, the needs bucket holds %v", st, got, bucket[st])
+			}
+		}
+		return nil
+	})
 
 	// cfg's value comes: its need is met, and its file is outside what the
 	// fill socket allows: a 403.
