@@ -116,7 +116,9 @@ func (n *needsGauge) Collect(ch chan<- prometheus.Metric) {
 func BuildInfo() prometheus.Collector {
 	version, revision := "unknown", "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {
 				revision = s.Value
