@@ -2,10 +2,14 @@ package control
 
 import (
 	"context"
+	"log"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/outputs/fill"
 )
@@ -13,8 +17,11 @@ import (
 // Serve answers h on the control socket at path, bound by Listen, to peers
 // of this process's uid or root only: the socket's mode keeps other users
 // out, and this holds when the mode was widened by hand. refused, if set,
-// hears each peer turned away. stop shuts the server down and removes path.
-func Serve(path string, h http.Handler, refused func(uid int, urlPath string)) (stop func(), err error) {
+// hears each peer turned away; errLog, if set, hears what net/http says of
+// a connection (a handler's panic, an accept error), which would otherwise
+// go to the standard logger, plain text on stderr (ErrorLog makes one of
+// the daemon's log). stop shuts the server down and removes path.
+func Serve(path string, h http.Handler, refused func(uid int, urlPath string), errLog *log.Logger) (stop func(), err error) {
 	ln, err := Listen(path)
 	if err != nil {
 		return nil, err
@@ -23,6 +30,7 @@ func Serve(path string, h http.Handler, refused func(uid int, urlPath string)) (
 		Handler:           peerCheck(h, refused),
 		ReadHeaderTimeout: 5 * time.Second,
 		ConnContext:       fill.ConnContext,
+		ErrorLog:          errLog,
 	}
 	go func() { _ = srv.Serve(fill.PeerListener{Listener: ln}) }()
 	return func() {
@@ -52,4 +60,15 @@ func peerCheck(h http.Handler, refused func(uid int, urlPath string)) http.Handl
 		WriteJSON(w, http.StatusForbidden, ErrorBody{Error: "control socket: " + who +
 			" is neither the daemon's uid (" + strconv.Itoa(self) + ") nor root: refused"})
 	})
+}
+
+// ErrorLog is a standard logger whose every message is one warning of l
+// (a stack trace included, as one field), for http.Server's ErrorLog.
+func ErrorLog(l zerolog.Logger) *log.Logger { return log.New(warnWriter{l}, "", 0) }
+
+type warnWriter struct{ l zerolog.Logger }
+
+func (w warnWriter) Write(p []byte) (int, error) {
+	w.l.Warn().Str("component", "control socket").Msg(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }

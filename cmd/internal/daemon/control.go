@@ -17,7 +17,7 @@ import (
 func (d *Daemon) serveControl() (func(), error) {
 	stop, err := control.Serve(d.cfg.Control, d.ControlHandler(), func(uid int, path string) {
 		d.log.Warn().Int("peer_uid", uid).Str("path", path).Msg("control socket: request refused")
-	})
+	}, control.ErrorLog(d.log))
 	if err == nil {
 		d.log.Info().Str("socket", d.cfg.Control).Msg("control socket answering")
 	}
