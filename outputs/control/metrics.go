@@ -110,6 +110,20 @@ func (n *needsGauge) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// HealthyGauge is provisioner_healthy: 1 when /healthz answers 200, 0
+// when it answers 503 (notReady or unhealthy say why), so an alert sees
+// what a probe sees: Prometheus reads /metrics, not /healthz.
+func HealthyGauge(notReady, unhealthy func() []string) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "provisioner_healthy",
+		Help: "1 while /healthz answers 200, else 0 (the bus away, the initial load not done, the assignments unreadable, the fill socket silent)."},
+		func() float64 {
+			if len(notReady()) > 0 || (unhealthy != nil && len(unhealthy()) > 0) {
+				return 0
+			}
+			return 1
+		})
+}
+
 // BuildInfo is provisioner_build_info{version,revision,goversion} = 1:
 // which build each node runs, for a fleet dashboard to find the nodes a
 // rollout has not reached.

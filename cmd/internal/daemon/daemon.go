@@ -103,6 +103,7 @@ func New(cfg Config) (*Daemon, error) {
 	})
 	d.metrics.renders(d.mesh.Renders())
 	d.metrics.state(&d.connected, d.Do)
+	d.metrics.reg.MustRegister(control.HealthyGauge(d.notReady, d.fillHealth.Unhealthy))
 	return d, nil
 }
 

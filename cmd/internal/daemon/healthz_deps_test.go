@@ -29,12 +29,18 @@ func TestHealthzFailsWhileTheFillSocketDoesNotAnswerButNotForASilentVault(t *tes
 	m.client("ace", withControl(sock), f.socket)
 	m.waitState("ace", "web", "applied")
 	m.waitWaiting("ace", "sec", "no answer")
+	// provisioner_healthy says the same as /healthz's code, for an alert
+	// (Prometheus reads /metrics, not /healthz).
 	health := func(want int, says string) {
 		t.Helper()
 		bustest.Eventually(t, 10*time.Second, func() error {
 			code, b := ctlGet(t, sock, "/healthz")
 			if code != want || !strings.Contains(string(b), says) {
 				return fmt.Errorf("/healthz %d %q, want %d saying %q", code, b, want, says)
+			}
+			healthy := metric(scrape(t, sock), "provisioner_healthy")
+			if (healthy == 1) != (want == http.StatusOK) || (healthy != 0 && healthy != 1) {
+				return fmt.Errorf("/healthz %d but provisioner_healthy %v", code, healthy)
 			}
 			return nil
 		})
