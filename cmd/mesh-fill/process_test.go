@@ -94,6 +94,11 @@ func startAs(t *testing.T, cred *syscall.Credential, args ...string) *proc {
 		if _, err := os.Stat(p.sock); err != nil {
 			return fmt.Errorf("no socket yet")
 		}
+		// The socket is there a moment before the line that says what
+		// it serves with (tests read it).
+		if !strings.Contains(p.said(), "fill socket listening") {
+			return fmt.Errorf("not said listening yet")
+		}
 		return nil
 	})
 	return p

@@ -29,9 +29,9 @@ var commands = []struct{ pkg, name string }{
 	{"mesh-lab", "mesh-lab"},
 }
 
-// foreign are flags the documents give to other programs: nsc's, nats's
-// and groupadd's, and --password, which they name as refused.
-var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password"}
+// foreign are flags the documents give to other programs: nsc's, nats's,
+// groupadd's and curl's, and --password, which they name as refused.
+var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password", "unix-socket"}
 
 var (
 	flagRE  = regexp.MustCompile(`(?:^|[\s\[(|"` + "`" + `])--([a-z][a-z0-9-]*)`)
