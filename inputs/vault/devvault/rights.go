@@ -52,9 +52,16 @@ func assigned(ctx context.Context, js jetstream.JetStream, node, module, why str
 	if why == "" {
 		why = fmt.Sprintf("module %q is not assigned to node %q (no assignment %s in %s)", module, node, key, spec.AssignmentsBucket)
 	}
+	// The assignments bucket missing is no answer either (SPEC §2.2: a
+	// missing bucket is waited for). A client asks only for a module it
+	// read from that bucket, so it is missing only for a while: a bus back
+	// with its store lost, the bucket deleted and made again. A refusal
+	// then failed the module for the client's refusal retry (10 minutes),
+	// though the assignments were back seconds later; unanswered, the
+	// client waits and asks again with its backoff.
 	kv, err := js.KeyValue(ctx, spec.AssignmentsBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return fmt.Sprintf("bucket %s does not exist, so no assignment can be checked", spec.AssignmentsBucket), nil
+		return "", fmt.Errorf("bucket %s does not exist (yet), so no assignment can be checked", spec.AssignmentsBucket)
 	}
 	if err != nil {
 		return "", fmt.Errorf("opening bucket %s: %w", spec.AssignmentsBucket, err)

@@ -1,0 +1,45 @@
+package daemon
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// The store lost under a module reading secrets: the client asks the vault
+// again once the bus is back (SPEC §4.2 r2), while the assignments the
+// vault checks its rights against are not there yet. Once they are
+// written back the module is applied again, its files as they were,
+// without waiting out a refusal's ten minutes.
+func TestAStoreLostUnderAModuleWithSecretsAppliesItOnceTheAssignmentsAreBack(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v, _ := m.reconnectingVault()
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	m.client("ace", func(c *Config) { c.ReaskSpread = 100 * time.Millisecond })
+	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
+	m.waitState("ace", "app", "applied")
+	asked := v.AskCount(ownApp)
+
+	m.busDown()
+	m.busUpEmpty()
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if v.AskCount(ownApp) == asked {
+			return fmt.Errorf("%s not asked again since the bus came back", ownApp)
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond)
+
+	provisionBus(t, m.js, 1)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	m.waitState("ace", "app", "applied")
+	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
+	m.waitFile("/etc/app/api-key", "k-123")
+}
