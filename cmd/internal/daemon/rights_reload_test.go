@@ -7,6 +7,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -40,29 +41,84 @@ func (m *mesh) reloadRights(user string, deny ...string) {
 }
 
 // The client's rights narrowed at runtime (a nats-server config reload
-// that, by mistake, denies it writing its reports) and given back: the
-// value changed meanwhile is filled, its report, refused by the bus, is
-// written once the rights are back, with no further change.
-func TestAReportRefusedByARightsReloadIsWrittenOnceTheRightsAreBack(t *testing.T) {
+// that, by mistake, denies it writing its reports, needs and items) and
+// given back: what changed meanwhile is filled, and its report, its new
+// need and its item, refused by the bus, are written once the rights are
+// back, with no further change.
+func TestOutputsRefusedByARightsReloadAreWrittenOnceTheRightsAreBack(t *testing.T) {
 	m := exampleBus(t)
 	m.webModule()
+	m.contribute("ace", "alpha", "a\n")
 	m.client("ace", asUser("provisioner-ace"))
 	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
 	before := m.waitState("ace", "web", "applied")
+	m.waitState("ace", "alpha", "applied")
+	item := zshKey("ace", "alpha")
+	wantItem := itemJSON(zshColl, "alpha", "b\n")
 
-	m.reloadRights("provisioner-ace", "$KV."+spec.AppliedBucket+".>")
+	m.reloadRights("provisioner-ace", "$KV."+spec.AppliedBucket+".>", "$KV."+spec.NeedsBucket+".>", "$KV."+spec.CollectBucket+".>")
 	m.put(spec.ConfigBucket, "ace.web.model", "haiku")
+	m.contribute("ace", "alpha", "b\n")
+	m.assign("ace", "mail", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/mail.conf", "conf", "")}},
+		map[string]string{"conf": "host=${config:host}\n"})
 	m.waitFile("/etc/web/a.conf", "model = haiku\nport = 8080\n")
 	time.Sleep(time.Second)
 	if r, _ := m.report("ace", "web"); fmt.Sprint(r["files"]) != fmt.Sprint(before["files"]) {
 		t.Fatalf("the report was written while the bus refused it: %v", r)
 	}
+	if v, _ := m.get(spec.CollectBucket, item); v == wantItem {
+		t.Fatal("the item was written while the bus refused it")
+	}
 
 	m.reloadRights("provisioner-ace")
-	bustest.Eventually(t, 15*time.Second, func() error {
+	bustest.Eventually(t, 30*time.Second, func() error {
 		r, _ := m.report("ace", "web")
 		if r["state"] != "applied" || fmt.Sprint(r["files"]) == fmt.Sprint(before["files"]) {
 			return fmt.Errorf("report %v, still the one before the change", r)
+		}
+		if v, _ := m.get(spec.CollectBucket, item); v != wantItem {
+			return fmt.Errorf("item %s, want %s", v, wantItem)
+		}
+		if v, ok := m.get(spec.NeedsBucket, "ace.mail.config.host"); !ok || !contains(v, "waiting") {
+			return fmt.Errorf("mail's need of host %q (present %v)", v, ok)
+		}
+		if r, _ := m.report("ace", "mail"); r["state"] != "waiting" {
+			return fmt.Errorf("mail's report %v", r)
+		}
+		return nil
+	})
+}
+
+// A module taken off while the bus refuses the client's deletes (its
+// rights narrowed by a reload): its needs and report, not deleted, are
+// deleted once the rights are back, with no further change (SPEC §4.7: a
+// delete that fails is tried again at every tick until it holds).
+func TestKeysOfAModuleGoneWhileTheirDeletesWereRefusedAreDeletedOnceAllowed(t *testing.T) {
+	m := exampleBus(t)
+	m.webModule()
+	m.client("ace", asUser("provisioner-ace"))
+	m.waitState("ace", "web", "applied")
+	if _, ok := m.get(spec.NeedsBucket, "ace.web.config.model"); !ok {
+		t.Fatal("no need of web's model")
+	}
+
+	m.reloadRights("provisioner-ace", "$KV."+spec.AppliedBucket+".>", "$KV."+spec.NeedsBucket+".>")
+	m.del(spec.AssignmentsBucket, "ace.web")
+	m.waitNoFile("/etc/web/a.conf")
+	time.Sleep(time.Second)
+	if _, ok := m.get(spec.NeedsBucket, "ace.web.config.model"); !ok {
+		t.Fatal("the need went though the bus refused its delete")
+	}
+
+	m.reloadRights("provisioner-ace")
+	bustest.Eventually(t, 30*time.Second, func() error {
+		for _, k := range []string{"ace.web.config.model", "ace.web.config.flavour"} {
+			if v, ok := m.get(spec.NeedsBucket, k); ok {
+				return fmt.Errorf("need %s still there: %s", k, v)
+			}
+		}
+		if r, ok := m.report("ace", "web"); ok {
+			return fmt.Errorf("report still there: %v", r)
 		}
 		return nil
 	})
