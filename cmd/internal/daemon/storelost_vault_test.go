@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -42,4 +43,43 @@ func TestAStoreLostUnderAModuleWithSecretsAppliesItOnceTheAssignmentsAreBack(t *
 	m.waitState("ace", "app", "applied")
 	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
 	m.waitFile("/etc/app/api-key", "k-123")
+}
+
+// A secret rotated while JetStream is off (core NATS up: the vault's
+// secret-changed reaches the client, but the vault cannot read the
+// assignments it checks its rights against): the client keeps the value
+// it holds, the module stays applied, and the new value is filled once
+// JetStream is back, with no further event.
+func TestASecretRotatedWhileJetStreamIsOffIsFilledOnceItIsBack(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v, _ := m.reconnectingVault()
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	m.client("ace")
+	m.waitFile("/etc/app/api-key", "k-123")
+	m.waitState("ace", "app", "applied")
+
+	cfg := *m.s.JetStreamConfig()
+	cfg.StoreDir = filepath.Dir(cfg.StoreDir) // EnableJetStream adds "jetstream" again
+	if err := m.s.DisableJetStream(); err != nil {
+		t.Fatal(err)
+	}
+	asked := v.AskCount(ownApp)
+	v.Set(t.Context(), ownApp, []byte("k-999"))
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if v.AskCount(ownApp) < asked+2 {
+			return fmt.Errorf("%s asked %d times since the rotation", ownApp, v.AskCount(ownApp)-asked)
+		}
+		return nil
+	})
+	if got, _, _ := m.file("/etc/app/api-key"); got != "k-123" {
+		t.Fatalf("api-key %q while JetStream was off", got)
+	}
+	if err := m.s.EnableJetStream(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFileFor("/etc/app/api-key", "k-999", 15*time.Second)
+	m.waitState("ace", "app", "applied")
 }
