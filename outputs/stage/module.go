@@ -41,8 +41,17 @@ type moduleOut struct {
 	itemFail                  string    // an item the bus cannot hold (report.TooLargeError), until the items are recorded
 	declared                  string    // the plan (ModuleView.Plan) of the last whole request answered; "" before one
 	retry                     bool      // a write or fill failed: try again at the next retry tick
-	refused                   *refusal  // its last request, refused with a 4xx: sent again unchanged only after a wait (refused.go)
-	refusedWait               bool      // its request is the one refused last, held for its wait (refusedHeld): sent once it passed (refusalDue)
+	// resend: a whole request (a full send's: start, reconnect, refill
+	// tick; or a plan's change) failed for want of an answer or with a
+	// 5xx: the retry sends every file again, whole. Sending only the
+	// files whose value moved since the last fill answered sent nothing
+	// when none had (a reconnect's refill carries no new value): the
+	// module stayed failed "not answering" once the node-engine was back,
+	// and a file changed on disk stayed so, until the refill tick. A 4xx
+	// is left to the refusal's own wait (refused.go).
+	resend      bool
+	refused     *refusal // its last request, refused with a 4xx: sent again unchanged only after a wait (refused.go)
+	refusedWait bool     // its request is the one refused last, held for its wait (refusedHeld): sent once it passed (refusalDue)
 	// heldElsewhere: paths the node-engine refused (409) in the module's
 	// last whole request because another module's declaration holds them.
 	// The next whole request leaves them out, so that what the module
@@ -144,6 +153,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 	if err != nil {
 		mo.fail(fillFailure(err, req, carriesSecret(sent)), time.Now())
 		mo.retry = true
+		mo.resend = mo.resend || req.Whole && !permanent(err)
 		var se *fill.StatusError
 		if req.Whole && errors.As(err, &se) && se.Held != "" && sent[se.Held] != nil {
 			if mo.heldElsewhere == nil {
@@ -167,6 +177,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		// The node-engine now holds what this request named and nothing
 		// else of the module: files no longer named are forgotten.
 		mo.declared = v.Plan
+		mo.resend = false
 		clear(mo.filled)
 	}
 	for p, fv := range sent {

@@ -298,7 +298,7 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 		return j
 	}
 	if !free {
-		if whole, files, ok := toFill(v, mo, all); ok {
+		if whole, files, ok := toFill(v, mo, all || mo.resend); ok {
 			j.deferred, j.whole = true, whole
 			for _, i := range files {
 				v.Files[i].Value.Release()
@@ -307,7 +307,7 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 		return j
 	}
 	var err error
-	if j.req, j.sent, err = fillRequest(v, mo, all); err != nil {
+	if j.req, j.sent, err = fillRequest(v, mo, all || mo.resend); err != nil {
 		// Its report says so now, and the retry tick tries again.
 		mo.fail(report.Bound(err.Error()), time.Now())
 		mo.retry = true
