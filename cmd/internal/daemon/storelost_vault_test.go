@@ -83,3 +83,47 @@ func TestASecretRotatedWhileJetStreamIsOffIsFilledOnceItIsBack(t *testing.T) {
 	m.waitFileFor("/etc/app/api-key", "k-999", 15*time.Second)
 	m.waitState("ace", "app", "applied")
 }
+
+// A rotation missed while the bus was away, and the vault not answering
+// the reconnect's asks (it is reconnecting too): the value held is kept
+// meanwhile, and the name is asked again with backoff until the vault
+// answers, so the new value reaches its file without a further event.
+func TestARotationMissedWhileAwayReachesItsFileThoughTheVaultWasSilentAtTheReconnect(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v, vc := m.reconnectingVault()
+	v.Set(t.Context(), ownApp, []byte("k-123"))
+	v.Set(t.Context(), provApp, []byte("t-456"))
+	m.client("ace", func(c *Config) { c.ReaskSpread = 100 * time.Millisecond })
+	m.waitFile("/etc/app/api-key", "k-123")
+	m.waitState("ace", "app", "applied")
+
+	m.busDown()
+	bustest.Eventually(t, 5*time.Second, func() error {
+		if !vc.IsReconnecting() {
+			return fmt.Errorf("the vault's connection is %v", vc.Status())
+		}
+		return nil
+	})
+	v.Set(t.Context(), ownApp, []byte("k-999")) // its secret-changed is lost
+	v.SetSilent(true)
+	asked := v.AskCount(ownApp)
+	m.busUp()
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if v.AskCount(ownApp) == asked {
+			return fmt.Errorf("%s not asked since the bus came back", ownApp)
+		}
+		return nil
+	})
+	time.Sleep(300 * time.Millisecond)
+	if got, _, _ := m.file("/etc/app/api-key"); got != "k-123" {
+		t.Fatalf("api-key %q while the vault was silent", got)
+	}
+	if r, _ := m.report("ace", "app"); r["state"] != "applied" {
+		t.Fatalf("report %v while the vault was silent, want applied kept", r["state"])
+	}
+	v.SetSilent(false)
+	m.waitFile("/etc/app/api-key", "k-999")
+	m.waitState("ace", "app", "applied")
+}
