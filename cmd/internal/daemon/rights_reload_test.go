@@ -1,10 +1,14 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -122,4 +126,60 @@ func TestKeysOfAModuleGoneWhileTheirDeletesWereRefusedAreDeletedOnceAllowed(t *t
 		}
 		return nil
 	})
+}
+
+// The client's user taken out of the bus's config by a reload (its
+// password changed): nats.go gives up on a connection the server refuses
+// twice, so Run ends with the reason (DESIGN: a connection closed for good
+// ends the daemon, and its supervisor starts it again), the files left as
+// they are; started again once the user is back, it applies as before.
+func TestAClientWhoseUserIsRevokedAtRuntimeEndsNamingWhyAndStartsAgainOnceItIsBack(t *testing.T) {
+	m := exampleBus(t)
+	m.webModule()
+	state := t.TempDir()
+	cfg := Config{
+		Node: "ace", Bus: bus.Options{URL: m.s.ClientURL(), User: "provisioner-ace", Password: "dev-only-provisioner-ace"},
+		FillSocket: m.sock, StateDir: state, Refill: time.Hour, Recheck: 100 * time.Millisecond,
+		VaultTimeout: 300 * time.Millisecond, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond,
+		Log: zerolog.New(m.logs),
+	}
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() { ended <- d.Run(ctx) }()
+	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+	m.waitState("ace", "web", "applied")
+
+	o := authtest.ConfigOptions(m.t, "../../../examples/nats/server.conf")
+	bustest.Same(m.s)(o)
+	o.NoLog, o.NoSigs = true, true
+	for _, u := range o.Users {
+		if u.Username == "provisioner-ace" {
+			u.Password = "revoked"
+		}
+	}
+	if err := m.s.ReloadOptions(o); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if err == nil || !contains(err.Error(), "bus connection closed") {
+			t.Fatalf("Run ended with %v, want the bus connection closed", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not end though the bus refuses the client's user")
+	}
+	if got, _, _ := m.file("/etc/web/a.conf"); got != "model = opus\nport = 8080\n" {
+		t.Fatalf("a.conf %q after the client ended", got)
+	}
+
+	m.reloadRights("provisioner-ace")
+	m.put(spec.ConfigBucket, "ace.web.model", "haiku")
+	m.client("ace", asUser("provisioner-ace"), func(c *Config) { c.StateDir = state })
+	m.waitFile("/etc/web/a.conf", "model = haiku\nport = 8080\n")
+	m.waitState("ace", "web", "applied")
 }
