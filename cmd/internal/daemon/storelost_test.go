@@ -3,7 +3,6 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -101,35 +100,43 @@ func TestReportsAndNeedsNotWrittenForWantOfTheirBucketsLandOnceTheyAreMade(t *te
 	})
 }
 
-// JetStream switched off on a server that stays up (core NATS answers,
-// no stream does) and on again on the same store: the client's
-// connection never dropped, so nothing tells it its watches' consumers
-// are gone. Its look at each bucket finds them again, and a value
-// changed once JetStream is back is filled, the report written.
-func TestJetStreamOffAndOnAgainWhileTheConnectionStaysIsFollowed(t *testing.T) {
+// busUpWithoutJetStream starts m's server again on its port with
+// JetStream off: core NATS answers, no stream does. (Switching JetStream
+// off and on in a running server, DisableJetStream and EnableJetStream,
+// races inside nats-server under -race.)
+func (m *mesh) busUpWithoutJetStream() {
+	m.t.Helper()
+	m.s = bustest.Start(m.t, m.again, func(o *server.Options) { o.JetStream = false })
+	m.connect()
+}
+
+// The bus back without JetStream for a while (core NATS up, every
+// JetStream request failing), then with it on its store: the client
+// removes and reports nothing meanwhile, and once JetStream is back a
+// value changed is filled and reported.
+func TestJetStreamAwayWhileCoreNATSIsUpIsWaitedForThenFollowed(t *testing.T) {
 	m := newMesh(t)
+	f := m.stateFill()
 	m.webModule()
-	m.client("ace")
+	m.client("ace", f.socket)
 	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
 	m.waitState("ace", "web", "applied")
 
-	cfg := *m.s.JetStreamConfig()
-	cfg.StoreDir = filepath.Dir(cfg.StoreDir) // EnableJetStream adds "jetstream" again
-	if err := m.s.DisableJetStream(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	if err := m.s.EnableJetStream(&cfg); err != nil {
-		t.Fatal(err)
-	}
+	m.busDown()
+	m.busUpWithoutJetStream()
 	bustest.Eventually(t, 10*time.Second, func() error {
-		kv, err := m.js.KeyValue(t.Context(), spec.ConfigBucket)
-		if err != nil {
-			return err
+		if !contains(m.logs.String(), "the bus is back: reading every input again") {
+			return fmt.Errorf("the client is not back on the bus yet")
 		}
-		_, err = kv.Put(t.Context(), "ace.web.model", []byte("haiku"))
-		return err
+		return nil
 	})
+	time.Sleep(time.Second)
+	if got, _, err := m.file("/etc/web/a.conf"); err != nil || got != "model = opus\nport = 8080\n" {
+		t.Fatalf("a.conf %q (%v) while JetStream was away", got, err)
+	}
+	m.busDown()
+	m.busUp()
+	m.put(spec.ConfigBucket, "ace.web.model", "haiku")
 	m.waitFileFor("/etc/web/a.conf", "model = haiku\nport = 8080\n", 15*time.Second)
 	r := m.waitState("ace", "web", "applied")
 	if b, _ := json.Marshal(r); !contains(string(b), "sha256:") {
