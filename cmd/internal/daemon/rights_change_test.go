@@ -76,7 +76,11 @@ func TestOutputsRefusedByARightsChangeAreWrittenOnceTheRightsAreBack(t *testing.
 	m.contribute("ace", "alpha", "b\n")
 	m.assign("ace", "mail", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/mail.conf", "conf", "")}},
 		map[string]string{"conf": "host=${config:host}\n"})
-	m.waitFile("/etc/web/a.conf", "model = haiku\nport = 8080\n")
+	// Within the items' ack wait (10 s) and then some: alpha's item, put
+	// in the batch before or with web's change, is waited for that long
+	// before the batch's fills are sent (outputs/stage records items
+	// first), since the bus answers a refused put with no ack.
+	m.waitFileFor("/etc/web/a.conf", "model = haiku\nport = 8080\n", 25*time.Second)
 	time.Sleep(time.Second)
 	if r, _ := m.report("ace", "web"); fmt.Sprint(r["files"]) != fmt.Sprint(before["files"]) {
 		t.Fatalf("the report was written while the bus refused it: %v", r)
