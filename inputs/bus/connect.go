@@ -41,6 +41,10 @@ type Options struct {
 	// OnDisconnect is called when the connection drops (err nil on a
 	// deliberate close).
 	OnDisconnect func(error)
+	// OnRefused is called with the subject of each publish the bus
+	// refuses this connection (a permission violation, reported on the
+	// connection and not to the publish: a JetStream put then has no ack).
+	OnRefused func(subject string)
 	// OnClosed is called once the connection is closed for good: by Close
 	// or Drain, or by nats.go giving up on it (e.g. after the server said
 	// "maximum control line exceeded"); err is the last error, nil when
@@ -123,7 +127,12 @@ func Connect(o Options) (*nats.Conn, error) {
 				log.Warn().AnErr("last_error", err).Msg("the bus refused the first try")
 			}
 		}),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) { asyncError(log, sub, err) }),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			asyncError(log, sub, err)
+			if subject, ok := RefusedPublish(err); ok && o.OnRefused != nil {
+				o.OnRefused(subject)
+			}
+		}),
 	}
 	if o.Wrap != nil {
 		opts = append(opts, nats.SetCustomDialer(wrapDialer{o.Wrap}))

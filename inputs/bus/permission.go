@@ -74,3 +74,18 @@ func (w *Watch) recheck() time.Duration {
 	}
 	return w.Recheck
 }
+
+// RefusedPublish is the subject of a publish the bus refused, when err,
+// an error the connection reported on its own, says one ("nats:
+// permissions violation: Permissions Violation for Publish to
+// \"<subject>\"").
+func RefusedPublish(err error) (subject string, ok bool) {
+	if err == nil || !errors.Is(err, nats.ErrPermissionViolation) {
+		return "", false
+	}
+	_, rest, found := strings.Cut(err.Error(), `for Publish to "`)
+	if !found || !strings.HasSuffix(rest, `"`) {
+		return "", false
+	}
+	return strings.TrimSuffix(rest, `"`), true
+}

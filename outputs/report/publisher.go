@@ -44,6 +44,7 @@ type Publisher struct {
 	needsSynced map[string]sum
 	buf         []byte     // needsListSum's
 	acks        reportAcks // PutReports' puts in flight (acks.go)
+	refused     refusals   // puts the bus refused (refused.go)
 	sigSeeds    [2]maphash.Seed
 	keySeed     maphash.Seed // keySum's
 }
@@ -206,6 +207,7 @@ type pendingPut struct {
 	name          string
 	bytes, fields uint64
 	ack           jetstream.PubAckFuture
+	refusedBefore uint64 // the refusal count when it was sent (refused.go)
 }
 
 // issue sends the puts of a sync without waiting for their acks.
@@ -237,12 +239,13 @@ func (p *Publisher) issue(ctx context.Context, bucket, module string, ws []want)
 			op.errs = append(op.errs, err)
 			continue
 		}
+		before := p.refused.n.Load()
 		f, err := p.JS.PublishAsync("$KV."+bucket+"."+k, w.v)
 		if err != nil {
 			op.errs = append(op.errs, fmt.Errorf("%s %s: %w", bucket, k, err))
 			continue
 		}
-		op.acks = append(op.acks, pendingPut{w.name, s, w.fields, f})
+		op.acks = append(op.acks, pendingPut{w.name, s, w.fields, f, before})
 	}
 	return op
 }
@@ -259,18 +262,15 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 	var add []entry // keys written that t lacks, in name order (as put)
 	stored := uint64(0)
 	for _, a := range op.acks {
-		select {
-		case <-a.ack.Ok():
-			stored++
-			if j, ok := t.find(a.name); ok {
-				t.set(j, a.bytes, a.fields)
-			} else {
-				add = append(add, entry{a.name, a.bytes, a.fields})
-			}
-		case err := <-a.ack.Err():
+		if err := p.awaitAck(ctx, a.ack, a.refusedBefore); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, op.key(a.name), err))
-		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("%s %s: %w", op.bucket, op.key(a.name), ctx.Err()))
+			continue
+		}
+		stored++
+		if j, ok := t.find(a.name); ok {
+			t.set(j, a.bytes, a.fields)
+		} else {
+			add = append(add, entry{a.name, a.bytes, a.fields})
 		}
 	}
 	p.stored[op.bucket] += stored
@@ -482,21 +482,19 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		ack    jetstream.PubAckFuture
 		module string
 		state  string
+		before uint64 // the refusal count when it was sent (refused.go)
 	}
 	var inFlight []pending
 	settle := func() {
 		wctx, cancel := context.WithTimeout(ctx, ackWait)
 		defer cancel()
 		for _, pp := range inFlight {
-			select {
-			case <-pp.ack.Ok():
-				p.acks.countStored()
-				out[pp.i] = p.reported(pp.module, pp.state, pp.b, &pp.sig)
-			case err := <-pp.ack.Err():
+			if err := p.awaitAck(wctx, pp.ack, pp.before); err != nil {
 				out[pp.i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, pp.key, err)
-			case <-wctx.Done():
-				out[pp.i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, pp.key, wctx.Err())
+				continue
 			}
+			p.acks.countStored()
+			out[pp.i] = p.reported(pp.module, pp.state, pp.b, &pp.sig)
 		}
 		inFlight = inFlight[:0]
 	}
@@ -507,12 +505,13 @@ func (p *Publisher) Reports(ctx context.Context, rs []Report) []Written {
 		if done {
 			continue
 		}
+		before := p.refused.n.Load()
 		ack, err := p.JS.PublishAsync("$KV."+spec.AppliedBucket+"."+key, b)
 		if err != nil {
 			out[i].Err = fmt.Errorf("%s %s: %w", spec.AppliedBucket, key, err)
 			continue
 		}
-		inFlight = append(inFlight, pending{i: i, key: key, b: b, sig: sig, ack: ack, module: r.Module, state: r.State})
+		inFlight = append(inFlight, pending{i: i, key: key, b: b, sig: sig, ack: ack, module: r.Module, state: r.State, before: before})
 		if len(inFlight) >= maxInFlight {
 			settle()
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/ask"
 	"github.com/novox/mesh-provisioner/outputs/control"
+	"github.com/novox/mesh-provisioner/outputs/report"
 	"github.com/novox/mesh-provisioner/outputs/stage"
 )
 
@@ -65,8 +66,11 @@ type inputs struct {
 // status is what /healthz says, written by the bus callbacks and the loop.
 type status struct {
 	connected atomic.Bool // the bus connection is up
-	ready     atomic.Bool // the initial load of the base buckets is done
-	settled   bool        // Config.OnSettled was called
+	// pub is the stage's publisher once made: the bus's refusals of its
+	// puts go to it (report.Publisher.Refused).
+	pub     atomic.Pointer[report.Publisher]
+	ready   atomic.Bool // the initial load of the base buckets is done
+	settled bool        // Config.OnSettled was called
 	// unread says why the assignments bucket cannot be read (nil: it was
 	// read; held.go).
 	unread atomic.Pointer[string]
@@ -133,6 +137,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.send(ctx, reconnected{})
 	}
 	o.OnDisconnect = func(error) { d.connected.Store(false) }
+	o.OnRefused = func(subject string) {
+		if p := d.pub.Load(); p != nil {
+			p.Refused(subject)
+		}
+	}
 	o.OnClosed = func(err error) {
 		d.connected.Store(false)
 		select {

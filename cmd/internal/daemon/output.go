@@ -15,10 +15,12 @@ import (
 // newStage wires the output stage: the fill socket, the publisher on nc,
 // and the metrics of the fills.
 func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
+	pub := &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node}
+	d.pub.Store(pub)
 	return stage.New(stage.Config{
 		Node:     d.cfg.Node,
 		Fill:     &fill.Client{Socket: d.cfg.FillSocket, Timeout: 30 * time.Second, Wrap: quietconn.Wrap},
-		Pub:      &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node},
+		Pub:      pub,
 		FillGap:  d.cfg.FillGap,
 		Log:      d.log,
 		Busy:     func() bool { return len(d.updates)+len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
