@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log"
@@ -9,32 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
-
-// lockedBuf is a bytes.Buffer safe for the server's goroutines.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // What net/http says of the control socket's connections (a handler's
 // panic, an accept error such as too many open files) goes to the
 // daemon's log, not to the standard logger's plain text on stderr, so
 // every line of the client's stderr stays one JSON object (SPEC §5.1).
 func TestTheControlServersOwnErrorsGoToTheDaemonsLog(t *testing.T) {
-	var std lockedBuf
+	var std bustest.Buffer
 	log.SetOutput(&std)
 	t.Cleanup(func() { log.SetOutput(os.Stderr) })
 	dir, err := os.MkdirTemp("", "ctl")
@@ -43,7 +30,7 @@ func TestTheControlServersOwnErrorsGoToTheDaemonsLog(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "c.sock")
-	var said lockedBuf
+	var said bustest.Buffer
 	stop, err := Serve(path, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("a bug") }), nil,
 		ErrorLog(zerolog.New(&said)))
 	if err != nil {
