@@ -51,6 +51,9 @@ type Daemon struct {
 	status
 	metrics    *metrics
 	fillHealth *control.FillHealth // whether the fill socket answers (healthz)
+	// pub is the stage's publisher once made: the bus's refusals of its
+	// puts go to it (report.Publisher.Refused).
+	pub atomic.Pointer[report.Publisher]
 }
 
 // inputs are the loop's sources besides its events: the buckets watched,
@@ -66,11 +69,8 @@ type inputs struct {
 // status is what /healthz says, written by the bus callbacks and the loop.
 type status struct {
 	connected atomic.Bool // the bus connection is up
-	// pub is the stage's publisher once made: the bus's refusals of its
-	// puts go to it (report.Publisher.Refused).
-	pub     atomic.Pointer[report.Publisher]
-	ready   atomic.Bool // the initial load of the base buckets is done
-	settled bool        // Config.OnSettled was called
+	ready     atomic.Bool // the initial load of the base buckets is done
+	settled   bool        // Config.OnSettled was called
 	// unread says why the assignments bucket cannot be read (nil: it was
 	// read; held.go).
 	unread atomic.Pointer[string]

@@ -22,9 +22,7 @@ type metrics struct {
 	stabilize   prometheus.Histogram
 	vaultAsks   *prometheus.CounterVec
 	modules     *prometheus.GaugeVec
-	refusals    *prometheus.CounterVec // fills the fill socket answered no, by status
-	unanswered  prometheus.Counter     // fills the fill socket did not answer
-	lastFillOK  prometheus.Gauge       // when a fill last held (Unix seconds)
+	fillOut     *control.FillMetrics // refusals by status, no answers, the last that held
 }
 
 func newMetrics() *metrics {
@@ -42,19 +40,11 @@ func newMetrics() *metrics {
 			Help: "Vault asks, by outcome."}, []string{"outcome"}),
 		modules: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "provisioner_modules",
 			Help: "Modules by state."}, []string{"state"}),
-		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "provisioner_fill_refusals_total",
-			Help: "Fill requests the fill socket answered with an error, by HTTP status."}, []string{"status"}),
-		unanswered: prometheus.NewCounter(prometheus.CounterOpts{Name: "provisioner_fill_socket_errors_total",
-			Help: "Fill requests the fill socket did not answer (gone, timed out, cut off)."}),
-		lastFillOK: prometheus.NewGauge(prometheus.GaugeOpts{Name: "provisioner_last_fill_success_timestamp_seconds",
-			Help: "When a fill request last held (Unix time; 0: none since start)."}),
+		fillOut: control.NewFillMetrics(),
 	}
-	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules,
-		m.refusals, m.unanswered, m.lastFillOK, control.BuildInfo(),
+	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules, control.BuildInfo(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, s := range control.FillStatuses {
-		m.refusals.WithLabelValues(s)
-	}
+	m.reg.MustRegister(m.fillOut.Collectors()...)
 	for _, s := range []string{"applied", "waiting", "failed"} {
 		m.modules.WithLabelValues(s) // shown at 0 before any module is
 	}
@@ -104,27 +94,14 @@ func (m *metrics) filled(took time.Duration, err error) {
 		outcome = "failed"
 	}
 	m.fills.WithLabelValues(outcome).Inc()
-	switch status, unanswered := control.FillOutcome(err); {
-	case err == nil:
-		m.lastFillOK.Set(float64(time.Now().UnixNano()) / 1e9)
-	case status != "":
-		m.refusals.WithLabelValues(status).Inc()
-	case unanswered:
-		m.unanswered.Inc()
-	}
+	m.fillOut.Count(err)
 }
 
 // state registers what is read when scraped: the bus connection, and the
 // needs by state, counted on the loop by onLoop.
 func (m *metrics) state(connected *atomic.Bool, onLoop func(ctx context.Context, fn func(*nodes.NodeGraph)) error) {
 	m.reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "provisioner_bus_connected",
-			Help: "1 while the bus connection is up, else 0."}, func() float64 {
-			if connected.Load() {
-				return 1
-			}
-			return 0
-		}),
+		control.ConnectedGauge(connected.Load),
 		control.NeedsGauge(func(ctx context.Context) (counts map[string]int, err error) {
 			err = onLoop(ctx, func(g *nodes.NodeGraph) { counts = control.CountNeeds(g) })
 			return counts, err
