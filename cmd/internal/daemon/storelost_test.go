@@ -24,12 +24,12 @@ func (m *mesh) busUpEmpty() {
 	m.connect()
 }
 
-// A bus that comes back with its store lost holds no bucket: the client
-// waits for them (SPEC §2.2) and removes nothing meanwhile; once they are
-// made again and the inputs written again, it fills from them (§4.7) and
-// writes its report and needs into the new buckets.
-func TestABusBackWithItsStoreLostIsWaitedForThenFilledAndReportedAgain(t *testing.T) {
-	m := newMesh(t)
+// webKeptWhileTheBusComesBack fills web on a client of a mesh-fill that
+// keeps its state, takes the bus down and brings it back by up, waits
+// for the client to log said, and checks a second later that web's file
+// is as it was while (what the bus lacked) held.
+func (m *mesh) webKeptWhileTheBusComesBack(up func(), said, while string) {
+	m.t.Helper()
 	f := m.stateFill()
 	m.webModule()
 	m.client("ace", f.socket)
@@ -37,17 +37,27 @@ func TestABusBackWithItsStoreLostIsWaitedForThenFilledAndReportedAgain(t *testin
 	m.waitState("ace", "web", "applied")
 
 	m.busDown()
-	m.busUpEmpty()
-	bustest.Eventually(t, 10*time.Second, func() error {
-		if !contains(m.logs.String(), "every module is kept as it is until the assignments bucket can be read again") {
-			return fmt.Errorf("the client has not seen the assignments bucket missing")
+	up()
+	bustest.Eventually(m.t, 10*time.Second, func() error {
+		if !contains(m.logs.String(), said) {
+			return fmt.Errorf("the client has not logged %q", said)
 		}
 		return nil
 	})
 	time.Sleep(time.Second)
 	if got, _, err := m.file("/etc/web/a.conf"); err != nil || got != "model = opus\nport = 8080\n" {
-		t.Fatalf("a.conf %q (%v) while the buckets were missing", got, err)
+		m.t.Fatalf("a.conf %q (%v) while %s", got, err, while)
 	}
+}
+
+// A bus that comes back with its store lost holds no bucket: the client
+// waits for them (SPEC §2.2) and removes nothing meanwhile; once they are
+// made again and the inputs written again, it fills from them (§4.7) and
+// writes its report and needs into the new buckets.
+func TestABusBackWithItsStoreLostIsWaitedForThenFilledAndReportedAgain(t *testing.T) {
+	m := newMesh(t)
+	m.webKeptWhileTheBusComesBack(m.busUpEmpty,
+		"every module is kept as it is until the assignments bucket can be read again", "the buckets were missing")
 
 	provisionBus(t, m.js, 1)
 	m.put(spec.ConfigBucket, "ace.web.model", "haiku")
@@ -116,24 +126,8 @@ func (m *mesh) busUpWithoutJetStream() {
 // value changed is filled and reported.
 func TestJetStreamAwayWhileCoreNATSIsUpIsWaitedForThenFollowed(t *testing.T) {
 	m := newMesh(t)
-	f := m.stateFill()
-	m.webModule()
-	m.client("ace", f.socket)
-	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
-	m.waitState("ace", "web", "applied")
-
-	m.busDown()
-	m.busUpWithoutJetStream()
-	bustest.Eventually(t, 10*time.Second, func() error {
-		if !contains(m.logs.String(), "the bus is back: reading every input again") {
-			return fmt.Errorf("the client is not back on the bus yet")
-		}
-		return nil
-	})
-	time.Sleep(time.Second)
-	if got, _, err := m.file("/etc/web/a.conf"); err != nil || got != "model = opus\nport = 8080\n" {
-		t.Fatalf("a.conf %q (%v) while JetStream was away", got, err)
-	}
+	m.webKeptWhileTheBusComesBack(m.busUpWithoutJetStream,
+		"the bus is back: reading every input again", "JetStream was away")
 	m.busDown()
 	m.busUp()
 	m.put(spec.ConfigBucket, "ace.web.model", "haiku")
