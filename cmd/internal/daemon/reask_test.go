@@ -27,14 +27,7 @@ import (
 // sent on reconnect) exactly as one the client missed while away.
 func TestARotationWhileTheBusIsAwayReachesItsFileWhenItIsBack(t *testing.T) {
 	m := newMesh(t)
-	m.put(spec.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v, vc := m.reconnectingVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
-	m.client("ace", func(c *Config) { c.ReaskSpread = 300 * time.Millisecond })
-	m.waitFile("/etc/app/api-key", "k-123")
-	m.waitState("ace", "app", "applied")
+	v, vc := m.appOnAReconnectingVault(300 * time.Millisecond)
 
 	// The bus away: the rotation is stored, its secret-changed lost.
 	m.busDown()
@@ -103,6 +96,23 @@ func (m *mesh) reconnectingVault() (*devvault.Vault, *nats.Conn) {
 		m.t.Fatal(err)
 	}
 	m.t.Cleanup(v.Stop)
+	return v, vc
+}
+
+// appOnAReconnectingVault assigns app (its config model opus) with its
+// two secrets, k-123 and t-456, held by a reconnectingVault, starts ace's
+// client with its re-asks after a reconnect spread over spread, and waits
+// for app applied with its api-key written.
+func (m *mesh) appOnAReconnectingVault(spread time.Duration) (*devvault.Vault, *nats.Conn) {
+	m.t.Helper()
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	v, vc := m.reconnectingVault()
+	v.Set(m.t.Context(), ownApp, []byte("k-123"))
+	v.Set(m.t.Context(), provApp, []byte("t-456"))
+	m.client("ace", func(c *Config) { c.ReaskSpread = spread })
+	m.waitFile("/etc/app/api-key", "k-123")
+	m.waitState("ace", "app", "applied")
 	return v, vc
 }
 

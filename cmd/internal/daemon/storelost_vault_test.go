@@ -16,14 +16,8 @@ import (
 // without waiting out a refusal's ten minutes.
 func TestAStoreLostUnderAModuleWithSecretsAppliesItOnceTheAssignmentsAreBack(t *testing.T) {
 	m := newMesh(t)
-	m.put(spec.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v, _ := m.reconnectingVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
-	m.client("ace", func(c *Config) { c.ReaskSpread = 100 * time.Millisecond })
+	v, _ := m.appOnAReconnectingVault(100 * time.Millisecond)
 	m.waitFile("/etc/app/app.conf", "key = k-123\ntoken = t-456\n")
-	m.waitState("ace", "app", "applied")
 	asked := v.AskCount(ownApp)
 
 	m.busDown()
@@ -51,14 +45,7 @@ func TestAStoreLostUnderAModuleWithSecretsAppliesItOnceTheAssignmentsAreBack(t *
 // JetStream is back, with no further event.
 func TestASecretRotatedWhileJetStreamIsAwayIsFilledOnceItIsBack(t *testing.T) {
 	m := newMesh(t)
-	m.put(spec.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v, vc := m.reconnectingVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
-	m.client("ace", func(c *Config) { c.ReaskSpread = 100 * time.Millisecond })
-	m.waitFile("/etc/app/api-key", "k-123")
-	m.waitState("ace", "app", "applied")
+	v, vc := m.appOnAReconnectingVault(100 * time.Millisecond)
 
 	m.busDown()
 	m.busUpWithoutJetStream()
@@ -91,14 +78,7 @@ func TestASecretRotatedWhileJetStreamIsAwayIsFilledOnceItIsBack(t *testing.T) {
 // answers, so the new value reaches its file without a further event.
 func TestARotationMissedWhileAwayReachesItsFileThoughTheVaultWasSilentAtTheReconnect(t *testing.T) {
 	m := newMesh(t)
-	m.put(spec.ConfigBucket, "ace.app.model", "opus")
-	m.assign("ace", "app", appPlan(), appTemplates)
-	v, vc := m.reconnectingVault()
-	v.Set(t.Context(), ownApp, []byte("k-123"))
-	v.Set(t.Context(), provApp, []byte("t-456"))
-	m.client("ace", func(c *Config) { c.ReaskSpread = 100 * time.Millisecond })
-	m.waitFile("/etc/app/api-key", "k-123")
-	m.waitState("ace", "app", "applied")
+	v, vc := m.appOnAReconnectingVault(100 * time.Millisecond)
 
 	m.busDown()
 	bustest.Eventually(t, 5*time.Second, func() error {
