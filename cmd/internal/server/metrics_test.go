@@ -6,17 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"go.yaml.in/yaml/v3"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/rulecheck"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -187,56 +184,12 @@ func TestSweepCacheSweepsAgainAfterItsAge(t *testing.T) {
 	}
 }
 
-// checkRules parses the example alerting rules: Prometheus's rule file
-// shape, every duration valid, every metric an expression names served.
+// checkRules checks the example alerting rules against what the server
+// serves (rulecheck), and that the three alerts an operator needs are
+// there.
 func checkRules(t *testing.T, served string) {
 	t.Helper()
-	raw, err := os.ReadFile("../../../examples/prometheus/mesh-provisioner.rules.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
-		Groups []struct {
-			Name  string `yaml:"name"`
-			Rules []struct {
-				Alert       string            `yaml:"alert"`
-				Expr        string            `yaml:"expr"`
-				For         string            `yaml:"for"`
-				Labels      map[string]string `yaml:"labels"`
-				Annotations map[string]string `yaml:"annotations"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&file); err != nil {
-		t.Fatalf("rule file: %v", err)
-	}
-	alerts := map[string]bool{}
-	metric := regexp.MustCompile(`\bmesh_provisioner_[a-z_]+`)
-	for _, g := range file.Groups {
-		if g.Name == "" || len(g.Rules) == 0 {
-			t.Errorf("group %q is empty or unnamed", g.Name)
-		}
-		for _, r := range g.Rules {
-			alerts[r.Alert] = true
-			if _, err := model.ParseDuration(r.For); err != nil {
-				t.Errorf("%s: for %q: %v", r.Alert, r.For, err)
-			}
-			if r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
-				t.Errorf("%s: no severity or summary", r.Alert)
-			}
-			names := metric.FindAllString(r.Expr, -1)
-			if len(names) == 0 || strings.Count(r.Expr, "(") != strings.Count(r.Expr, ")") {
-				t.Errorf("%s: expr %q names no metric of the server or is unbalanced", r.Alert, r.Expr)
-			}
-			for _, n := range names {
-				if !strings.Contains(served, "\n"+n+"{") && !strings.Contains(served, "\n"+n+" ") {
-					t.Errorf("%s: expr names %s, which the server does not serve", r.Alert, n)
-				}
-			}
-		}
-	}
+	alerts := rulecheck.Check(t, "../../../examples/prometheus/mesh-provisioner.rules.yml", "mesh_provisioner_", served)
 	// MeshModulesWithoutReport: a node whose client went quiet has no need
 	// to judge, so neither of the others fires for it.
 	for _, a := range []string{"MeshNeedStoodAsked", "MeshModuleFailed", "MeshModulesWithoutReport"} {
