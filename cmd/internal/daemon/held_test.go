@@ -131,6 +131,20 @@ func TestAClientStartedWithoutTheAssignmentsBucketRemovesNothingOfItsLastRun(t *
 // one warning says how many went at once, beside each module's own line.
 func TestAnAssignmentsBucketMadeAgainEmptyTakesItsModulesOffWithAWarning(t *testing.T) {
 	m := newMesh(t)
+	m.webAndNotesTakenOffAtOnce(func() {
+		if err := m.js.DeleteKeyValue(context.Background(), spec.AssignmentsBucket); err != nil {
+			t.Fatal(err)
+		}
+		m.bucket(spec.AssignmentsBucket)
+	})
+}
+
+// webAndNotesTakenOffAtOnce fills web and notes on a client of a
+// mesh-fill that keeps its state, empties the assignments by empty, and
+// waits for both modules gone: their files removed, their reports
+// deleted, and one warning that two went at once.
+func (m *mesh) webAndNotesTakenOffAtOnce(empty func()) {
+	m.t.Helper()
 	f := m.stateFill()
 	m.webModule()
 	m.notesModule()
@@ -138,14 +152,16 @@ func TestAnAssignmentsBucketMadeAgainEmptyTakesItsModulesOffWithAWarning(t *test
 	m.waitState("ace", "web", "applied")
 	m.waitState("ace", "notes", "applied")
 
-	if err := m.js.DeleteKeyValue(context.Background(), spec.AssignmentsBucket); err != nil {
-		t.Fatal(err)
-	}
-	m.bucket(spec.AssignmentsBucket)
-	bustest.Eventually(t, 10*time.Second, func() error {
+	empty()
+	bustest.Eventually(m.t, 10*time.Second, func() error {
 		for _, p := range []string{"/etc/web/a.conf", "/etc/notes/n.conf"} {
 			if m.onDisk(p) {
 				return fmt.Errorf("%s still there", p)
+			}
+		}
+		for _, mod := range []string{"web", "notes"} {
+			if _, ok := m.report("ace", mod); ok {
+				return fmt.Errorf("report of %s still there", mod)
 			}
 		}
 		if !contains(m.logs.String(), `"modules":2`) || !contains(m.logs.String(), "several modules taken off this node at once") {

@@ -189,35 +189,14 @@ func TestARegistryDeletedAndPublishedAgainIsWaitedForThenFilledFrom(t *testing.T
 // module assigned again is filled again.
 func TestAnAssignmentsStreamPurgedTakesItsModulesOffWithAWarning(t *testing.T) {
 	m := newMesh(t)
-	f := m.stateFill()
-	m.webModule()
-	m.notesModule()
-	m.client("ace", f.socket)
-	m.waitState("ace", "web", "applied")
-	m.waitState("ace", "notes", "applied")
-
-	st, err := m.js.Stream(t.Context(), "KV_"+spec.AssignmentsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Purge(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	bustest.Eventually(t, 10*time.Second, func() error {
-		for _, p := range []string{"/etc/web/a.conf", "/etc/notes/n.conf"} {
-			if m.onDisk(p) {
-				return fmt.Errorf("%s still there", p)
-			}
+	m.webAndNotesTakenOffAtOnce(func() {
+		st, err := m.js.Stream(t.Context(), "KV_"+spec.AssignmentsBucket)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, mod := range []string{"web", "notes"} {
-			if _, ok := m.report("ace", mod); ok {
-				return fmt.Errorf("report of %s still there", mod)
-			}
+		if err := st.Purge(t.Context()); err != nil {
+			t.Fatal(err)
 		}
-		if !contains(m.logs.String(), "several modules taken off this node at once") {
-			return fmt.Errorf("no warning of the two modules going at once")
-		}
-		return nil
 	})
 	m.notesModule()
 	m.waitState("ace", "notes", "applied")
