@@ -23,7 +23,7 @@ func TestRegistryChangedByHandIsPutBackWithinSeconds(t *testing.T) {
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
 	runServer(t, s.ClientURL(), time.Hour)
-	bustest.Eventually(t, 10*time.Second, provisionerBucketsThere(t, js))
+	bustest.Eventually(t, 30*time.Second, provisionerBucketsThere(t, js)) // past one lookup timed out (10 s) and its retry
 	kv := bucket(t, js, spec.RegistryBucket)
 	ctx := testCtx(t)
 	secret, err := kv.Get(ctx, "secret")
@@ -75,7 +75,7 @@ func TestRegistryRepairsBackOffWhenItKeepsBeingChanged(t *testing.T) {
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
 	runServer(t, s.ClientURL(), time.Hour)
-	bustest.Eventually(t, 10*time.Second, provisionerBucketsThere(t, js))
+	bustest.Eventually(t, 30*time.Second, provisionerBucketsThere(t, js)) // past one lookup timed out (10 s) and its retry
 	kv := bucket(t, js, spec.RegistryBucket)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -113,7 +113,7 @@ func TestRegistryMadeAgainIsStillWatchedForChangesByHand(t *testing.T) {
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
 	runServer(t, s.ClientURL(), time.Hour)
-	bustest.Eventually(t, 10*time.Second, provisionerBucketsThere(t, js))
+	bustest.Eventually(t, 30*time.Second, provisionerBucketsThere(t, js)) // past one lookup timed out (10 s) and its retry
 	ctx := testCtx(t)
 	if err := js.DeleteKeyValue(ctx, spec.RegistryBucket); err != nil {
 		t.Fatal(err)
