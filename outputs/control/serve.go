@@ -64,11 +64,20 @@ func peerCheck(h http.Handler, refused func(uid int, urlPath string)) http.Handl
 
 // ErrorLog is a standard logger whose every message is one warning of l
 // (a stack trace included, as one field), for http.Server's ErrorLog.
-func ErrorLog(l zerolog.Logger) *log.Logger { return log.New(warnWriter{l}, "", 0) }
+func ErrorLog(l zerolog.Logger) *log.Logger { return ErrorLogOf(l, "control socket") }
 
-type warnWriter struct{ l zerolog.Logger }
+// ErrorLogOf is ErrorLog for another HTTP server than the control socket:
+// each warning names component (e.g. "metrics").
+func ErrorLogOf(l zerolog.Logger, component string) *log.Logger {
+	return log.New(warnWriter{l, component}, "", 0)
+}
+
+type warnWriter struct {
+	l         zerolog.Logger
+	component string
+}
 
 func (w warnWriter) Write(p []byte) (int, error) {
-	w.l.Warn().Str("component", "control socket").Msg(strings.TrimRight(string(p), "\n"))
+	w.l.Warn().Str("component", w.component).Msg(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }

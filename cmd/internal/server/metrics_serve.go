@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
 // metricsMux serves reg at /metrics.
@@ -33,10 +35,12 @@ type metricsGate struct {
 	done chan struct{}
 }
 
-// serveMetrics serves ln at once, 503 until open.
+// serveMetrics serves ln at once, 503 until open. What net/http says of
+// its connections (an accept error, a handler's panic) is a warning of
+// log, component "metrics", not plain text on stderr.
 func serveMetrics(ln net.Listener, nc *nats.Conn, log zerolog.Logger) *metricsGate {
 	g := &metricsGate{nc: nc, done: make(chan struct{})}
-	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: control.ErrorLogOf(log, "metrics")}
 	go func() {
 		defer close(g.done)
 		if err := g.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
