@@ -90,7 +90,7 @@ var (
 	modulesDesc = prometheus.NewDesc("mesh_provisioner_modules",
 		"Modules by the state of their last report (the applied bucket; no_report: assigned with a plan, and no report of it written), from the sweep.", []string{"state"}, nil)
 	needsDesc = prometheus.NewDesc("mesh_provisioner_needs",
-		"Needs by verdict (met, waiting, stood_asked, failed, out_of_shape), kind and owner, from the sweep; kind=\"module\": a module waiting on its own plan or templates archive with no need waiting; kind=\"unknown\": every kind the registry does not name; owner=\"unknown (no provisions entry)\": every bound need whose provider is not known.",
+		"Needs by verdict (met, waiting, stood_asked, failed, out_of_shape), kind and owner, from the sweep; kind=\"module\": a module waiting on its own plan or templates archive with no need waiting; kind=\"unknown\": every kind the registry does not name (and a need key out of shape); out_of_shape needs are owned by their writer, mesh-provisioner-client; owner=\"unknown (no provisions entry)\": every bound need whose provider is not known.",
 		[]string{"verdict", "kind", "owner"}, nil)
 	orphansDesc = prometheus.NewDesc("mesh_provisioner_orphans",
 		"Keys of the needs, applied and collect buckets whose module is assigned nowhere, from the sweep.", nil, nil)

@@ -130,7 +130,7 @@ func TestServeMetricsFromTheSweep(t *testing.T) {
 		{"mesh_provisioner_needs", []string{"verdict", "met", "kind", "config", "owner", "mesh-config"}, 2},
 		{"mesh_provisioner_needs", []string{"verdict", "waiting", "kind", "bound", "owner", "route-proxy"}, 1},
 		{"mesh_provisioner_needs", []string{"verdict", "waiting", "kind", kindUnknown, "owner", ownerNoRegistry}, 1},
-		{"mesh_provisioner_needs", []string{"verdict", "out_of_shape", "kind", "config", "owner", ""}, 2},
+		{"mesh_provisioner_needs", []string{"verdict", "out_of_shape", "kind", "config", "owner", ownerClient}, 2},
 		{"mesh_provisioner_orphans", nil, 4},
 		{"mesh_provisioner_registry_writes_total", []string{"op", "put"}, 1},
 		{"mesh_provisioner_registry_writes_total", []string{"op", "delete"}, 1},

@@ -289,7 +289,10 @@ func (s *sweeper) needs(es []jetstream.KeyValueEntry) {
 func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 	if r.keyWhy != "" {
 		s.outOfShape(spec.NeedsBucket, e, r.keyWhy)
-		s.res.needs[needLabels{verdict: "out_of_shape"}]++
+		// Labelled as its finding says (the writer, ownerClient) and,
+		// its kind unreadable, as a kind the registry does not name: an
+		// empty label value is no label to Prometheus.
+		s.res.needs[needLabels{verdict: "out_of_shape", kind: kindUnknown, owner: ownerClient}]++
 		return
 	}
 	node, module, kind, name := r.key[0], r.key[1], r.key[2], r.key[3]
@@ -299,7 +302,7 @@ func (s *sweeper) need(e jetstream.KeyValueEntry, r needRead) {
 	}
 	if r.valueWhy != "" {
 		s.outOfShape(spec.NeedsBucket, e, r.valueWhy)
-		s.res.needs[needLabels{verdict: "out_of_shape", kind: s.kindLabel(kind)}]++
+		s.res.needs[needLabels{verdict: "out_of_shape", kind: s.kindLabel(kind), owner: ownerClient}]++
 		return
 	}
 	v := r.v

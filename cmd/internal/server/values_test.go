@@ -111,7 +111,7 @@ func TestSweepSaysValuesDisagreeingWithTheirKeysOutOfShape(t *testing.T) {
 	if len(r.reply.Orphans) != 0 {
 		t.Errorf("orphans %v", r.reply.Orphans)
 	}
-	if n := r.needs[needLabels{verdict: "out_of_shape", kind: "config"}]; n != 9 {
+	if n := r.needs[needLabels{verdict: "out_of_shape", kind: "config", owner: ownerClient}]; n != 9 {
 		t.Errorf("out-of-shape config needs counted for the metrics: %d, want 9", n)
 	}
 }
