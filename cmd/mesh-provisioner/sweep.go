@@ -58,8 +58,9 @@ func inboxFor(flagged, creds, natsURL string) string {
 const sweepTimeout = time.Minute
 
 // sweep asks the server's verb for a sweep and prints it: exit 0 when
-// nothing failed or stood asked, 1 when something did (a need, or a
-// module's report), 2 when the sweep could not be made (SPEC §6.2).
+// nothing failed or stood asked, 1 when something did (a need, a
+// module's report, or a module left without a report for longer than
+// --stood-after), 2 when the sweep could not be made (SPEC §6.2).
 func sweep(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner sweep", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))

@@ -130,7 +130,8 @@ type Request struct {
 // (without the assignments bucket no orphan is judged). The head stands on
 // every page; findings, then orphans, then no_report (the modules
 // assigned with a plan whose node wrote no report, summary.no_report
-// counts them: an addition to SPEC's reply) are paged as entries are, and the
+// counts them and summary.no_report_stood those assigned longer than
+// stood_after ago: an addition to SPEC's reply) are paged as entries are, and the
 // pages after the first come from the sweep page 0 made while it is kept
 // (a minute), so that all pages are of one sweep ("at" says which). A
 // finding whose needs alone would not fit lists as many as fit and says

@@ -115,6 +115,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 type assigned struct {
 	plan       bool
 	provisions []provisionRef
+	at         time.Time // when the assignment was last written (its KV entry's time)
 }
 
 type provisionRef struct {
@@ -204,7 +205,7 @@ func (s *sweeper) assignment(e jetstream.KeyValueEntry) {
 			Provisions []provisionRef `json:"provisions"`
 		} `json:"provisioning"`
 	}
-	a := assigned{plan: true}
+	a := assigned{plan: true, at: e.Created()}
 	if t := bytes.TrimSpace(e.Value()); len(t) > 0 && t[0] != '{' && json.Valid(t) {
 		// JSON that is not an object carries no plan: its client ignores
 		// it (nodes.ParseAssignment, SPEC §3 r2) and writes no report.
@@ -474,6 +475,9 @@ func (s *sweeper) finish() {
 		r.Summary.NoReport++
 		s.res.modules["no_report"]++
 		r.NoReport = append(r.NoReport, nm)
+		if s.now.Sub(a.at) > s.p.StoodAfter {
+			r.Summary.NoReportStood++
+		}
 	}
 	sort.Slice(r.NoReport, func(i, j int) bool { return lessNodeModule(r.NoReport[i], r.NoReport[j]) })
 	for k, g := range s.groups {

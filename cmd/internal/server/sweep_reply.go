@@ -54,6 +54,12 @@ type Summary struct {
 	// sweep's narrowing) whose node wrote no report: a client that is
 	// down or never started. They are not among Modules.
 	NoReport int `json:"no_report,omitempty"`
+	// NoReportStood counts those of them whose assignment was last
+	// written longer than stood_after ago: asked of a client that has not
+	// answered, held back as much as a need that stood asked (SPEC §6.2
+	// is silent on modules without a report; a cron job must notice a
+	// node whose client never came up for its new modules).
+	NoReportStood int `json:"no_report_stood,omitempty"`
 	// StoodModules counts the modules waiting, with no need to judge them
 	// by, on their own plan or templates archive (a finding of kind
 	// "module") for longer than stood_after.
@@ -108,9 +114,10 @@ type Orphan struct {
 
 // Held says whether the sweep found something that holds the mesh back:
 // a need failed or stood asked, a module stood asked on its own plan or
-// archive, or a module's report says failed (a plan
+// archive or without a report, or a module's report says failed (a plan
 // or a fill that failed leaves its needs met; SPEC §6.2's exit 1 is for
 // anything that failed).
 func (r SweepReply) Held() bool {
-	return r.Summary.Failed > 0 || r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0 || r.Summary.StoodModules > 0
+	return r.Summary.Failed > 0 || r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0 || r.Summary.StoodModules > 0 ||
+		r.Summary.NoReportStood > 0
 }

@@ -57,7 +57,11 @@ func WriteSweep(w io.Writer, r SweepReply) {
 	}
 	fmt.Fprintln(w)
 	if s.NoReport > 0 {
-		fmt.Fprintf(w, "%d assigned without a report (their node's client has not reported)\n", s.NoReport)
+		fmt.Fprintf(w, "%d assigned without a report (their node's client has not reported)", s.NoReport)
+		if s.NoReportStood > 0 {
+			fmt.Fprintf(w, ", %d of them for over %s", s.NoReportStood, control.Escape(r.StoodAfter))
+		}
+		fmt.Fprintln(w)
 	}
 	if s.Failed > 0 {
 		// A failed module may leave every need met: say why the mesh is
