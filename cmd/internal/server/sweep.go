@@ -241,7 +241,7 @@ func (s *sweeper) orphan(node, module string) string {
 // entry was written (every finding says since when, as SPEC §6.2's do).
 func (s *sweeper) outOfShape(bucket string, e jetstream.KeyValueEntry, why string) {
 	s.oos = append(s.oos, Finding{Verdict: VerdictOutOfShape, Owner: ownerClient, Bucket: bucket, Key: e.Key(), Why: why,
-		Since: e.Created().UTC().Format(time.RFC3339), Count: 1})
+		Since: e.Created().UTC().Format(time.RFC3339), Count: 1, Needs: []NodeModule{}})
 }
 
 func (s *sweeper) addOrphan(bucket, key, why string) {

@@ -94,7 +94,7 @@ type Finding struct {
 	Why          string       `json:"why"`
 	Since        string       `json:"since,omitempty"`
 	Count        int          `json:"count"`
-	Needs        []NodeModule `json:"needs,omitempty"`
+	Needs        []NodeModule `json:"needs"` // a list always, empty for a key out of shape (no null: SPEC's findings each carry one)
 	NeedsLeftOut int          `json:"needs_left_out,omitempty"`
 }
 
