@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
@@ -78,12 +79,17 @@ func WriteSweep(w io.Writer, r SweepReply) {
 	if s.OutOfShape > 0 || s.Orphans > 0 {
 		fmt.Fprintf(w, "keys: %d out of shape, %d %s\n", s.OutOfShape, s.Orphans, plural(s.Orphans, "orphan", "orphans"))
 	}
-	if len(r.MissingBuckets) > 0 {
-		var b []string
-		for _, m := range r.MissingBuckets {
-			b = append(b, control.Escape(m))
+	var empty []string
+	for _, m := range r.MissingBuckets {
+		if m == spec.AssignmentsBucket {
+			// Not judged as empty: every key would be an orphan.
+			fmt.Fprintf(w, "missing bucket %s: no module is known assigned, so orphans and modules without a report are not judged\n", m)
+			continue
 		}
-		fmt.Fprintf(w, "missing buckets (judged as empty): %s\n", strings.Join(b, ", "))
+		empty = append(empty, control.Escape(m))
+	}
+	if len(empty) > 0 {
+		fmt.Fprintf(w, "missing buckets (judged as empty): %s\n", strings.Join(empty, ", "))
 	}
 	when := control.Escape(r.At)
 	if !at.IsZero() {
