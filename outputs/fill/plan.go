@@ -30,7 +30,9 @@ type step struct {
 //
 // Mode: an owned file, or any file created, gets the request's mode or
 // DefaultMode; an existing managed-keys or managed-block file keeps its own
-// mode unless the request names one. Owner and group: when this process may
+// mode unless the request names one, less the write bit of others (0666
+// is written 0664): mesh-fill writes no file any local user may rewrite,
+// whether a request names such a mode (parseMode) or it was found so. Owner and group: when this process may
 // chown (it runs as root) the named owner and group are set. An owned file,
 // or any file created, that names no owner is mesh-fill's own user's, and
 // one naming no group gets its owner's primary group, or root's
@@ -124,7 +126,9 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 		// mode
 		st.mode = DefaultMode
 		if t.exists() && f.Form != FormOwned {
-			st.mode = t.info.Mode().Perm()
+			// kept, but never others' to write: parseMode refuses such a
+			// mode named, and one found on disk is no better
+			st.mode = t.info.Mode().Perm() &^ 0o002
 		}
 		if f.Mode != "" {
 			if st.mode, err = parseMode(f.Path, f.Mode); err != nil {
