@@ -90,7 +90,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	defer os.Remove(socketPath) // closing the listener leaves it (unixsock)
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes,
-		ReadTimeout: orDefault(s.ReadTimeout, DefaultReadTimeout), IdleTimeout: orDefault(s.IdleTimeout, DefaultIdleTimeout)}
+		ReadTimeout: orDefault(s.ReadTimeout, DefaultReadTimeout), IdleTimeout: orDefault(s.IdleTimeout, DefaultIdleTimeout),
+		ErrorLog: httpErrorLog(s.Log, socketPath)}
 	conns := s.newConnCap() // over the cap: answered 503 at once, never read (conncap.go)
 	ln, srv.ConnState = conns.listener(ln), conns.state
 	if len(s.AllowUIDs) > 0 {
