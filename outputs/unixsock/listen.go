@@ -32,6 +32,8 @@ const MaxPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 // directory's name to fit a socket's is it bound beside path, where a
 // connection could be made in the moment before the chmod.
 //
+// The listener's address, and its Accept's errors, name path.
+//
 // A path longer than MaxPath is refused, naming it and the limit.
 func Listen(path string, mode os.FileMode) (net.Listener, error) {
 	if len(path) > MaxPath {
@@ -62,7 +64,28 @@ func Listen(path string, mode os.FileMode) (net.Listener, error) {
 		}
 		return nil, err
 	}
-	return ln, nil
+	return named{ln.(*net.UnixListener), &net.UnixAddr{Name: path, Net: "unix"}}, nil
+}
+
+// named is a listener bound under a temporary name and renamed to addr:
+// its address and its Accept's errors name addr, the path it is reached
+// by, not the temporary name, which is gone (an accept error of a daemon
+// out of file descriptors named ".sock-2333176946/s" beside the socket).
+type named struct {
+	*net.UnixListener
+	addr *net.UnixAddr
+}
+
+func (l named) Addr() net.Addr { return l.addr }
+
+func (l named) Accept() (net.Conn, error) {
+	c, err := l.UnixListener.Accept()
+	if op, ok := err.(*net.OpError); ok {
+		o := *op
+		o.Addr = l.addr
+		err = &o
+	}
+	return c, err
 }
 
 // beforeChmod is a test's look at the temporary name before its mode is set.
