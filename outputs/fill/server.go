@@ -265,7 +265,14 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 	if errors.As(err, &ref) {
 		status = ref.status
 	}
-	s.Log.Warn().Str("module", module).Int("status", status).Err(err).Msg("fill refused")
+	// a request refused (4xx) is the caller's to mend, a warning; one
+	// mesh-fill failed to carry out (5xx: a write, its root, its state
+	// dir, a program) is its own, an error an operator is alerted to
+	if status >= http.StatusInternalServerError {
+		s.Log.Error().Str("module", module).Int("status", status).Err(err).Msg("fill failed")
+	} else {
+		s.Log.Warn().Str("module", module).Int("status", status).Err(err).Msg("fill refused")
+	}
 	body := errorBody{Error: err.Error()}
 	if ref != nil {
 		body.Path, body.Holder = ref.path, ref.holder
