@@ -87,8 +87,8 @@ func decodeFiles(dec *json.Decoder) ([]File, error) {
 		if len(files) == MaxFiles {
 			return nil, refuse("the request names more than %d files; mesh-fill takes at most %d in one request", MaxFiles, MaxFiles)
 		}
-		var f File
-		if err := dec.Decode(&f); err != nil {
+		f, err := decodeFile(dec)
+		if err != nil {
 			var notB64 base64.CorruptInputError
 			if errors.As(err, &notB64) {
 				return nil, fmt.Errorf("file %d of the request: its content is not base64: %w", len(files)+1, err)
