@@ -353,7 +353,13 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 
 	resp := Response{Files: make([]FileResult, 0, len(all)+len(gone))}
 	for _, st := range steps {
-		s.Log.Info().Str("module", req.Module).Str("path", st.file.Path).Str("form", st.file.Form).
+		// a file changed on disk is said; one found as it should be (each
+		// refill finds nearly all so) is for debugging
+		lvl := zerolog.InfoLevel
+		if !st.write {
+			lvl = zerolog.DebugLevel
+		}
+		s.Log.WithLevel(lvl).Str("module", req.Module).Str("path", st.file.Path).Str("form", st.file.Form).
 			Str("action", st.action).Msg("file filled")
 		resp.Files = append(resp.Files, FileResult{Path: st.file.Path, Action: st.action, Digest: digest(st.want)})
 	}
