@@ -5,7 +5,7 @@
 // file it cannot trust (the message names it and how to recover).
 // SIGINT and SIGTERM stop it (exit 0); SIGHUP is logged and ignored.
 //
-//	mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--max-conns N] [--log-format json|console]
+//	mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command "CMD ARGS"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--max-conns N] [--log-format json|console] [--log-level info]
 package main
 
 import (
@@ -40,7 +40,7 @@ type globs []string
 func (g *globs) String() string     { return strings.Join(*g, " ") }
 func (g *globs) Set(v string) error { *g = append(*g, v); return nil }
 
-const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--max-conns N] [--log-format json|console]"
+const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DIR] [--allow GLOB]… [--allow-unit GLOB]… [--on-change-command \"CMD ARGS\"] [--allow-uid UID,…] [--syncfs-from N] [--max-requests N] [--max-conns N] [--log-format json|console] [--log-level info]"
 
 // run is mesh-fill; after -h, --help or help it prints the usage and returns
 // flag.ErrHelp, which main does not count as a failure.
@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := fs.String("root", "", "confine every file to this directory")
 	command := fs.String("on-change-command", "", "run this instead of systemctl (split on spaces, no quoting: use a script for more); gets action and unit appended")
 	logFormat := fs.String("log-format", "json", "json or console")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error (debug adds each file found unchanged, each connection refused)")
 	allow := fs.String("allow-uid", "", "comma-separated uids: only peers running as one of them may fill (SO_PEERCRED); empty: the socket's mode 0660 decides")
 	syncFrom := fs.Int("syncfs-from", fill.DefaultSyncFSFrom, "a request writing at least this many files is made durable with one syncfs per filesystem (before and after its renames) instead of an fsync per file and directory: much faster for many files, but it flushes whatever else is dirty there too; 0: always fsync each file")
 	maxRequests := fs.Int("max-requests", fill.DefaultMaxRequests, "requests processed at once (each holds its body, up to ~86 MB, and its files decoded while it is); more wait for one to end, up to the read timeout (2 min), then are answered 503")
@@ -131,7 +132,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The commands' one logger (cmd/internal/cli): its time is UTC to the
 	// millisecond, so this log and the client's line up side by side.
-	log, err := cli.Logger(stderr, *logFormat, "info", "mesh-fill")
+	log, err := cli.Logger(stderr, *logFormat, *logLevel, "mesh-fill")
 	if err != nil {
 		return err
 	}
