@@ -69,14 +69,23 @@ func (m *NodeGraph) setConfigNeed(n *graph.Node, bk string) {
 
 // configWaits is why a config value known to be missing waits.
 func (m *NodeGraph) configWaits(bk string) string {
+	if why := m.ConfigUnreadable(); why != "" {
+		return why
+	}
+	return spec.ConfigBucket + " " + bk + ": not written yet"
+}
+
+// ConfigUnreadable says why mesh-config_resolved cannot be read (the bus
+// refuses it, or it does not exist yet), "" when it can: a value missing
+// then may be written all the same (prov.ask says so, outputs/ask).
+func (m *NodeGraph) ConfigUnreadable() string {
 	switch {
 	case m.notPermitted[spec.ConfigBucket]:
 		return NotPermittedWhy(spec.ConfigBucket)
 	case m.configMissing:
 		return "bucket " + spec.ConfigBucket + " does not exist yet"
-	default:
-		return spec.ConfigBucket + " " + bk + ": not written yet"
 	}
+	return ""
 }
 
 // keepConfig holds value v of bucket key bk in m.config.

@@ -34,7 +34,8 @@ type Reply struct {
 // assigned says whether module is on the node at all. It returns an error
 // when it could not look (the client busy past ctx), or nodes.ErrNoPlan
 // when module's assignment to the node carries no provisioning plan (SPEC
-// §3 r2: assigned, but not the provisioner's).
+// §3 r2: assigned, but not the provisioner's), or an *Unreadable when the
+// value is not found because the config bucket cannot be read.
 type Lookup func(ctx context.Context, module, key string) (value []byte, assigned, found bool, err error)
 
 // timeout bounds one look-up: a client busy longer answers so.
@@ -76,12 +77,17 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, assigned, found, err := lookupLoaded(cctx, lookup, q.Module, q.Key)
+	var unread *Unreadable
 	switch {
 	case errors.Is(err, nodes.ErrNoPlan):
 		// Not "not assigned": it is, and a tool runner told so would
 		// wait for a prov.changed that says nothing new.
 		return Reply{Error: "module " + q.Module + " is assigned to node " + node +
 			` without a provisioning plan (its assignment carries no "provisioning"): the provisioner answers nothing for it`}
+	case errors.As(err, &unread):
+		// Not "not resolved": the key may be written, and a tool runner's
+		// operator would look for it in mesh-config and find it there.
+		return Reply{Error: "config value " + q.Key + " of module " + q.Module + " cannot be read: " + unread.Why}
 	case err != nil:
 		return Reply{Error: "the client is busy: " + err.Error()}
 	case !assigned:
@@ -96,6 +102,14 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 	s := string(v)
 	return Reply{Value: &s}
 }
+
+// Unreadable is a Lookup's error for a module assigned to the node whose
+// key has no value the client could read: the client cannot read
+// mesh-config_resolved at all (SPEC §4.6: a bucket the bus refuses is not
+// "not written yet"; nor is one that does not exist yet), Why saying so.
+type Unreadable struct{ Why string }
+
+func (u *Unreadable) Error() string { return u.Why }
 
 // ErrNotLoaded is a Lookup's error while the client has not yet read the
 // assignments and config buckets once (a client just started): a "not

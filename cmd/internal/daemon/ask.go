@@ -13,12 +13,14 @@ import (
 // again by outputs/ask).
 func (d *Daemon) lookupConfig(ctx context.Context, module, key string) (v []byte, assigned, found bool, err error) {
 	var loaded, noPlan bool
+	var unread string
 	err = d.Do(ctx, func(m *nodes.NodeGraph) {
 		loaded = d.baseLoaded()
 		if assigned = m.HasModule(module); assigned {
 			v, found = m.ConfigValue(module, key)
 		}
 		noPlan = m.AssignedWithoutPlan(module)
+		unread = m.ConfigUnreadable()
 	})
 	switch {
 	case err != nil:
@@ -27,6 +29,8 @@ func (d *Daemon) lookupConfig(ctx context.Context, module, key string) (v []byte
 		return nil, assigned, false, nodes.ErrNoPlan // assigned, not the provisioner's: said so (outputs/ask)
 	case !found && !loaded:
 		return nil, false, false, ask.ErrNotLoaded
+	case assigned && !found && unread != "":
+		return nil, assigned, false, &ask.Unreadable{Why: unread} // not "not resolved" (outputs/ask)
 	}
 	return v, assigned, found, nil
 }
