@@ -131,8 +131,12 @@ func (m *NodeGraph) Delete(bucket, key string) Change {
 		if err != nil || toks[0] != m.node {
 			return Change{}
 		}
+		// A delete of a key holding no value (deleted already, a purge
+		// after a delete, never written) moved nothing: no change said
+		// (SPEC §5.4's prov.changed is for a value that moved).
+		_, had := m.configValue(key, m.configNeedOf(toks[1], toks[2]))
 		m.deleteConfig(key, toks[1], toks[2])
-		if m.mods[toks[1]] != nil {
+		if had && m.mods[toks[1]] != nil {
 			return Change{ConfigModule: toks[1], ConfigKey: toks[2]}
 		}
 	default:
