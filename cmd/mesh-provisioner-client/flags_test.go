@@ -125,7 +125,9 @@ func TestRunSaysEveryStartErrorAsRunsOwn(t *testing.T) {
 // An argument an operator's command does not take is a usage error that
 // names it, as run's is, before the socket is asked: `graph dot web`
 // (the module given without --module) said only the usage, leaving the
-// operator to find which word was wrong.
+// operator to find which word was wrong. And `graph dot web --control S`
+// (flags after it, as graph explain takes them) said no hint: the flag
+// package stopped at "web" and counted the flags as stray arguments too.
 func TestTheOperatorsCommandsNameAStrayArgument(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -134,6 +136,9 @@ func TestTheOperatorsCommandsNameAStrayArgument(t *testing.T) {
 		{[]string{"status", "extra", "--control", "/nonexistent/c.sock"}, []string{`status: unexpected argument "extra"`, "usage: mesh-provisioner-client status"}},
 		{[]string{"graph", "explain", "--control", "/nonexistent/c.sock", "web", "db"}, []string{`graph explain: unexpected argument "db" (one module at a time)`, "usage: mesh-provisioner-client graph explain"}},
 		{[]string{"graph", "dot", "--control", "/nonexistent/c.sock", "web"}, []string{`graph dot: unexpected argument "web" (a module is named with --module web)`, "usage: mesh-provisioner-client graph dot"}},
+		// The module typed first, as `graph explain web --control S` takes
+		// it: the flags after it are read, and the hint given all the same.
+		{[]string{"graph", "dot", "web", "--control", "/nonexistent/c.sock"}, []string{`graph dot: unexpected argument "web" (a module is named with --module web)`, "usage: mesh-provisioner-client graph dot"}},
 	} {
 		code, stdout, stderr := runCLI(c.args...)
 		if code != 2 || stdout != "" {

@@ -116,7 +116,9 @@ func dot(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	mod := fs.String("module", "", "only this module and what it reads")
-	if err := fs.Parse(args); err != nil {
+	// Flags after a stray word are read too (as graph explain reads them),
+	// so `graph dot web --control S` is said with its hint below.
+	if err := fs.Parse(interspersed(args)); err != nil {
 		return cli.UsageExit(err)
 	}
 	if fs.NArg() != 0 {
