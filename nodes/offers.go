@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // This file holds a provider's offers (SPEC §3 provides[], r2) and how a
@@ -99,8 +98,11 @@ func (o Offer) check() string {
 	if o.AnsweredBy != "" && o.AnsweredBy != AnsweredByHelper {
 		return fmt.Sprintf("answered_by %q is not %q (the only answerer an offer may name)", o.AnsweredBy, AnsweredByHelper)
 	}
+	// A have key is K of ${bound:X[/L]:K}, which runs from the name's
+	// first ":" to the "}" (ParseBoundName): it may hold ":" and "/"
+	// (SPEC §4.1), but not "}" or a control byte, nor be empty.
 	for _, k := range slices.Sorted(maps.Keys(o.Have)) {
-		if msg := checkPlaceholderName(k); msg != "" || strings.Contains(k, ":") {
+		if msg := checkPlaceholderName(k); msg != "" {
 			return fmt.Sprintf("have key %q cannot be named by ${bound:%s:<key>}", k, o.Provision)
 		}
 	}

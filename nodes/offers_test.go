@@ -55,7 +55,7 @@ func TestAMalformedOfferFailsTheModuleNamingIt(t *testing.T) {
 		{`[{"provision":"x","have":{"url":{"a":3}}}]`, `provides entry {"provision":"x","have":{"url":{"a":3}}}: have.url is an object`},
 		{`[{"provision":7,"have":{"url":3}}]`, `provides entry {"provision":7,"have":{"url":3}}: json: cannot unmarshal number`},
 		{`[{"provision":"x","answered_by":"robot"}]`, `provides[0] (x): answered_by "robot" is not "helper"`},
-		{`[{"provision":"x","have":{"a:b":"v"}}]`, `provides[0] (x): have key "a:b" cannot be named`},
+		{`[{"provision":"x","have":{"a}b":"v"}}]`, `provides[0] (x): have key "a}b" cannot be named`},
 		{`["x",{"provision":"x","answered_by":"helper"}]`, `provides[1]: provision "x" is listed twice`},
 		{`[{"answered_by":"helper"}]`, `provides[0]: provision "" is empty`},
 	} {
