@@ -335,12 +335,8 @@ func renderItem(counts *RenderCounts, module, collection string, t *Template, sk
 			return nil, fmt.Errorf("the item for collection %s (template %s) is %d bytes, over the limit of %d bytes (512 KiB: an item is kept in a bucket) (%w)",
 				collection, t.Name, len(text), spec.MaxItemBytes, ErrLimit)
 		}
-		if !utf8.Valid(text) {
-			// The item is kept as a JSON string, which would hold U+FFFD
-			// where the text has other bytes: the record would not be
-			// what the collectors' files say.
-			return nil, fmt.Errorf("the item for collection %s (template %s) is not UTF-8 text (a value it names holds other bytes): an item is kept in a bucket as text",
-				collection, t.Name)
+		if err := r.validItem(in, collection, text); err != nil {
+			return nil, err
 		}
 		return text, nil
 	}
