@@ -47,7 +47,7 @@ func collectedText(comment string) graph.Compute {
 			}
 		}
 		if size > spec.MaxRenderedBytes {
-			return nil, fmt.Errorf("the text of collection %s (%d items) is %d bytes, over the limit of %d bytes (%w)", in.Key(1).Name, len(items), size, spec.MaxRenderedBytes, ErrLimit)
+			return nil, fmt.Errorf("the text of collection %s (%d items) is %d bytes, over the limit of %d bytes for a file (16 MiB, MaxRenderedBytes) (%w)", in.Key(1).Name, len(items), size, spec.MaxRenderedBytes, ErrLimit)
 		}
 		b := make([]byte, 0, size)
 		for _, it := range items {
