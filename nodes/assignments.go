@@ -298,7 +298,7 @@ func (m *NodeGraph) consumersNode(provider, provision string) *graph.Node {
 		return n
 	}
 	b := m.leaf(KindBindings, pk, &Origin{Bucket: spec.AssignmentsBucket}, func(*graph.Node) {})
-	n, _ := m.g.Derived(graph.Key{Kind: KindConsumers, Name: pk}, computeConsumers, b)
+	n, _ := m.g.Derived(graph.Key{Kind: KindConsumers, Name: pk}, m.computeConsumers, b)
 	m.g.MarkTolerant(n)
 	m.g.MarkSecret(n)
 	n.Meta = &Origin{Placeholder: "${consumers:" + provision + "}"}

@@ -132,10 +132,11 @@ type consumerEntry struct {
 	Value      string `json:"value"`
 }
 
-// computeConsumers (tolerant): [bindings, credential of each binding…] → the
-// JSON list of consumers whose credential the vault handed; the others are
-// left out (the vault leaf says why).
-func computeConsumers(in graph.In) (any, error) {
+// computeConsumersList (tolerant): [bindings, credential of each binding…]
+// → the JSON list of consumers whose credential the vault handed; the
+// others are left out (the vault leaf says why). The list's first value
+// waits for the vault's first answers (computeConsumers).
+func computeConsumersList(in graph.In) (any, error) {
 	if in.State(0) != graph.Ready {
 		return nil, graph.Wait("consumers not read yet")
 	}
