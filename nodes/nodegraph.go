@@ -47,6 +47,9 @@ type NodeGraph struct {
 	// consumersDirty: the provider/provisions whose consumers moved since
 	// the last flushConsumers (consumersMoved).
 	consumersDirty map[string]bool
+	// consumersHeld: the consumers lists whose value waits for the
+	// vault's answers (consumershold.go).
+	consumersHeld consumersHold
 	// unparsedKeys: assignment key → its module, for each whose value does
 	// not parse (its bindings and offers kept: keptplans.go); plansBefore:
 	// what the last run kept, until the first stabilization; keptMoved:

@@ -137,7 +137,7 @@ func TestConsumersListsTheBoundConsumersWhoseCredentialIsThere(t *testing.T) {
 	}
 	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("s-ace"), time.Time{})
 	m.SetSecret("pair/gitea/gitea-read/g14/cc", []byte("s-g14"), time.Time{})
-	m.SecretWaiting("pair/gitea/gitea-read/zed/cc", "absent", time.Now())
+	m.SecretAbsent("pair/gitea/gitea-read/zed/cc", "absent", time.Now())
 	m.Stabilize()
 	f := file(m, "gitea", "/etc/gitea/consumers.json")
 	var list []map[string]string

@@ -239,6 +239,9 @@ func (m *NodeGraph) VaultAnswered(name string) bool {
 
 func (m *NodeGraph) setSecret(name string, s secretSource) {
 	m.flushConsumers() // the credential of a consumer bound since is wanted
+	if s.answered {
+		m.consumerAnswered(name)
+	}
 	n := m.existing(KindVault, name)
 	if n == nil {
 		return // no longer wanted: keep nothing of it

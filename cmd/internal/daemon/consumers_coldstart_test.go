@@ -67,3 +67,83 @@ func TestAProviderWithManyConsumersIsFilledOnceAtStart(t *testing.T) {
 		return nil
 	})
 }
+
+// Credentials of a provider's consumers rotated while the bus is away
+// (their secret-changed lost) reach its consumers list in one fill once
+// the bus is back, its program restarted once (SPEC §4.2 r2: every name
+// is asked again, spread over a few seconds). Before, the list was filled
+// again for every batch of the spread re-asks' answers: 111 restarts of
+// the provider's program at 200 consumers.
+func TestConsumersRotatedWhileTheBusIsAwayAreFilledOnceWhenItIsBack(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.restartingProvider("ace")
+	names := m.manyConsumers(200)
+	v, vc := m.reconnectingVault()
+	for i, name := range names {
+		v.Set(t.Context(), name, []byte(fmt.Sprintf("cred-%03d", i)))
+	}
+	m.client("ace", f.socket, func(c *Config) { c.VaultTimeout, c.ReaskSpread = 5*time.Second, 2*time.Second })
+	m.waitConsumers("/etc/gitea/consumers.json", names...)
+	m.waitState("ace", "gitea", "applied")
+	m.settle()
+	before := strings.Count(f.programRestarts(), "gitea.service")
+
+	m.busDown()
+	bustest.Eventually(t, 5*time.Second, func() error {
+		if !vc.IsReconnecting() {
+			return fmt.Errorf("the vault's connection is %v", vc.Status())
+		}
+		return nil
+	})
+	for i, name := range names {
+		v.Set(t.Context(), name, []byte(fmt.Sprintf("new-%03d", i)))
+	}
+	m.busUp()
+	bustest.Eventually(t, 30*time.Second, func() error {
+		l, err := m.consumersIn("/etc/gitea/consumers.json")
+		if err != nil {
+			return err
+		}
+		for _, e := range l {
+			if !strings.HasPrefix(e.Value, "new-") {
+				return fmt.Errorf("%s not rotated yet", e.Credential)
+			}
+		}
+		return nil
+	})
+	m.settle()
+	if n := strings.Count(f.programRestarts(), "gitea.service") - before; n != 1 {
+		t.Errorf("gitea was restarted %d times once the bus was back, want once", n)
+	}
+}
+
+// With no vault answering at all, a provider's consumers list waits the
+// SPEC's 5 s for its consumers' credentials, then is filled without them,
+// once; each left out is said in the log by name.
+func TestAProviderWhoseVaultDoesNotAnswerIsFilledOnceAfterFiveSeconds(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.restartingProvider("ace")
+	m.manyConsumers(3)
+	start := time.Now()
+	m.client("ace", f.socket, func(c *Config) { c.BackoffMin, c.BackoffMax = 100*time.Millisecond, 200*time.Millisecond })
+	bustest.Eventually(t, 30*time.Second, func() error {
+		if text, _, err := m.file("/etc/gitea/consumers.json"); err != nil || text != "[]" {
+			r, _ := m.report("ace", "gitea")
+			return fmt.Errorf("consumers file %q %v; report %v", text, err, r)
+		}
+		return nil
+	})
+	if waited := time.Since(start); waited < 4*time.Second {
+		t.Errorf("the list was filled %s after start, before the vault's 5 s", waited)
+	}
+	m.waitState("ace", "gitea", "applied")
+	m.settle()
+	if n := strings.Count(f.programRestarts(), "gitea.service"); n != 1 {
+		t.Errorf("gitea restarted %d times, want once", n)
+	}
+	if !strings.Contains(m.logs.String(), pair("c001", "cc", "")) {
+		t.Errorf("no log line names the consumer left out")
+	}
+}

@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes"
 )
 
 // maxBatch bounds how many events one stabilization takes in, so a flood
@@ -75,7 +77,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 // atRest says the retry tick has nothing to do: the first load is settled,
 // no watch is resyncing, and the output stage is at rest (stage.AtRest).
 func (d *Daemon) atRest() bool {
-	return d.settled && !d.resyncPending() && d.out.AtRest()
+	return d.settled && !d.resyncPending() && d.out.AtRest() && !d.mesh.ConsumersHeld()
 }
 
 // busClosed is what Run returns when the connection closed for good: nil
@@ -150,6 +152,9 @@ func (d *Daemon) handle(ev event) {
 		// and forget those held that no file reads (between two archives),
 		// so that the next file reading one asks again.
 		d.asker.Reask(d.cfg.ReaskSpread, d.mesh.WantsSecret)
+		// Consumers lists keep their value until their credentials are
+		// answered again: one fill for what moved while away.
+		d.mesh.ReaskRound(time.Now().Add(d.cfg.ReaskSpread + nodes.FirstConsumersWait))
 		d.mesh.ForgetUnreadSecrets()
 	case call:
 		d.calls = append(d.calls, e) // run after the batch: they read a stabilized graph
@@ -199,6 +204,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	// module's in the mesh's order of claims too (nodes/clash.go).
 	d.mesh.Holds(d.out.Holders())
 	start := time.Now()
+	d.mesh.ReleaseDue(start) // consumers lists held for the vault's answers past their time
 	touched := d.mesh.Stabilize()
 	d.metrics.stabilize.Observe(time.Since(start).Seconds())
 	if kept, moved := d.mesh.KeptPlans(); moved {
@@ -214,7 +220,12 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	} else if retrying {
 		d.out.Sweep(ctx, d.mesh.HasModule)
 		d.out.RetryRemovals(ctx)
-		touched = d.out.Retrying()
+		// What this batch's stabilisation moved too: a consumers list
+		// let go at the tick (ReleaseDue) is filled now, not at the next
+		// change.
+		touched = append(touched, d.out.Retrying()...)
+		slices.Sort(touched)
+		touched = slices.Compact(touched)
 	}
 	// A retry sends only what was not filled yet (a fill that failed left
 	// its digests unrecorded); a write to the bus that failed sends no file.

@@ -1,0 +1,188 @@
+package nodes
+
+import (
+	"time"
+
+	"github.com/novox/mesh-provisioner/graph"
+)
+
+// FirstConsumersWait bounds how long a consumers list waits for the
+// vault's answers before it is filled with those it has: the SPEC's 5 s in
+// which the vault answers an ask or the consumer is left out (§4.2, §4.5).
+const FirstConsumersWait = 5 * time.Second
+
+// firstRoundWhy is what a consumers list says while its first value waits
+// for the vault's first answers. It does not move as they come in, so the
+// need that reads the list is written once (SPEC §5.2), not per answer.
+const firstRoundWhy = "waiting for the vault's first answer to each consumer's credential (at most 5s)"
+
+// consumersHold is what holds consumers lists back while the vault's
+// answers for their credentials come in, so that each is filled once for
+// a round of asks rather than once per batch of answers (the loop
+// stabilises per batch).
+type consumersHold struct {
+	// first: provider/provision → when its list's first value began to
+	// wait; released: those ReleaseDue let go after FirstConsumersWait,
+	// until their list computes.
+	first    map[string]time.Time
+	released map[string]bool
+	// round: the re-ask of every name after the bus came back, while
+	// some credential a list reads has not been answered again.
+	round *reaskRound
+}
+
+type reaskRound struct {
+	until   time.Time
+	pending map[string]bool // pair/ names not answered since the bus came back
+}
+
+// computeConsumers is computeConsumersList held while the vault's answers
+// for the list's credentials come in.
+//
+// The list's first value waits until every consumer's credential has had
+// an answer from the vault itself (sealed, absent, refused), or
+// FirstConsumersWait passed (a vault that does not answer, ReleaseDue).
+// Without it, a provider with many consumers was filled again for every
+// batch of answers as its consumers' credentials first came in: 92 fills
+// of one file at 2,019 consumers, and with on_change restart as many
+// restarts of the provider's program in its first seconds.
+//
+// After the bus came back (ReaskRound), a list keeps its value until every
+// credential it reads has been answered again, or the round's time is up:
+// credentials rotated while the bus was away (their secret-changed lost)
+// reach the list in one fill, not one per batch of the spread re-asks.
+//
+// Otherwise each change flows at once, as before: one binding asks the
+// vault once and fills once when its answer comes; what is added here is
+// then a comparison or two, no timer and no goroutine.
+func (m *NodeGraph) computeConsumers(in graph.In) (any, error) {
+	self := in.Node()
+	switch {
+	case in.State(0) != graph.Ready:
+	case self.State() != graph.Ready:
+		if m.firstRoundOpen(in, self.Key().Name) {
+			return nil, graph.Wait(firstRoundWhy)
+		}
+		delete(m.consumersHeld.first, self.Key().Name)
+	case m.consumersHeld.round != nil && m.heldByRound(in):
+		return self.Value(), nil // cut off: nothing below moves
+	}
+	return computeConsumersList(in)
+}
+
+// firstRoundOpen says whether some consumer's credential (input i+1 for
+// binding i) has had no answer from the vault itself yet and
+// FirstConsumersWait has not passed since list pk began to wait for them
+// (it records when). A pair/ name's answer goes with its leaf (collect):
+// a leaf made again waits again.
+func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) bool {
+	if m.consumersHeld.released[pk] {
+		delete(m.consumersHeld.released, pk)
+		return false
+	}
+	_, waiting := m.consumersHeld.first[pk]
+	bindings, _ := in.Value(0).([]Binding)
+	for i, b := range bindings {
+		if i+1 >= in.Len() || in.State(i+1) == graph.Ready {
+			continue
+		}
+		if !m.secrets[b.Credential].answered {
+			if !waiting {
+				if m.consumersHeld.first == nil {
+					m.consumersHeld.first = map[string]time.Time{}
+				}
+				m.consumersHeld.first[pk] = m.g.Now()
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// heldByRound says whether a credential the list reads is still to be
+// answered again in the re-ask round.
+func (m *NodeGraph) heldByRound(in graph.In) bool {
+	bindings, _ := in.Value(0).([]Binding)
+	for _, b := range bindings {
+		if m.consumersHeld.round.pending[b.Credential] {
+			return true
+		}
+	}
+	return false
+}
+
+// ReaskRound says the bus came back and every vault name read is being
+// asked again, answers expected by until (the re-asks' spread and the
+// vault's 5 s): each consumers list that has a value keeps it until every
+// credential it reads is answered again (or until passes: ReleaseDue),
+// then is filled once.
+func (m *NodeGraph) ReaskRound(until time.Time) {
+	pending := map[string]bool{}
+	for pk := range m.bindings {
+		c := m.existing(KindConsumers, pk)
+		if c == nil || c.State() != graph.Ready {
+			continue // a list without a value yet waits for its first answers
+		}
+		for _, in := range c.Inputs()[1:] {
+			pending[in.Key().Name] = true
+		}
+	}
+	if len(pending) == 0 {
+		m.consumersHeld.round = nil
+		return
+	}
+	m.consumersHeld.round = &reaskRound{until: until, pending: pending}
+}
+
+// consumerAnswered notes the vault's own answer for name (setSecret).
+func (m *NodeGraph) consumerAnswered(name string) {
+	r := m.consumersHeld.round
+	if r == nil || !r.pending[name] {
+		return
+	}
+	delete(r.pending, name)
+	if len(r.pending) == 0 {
+		m.endRound()
+	}
+}
+
+// endRound ends the re-ask round: every list computes again.
+func (m *NodeGraph) endRound() {
+	m.consumersHeld.round = nil
+	for pk := range m.bindings {
+		if c := m.existing(KindConsumers, pk); c != nil {
+			m.g.SetCompute(c, m.computeConsumers)
+		}
+	}
+}
+
+// ReleaseDue lets go the lists held longer than they may be at now: those
+// whose first value waited FirstConsumersWait, and every one once the
+// re-ask round's time is up. No timer runs for them: the caller calls it
+// before each stabilisation, and keeps its retry tick going while
+// ConsumersHeld. It costs two comparisons when no list is held.
+func (m *NodeGraph) ReleaseDue(now time.Time) {
+	if r := m.consumersHeld.round; r != nil && !now.Before(r.until) {
+		m.endRound()
+	}
+	for pk, since := range m.consumersHeld.first {
+		c := m.existing(KindConsumers, pk)
+		switch {
+		case c == nil:
+			delete(m.consumersHeld.first, pk)
+		case now.Sub(since) >= FirstConsumersWait:
+			delete(m.consumersHeld.first, pk)
+			if m.consumersHeld.released == nil {
+				m.consumersHeld.released = map[string]bool{}
+			}
+			m.consumersHeld.released[pk] = true // until its compute, next
+			m.g.SetCompute(c, m.computeConsumers)
+		}
+	}
+}
+
+// ConsumersHeld says whether a consumers list is held for the vault's
+// answers (ReleaseDue is to be called again later).
+func (m *NodeGraph) ConsumersHeld() bool {
+	return m.consumersHeld.round != nil || len(m.consumersHeld.first) > 0
+}

@@ -1,0 +1,108 @@
+package nodes
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/graph"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// providerOfTwo is gitea on ace with a consumers file, bound by cc on
+// ace and on g14, their credentials asked.
+func providerOfTwo(t *testing.T) *NodeGraph {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.gitea", planJSON("ace", "gitea", Plan{
+		Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []Offer{{Provision: "gitea-read"}}}))
+	m.SetArchive("gitea", digestA, map[string][]byte{"c": []byte("${consumers:gitea-read}")})
+	for _, node := range []string{"ace", "g14"} {
+		m.Put(spec.AssignmentsBucket, node+".cc", planJSON(node, "cc", Plan{
+			Provisions: []ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}}}))
+	}
+	if w := m.TakeNewSecrets(); len(w) != 2 {
+		t.Fatalf("asked %v", w)
+	}
+	return m
+}
+
+func consumerValues(t *testing.T, m *NodeGraph) []string {
+	t.Helper()
+	f := file(m, "gitea", "/etc/gitea/consumers.json")
+	if f.State != graph.Ready {
+		return nil
+	}
+	var list []map[string]string
+	if err := json.Unmarshal(f.Value.mustBytes(), &list); err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, e := range list {
+		out = append(out, e["value"])
+	}
+	return out
+}
+
+// A consumers list's first value waits for the vault's own answer to each
+// credential; a credential the vault does not answer holds it
+// FirstConsumersWait at most, then the list is made of those answered.
+func TestAConsumersListsFirstValueWaitsForEveryAnswerOrFiveSeconds(t *testing.T) {
+	m := providerOfTwo(t)
+	now := time.Now()
+	m.g.Now = func() time.Time { return now }
+	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("s-ace"), now)
+	m.SecretWaiting("pair/gitea/gitea-read/g14/cc", "vault: no answer within 5s", now)
+	m.Stabilize()
+	if v := consumerValues(t, m); v != nil || !m.ConsumersHeld() {
+		t.Fatalf("the list was filled before the vault answered for g14: %v", v)
+	}
+	m.ReleaseDue(now.Add(time.Second))
+	m.Stabilize()
+	if v := consumerValues(t, m); v != nil {
+		t.Fatalf("released after 1s: %v", v)
+	}
+	now = now.Add(FirstConsumersWait)
+	m.ReleaseDue(now)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 1 || v[0] != "s-ace" || m.ConsumersHeld() {
+		t.Fatalf("after 5s the list is %v (held %v), want s-ace alone", v, m.ConsumersHeld())
+	}
+	m.SetSecret("pair/gitea/gitea-read/g14/cc", []byte("s-g14"), now)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 2 {
+		t.Fatalf("a credential answered later is not listed at once: %v", v)
+	}
+}
+
+// After the bus came back, a list keeps its value until every credential
+// it reads is answered again (or the round's time is up), then moves once.
+func TestAConsumersListMovesOnceForTheReaskRound(t *testing.T) {
+	m := providerOfTwo(t)
+	now := time.Now()
+	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("a1"), now)
+	m.SecretAbsent("pair/gitea/gitea-read/g14/cc", "absent", now)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 1 || v[0] != "a1" {
+		t.Fatalf("first value %v", v)
+	}
+	m.ReaskRound(now.Add(time.Minute))
+	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("a2"), now)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 1 || v[0] != "a1" {
+		t.Fatalf("moved before every credential was answered again: %v", v)
+	}
+	m.SetSecret("pair/gitea/gitea-read/g14/cc", []byte("g2"), now)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 2 || v[0] != "a2" || v[1] != "g2" || m.ConsumersHeld() {
+		t.Fatalf("after the round the list is %v", v)
+	}
+	m.ReaskRound(now.Add(time.Minute))
+	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("a3"), now)
+	m.Stabilize()
+	m.ReleaseDue(now.Add(time.Minute))
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 2 || v[0] != "a3" || m.ConsumersHeld() {
+		t.Fatalf("the round's time up did not let the list move: %v", v)
+	}
+}
