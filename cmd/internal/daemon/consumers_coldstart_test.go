@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -146,4 +147,26 @@ func TestAProviderWhoseVaultDoesNotAnswerIsFilledOnceAfterFiveSeconds(t *testing
 	if !strings.Contains(m.logs.String(), pair("c001", "cc", "")) {
 		t.Errorf("no log line names the consumer left out")
 	}
+}
+
+// A consumer left out because the vault does not answer for its
+// credential is said left out in the log, by name, as one absent or
+// refused is (SPEC §4.5). Before, the log said only that the vault did not
+// answer, as for any secret.
+func TestAConsumerTheVaultDoesNotAnswerForIsSaidLeftOut(t *testing.T) {
+	m := newMesh(t)
+	m.assign("ace", "gitea", giteaPlan(), giteaTemplates)
+	m.assign("g14", "cc", consumerPlan(), nil)
+	m.client("ace")
+	m.waitFileFor("/etc/gitea/consumers.json", "[]", 30*time.Second)
+	bustest.Eventually(t, 10*time.Second, func() error {
+		for _, line := range strings.Split(m.logs.String(), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil && e["secret"] == pair("g14", "cc", "") &&
+				strings.Contains(fmt.Sprint(e["message"]), "left out") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no log line says %s left out", pair("g14", "cc", ""))
+	})
 }

@@ -45,7 +45,11 @@ func (d *Daemon) onVault(a vault.Answer) {
 	case vault.Silent:
 		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": no answer within "+d.cfg.VaultTimeout.String(), a.At)
 		if a.Changed {
-			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg("the vault does not answer: asking again with backoff")
+			msg := "the vault does not answer: asking again with backoff"
+			if pair {
+				msg = "the vault does not answer for a consumer's credential: the consumer is left out, asking again with backoff"
+			}
+			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg(msg)
 		}
 	case vault.Absent:
 		d.mesh.SecretAbsent(a.Name, "vault "+a.Name+": absent", a.At)
@@ -59,7 +63,11 @@ func (d *Daemon) onVault(a vault.Answer) {
 	default:
 		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": "+r.Reason, a.At)
 		if a.Changed {
-			d.log.Warn().Str("secret", a.Name).Str("reason", r.Reason).Msg("asking the vault went wrong: asking again with backoff")
+			msg := "asking the vault went wrong: asking again with backoff"
+			if pair {
+				msg = "asking the vault for a consumer's credential went wrong: the consumer is left out, asking again with backoff"
+			}
+			d.log.Warn().Str("secret", a.Name).Str("reason", r.Reason).Msg(msg)
 		}
 	}
 }
