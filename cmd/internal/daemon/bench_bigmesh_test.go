@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/cmd/internal/proctest"
 	"github.com/novox/mesh-provisioner/examples/scale"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -57,13 +59,31 @@ func BenchmarkBigMeshClient(b *testing.B) {
 	foreign = nil
 
 	heap0 := heapInUse()
+	// The process's peak RSS from here on: the embedded server's and the
+	// publisher's included, so read against the RSS now (the 50,000
+	// plans built to put are garbage by then, and given back).
+	debug.FreeOSMemory()
+	rss0, rssOK := resetPeakRSS(b)
 	var peak atomic.Uint64
 	stopPeak := make(chan struct{})
+	// BENCH_PEAKHEAPPROFILE: a heap profile where the most was live, each
+	// look a GC of its own (slower, and peak-heap-MiB is then the most
+	// live rather than the most in use).
+	peakProfile := os.Getenv("BENCH_PEAKHEAPPROFILE")
 	go func() {
 		for {
 			var ms runtime.MemStats
+			if peakProfile != "" {
+				runtime.GC()
+			}
 			runtime.ReadMemStats(&ms)
 			if ms.HeapInuse > peak.Load() {
+				if peakProfile != "" {
+					if f, err := os.Create(peakProfile); err == nil {
+						pprof.WriteHeapProfile(f)
+						f.Close()
+					}
+				}
 				peak.Store(ms.HeapInuse)
 			}
 			select {
@@ -98,6 +118,10 @@ func BenchmarkBigMeshClient(b *testing.B) {
 	b.ReportMetric(converged.Seconds(), "s-to-last-fill")
 	b.ReportMetric(float64(heap1-heap0)/(1<<20), "heap-MiB")
 	b.ReportMetric(float64(peak.Load()-min(peak.Load(), heap0))/(1<<20), "peak-heap-MiB")
+	if rssOK {
+		hwm := float64(proctest.Status(b, os.Getpid(), "VmHWM"))
+		b.ReportMetric((hwm-float64(rss0))/(1<<20), "peak-RSS-over-start-MiB")
+	}
 
 	work := func() (renders, fills, applied, needs, asks uint64, stab float64) {
 		if err := d.Do(context.Background(), func(m *nodes.NodeGraph) {
@@ -229,4 +253,14 @@ func foreignPlan(node, mod, role, provider string, v int) []byte {
 	}
 	data, _ := json.Marshal(nodes.Assignment{Node: node, Module: mod, Provisioning: p})
 	return data
+}
+
+// resetPeakRSS sets this process's peak RSS (VmHWM) back to its RSS now
+// (Linux: "5" to /proc/self/clear_refs) and says what that is; ok false
+// where it cannot.
+func resetPeakRSS(b testing.TB) (rss int64, ok bool) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		return 0, false
+	}
+	return proctest.Status(b, os.Getpid(), "VmRSS"), true
 }
