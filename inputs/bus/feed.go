@@ -142,6 +142,9 @@ func (f *feed) deliver(m *nats.Msg) {
 		if del { // a delete or purge is not state
 			delete(f.state, e.Key)
 		} else {
+			if f.w.Shrink != nil {
+				e.Value = f.w.Shrink(e.Key, e.Value)
+			}
 			f.state[e.Key] = e
 		}
 		// As kv.Watch: the initial values end with the count the consumer

@@ -41,6 +41,17 @@ type Watch struct {
 	// mistake, takes nothing away meanwhile). Without it they are all said
 	// gone at once. Set it before Run.
 	KeepWhileUnread bool
+	// Shrink, when set, is what a snapshot keeps of each value as the
+	// watcher gathers it: Shrink(key, value) in its place. A snapshot is
+	// handed over whole, so every value of the bucket, with the message
+	// it came in, was held until the reader had taken the last; a reader
+	// that keeps little of most values (the daemon, of another node's
+	// plan) can have that little kept instead. Only the snapshot's values
+	// are given to it (a live change is handed over at once), on the
+	// library's delivery goroutine: it must not block, nor keep value,
+	// and must return what the reader would read of value alike. Set it
+	// before Run.
+	Shrink func(key string, value []byte) []byte
 
 	js             jetstream.JetStream
 	bucket, filter string

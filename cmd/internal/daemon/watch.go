@@ -30,6 +30,11 @@ func (d *Daemon) watch(ctx context.Context, bucket, filter string) {
 	w := bus.NewWatch(d.js, bucket, filter, d.updates, d.log)
 	w.Recheck = d.cfg.Recheck
 	w.KeepWhileUnread = bucket == spec.AssignmentsBucket // held.go
+	if bucket == spec.AssignmentsBucket {
+		// Of another node's plan only what binds and offers is read:
+		// the first snapshot keeps that much of each (nodes/shrinkplans.go).
+		w.Shrink = nodes.ShrinkOthersPlans(d.cfg.Node)
+	}
 	d.watches[bucket] = &watchState{w: w, cancel: cancel}
 	go w.Run(wctx)
 }
