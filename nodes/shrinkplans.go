@@ -19,10 +19,13 @@ import (
 // ShrinkOthersPlans is, for the client of node, a value of the assignments
 // bucket cut to what the client reads of it. Another node's plan that
 // parseBindings reads without error becomes {"provisioning":{"provisions":
-// …,"provides":…}} with what it read there, kept only when parseBindings
-// reads that back as the very same provisions and offers (reflect's deep
-// equality: an offer's empty have, which an offer does not write, fails
-// it). Anything else (a key of node, or out of shape; a value that does
+// …,"provides":…}} with what it read there; one that offers is kept only
+// when parseBindings reads that back as the very same provisions and
+// offers (reflect's deep equality: an offer's empty have, which an offer
+// does not write, fails it). That look is a third of the cut's cost and
+// a plan without offers needs none, so those (most) are not looked at
+// again: with it on every plan, reading a mesh of 50,000 again after a
+// reconnect took ~0.5 s longer than reading it whole. Anything else (a key of node, or out of shape; a value that does
 // not parse, names no plan, or is refused) is returned as it is: what the
 // daemon says of it is reckoned from the whole value. So the mesh reads
 // either value alike (putAssignment reads another node's plan with
@@ -47,6 +50,12 @@ func ShrinkOthersPlans(node string) func(key string, value []byte) []byte {
 		out, err := json.Marshal(short)
 		if err != nil || len(out) >= len(value) {
 			return value
+		}
+		if len(asg.Provisioning.Provides) == 0 {
+			// Provisions alone (most plans) read back alike by
+			// construction: a ProvisionSpec is text, written whole but
+			// for an empty text (TestShrinkOthersPlansProvisionSpecIsText).
+			return out
 		}
 		if back, err := parseBindings(toks[0], toks[1], out); err != nil || !reflect.DeepEqual(back, asg) {
 			return value

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -95,4 +96,35 @@ func TestShrinkOthersPlansReadsAsTheWholeValue(t *testing.T) {
 	if !reflect.DeepEqual(whole.offerKeys, cut.offerKeys) {
 		t.Errorf("offers read cut %v, want %v", cut.offerKeys, whole.offerKeys)
 	}
+}
+
+// ShrinkOthersPlans writes a plan's provisions entries and reads them back
+// without looking: that holds while a ProvisionSpec is text (strings, and
+// structs of strings) with no JSON methods of its own, each field written
+// whole but for an empty text (omitempty), which reads back as the same.
+// A field of another kind (a map, a list, a number) must have the cut look
+// again.
+func TestShrinkOthersPlansProvisionSpecIsText(t *testing.T) {
+	var text func(ty reflect.Type, path string)
+	text = func(ty reflect.Type, path string) {
+		for _, i := range []reflect.Type{reflect.TypeFor[json.Marshaler](), reflect.TypeFor[json.Unmarshaler]()} {
+			if ty.Implements(i) || reflect.PointerTo(ty).Implements(i) {
+				t.Errorf("%s (%s) has JSON methods of its own: ShrinkOthersPlans must read its entries back", path, ty)
+			}
+		}
+		for i := range ty.NumField() {
+			f := ty.Field(i)
+			switch f.Type.Kind() {
+			case reflect.String:
+			case reflect.Struct:
+				if strings.Contains(f.Tag.Get("json"), "omitempty") {
+					t.Errorf("%s.%s: a struct written only when not empty", path, f.Name)
+				}
+				text(f.Type, path+"."+f.Name)
+			default:
+				t.Errorf("%s.%s is a %s, not text: ShrinkOthersPlans must read its entries back", path, f.Name, f.Type)
+			}
+		}
+	}
+	text(reflect.TypeFor[ProvisionSpec](), "ProvisionSpec")
 }
