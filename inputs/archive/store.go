@@ -299,7 +299,7 @@ func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[st
 				ref, ErrDigestMismatch, digest)
 		}
 	}
-	files, err := readArchive(bytes.NewReader(data), lim)
+	files, err := expand(ctx, bytes.NewReader(data), lim)
 	if err != nil {
 		if cached {
 			// Bytes of this digest never read otherwise: the cache keeps

@@ -1,0 +1,31 @@
+package archive
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// MaxExpanding is how many archives this process expands (reads their tar
+// into members) at once. Each may take up to 64 MiB expanded (SPEC §4.1)
+// from a few hundred KB of gzip: a dozen modules each naming its own bomb,
+// expanded together, held the better part of a gigabyte, and a client
+// killed for its memory takes every module of its node with it. Reading an
+// archive's tar is work on bytes already in memory, never a wait on a
+// source, so one in the queue waits for work, not for a ref that blocks.
+const MaxExpanding = 2
+
+// expanding holds a slot for each archive being expanded.
+var expanding = make(chan struct{}, MaxExpanding)
+
+// expand is readArchive of data, once a slot is free (ctx ending first:
+// the try's timeout, said as the cause).
+func expand(ctx context.Context, r io.Reader, lim limits) (map[string][]byte, error) {
+	select {
+	case expanding <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for another archive to be read first: %w", context.Cause(ctx))
+	}
+	defer func() { <-expanding }()
+	return readArchive(r, lim)
+}
