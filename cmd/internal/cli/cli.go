@@ -27,6 +27,7 @@ func Logger(w io.Writer, format, level, service string) (zerolog.Logger, error) 
 	}
 	switch format {
 	case "json":
+		w = jsonSafeWriter{w}
 	case "console":
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, FormatFieldValue: consoleValue, NoColor: !colorful(w)}
 	default:
@@ -69,3 +70,20 @@ func (stamp) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
 // a JSON string), a byte that is not UTF-8 as \x.., the rest as it was
 // (control.EscapeU).
 func consoleValue(i any) string { return control.EscapeU(fmt.Sprintf("%s", i)) }
+
+// jsonSafeWriter writes each JSON event with every rune that is not
+// printable as a \u escape (control.JSONSafe). zerolog escapes the C0
+// controls of a string field but writes the C1 controls (U+009B is a CSI)
+// and format runes such as a bidi override raw, and encoding/json (a list
+// or an object field) DEL too: a provider's or the vault's reason, or a
+// module's name in a key, drove the terminal of whoever read the log with
+// journalctl -f, kubectl logs or tail -f. The escape is the same rune to a
+// program reading the JSON.
+type jsonSafeWriter struct{ w io.Writer }
+
+func (j jsonSafeWriter) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(control.JSONSafe(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
