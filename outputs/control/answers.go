@@ -45,7 +45,7 @@ func (a Answers) Modules() Modules {
 	for _, name := range a.Graph.Modules() {
 		v := a.Graph.View(name)
 		st := a.State(v)
-		ms := ModuleStatus{Module: name, Files: len(v.Files), State: st.State, Reason: st.Reason, Since: st.Since}
+		ms := ModuleStatus{Module: name, Files: len(v.Files), State: st.State, Reason: shown(st.Reason), Since: st.Since}
 		for _, f := range v.Files {
 			if f.State == graph.Ready {
 				ms.FilesMet++
@@ -113,9 +113,9 @@ func (a Answers) Explain(module string) *Explanation {
 	}
 	e := &Explanation{Node: a.Node, Module: module, At: time.Now(), Outputs: []Output{}}
 	st := a.State(v)
-	e.State, e.Reason, e.Since = st.State, st.Reason, st.Since
+	e.State, e.Reason, e.Since = st.State, shown(st.Reason), st.Since
 	if st.Fill != "" {
-		e.Fill = &FillFailure{Socket: a.FillSocket, Why: st.Fill, Since: e.Since}
+		e.Fill = &FillFailure{Socket: a.FillSocket, Why: shown(st.Fill), Since: e.Since}
 	}
 	g := a.Graph.Graph()
 	meta := func(n *graph.Node) any {
@@ -147,7 +147,7 @@ func (a Answers) Explain(module string) *Explanation {
 				out.Asked = a.asked(in)
 			}
 			if in.State() != graph.Ready {
-				out.Why = a.Graph.RootReason(in)
+				out.Why = shown(a.Graph.RootReason(in))
 				for _, ix := range x.Inputs {
 					if ix.Key.Kind == nodes.KindNeed || ix.State != graph.Ready.String() {
 						out.Chain = append(out.Chain, toStep(judged(g, a.unfold(ix), meta)))
@@ -165,7 +165,7 @@ func (a Answers) Explain(module string) *Explanation {
 				continue
 			}
 			out := Output{Kind: "secret", Secret: o.SecretName(), State: stepState(in.State().String()), Since: in.Since(),
-				Why: a.Graph.RootReason(in)}
+				Why: shown(a.Graph.RootReason(in))}
 			if x, err := g.Explain(in.Key(), meta); err == nil {
 				for _, ix := range x.Inputs {
 					if ix.State != graph.Ready.String() {
@@ -177,7 +177,7 @@ func (a Answers) Explain(module string) *Explanation {
 		case nodes.KindPlan, nodes.KindArchive:
 			if in.State() != graph.Ready {
 				out := Output{Kind: k, Where: o.Source(in.Key()).Where, State: stepState(in.State().String()),
-					Since: in.Since(), Why: in.Why(), Root: true}
+					Since: in.Since(), Why: shown(in.Why()), Root: true}
 				if k == nodes.KindArchive {
 					out.Asked = a.Graph.ArchiveTried(module)
 				}
@@ -258,7 +258,7 @@ func toStep(x graph.Explanation) Step {
 		Placeholder: src.Placeholder, Where: src.Where, Bucket: src.Bucket, Key: src.Key, Vault: src.Vault,
 		Collection: src.Collection, Contributor: src.Contributor}
 	if s.State != "met" {
-		s.Why = x.Why
+		s.Why = shown(x.Why)
 	}
 	for _, in := range x.Inputs {
 		if in.State != graph.Ready.String() || in.Key.Kind == nodes.KindOffer {

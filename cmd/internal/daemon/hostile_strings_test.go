@@ -106,3 +106,39 @@ func TestAHostileProvidersAndVaultsReasonNeverReachesTheOperatorsTerminalRaw(t *
 		t.Errorf("the console log is %d bytes for two refusals: a remote party's reason is logged whole", n)
 	}
 }
+
+// A provider's refusal reaches every placeholder that reads the binding:
+// a template naming a hundred keys of it, and a reason of 200 KB, made
+// `graph explain` answer the reason at each of them, 40 MB for one module
+// (a thousand keys and 1 MB, gigabytes: the client built the answer in
+// memory and was killed for it, every module of the node with it, when
+// the operator asked why one module failed). Each why explain shows is
+// cut, saying how long it was; the answer stays small.
+func TestAProvidersLongReasonIsShownCutAtEachPlaceholderThatReadsIt(t *testing.T) {
+	m := newMesh(t)
+	m.provider("novox", "gitea", nodes.Offer{Provision: "gitea-read"})
+	var tmpl strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&tmpl, "k%d = ${bound:gitea-read:k%d}\n", i, i)
+	}
+	m.assign("ace", "cc", nodes.Plan{
+		Files:      []nodes.FileSpec{{Path: "/etc/cc/a.toml", Template: "t"}, {Path: "/etc/cc/b.toml", Template: "t"}},
+		Provisions: []nodes.ProvisionSpec{{Provision: "gitea-read", Provider: "gitea", Credential: "token"}},
+	}, map[string]string{"t": tmpl.String()})
+	reason := "gitea will not: " + strings.Repeat("a long story. ", 200_000/14)
+	entry, _ := json.Marshal(map[string]any{"state": "refused", "reason": reason})
+	if _, err := m.bucket("gitea_bound").Put(t.Context(), "ace.cc.gitea-read", entry); err != nil {
+		t.Fatal(err)
+	}
+	sock := ctlSock(t)
+	m.client("ace", withControl(sock))
+	m.waitState("ace", "cc", "failed")
+	_, b := ctlGet(t, sock, "/v1/explain?module=cc")
+	if len(b) > 2<<20 {
+		t.Fatalf("explain of cc is %d bytes: the provider's reason is shown whole at each placeholder", len(b))
+	}
+	_, text := explainOf(t, sock, "cc")
+	if !contains(text, "gitea will not: a long story.") || !contains(text, fmt.Sprintf("(cut: %d bytes in all)", len("gitea_bound ace.cc.gitea-read: refused by the provider: ")+len(reason))) {
+		t.Errorf("explain does not show the reason's beginning and how long it was:\n%.3000q", text)
+	}
+}
