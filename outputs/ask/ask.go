@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -43,8 +44,21 @@ const timeout = 5 * time.Second
 
 // Serve answers prov.ask.<node> on nc with lookup until the returned stop
 // is called.
+//
+// Only the node's tool runner may publish the subject (SPEC §5.4, by bus
+// permission), but nats-server checks no push consumer's deliver subject
+// against its creator's rights: any client may have JetStream deliver a
+// question it wrote as one of its own keys here, and a stream's manager
+// may republish one. Such a message keeps the stream's subject (a
+// republish carries Nats-Stream); it is no question of the tool runner's
+// and is not answered (its reply subject is the consumer's $JS.ACK, where
+// the value would have gone).
 func Serve(ctx context.Context, nc *nats.Conn, node string, lookup Lookup) (stop func(), err error) {
-	sub, err := nc.Subscribe(spec.AskSubject(node), func(msg *nats.Msg) {
+	subject := spec.AskSubject(node)
+	sub, err := nc.Subscribe(subject, func(msg *nats.Msg) {
+		if msg.Subject != subject || msg.Header.Get(jetstream.StreamHeader) != "" {
+			return
+		}
 		b, _ := json.Marshal(Answer(ctx, node, msg.Data, lookup))
 		if limit := nc.MaxPayload(); limit > 0 && int64(len(b)) > limit {
 			// Too large to answer on the bus: said, not left unanswered.
