@@ -27,6 +27,8 @@ import (
 type Daemon struct {
 	cfg Config
 	log zerolog.Logger
+	// shapeWarns bounds the warnings of keys ignored, by bucket (watch.go).
+	shapeWarns map[string]*bus.WarnLimit
 
 	nc     *nats.Conn
 	inputs              // what the loop reads from
@@ -96,7 +98,8 @@ func New(cfg Config) (*Daemon, error) {
 		}
 	}
 	d := &Daemon{
-		cfg: cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
+		shapeWarns: map[string]*bus.WarnLimit{},
+		cfg:        cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
 		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
 		metrics: newMetrics(), fillHealth: &control.FillHealth{Socket: cfg.FillSocket},

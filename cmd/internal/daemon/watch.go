@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -155,12 +156,28 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	}
 }
 
+// outOfShape warns of a key ignored, at most ten a minute for each bucket:
+// whoever writes the bucket may write thousands (bus.WarnLimit), and one
+// bucket's flood hides no other's. In the loop.
 func (d *Daemon) outOfShape(bucket, key string, err error) {
+	lim := d.shapeWarns[bucket]
+	if lim == nil {
+		lim = &bus.WarnLimit{Burst: 10, Every: time.Minute}
+		d.shapeWarns[bucket] = lim
+	}
+	ok, held := lim.Allow()
+	if !ok {
+		return
+	}
 	msg := "key out of shape: ignored for filling"
 	if err == nil {
 		msg = "key for another node: ignored"
 	}
-	d.log.Warn().Str("bucket", bucket).Str("key", key).AnErr("why", err).Msg(msg)
+	ev := d.log.Warn().Str("bucket", bucket).Str("key", key).AnErr("why", err)
+	if held > 0 {
+		ev = ev.Int("not_logged_before", held)
+	}
+	ev.Msg(msg)
 }
 
 func (d *Daemon) changed(module, key string) {
