@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -15,6 +16,10 @@ import (
 // source, so one in the queue waits for work, not for a ref that blocks.
 const MaxExpanding = 2
 
+// errNoSlot is expand's error when ctx ended before a slot was free: the
+// archive was not read, so nothing is known wrong with it.
+var errNoSlot = errors.New("waiting for other archives to be read first")
+
 // expanding holds a slot for each archive being expanded.
 var expanding = make(chan struct{}, MaxExpanding)
 
@@ -24,7 +29,7 @@ func expand(ctx context.Context, r io.Reader, lim limits) (map[string][]byte, er
 	select {
 	case expanding <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for another archive to be read first: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("%w: %w", errNoSlot, context.Cause(ctx))
 	}
 	defer func() { <-expanding }()
 	return readArchive(r, lim)

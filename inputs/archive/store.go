@@ -301,7 +301,7 @@ func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[st
 	}
 	files, err := expand(ctx, bytes.NewReader(data), lim)
 	if err != nil {
-		if cached {
+		if cached && !errors.Is(err, errNoSlot) {
 			// Bytes of this digest never read otherwise: the cache keeps
 			// only archives that can be used (retain drops what it holds).
 			s.removeCache(hexDigest + ".tar")
