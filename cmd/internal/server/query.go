@@ -155,6 +155,13 @@ func serveQueryWith(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 		if m.Reply == "" {
 			return // nobody to answer
 		}
+		if m.Subject != spec.QuerySubject || m.Header.Get(jetstream.StreamHeader) != "" {
+			// A JetStream consumer's delivery (it keeps the stream's
+			// subject; nats-server checks no deliver subject against its
+			// creator's rights, so a client that may not ask has one ask
+			// for it) or a stream's republish: no query, not answered.
+			return
+		}
 		mu.Lock()
 		if stopped {
 			mu.Unlock()
