@@ -7,8 +7,8 @@ import (
 	"io"
 )
 
-// MaxExpanding is how many archives this process expands (reads their tar
-// into members) at once. Each may take up to 64 MiB expanded (SPEC §4.1)
+// MaxExpanding is how many archives a Store expands (reads their tar into
+// members) at once. Each may take up to 64 MiB expanded (SPEC §4.1)
 // from a few hundred KB of gzip: a dozen modules each naming its own bomb,
 // expanded together, held the better part of a gigabyte, and a client
 // killed for its memory takes every module of its node with it. Reading an
@@ -20,17 +20,26 @@ const MaxExpanding = 2
 // archive was not read, so nothing is known wrong with it.
 var errNoSlot = errors.New("waiting for other archives to be read first")
 
-// expanding holds a slot for each archive being expanded.
-var expanding = make(chan struct{}, MaxExpanding)
+// slots is the Store's channel holding a slot for each archive being
+// expanded, made at its first use.
+func (s *Store) slots() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.expanding == nil {
+		s.expanding = make(chan struct{}, MaxExpanding)
+	}
+	return s.expanding
+}
 
-// expand is readArchive of data, once a slot is free (ctx ending first:
-// the try's timeout, said as the cause).
-func expand(ctx context.Context, r io.Reader, lim limits) (map[string][]byte, error) {
+// expand is readArchive of r, once a slot is free (ctx ending first: the
+// try's timeout, said as the cause).
+func (s *Store) expand(ctx context.Context, r io.Reader, lim limits) (map[string][]byte, error) {
+	slots := s.slots()
 	select {
-	case expanding <- struct{}{}:
+	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %w", errNoSlot, context.Cause(ctx))
 	}
-	defer func() { <-expanding }()
+	defer func() { <-slots }()
 	return readArchive(r, lim)
 }

@@ -22,11 +22,11 @@ func TestACachedArchiveWhoseReadWaitedTooLongStaysCached(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
+	st := &Store{Dir: dir}
 	for range MaxExpanding {
-		expanding <- struct{}{}
+		st.slots() <- struct{}{}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	st := &Store{Dir: dir}
 	_, err := st.Get(ctx, ref, digestOf(data))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -45,7 +45,7 @@ func TestACachedArchiveWhoseReadWaitedTooLongStaysCached(t *testing.T) {
 		}
 	}
 	for range MaxExpanding {
-		<-expanding
+		<-st.slots()
 	}
 	got, err := (&Store{Dir: dir}).Get(context.Background(), ref, digestOf(data))
 	if err != nil {

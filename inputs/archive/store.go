@@ -49,6 +49,8 @@ type Store struct {
 	got      map[string]*held       // archives read and still wanted, by hex digest
 	inFlight map[refDigest]*reading // reads under way
 	reads    map[string]int         // reads under way by hex digest: retain removes none of them
+	// expanding holds a slot for each archive being expanded (expand.go).
+	expanding chan struct{}
 }
 
 // held is an archive read, and the wants it was read or handed out for
@@ -299,7 +301,7 @@ func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[st
 				ref, ErrDigestMismatch, digest)
 		}
 	}
-	files, err := expand(ctx, bytes.NewReader(data), lim)
+	files, err := s.expand(ctx, bytes.NewReader(data), lim)
 	if err != nil {
 		if cached && !errors.Is(err, errNoSlot) {
 			// Bytes of this digest never read otherwise: the cache keeps
