@@ -25,6 +25,9 @@ const (
 	subjectGetAll = spec.VaultVerb + ".>"
 	queueGroup    = "mesh-vault"
 	checkTimeout  = 2 * time.Second
+	// announceTimeout bounds the flush after a secret-changed publish when
+	// the caller's context sets no deadline.
+	announceTimeout = 5 * time.Second
 )
 
 type request struct {
@@ -122,9 +125,20 @@ func (v *Vault) Delete(name string) {
 	v.announce(context.Background(), nc, name)
 }
 
+// announce publishes secret-changed naming name and waits for the server
+// to have it (a flush), so a test that sets a secret and then watches sees
+// the event. A ctx without a deadline (Delete's, or a caller's Background)
+// is given announceTimeout: nats.go refuses to flush on one, and that
+// refusal is no failure of the publish. Only a publish or flush that did
+// fail is warned of.
 func (v *Vault) announce(ctx context.Context, nc *nats.Conn, name string) {
 	if nc == nil {
 		return
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, announceTimeout)
+		defer cancel()
 	}
 	payload, _ := json.Marshal(map[string]string{"secret": name})
 	err := nc.Publish(spec.VaultChangedSubject, payload)
