@@ -201,12 +201,31 @@ func leafText(s Step, at time.Time) string {
 		text += " (since " + clock(s.Since, at) + ", last asked " + clock(s.Asked, at) + ")"
 	case s.Kind == "archive" && !s.Asked.IsZero():
 		text += " (since " + clock(s.Since, at) + ", last tried " + clock(s.Asked, at) + ")"
-	case s.Bucket != "" && !strings.Contains(why, "not permitted to read "): // a bucket refused is not watched
+	case watched(s):
 		text += " (watched since " + clock(s.Since, at) + ")"
 	default:
 		text += " (since " + clock(s.Since, at) + ")"
 	}
 	return text
+}
+
+// watched is whether a bucket's input at the root is not written yet, so
+// the client watches for it: "(watched since …)", SPEC §5.5's words for an
+// entry not written yet. An input that is there says "(since …)": one
+// failed (a bound entry the provider refused, an entry out of shape), one
+// written but not bound yet, a provider's plan the client refuses, and a
+// bucket the bus does not let the client read (SPEC §4.6: "not permitted to
+// read" is not "not written yet").
+func watched(s Step) bool {
+	if s.Bucket == "" || s.State != "waiting" {
+		return false
+	}
+	for _, there := range []string{"not permitted to read ", " not bound yet", " is refused: "} {
+		if strings.Contains(s.Why, there) {
+			return false
+		}
+	}
+	return true
 }
 
 // sinceText is "12:03:11 (4m12s)": the time, and how long ago.

@@ -130,3 +130,40 @@ func TestAnArchiveNotThereYetSaysWhenItWasLastTried(t *testing.T) {
 		}
 	}
 }
+
+// "watched since" is for an input not written yet; one that is there — a
+// bound entry the provider refused, one written but not bound yet, a
+// provider's plan that is refused — says "since" (SPEC §5.5's example
+// words a missing entry "not written yet (watched since …)").
+func TestARootThatIsThereIsNotSaidWatched(t *testing.T) {
+	since := at.Add(-time.Minute)
+	leaf := func(state, why string) Step {
+		return Step{Kind: "bound", Bucket: "gitea_bound", Key: "ace.web.gitea-read", Where: "gitea_bound ace.web.gitea-read",
+			State: state, Why: why, Root: true, Input: true, Since: since}
+	}
+	for _, c := range []struct {
+		step Step
+		want string
+	}{
+		{leaf("failed", "gitea_bound ace.web.gitea-read: refused by the provider: no seats left"),
+			"gitea_bound ace.web.gitea-read: refused by the provider: no seats left (since 12:06:23)\n"},
+		{leaf("waiting", `gitea_bound ace.web.gitea-read: state "pending", not bound yet`),
+			`gitea_bound ace.web.gitea-read: state "pending", not bound yet (since 12:06:23)` + "\n"},
+		{Step{Kind: "plan", Bucket: "mesh-controller_assignments", Key: "forge.gitea", Where: "mesh-controller_assignments forge.gitea",
+			State: "waiting", Why: "provider gitea's plan (mesh-controller_assignments forge.gitea) is refused: not JSON",
+			Root: true, Input: true, Since: since},
+			"provider gitea's plan (mesh-controller_assignments forge.gitea) is refused: not JSON (since 12:06:23)\n"},
+		{leaf("waiting", "gitea_bound ace.web.gitea-read: not written yet"),
+			"gitea_bound ace.web.gitea-read: not written yet (watched since 12:06:23)\n"},
+	} {
+		e := &Explanation{Node: "ace", Module: "web", State: c.step.State, Since: since, At: at, Outputs: []Output{
+			{Kind: "file", Path: "/etc/web/a.conf", State: c.step.State, Since: since, Chain: []Step{
+				{Kind: "need", Placeholder: "${bound:gitea-read:url}", State: c.step.State, Inputs: []Step{c.step}},
+			}},
+		}}
+		b := text(t, func(w io.Writer) error { return WriteExplanation(w, e) })
+		if !strings.Contains(b, "      "+c.want) {
+			t.Errorf("explain:\n%s\nwant the line:\n      %s", b, c.want)
+		}
+	}
+}
