@@ -26,3 +26,52 @@ func TestEachCommandsHelpGoesToStdout(t *testing.T) {
 		t.Errorf("a bad flag: exit %d, stdout %q, stderr %q; want 2, the error on stderr alone", code, out.String(), errb.String())
 	}
 }
+
+// The command's own usage (-h, or no command) names each command with the
+// flags SPEC §7 gives it, as mesh-provisioner's does, and each command's -h
+// names the program: "Usage of mesh-provisioner-client run:", not "Usage
+// of run:".
+func TestUsageNamesEveryCommandWithItsSpecFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"-h"}, &out, &errb); code != 0 {
+		t.Fatalf("-h: exit %d", code)
+	}
+	lines := map[string][]string{
+		"mesh-provisioner-client run ":           {"--node", "--nats", "--creds", "--fill-socket", "--state-dir", "--control", "--refill"},
+		"mesh-provisioner-client status ":        {"--control", "--json"},
+		"mesh-provisioner-client graph explain ": {"--json", "--control", "<module>"},
+		"mesh-provisioner-client graph dot ":     {"--module", "--control"},
+	}
+	for prefix, flags := range lines {
+		var line string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, prefix) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("-h names no %q line:\n%s", prefix, out.String())
+			continue
+		}
+		for _, f := range flags {
+			if !strings.Contains(line, f) {
+				t.Errorf("-h's %q line lacks %s: %q", prefix, f, line)
+			}
+		}
+	}
+	for _, args := range [][]string{{"run", "-h"}, {"status", "-h"}, {"graph", "dot", "-h"}} {
+		out.Reset()
+		run(args, &out, &errb)
+		want := "Usage of mesh-provisioner-client " + strings.Join(args[:len(args)-1], " ") + ":"
+		if !strings.HasPrefix(out.String(), want) {
+			t.Errorf("%q: %q, want it to begin %q", args, firstLine(out.String()), want)
+		}
+	}
+	errb.Reset()
+	if code := run([]string{"nosuch"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nosuch"`) ||
+		!strings.Contains(errb.String(), "mesh-provisioner-client run ") {
+		t.Errorf("an unknown command: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

@@ -27,7 +27,15 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = "usage: mesh-provisioner-client run|status|graph explain <module>|graph dot [flags] (each with -h for its flags)"
+// usage names each command with its flags (SPEC §7's and ours), as
+// mesh-provisioner's does; each command's -h says what they mean.
+const usage = `usage: mesh-provisioner-client run --node N [--nats URL] [--creds F] [--fill-socket S] [--state-dir D] [--control SOCK] [--refill 1m]
+           [--fill-gap 5ms] [--fetch-timeout 30s] [--templates-root DIR] [--refused-retry 10m] [--huge-pages=false]
+           [--user U --password-file F | --nkey F] [--log-format json|console] [--log-level info]
+       mesh-provisioner-client status [--control SOCK] [--json]
+       mesh-provisioner-client graph explain [--json] [--control SOCK] <module>
+       mesh-provisioner-client graph dot [--module M] [--control SOCK]
+each command with -h says what its flags mean`
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -54,11 +62,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, usage)
 			return 0
 		}
-		fmt.Fprintln(stderr, "graph needs explain <module> or dot;", usage)
+		fmt.Fprintln(stderr, "graph needs explain <module> or dot\n"+usage)
 		return 2
 	}
-	fmt.Fprintf(stderr, "unknown command %q; %s\n", args[0], usage)
+	fmt.Fprintf(stderr, "unknown command %q\n%s\n", args[0], usage)
 	return 2
+}
+
+// usageOf is a command's -h: "Usage of mesh-provisioner-client run:" and
+// its flags (the flag package's own would say "Usage of run:", naming no
+// program).
+func usageOf(fs *flag.FlagSet) func() {
+	return func() {
+		fmt.Fprintf(fs.Output(), "Usage of mesh-provisioner-client %s:\n", fs.Name())
+		fs.PrintDefaults()
+	}
 }
 
 // isHelp says whether arg asks for the usage (the command's, or graph's).
@@ -73,6 +91,7 @@ func isHelp(arg string) bool {
 func runDaemon(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
+	fs.Usage = usageOf(fs)
 	var cfg daemon.Config
 	fs.StringVar(&cfg.Node, "node", "", "this node's name (required)")
 	fs.StringVar(&cfg.Bus.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")

@@ -34,6 +34,7 @@ func ask[T any](sock string, stderr io.Writer, q func(c *control.Client, ctx con
 func status(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
+	fs.Usage = usageOf(fs)
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	asJSON := fs.Bool("json", false, "print the control socket's JSON, for machines")
 	if err := fs.Parse(args); err != nil {
@@ -114,6 +115,7 @@ func explain(args []string, stdout, stderr io.Writer) int {
 func dot(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("graph dot", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
+	fs.Usage = usageOf(fs)
 	sock := fs.String("control", defaultControl, "the daemon's control socket")
 	mod := fs.String("module", "", "only this module and what it reads")
 	// Flags after a stray word are read too (as graph explain reads them),
