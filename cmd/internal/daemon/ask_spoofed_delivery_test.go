@@ -1,10 +1,7 @@
 package daemon
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,18 +26,7 @@ func TestAnAskDeliveredByAnotherClientsConsumerIsNotAnswered(t *testing.T) {
 	m.client("ace", asUser("provisioner-ace"))
 	m.waitState("ace", "web", "applied")
 
-	var mu sync.Mutex
-	var acks []string
-	tap, err := m.nc.Subscribe("$JS.ACK.>", func(msg *nats.Msg) {
-		mu.Lock()
-		acks = append(acks, string(msg.Data))
-		mu.Unlock()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tap.Unsubscribe()
-	m.nc.Flush()
+	acks := bustest.AckTap(t, m.nc)
 
 	g14, err := nats.Connect(m.s.ClientURL(), nats.UserInfo("provisioner-g14", "dev-only-provisioner-g14"),
 		nats.CustomInboxPrefix("_INBOX.provisioner.g14"))
@@ -55,47 +41,22 @@ func TestAnAskDeliveredByAnotherClientsConsumerIsNotAnswered(t *testing.T) {
 	if err := g14.Publish(key, []byte(`{"module":"web","kind":"config","key":"model"}`)); err != nil {
 		t.Fatal(err)
 	}
-	stream := "KV_" + spec.AppliedBucket
-	body, _ := json.Marshal(map[string]any{"stream_name": stream, "config": map[string]any{
-		"name": "spoof", "deliver_subject": spec.AskSubject("ace"), "filter_subject": key,
-		"ack_policy": "explicit", "deliver_policy": "all", "max_deliver": 3, "ack_wait": int64(time.Second)}})
-	r, err := g14.Request("$JS.API.CONSUMER.CREATE."+stream+".spoof."+key, body, 10*time.Second)
-	if err != nil || strings.Contains(string(r.Data), `"error"`) {
-		t.Fatalf("another node's client could not make its consumer: %v %s", err, r.Data)
-	}
+	bustest.DeliverOn(t, g14, m.nc, "KV_"+spec.AppliedBucket, key, spec.AskSubject("ace"), "")
 
 	// The tool runner's own ask is answered; by then the delivery (made
-	// first) was handled too.
+	// first, DeliverOn waiting for it) was handled too.
 	tr, err := nats.Connect(m.s.ClientURL(), nats.UserInfo("toolrunner-ace", "dev-only-toolrunner-ace"),
 		nats.CustomInboxPrefix("_INBOX.toolrunner.ace"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	bustest.Eventually(t, 30*time.Second, func() error {
-		r, err := m.nc.Request("$JS.API.CONSUMER.INFO."+stream+".spoof", nil, 5*time.Second)
-		if err != nil {
-			return err
-		}
-		var info struct {
-			Delivered struct {
-				Consumer uint64 `json:"consumer_seq"`
-			} `json:"delivered"`
-		}
-		json.Unmarshal(r.Data, &info)
-		if info.Delivered.Consumer == 0 {
-			return fmt.Errorf("nothing delivered yet: %s", r.Data)
-		}
-		return nil
-	})
 	reply, err := tr.Request(spec.AskSubject("ace"), []byte(`{"module":"web","kind":"config","key":"model"}`), 10*time.Second)
 	if err != nil || !strings.Contains(string(reply.Data), `"value":"opus"`) {
 		t.Fatalf("the tool runner's ask: %v %s", err, reply.Data)
 	}
 	time.Sleep(3 * time.Second) // an answer comes at once; the redeliveries, a second apart
-	mu.Lock()
-	defer mu.Unlock()
-	for _, a := range acks {
+	for _, a := range acks() {
 		if strings.Contains(a, "opus") {
 			t.Fatalf("the client answered a delivery of another node's consumer, the config value on its ack subject: %s", a)
 		}
