@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -28,6 +29,25 @@ func ensure(t *testing.T, js jetstream.JetStream) {
 	if err := EnsureBuckets(testCtx(t), js, 1); err != nil {
 		t.Fatalf("EnsureBuckets: %v", err)
 	}
+}
+
+// ensureRegistered makes the buckets and publishes the registry.
+func ensureRegistered(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	ensure(t, js)
+	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// aceWebRegistered starts a bus holding the buckets, the registry and
+// ace's module web assigned an empty plan, and returns its needs bucket.
+func aceWebRegistered(t *testing.T) (jetstream.JetStream, jetstream.KeyValue) {
+	t.Helper()
+	_, js := bustest.JetStream(t, bustest.Start(t))
+	ensureRegistered(t, js)
+	put(t, assignmentsKV(t, js), "ace.web", `{"provisioning":{}}`)
+	return js, bucket(t, js, spec.NeedsBucket)
 }
 
 func bucket(t *testing.T, js jetstream.JetStream, name string) jetstream.KeyValue {

@@ -2,9 +2,6 @@ package server
 
 import (
 	"testing"
-
-	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // A need key out of shape, or one whose value is, is counted in
@@ -14,14 +11,7 @@ import (
 // no label at all (a dashboard's `sum by (owner)` showed a blank owner
 // where the sweep says mesh-provisioner-client).
 func TestOutOfShapeNeedsAreLabelledByTheClientThatWroteThem(t *testing.T) {
-	s := bustest.Start(t)
-	_, js := bustest.JetStream(t, s)
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
-	put(t, assignmentsKV(t, js), "ace.web", `{"provisioning":{}}`)
-	needs := bucket(t, js, spec.NeedsBucket)
+	js, needs := aceWebRegistered(t)
 	put(t, needs, "ace.web.config.a=zz", `{}`)          // the key out of shape
 	put(t, needs, "ace.web.config.bad", `not json`)     // the value out of shape
 	put(t, needs, "ace.web.config.st", `{"state":"?"}`) // likewise

@@ -26,10 +26,11 @@ func TestRegistryChangedByHandIsPutBackWithinSeconds(t *testing.T) {
 	bustest.Eventually(t, 30*time.Second, provisionerBucketsThere(t, js)) // past one lookup timed out (10 s) and its retry
 	kv := bucket(t, js, spec.RegistryBucket)
 	ctx := testCtx(t)
-	secret, err := kv.Get(ctx, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	var secret jetstream.KeyValueEntry
+	bustest.Eventually(t, 30*time.Second, func() (err error) { // the buckets are made before the registry is put
+		secret, err = kv.Get(ctx, "secret")
+		return err
+	})
 
 	put(t, kv, "config", `{"kind":"config","owner":"mesh-config","bucket":"elsewhere"}`)
 	if err := kv.Delete(ctx, "dir"); err != nil {

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // A template may name any number of kinds no domain answers (each a need
@@ -14,14 +11,7 @@ import (
 // kind="unknown", one series, so a plan cannot grow the metric's series
 // without bound; the sweep's findings still name each kind.
 func TestKindsTheRegistryLacksAreOneMetricLabel(t *testing.T) {
-	s := bustest.Start(t)
-	_, js := bustest.JetStream(t, s)
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
-	put(t, assignmentsKV(t, js), "ace.web", `{"provisioning":{}}`)
-	needs := bucket(t, js, spec.NeedsBucket)
+	js, needs := aceWebRegistered(t)
 	const kinds = 50
 	for i := range kinds {
 		putNeed(t, needs, "ace", "web", fmt.Sprintf("made-up-%d", i), "x", "failed", "a kind this client does not fill")
@@ -56,14 +46,7 @@ func TestKindsTheRegistryLacksAreOneMetricLabel(t *testing.T) {
 // finding owned by "unknown (no provisions entry for X)", but one series
 // of mesh_provisioner_needs, owner "unknown (no provisions entry)".
 func TestBoundNeedsWithoutAProviderAreOneMetricOwner(t *testing.T) {
-	s := bustest.Start(t)
-	_, js := bustest.JetStream(t, s)
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
-	put(t, assignmentsKV(t, js), "ace.web", `{"provisioning":{}}`)
-	needs := bucket(t, js, spec.NeedsBucket)
+	js, needs := aceWebRegistered(t)
 	const provisions = 50
 	for i := range provisions {
 		putNeed(t, needs, "ace", "web", "bound", fmt.Sprintf("p-%d:url", i), "failed", "no provisions entry names this provision")

@@ -106,10 +106,7 @@ func webOnAceAndG14(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
+	ensureRegistered(t, js)
 	as := assignmentsKV(t, js)
 	put(t, as, "ace.web", `{"provisioning":{}}`)
 	put(t, as, "g14.web", `{"provisioning":{}}`)

@@ -39,10 +39,7 @@ func assignmentsKV(t *testing.T, js jetstream.JetStream) jetstream.KeyValue {
 // before the pause are older than stoodAfter by then, the rest younger.
 func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.Time {
 	t.Helper()
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
+	ensureRegistered(t, js)
 	as := assignmentsKV(t, js)
 	gitea := `{"provisioning":{"provisions":[{"name":"t","provision":"gitea-read","provider":"gitea","credential":"token"}]}}`
 	put(t, as, "ace.claude-code", gitea)

@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // valueCase is one key of the needs, applied or collect bucket and its
@@ -55,10 +54,7 @@ const maxWhy = 300
 // assigned (so that no key is an orphan).
 func plantValues(t *testing.T, js jetstream.JetStream) {
 	t.Helper()
-	ensure(t, js)
-	if _, _, err := PublishRegistry(testCtx(t), bucket(t, js, spec.RegistryBucket), Registry()); err != nil {
-		t.Fatal(err)
-	}
+	ensureRegistered(t, js)
 	as := assignmentsKV(t, js)
 	for _, m := range []string{"web", "zsh", "nomod", "files", "text"} {
 		put(t, as, "ace."+m, `{"provisioning":{}}`)
