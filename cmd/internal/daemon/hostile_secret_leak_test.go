@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,20 +33,9 @@ func TestASecretShowsNowhereWhenHostilePartiesFailItsModule(t *testing.T) {
 	entry, _ := json.Marshal(map[string]any{"state": "refused", "reason": evilText + " ${secret:api} " + evilText})
 	m.put("gitea_bound", "ace.cc.gitea-read", string(entry))
 
-	var mu sync.Mutex
-	var bus strings.Builder
-	sub, err := m.nc.Subscribe(">", func(msg *nats.Msg) {
-		if strings.HasPrefix(msg.Subject, "_INBOX.") && !strings.Contains(string(msg.Data), `"value"`) && !strings.Contains(string(msg.Data), `"error"`) {
-			return // the vault's own replies
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(&bus, "%s %s\n", msg.Subject, msg.Data)
+	busSaid := bustest.Tap(t, m.nc, func(msg *nats.Msg) bool {
+		return strings.HasPrefix(msg.Subject, "_INBOX.") && !strings.Contains(string(msg.Data), `"value"`) && !strings.Contains(string(msg.Data), `"error"`) // the vault's own replies
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
 	var console bustest.Buffer
 	sock := ctlSock(t)
 	m.client("ace", withControl(sock), consoleLog(&console))
@@ -63,9 +50,7 @@ func TestASecretShowsNowhereWhenHostilePartiesFailItsModule(t *testing.T) {
 		asks = append(asks, string(r.Data))
 	}
 	m.settle()
-	mu.Lock()
-	said := bus.String()
-	mu.Unlock()
+	said := busSaid()
 	hay := map[string]string{"log": m.logs.String(), "console log": console.String(), "bus": said,
 		"asks":    strings.Join(asks, "\n"),
 		"explain": unixGet(t, sock, "/v1/explain?module=cc"), "dot": unixGet(t, sock, "/v1/graph.dot"),

@@ -8,14 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -77,17 +73,7 @@ func TestNoSecretValueLeavesTheFilesAcrossARestart(t *testing.T) {
 	m := newMesh(t)
 	f := m.stateFill()
 
-	var mu sync.Mutex
-	var bus strings.Builder
-	sub, err := m.nc.Subscribe(">", func(msg *nats.Msg) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(&bus, "%s %s %v %s\n", msg.Subject, msg.Reply, msg.Header, msg.Data)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.nc.Flush()
+	busSaid := bustest.Tap(t, m.nc, nil)
 
 	m.put(spec.ConfigBucket, "ace.app.model", "opus")
 	m.assign("ace", "app", appPlan(), appTemplates)
@@ -227,11 +213,7 @@ func TestNoSecretValueLeavesTheFilesAcrossARestart(t *testing.T) {
 			hay["file "+p] = text
 		}
 	}
-	m.nc.Flush()
-	sub.Unsubscribe()
-	mu.Lock()
-	hay["bus"] = bus.String()
-	mu.Unlock()
+	hay["bus"] = busSaid()
 
 	searchLeaks(t, hay, map[string]string{
 		"client log": ownApp, "bus": "prov.changed.ace.gone", "control /v1/graph.dot": "vault:" + ownApp,

@@ -11,13 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
@@ -129,17 +128,7 @@ func TestNoSecretValueLeavesTheFilledFiles(t *testing.T) {
 	m := newMesh(t)
 
 	// Every message on the bus from the start.
-	var mu sync.Mutex
-	var bus strings.Builder
-	sub, err := m.nc.Subscribe(">", func(msg *nats.Msg) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(&bus, "%s %s %v %s\n", msg.Subject, msg.Reply, msg.Header, msg.Data)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.nc.Flush()
+	busSaid := bustest.Tap(t, m.nc, nil)
 
 	m.put(spec.ConfigBucket, "ace.app.model", "opus")
 	m.assign("ace", "app", appPlan(), appTemplates)
@@ -204,11 +193,7 @@ func TestNoSecretValueLeavesTheFilledFiles(t *testing.T) {
 	for k, s := range m.everyBucket(t.Context()) {
 		hay[k] = s
 	}
-	m.nc.Flush()
-	sub.Unsubscribe()
-	mu.Lock()
-	hay["bus"] = bus.String()
-	mu.Unlock()
+	hay["bus"] = busSaid()
 
 	// The search can fail: the haystacks hold what they should.
 	searchLeaks(t, hay, map[string]string{

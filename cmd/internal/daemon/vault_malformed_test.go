@@ -101,20 +101,9 @@ func TestAVaultReplyOutOfShapeWaitsSaysWhyAndIsAskedAgain(t *testing.T) {
 				Secrets: []nodes.SecretSpec{{Name: "k", Path: "/etc/vs/k"}},
 			}, map[string]string{"conf": "k = ${secret:k}\n"})
 			rv := m.rawVault(c.reply)
-			var mu sync.Mutex
-			var bus strings.Builder // what the client says on the bus: events and bucket writes
-			sub, err := m.nc.Subscribe(">", func(msg *nats.Msg) {
-				if strings.HasPrefix(msg.Subject, "_INBOX.") {
-					return // the vault's replies themselves
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				fmt.Fprintf(&bus, "%s %s\n", msg.Subject, msg.Data)
+			busSaid := bustest.Tap(t, m.nc, func(msg *nats.Msg) bool {
+				return strings.HasPrefix(msg.Subject, "_INBOX.") // the vault's replies themselves
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sub.Unsubscribe()
 			sock := ctlSock(t)
 			m.client("ace", withControl(sock))
 			m.waitWaiting("ace", "vs", `"name":"k"`, "own/vs/k", c.says)
@@ -126,9 +115,7 @@ func TestAVaultReplyOutOfShapeWaitsSaysWhyAndIsAskedAgain(t *testing.T) {
 				}
 				return nil
 			})
-			mu.Lock()
-			said := bus.String()
-			mu.Unlock()
+			said := busSaid()
 			hay := map[string]string{"log": m.logs.String(), "bus": said,
 				"explain": unixGet(t, sock, "/v1/explain?module=vs"), "dot": unixGet(t, sock, "/v1/graph.dot"),
 				"modules": unixGet(t, sock, "/v1/modules")}

@@ -72,3 +72,33 @@ func AckTap(t testing.TB, nc *nats.Conn) func() []string {
 		return append([]string(nil), acks...)
 	}
 }
+
+// Tap records every message nc may read but those skip leaves out (nil:
+// none), a line each: subject, reply, header, data. It returns what was
+// recorded by then (nc flushed first, so what the server had sent is in).
+func Tap(t testing.TB, nc *nats.Conn, skip func(*nats.Msg) bool) func() string {
+	t.Helper()
+	var mu sync.Mutex
+	var b strings.Builder
+	sub, err := nc.Subscribe(">", func(m *nats.Msg) {
+		if skip != nil && skip(m) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(&b, "%s %s %v %s\n", m.Subject, m.Reply, m.Header, m.Data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return func() string {
+		_ = nc.Flush()
+		mu.Lock()
+		defer mu.Unlock()
+		return b.String()
+	}
+}
