@@ -54,8 +54,11 @@ func appendReport(dst []byte, r *Report) []byte {
 		b = append(b, `,"files_more":`...)
 		b = strconv.AppendInt(b, int64(r.FilesMore), 10)
 	}
-	if len(r.Waiting) > 0 {
-		b = append(b, `,"waiting":[`...)
+	b = append(b, `,"waiting":`...)
+	if r.Waiting == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
 		for i := range r.Waiting {
 			w := &r.Waiting[i]
 			if i > 0 {
@@ -75,10 +78,8 @@ func appendReport(dst []byte, r *Report) []byte {
 		b = append(b, `,"waiting_more":`...)
 		b = strconv.AppendInt(b, int64(r.WaitingMore), 10)
 	}
-	if r.Reason != "" {
-		b = append(b, `,"reason":`...)
-		b = appendJSONString(b, r.Reason)
-	}
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, r.Reason)
 	return append(b, '}')
 }
 

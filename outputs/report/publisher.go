@@ -588,7 +588,9 @@ func (p *Publisher) encodeReport(dst []byte, r *Report, at string) ([]byte, sum,
 		r.Files = []File{}
 	}
 	r.Reason = Bound(r.Reason)
-	if r.Waiting != nil {
+	if r.Waiting == nil {
+		r.Waiting = []Waiting{} // SPEC §5.3 lists it: [] when nothing is waited for
+	} else {
 		r.Waiting = slices.Clone(r.Waiting)
 		for i := range r.Waiting {
 			r.Waiting[i].Why = Bound(r.Waiting[i].Why)

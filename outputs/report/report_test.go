@@ -19,7 +19,7 @@ func TestReportIsWrittenAndPublishedOnlyWhenItDiffers(t *testing.T) {
 	val, rev := b.get(appliedBucket, "n1.web")
 	got := decode[Report](t, val)
 	want := applied
-	want.Node, want.At = "n1", "2026-01-02T03:04:06Z"
+	want.Node, want.At, want.Waiting = "n1", "2026-01-02T03:04:06Z", []Waiting{}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("bucket holds %+v\nwant          %+v", got, want)
 	}

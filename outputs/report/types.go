@@ -29,6 +29,8 @@ type Waiting struct {
 // max payload: when its lists do not, they are cut and FilesMore and
 // WaitingMore count what was left out (the module's explain on the control
 // socket lists every file). Reason and each why are cut to MaxText.
+// Every field SPEC §5.3 lists is written whatever the state: "waiting"
+// is [] and "reason" "" when there is none (as a need's "why", §5.2).
 type Report struct {
 	Node        string    `json:"node"`
 	Module      string    `json:"module"`
@@ -36,9 +38,9 @@ type Report struct {
 	At          string    `json:"at"`
 	Files       []File    `json:"files"`
 	FilesMore   int       `json:"files_more,omitempty"`
-	Waiting     []Waiting `json:"waiting,omitempty"`
+	Waiting     []Waiting `json:"waiting"`
 	WaitingMore int       `json:"waiting_more,omitempty"`
-	Reason      string    `json:"reason,omitempty"`
+	Reason      string    `json:"reason"`
 }
 
 // Item is the value of mesh-provisioner_collect <node>.<collection>.<contributor>.

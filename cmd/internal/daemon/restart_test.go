@@ -163,7 +163,7 @@ func TestARestartReportsNoModuleWaitingForAnArchiveItsCacheHolds(t *testing.T) {
 		if err != nil {
 			break
 		}
-		if strings.Contains(string(msg.Data), `"waiting"`) {
+		if strings.Contains(string(msg.Data), `"state":"waiting"`) {
 			t.Errorf("the restart reported the module waiting: %s", msg.Data)
 		}
 	}
