@@ -53,6 +53,16 @@ func (s *Server) plan(req Request) ([]step, *dirs, error) {
 	if err := checkNames(req.Files); err != nil {
 		return nil, nil, err
 	}
+	// A file out of shape is a 400 saying so before the allow-lists are
+	// asked: a relative path, a ".." or a unit that is no unit's name is
+	// the request's fault, not a path or unit the operator did not allow
+	// (403 "outside the paths mesh-fill may write" sent the operator to
+	// the unit's --allow for a typo in the plan).
+	for _, f := range req.Files {
+		if err := checkShape(f); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, f := range req.Files {
 		if err := s.allowed(f); err != nil {
 			return nil, nil, err
@@ -76,14 +86,6 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 	steps := make([]step, 0, len(req.Files))
 	named := make(map[string]string, len(req.Files)) // where a path leads -> the path
 	for _, f := range req.Files {
-		if err := checkOnChange(f); err != nil {
-			return nil, err
-		}
-		if f.Mode != "" { // refused whatever is on disk, a seed kept too
-			if _, err := parseMode(f.Path, f.Mode); err != nil {
-				return nil, err
-			}
-		}
 		at, err := s.locate(f.Path)
 		if err != nil {
 			return nil, err
@@ -309,6 +311,29 @@ const unitPunct = `:-_.@\`
 
 func notUnitChar(r rune) bool {
 	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(unitPunct, r))
+}
+
+// checkShape refuses (400) a file whose path, form, on_change or mode is out of
+// shape, whatever is on disk (a seed kept too) and whatever the
+// allow-lists say.
+func checkShape(f File) error {
+	if err := checkPath(f.Path); err != nil {
+		return err
+	}
+	switch f.Form {
+	case FormOwned, FormSeed, FormManagedKeys, FormManagedBlock:
+	default:
+		return refuse("path %q: form %q is not one of owned, seed, managed-keys, managed-block", f.Path, f.Form)
+	}
+	if err := checkOnChange(f); err != nil {
+		return err
+	}
+	if f.Mode != "" {
+		if _, err := parseMode(f.Path, f.Mode); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // locate checks p and says where it leads below the root. Confined to a
