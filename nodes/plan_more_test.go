@@ -104,6 +104,11 @@ func TestDefaultMode(t *testing.T) {
 		{"owned", false, "0640", "0640"},
 		{"seed", false, "755", "0755"},
 		{"managed-keys", false, "0600", "0600"},
+		{"managed-keys", false, "", ""}, // the node-engine's: kept when there, 0644 when made
+		{"managed-block", false, "", ""},
+		{"managed-block", false, "junk", ""},
+		{"seed", false, "", "0644"},
+		{"managed-keys", true, "", "0600"},
 		{"owned", true, "", "0600"},
 		{"owned", true, "0640", "0600"},
 		{"owned", true, "0644", "0600"},

@@ -575,19 +575,24 @@ func invalidUTF8At(b []byte) int {
 	return len(b)
 }
 
-// DefaultMode is the mode a templated file is written with (SPEC §3): the
+// DefaultMode is the mode a templated file is sent with (SPEC §3): the
 // plan's mode, else 0644; but a file that holds a secret or
 // ${consumers:…} gets 0600, "whatever the plan says" (a secret written to
-// its own path may be stricter: SecretFileMode). The result is four octal
-// digits. form is accepted so callers need not know that every form has
-// the same default.
+// its own path may be stricter: SecretFileMode). A managed-keys or
+// managed-block file whose plan names no mode is sent with none (""): it
+// is someone else's file edited in place, and the node-engine keeps the
+// mode of one that is there (sudoers its 0440, an env file its 0640) and
+// makes a new one 0644. Sent as 0644, every such file was opened to all
+// local users at the first fill. The result is four octal digits or "".
 func DefaultMode(form string, holdsSecret bool, planMode string) string {
-	_ = form
 	if holdsSecret {
 		return "0600"
 	}
 	if m, ok := parseMode(planMode); ok {
 		return fmt.Sprintf("%04o", m)
+	}
+	if form == FormManagedKeys || form == FormManagedBlock {
+		return ""
 	}
 	return "0644"
 }
