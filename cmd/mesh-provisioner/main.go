@@ -62,6 +62,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// checkMetricsAddr refuses a --metrics that is no host:port a listener
+// could take (empty: none asked): a port out of 0-65535 or a service
+// name this machine does not know would otherwise pass the flags and end
+// the started server with exit 1, which its supervisor takes for a
+// failed run and starts again and again, rather than a usage error.
+func checkMetricsAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--metrics %q is not host:port: %v", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("--metrics %q: port %q is no TCP port (a number 0-65535): %v", addr, port, err)
+	}
+	return nil
+}
+
 // checkCreds names a creds file that is missing, unreadable, malformed or
 // expired (inputs/bus CheckCreds), as the client does: the bus would
 // otherwise only refuse the connection, retried for ever. inbox, when not
@@ -96,8 +115,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
 		return 2
 	}
-	if _, _, err := net.SplitHostPort(*metrics); *metrics != "" && err != nil {
-		fmt.Fprintf(stderr, "mesh-provisioner serve: --metrics %q is not host:port: %v\n", *metrics, err)
+	if err := checkMetricsAddr(*metrics); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
 		return 2
 	}
 	if *every <= 0 {

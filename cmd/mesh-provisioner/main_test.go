@@ -21,6 +21,9 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"serve", "--nats", "bogus://x"},
 		{"serve", "--nats", "nats://:4222"},
 		{"serve", "--nats", "nats://x", "--metrics", "bogus"},
+		{"serve", "--nats", "nats://x", "--metrics", "127.0.0.1:99999"},
+		{"serve", "--nats", "nats://x", "--metrics", ":-1"},
+		{"serve", "--nats", "nats://x", "--metrics", "127.0.0.1:nosuchservice"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != 2 || stderr.Len() == 0 {
