@@ -136,13 +136,40 @@ type group struct {
 // sharedWhy is a need's why with its own <node>.<module> key written as
 // the placeholder "<node>.<module>", so that needs held back by one cause
 // (a provider refusing every bind: "gitea_bound ace.cc.gitea-read: refused
-// by the provider: …" on every node) group into one finding.
+// by the provider: …" on every node) group into one finding; and so is
+// the node and module of its own credential's vault name (sharedVaultWhy).
 func sharedWhy(why, node, module string) string {
+	why = sharedVaultWhy(why, node, module)
 	own := spec.EncodeKey(node, module) + "."
 	if !strings.Contains(why, own) {
 		return why
 	}
 	return strings.ReplaceAll(why, " "+own, " <node>.<module>.")
+}
+
+// sharedVaultWhy is a need's why about its own provisions entry's
+// credential ("vault provision/<provider>/<provision>/<node>/<module>[/<local>]: …",
+// as the client writes it) with that node and module written as the
+// placeholders "<node>" and "<module>": a credential the vault holds for
+// no consumer of a provision (the provider issued none) is one finding
+// naming every module it holds back, as a provider refusing every bind
+// is, not one finding per node. Any other why is returned as it is.
+func sharedVaultWhy(why, node, module string) string {
+	prefix := "vault " + spec.VaultProvision + "/"
+	rest, ok := strings.CutPrefix(why, prefix)
+	if !ok {
+		return why
+	}
+	name, tail, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return why
+	}
+	parts := strings.Split(name, "/") // provider, provision, node, module[, local]
+	if len(parts) < 4 || len(parts) > 5 || parts[2] != node || parts[3] != module {
+		return why
+	}
+	parts[2], parts[3] = "<node>", "<module>"
+	return prefix + strings.Join(parts, "/") + ": " + tail
 }
 
 type sweeper struct {
