@@ -262,16 +262,19 @@ func readAnswer(ctx context.Context, js jetstream.JetStream, req Request, limit 
 	if err != nil {
 		return nil, err
 	}
-	kv, err := js.KeyValue(ctx, sh.bucket)
+	kv, err := openBucket(ctx, js, sh.bucket)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
 			return nil, fmt.Errorf("bucket %s does not exist yet", sh.bucket)
+		}
+		if isNotPermitted(err) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("opening bucket %s: %w", sh.bucket, err)
 	}
 	stored, err := readAll(ctx, kv, filters(narrow), false)
 	if err != nil {
-		return nil, err
+		return nil, refusedRead(js, sh.bucket, err)
 	}
 	var entries, outOfShape [][]byte
 	for _, e := range stored {

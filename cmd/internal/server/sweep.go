@@ -50,9 +50,10 @@ const (
 )
 
 // sweep judges every need, report and item the params select (SPEC §6.2).
-// A bucket that does not exist yet is named in MissingBuckets and judged
-// as empty (orphans are not judged without the assignments bucket); only a
-// bucket that cannot be read fails the sweep. A need, report or item of a
+// A bucket that does not exist yet is named in MissingBuckets, one the bus
+// refuses the server in UnreadableBuckets, and either is judged as empty
+// (orphans are not judged without the assignments bucket); only a bucket
+// that cannot be read otherwise fails the sweep. A need, report or item of a
 // module assigned nowhere is an orphan and is neither judged nor counted.
 // One whose key is out of shape, or whose value is (checkNeed,
 // checkReport, checkItem: not of its bucket's shape, or disagreeing with
@@ -93,6 +94,9 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 			return nil, r.err
 		case r.missing:
 			s.res.reply.MissingBuckets = append(s.res.reply.MissingBuckets, st.bucket)
+			continue
+		case r.refused:
+			s.res.reply.UnreadableBuckets = append(s.res.reply.UnreadableBuckets, st.bucket)
 			continue
 		}
 		if st.bucket == spec.AssignmentsBucket {
@@ -190,15 +194,19 @@ type bucketRead struct {
 	entries map[string]jetstream.KeyValueEntry
 	narrow  map[int]string
 	missing bool
+	refused bool // the bus refuses the server the bucket
 	err     error
 }
 
 // fetch reads bucket, narrowed as the verb narrows what (when what is not
 // empty).
 func (s *sweeper) fetch(ctx context.Context, js jetstream.JetStream, bucket, what string) (r bucketRead) {
-	kv, err := js.KeyValue(ctx, bucket)
+	kv, err := openBucket(ctx, js, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return bucketRead{missing: true}
+	}
+	if isNotPermitted(err) {
+		return bucketRead{refused: true}
 	}
 	if err != nil {
 		return bucketRead{err: fmt.Errorf("opening bucket %s: %w", bucket, err)}
@@ -209,6 +217,9 @@ func (s *sweeper) fetch(ctx context.Context, js jetstream.JetStream, bucket, wha
 		}
 	}
 	r.entries, r.err = readLatest(ctx, kv, filters(r.narrow), false)
+	if r.err = refusedRead(js, bucket, r.err); isNotPermitted(r.err) {
+		return bucketRead{refused: true}
+	}
 	return r
 }
 

@@ -17,18 +17,23 @@ const (
 const DefaultStoodAfter = "10m"
 
 // SweepReply is the sweep's answer. Every page carries What, At,
-// StoodAfter, Summary and MissingBuckets; Findings, Orphans and NoReport
+// StoodAfter, Summary, MissingBuckets and UnreadableBuckets; Findings, Orphans and NoReport
 // are paged (AskSweep joins them).
 type SweepReply struct {
-	What           string    `json:"what"`
-	At             string    `json:"at"`
-	StoodAfter     string    `json:"stood_after"`
-	Page           int       `json:"page,omitempty"`
-	Pages          int       `json:"pages,omitempty"`
-	Summary        Summary   `json:"summary"`
-	MissingBuckets []string  `json:"missing_buckets,omitempty"`
-	Findings       []Finding `json:"findings"`
-	Orphans        []Orphan  `json:"orphans"`
+	What           string   `json:"what"`
+	At             string   `json:"at"`
+	StoodAfter     string   `json:"stood_after"`
+	Page           int      `json:"page,omitempty"`
+	Pages          int      `json:"pages,omitempty"`
+	Summary        Summary  `json:"summary"`
+	MissingBuckets []string `json:"missing_buckets,omitempty"`
+	// UnreadableBuckets are the buckets the bus refuses the server (a
+	// permission violation), judged as empty as a missing one is: not in
+	// SPEC §6.2's reply, added so that a server without the right to read
+	// the assignments still sweeps, and says what it could not judge.
+	UnreadableBuckets []string  `json:"unreadable_buckets,omitempty"`
+	Findings          []Finding `json:"findings"`
+	Orphans           []Orphan  `json:"orphans"`
 	// NoReport names the modules Summary.NoReport counts (assigned with a
 	// plan, no report written), by node then module: not in SPEC §6.2's
 	// reply, added so that an operator learns which they are.

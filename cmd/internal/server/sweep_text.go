@@ -91,6 +91,14 @@ func WriteSweep(w io.Writer, r SweepReply) {
 	if len(empty) > 0 {
 		fmt.Fprintf(w, "missing buckets (judged as empty): %s\n", strings.Join(empty, ", "))
 	}
+	for _, u := range r.UnreadableBuckets {
+		judged := "judged as empty"
+		if u == spec.AssignmentsBucket {
+			judged = "no module is known assigned, so orphans and modules without a report are not judged"
+		}
+		fmt.Fprintf(w, "not permitted to read %s (the bus refuses the server's user; `mesh-provisioner rights --role %s` lists what it reads): %s\n",
+			control.Escape(u), spec.RoleServer, judged)
+	}
 	when := control.Escape(r.At)
 	if !at.IsZero() {
 		when = at.UTC().Format(time.RFC3339) // to the second, for people

@@ -132,16 +132,17 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 }
 
 // sweepPage is one page of the reply, and how many pages it has: the head
-// (what, at, stood_after, summary, missing_buckets) on every page,
+// (what, at, stood_after, summary, missing_buckets, unreadable_buckets) on every page,
 // findings, orphans then no_report paged as the other answers are.
 func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	head := plainJSON(struct {
-		What           string   `json:"what"`
-		At             string   `json:"at"`
-		StoodAfter     string   `json:"stood_after"`
-		Summary        Summary  `json:"summary"`
-		MissingBuckets []string `json:"missing_buckets,omitempty"`
-	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets})
+		What              string   `json:"what"`
+		At                string   `json:"at"`
+		StoodAfter        string   `json:"stood_after"`
+		Summary           Summary  `json:"summary"`
+		MissingBuckets    []string `json:"missing_buckets,omitempty"`
+		UnreadableBuckets []string `json:"unreadable_buckets,omitempty"`
+	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets, r.UnreadableBuckets})
 	head = head[1 : len(head)-1]
 	lists := []itemList{{"findings", nil}, {"orphans", nil}, {"no_report", nil}}
 	room := limit - listsOverhead(head, lists)

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// A bucket the bus refuses the server (a permission violation: its user's
+// rights lack the bucket's stream) is not a bucket the server cannot
+// reach. nats.go does not fail the refused call: the violation comes to
+// the connection's error handler and the call waits for its context
+// (inputs/bus Refused). So a lookup is given lookupTimeout, and a refused
+// one is said as such at once rather than as "context deadline exceeded"
+// once the request's whole time is spent. The sweep judges without such a
+// bucket (as without a missing one) and names it in unreadable_buckets:
+// a server whose rights were made before SPEC r2's sweep, without the
+// assignments bucket (the controller grants a module the buckets its
+// manifest reads), still sweeps the needs and says what it may not read.
+
+// lookupTimeout bounds a bucket's lookup (JetStream's own API timeout).
+var lookupTimeout = 5 * time.Second
+
+// notPermittedError is a bucket the bus refuses the server.
+type notPermittedError struct{ bucket string }
+
+func (e notPermittedError) Error() string {
+	return "not permitted to read " + e.bucket + " (the bus refuses this server's user its stream; `mesh-provisioner rights --role " +
+		spec.RoleServer + "` lists what the server reads)"
+}
+
+// isNotPermitted says whether err says a bucket was refused.
+func isNotPermitted(err error) bool {
+	var np notPermittedError
+	return errors.As(err, &np)
+}
+
+// openBucket looks bucket up within lookupTimeout: a bucket the bus
+// refuses this connection is a notPermittedError; one that does not exist
+// is jetstream.ErrBucketNotFound.
+func openBucket(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
+	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	kv, err := js.KeyValue(lctx, bucket)
+	if err != nil && bus.Refused(js, err, "KV_"+bucket) {
+		return nil, notPermittedError{bucket}
+	}
+	return kv, err
+}
+
+// refusedRead is err, a read of bucket's keys that failed, as a
+// notPermittedError when the bus refused it.
+func refusedRead(js jetstream.JetStream, bucket string, err error) error {
+	if err != nil && bus.Refused(js, err, "KV_"+bucket) {
+		return notPermittedError{bucket}
+	}
+	return err
+}

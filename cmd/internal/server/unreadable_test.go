@@ -1,0 +1,86 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// TestAServerNotPermittedToReadTheAssignmentsStillSweeps: a server whose
+// bus user may not read mesh-controller_assignments (rights made before
+// SPEC r2's sweep: the controller grants a module the buckets its
+// manifest reads) answers the sweep within seconds, judging the needs it
+// reads and naming the bucket in unreadable_buckets, and the text says it
+// may not read it; before, every sweep (and every /metrics scrape) waited
+// 35 s for a lookup the bus had refused and failed with "opening bucket
+// mesh-controller_assignments: context deadline exceeded", and the
+// command, whose request gave up first, said no more than a timeout.
+func TestAServerNotPermittedToReadTheAssignmentsStillSweeps(t *testing.T) {
+	srv, err := spec.RightsOf(spec.RoleServer, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pub []spec.Rule
+	for _, r := range srv.Publish {
+		if !strings.Contains(strings.Join(r.Subjects, " "), spec.AssignmentsBucket) {
+			pub = append(pub, r)
+		}
+	}
+	if len(pub) == len(srv.Publish) {
+		t.Fatal("the server's rights name no subject of the assignments bucket")
+	}
+	srv.Publish = pub
+	lab, err := spec.RightsOf(spec.RoleLab, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, creds := authtest.Bus(t, []spec.Rights{srv, lab})
+	nc, js := bustest.JetStream(t, s, nats.UserCredentials(creds[lab.User]))
+	ensure(t, js)
+	as := assignmentsKV(t, js)
+	put(t, as, "ace.web", `{"provisioning":{}}`)
+	putNeed(t, bucket(t, js, spec.NeedsBucket), "ace", "web", "config", "port", "failed", "mesh-config_resolved ace.web.port: not a number")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{NATSURL: s.ClientURL(), Creds: creds[srv.User], Log: zerolog.New(&bustest.Buffer{})})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	bustest.Eventually(t, 10*time.Second, func() error {
+		_, err := nc.Request(spec.QuerySubject, []byte(`{}`), time.Second)
+		return err
+	})
+
+	start := time.Now()
+	actx, acancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer acancel()
+	r, err := AskSweep(actx, nc, "", "", "")
+	if err != nil {
+		t.Fatalf("the sweep after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	if got := strings.Join(r.UnreadableBuckets, ","); got != spec.AssignmentsBucket {
+		t.Errorf("unreadable_buckets %q, want %s", got, spec.AssignmentsBucket)
+	}
+	if r.Summary.Needs.Failed != 1 || len(r.Findings) != 1 || r.Findings[0].Name != "port" || !r.Held() {
+		t.Errorf("the failed need is not judged: summary %+v findings %+v", r.Summary, r.Findings)
+	}
+	var text bytes.Buffer
+	WriteSweep(&text, r)
+	if !strings.Contains(text.String(), "not permitted to read "+spec.AssignmentsBucket) {
+		t.Errorf("the text does not say the server may not read the assignments:\n%s", text.String())
+	}
+	// The verb's own answers of its buckets are unaffected.
+	if _, err := AskFailedModules(actx, nc, "", ""); err != nil {
+		t.Errorf("what applied: %v", err)
+	}
+}
