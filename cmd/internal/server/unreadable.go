@@ -40,15 +40,24 @@ func isNotPermitted(err error) bool {
 	return errors.As(err, &np)
 }
 
-// openBucket looks bucket up within lookupTimeout: a bucket the bus
-// refuses this connection is a notPermittedError; one that does not exist
-// is jetstream.ErrBucketNotFound.
+// openBucket looks bucket up: a bucket the bus refuses this connection
+// is a notPermittedError, said once a first try of lookupTimeout has
+// timed out; one that does not exist is jetstream.ErrBucketNotFound. A
+// first try that timed out for another reason (a stream electing its
+// leader) is followed by one that waits as long as ctx lets it, as a
+// lookup always did.
 func openBucket(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-	defer cancel()
 	kv, err := js.KeyValue(lctx, bucket)
+	cancel()
 	if err != nil && bus.Refused(js, err, "KV_"+bucket) {
 		return nil, notPermittedError{bucket}
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		kv, err = js.KeyValue(ctx, bucket)
+		if err != nil && bus.Refused(js, err, "KV_"+bucket) {
+			return nil, notPermittedError{bucket}
+		}
 	}
 	return kv, err
 }
