@@ -114,7 +114,8 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 	}
 	var a Assignment
 	if err := json.Unmarshal(data, &a); err != nil { // numbers in placement and have taken as text (loose.go)
-		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
+		// a value of the wrong type is named where it stands (plantypes.go)
+		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: namedWrongType(data, err), Unparsed: true}
 	}
 	if msg := checkFieldNames(data); msg != "" {
 		return nil, perr("%s", msg) // a plan field miscased or given twice (fieldnames.go)
