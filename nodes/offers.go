@@ -47,7 +47,7 @@ func (o *Offer) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		have, ok, lerr := looseHave(b, err)
 		if !ok {
-			return fmt.Errorf("provides entry %.60s: %w", b, err)
+			return fmt.Errorf("provides entry %.60s: %w", b, offerWrongType(b, err))
 		}
 		if lerr != nil {
 			return fmt.Errorf("provides entry %.60s: %w", b, lerr)

@@ -53,7 +53,8 @@ func TestAMalformedOfferFailsTheModuleNamingIt(t *testing.T) {
 	for _, c := range []struct{ provides, want string }{
 		{`[42]`, `provides entry 42 is neither a provision's name nor an offer object`},
 		{`[{"provision":"x","have":{"url":{"a":3}}}]`, `provides entry {"provision":"x","have":{"url":{"a":3}}}: have.url is an object`},
-		{`[{"provision":7,"have":{"url":3}}]`, `provides entry {"provision":7,"have":{"url":3}}: json: cannot unmarshal number`},
+		{`[{"provision":7,"have":{"url":3}}]`, `provides entry {"provision":7,"have":{"url":3}}: provision is a number, not text`},
+		{`[{"provision":"x","answered_by":["helper"]}]`, `provides entry {"provision":"x","answered_by":["helper"]}: answered_by is a list, not text`},
 		{`[{"provision":"x","answered_by":"robot"}]`, `provides[0] (x): answered_by "robot" is not "helper"`},
 		{`[{"provision":"x","have":{"a}b":"v"}}]`, `provides[0] (x): have key "a}b" cannot be named`},
 		{`["x",{"provision":"x","answered_by":"helper"}]`, `provides[1]: provision "x" is listed twice`},

@@ -3,6 +3,7 @@ package nodes
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -41,6 +42,22 @@ func namedWrongType(data []byte, err error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	where, werr := walkType(dec, reflect.TypeFor[Assignment](), "")
+	if werr != nil || where == "" {
+		return err
+	}
+	return &wrongTypeError{where: where, cause: err}
+}
+
+// offerWrongType is err, json.Unmarshal's error for b, an offer object,
+// as a wrongTypeError naming the field of the wrong type ("provision is a
+// number, not text") rather than Go's struct (".plain.provision").
+func offerWrongType(b []byte, err error) error {
+	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); !ok || !json.Valid(b) {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	where, werr := walkType(dec, offerType, "")
 	if werr != nil || where == "" {
 		return err
 	}
