@@ -94,7 +94,7 @@ func ParseAssignment(key string, data []byte) (*Assignment, error) {
 		Module json.RawMessage `json:"module"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: err, Unparsed: true}
+		return nil, &PlanError{Key: key, Node: node, Module: module, Msg: "assignment JSON does not parse", Err: syntaxAt(data, err), Unparsed: true}
 	}
 	if len(probe.Provisioning) == 0 || string(probe.Provisioning) == "null" {
 		if spec.NamesAPlan(data) { // a plan, and a null named as it after it

@@ -244,3 +244,34 @@ func jsonKindOf(tok json.Token) string {
 	}
 	return "null"
 }
+
+// syntaxError is encoding/json's syntax error with where it stands in
+// the value, by line and column: a plan of a few hundred lines with one
+// comma missing is told where to look.
+type syntaxError struct {
+	line, col int
+	cause     *json.SyntaxError
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("%v (line %d, column %d)", e.cause, e.line, e.col)
+}
+func (e *syntaxError) Unwrap() error { return e.cause }
+
+// syntaxAt is err, json.Unmarshal's error for data, with the line and
+// column of a syntax error; err itself when it is none.
+func syntaxAt(data []byte, err error) error {
+	se, ok := err.(*json.SyntaxError)
+	if !ok || se.Offset < 1 || se.Offset > int64(len(data)) {
+		return err
+	}
+	// Offset is the count of bytes read when the error was found: the
+	// offending byte is the last of them.
+	before := data[:se.Offset-1]
+	if se.Offset == int64(len(data)) && strings.HasPrefix(se.Error(), "unexpected end") {
+		before = data // the value ends too soon: where it ends
+	}
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return &syntaxError{line: line, col: col, cause: se}
+}

@@ -58,3 +58,29 @@ func TestAValueOfTheWrongTypeIsNamedWhereItStands(t *testing.T) {
 		t.Errorf("JSON that is not JSON: %v", err)
 	}
 }
+
+// A value that is not JSON fails its module with encoding/json's words and
+// where they stand, by line and column: a plan of a few hundred lines with
+// a comma missing is told where to look.
+func TestAPlanThatIsNotJSONIsToldAtWhichLineAndColumn(t *testing.T) {
+	for _, c := range []struct{ value, want string }{
+		{"{\"provisioning\":{\n  \"files\":[\n    {\"path\":\"/a\" \"template\":\"a\"}]}}",
+			`invalid character '"' after object key:value pair (line 3, column 18)`},
+		{"{\n\"provisioning\":\n{\"files\":\n[\n{\"path\": \"/a\",\n\"template\": 'a'}]}}",
+			`invalid character '\'' looking for beginning of value (line 6, column 13)`},
+		{`{"provisioning":{"files":[]}`, `unexpected end of JSON input (line 1, column 29)`},
+	} {
+		_, err := ParseAssignment("ace.m", []byte(c.value))
+		var pe *PlanError
+		if !errors.As(err, &pe) || !pe.Unparsed {
+			t.Errorf("%q: %v, want a PlanError of a value that does not parse", c.value, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "assignment JSON does not parse: "+c.want) {
+			t.Errorf("%q:\n got %v\nwant it to say %q", c.value, err, c.want)
+		}
+		if _, ok := errors.AsType[*json.SyntaxError](err); !ok {
+			t.Errorf("%q: no *json.SyntaxError underneath", c.value)
+		}
+	}
+}
