@@ -69,16 +69,45 @@ func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
 
 // ItemsBefore hands over what the last run recorded in the collect bucket
 // for this node's modules (module → collection → text, the start's Sweep).
-// A module whose value does not parse holds those items (holdItems). Only
-// before the first stabilization, like HeldBefore.
+// A module whose value does not parse holds those items (holdItems); one
+// whose plan parses has each of its items stand as recorded while it waits
+// without having been ready in this run (recordedBefore). Only before the
+// first stabilization, like HeldBefore.
 func (m *NodeGraph) ItemsBefore(items map[string]map[string][]byte) {
 	if m.claims.started {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(items)) {
-		if mod := m.mods[name]; mod != nil && mod.asg == nil && mod.unparsed {
+		mod := m.mods[name]
+		switch {
+		case mod == nil:
+		case mod.asg == nil && mod.unparsed:
 			mod.itemsBefore = items[name]
 			m.rebuild(mod)
+		case mod.asg != nil:
+			m.recordedBefore(mod, items[name])
+		}
+	}
+}
+
+// recordedBefore gives each item of mod's plan the text the last run
+// recorded for it (recorded: collection → text), as the text it last had
+// (itemsKept): while the item waits in this run without having been
+// ready (its config key or binding went while the client was down, its
+// archive is still fetched), it is still recorded in the collect bucket
+// (a waiting item's record stays), so its collectors have it as recorded
+// (SPEC §4.4: every item recorded), as they do when an item waits while
+// the client runs. Without it, a restart rewrote every collector's file
+// without the item (restarting its program) and again once the item was
+// ready, the bucket holding it all along. A ready item is its own text; a
+// failed one is left out (and deleted) as before.
+func (m *NodeGraph) recordedBefore(mod *module, recorded map[string][]byte) {
+	for _, n := range mod.items {
+		if _, kept := m.itemsKept[n]; kept {
+			continue
+		}
+		if t, ok := recorded[n.Meta.(*Origin).Collection]; ok {
+			m.itemsKept[n] = t
 		}
 	}
 }
