@@ -194,8 +194,10 @@ func Judge(provides []Offer, x string) Judgement {
 	return Judgement{Rule: RuleEntry}
 }
 
-// ruleText says in words how provider's offer x is judged, for explain.
-func ruleText(r Rule, provider, x string) string {
+// ruleText says in words how provider's offer x is judged, for explain;
+// assigned: the provider is assigned somewhere (a RuleUnknown is then its
+// plan refused, not a provider assigned nowhere).
+func ruleText(r Rule, provider, x string, assigned bool) string {
 	b := provider + "_bound"
 	switch r {
 	case RuleNotOffered:
@@ -206,6 +208,9 @@ func ruleText(r Rule, provider, x string) string {
 		return "judged by its have (no helper answers it)"
 	case RuleEntry:
 		return "the entry in " + b + " decides (no offer of " + provider + " names a helper)"
+	}
+	if assigned {
+		return "not known (provider " + provider + "'s plan is refused)"
 	}
 	return "not known (provider " + provider + " is assigned nowhere yet)"
 }

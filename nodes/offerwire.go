@@ -149,7 +149,7 @@ func (m *NodeGraph) offerNode(provider, x string) *graph.Node {
 	}
 	n, _ := m.g.Derived(k, computeOffer(provider, x), m.offersLeaf(provider))
 	key, _ := m.offersOf(provider)
-	n.Meta = &Origin{Bucket: spec.AssignmentsBucket, Key: key, Rule: ruleText(m.ruleOf(provider, x).Rule, provider, x)}
+	n.Meta = &Origin{Bucket: spec.AssignmentsBucket, Key: key, Rule: ruleText(m.ruleOf(provider, x).Rule, provider, x, key != "")}
 	return n
 }
 
@@ -191,7 +191,7 @@ func (m *NodeGraph) refreshOffers(provider string) {
 		x := strings.TrimPrefix(off.Key().Name, provider+"/")
 		j := m.ruleOf(provider, x)
 		if o, ok := off.Meta.(*Origin); ok {
-			o.Rule, o.Key = ruleText(j.Rule, provider, x), key
+			o.Rule, o.Key = ruleText(j.Rule, provider, x, key != ""), key
 		}
 		for _, need := range append([]*graph.Node(nil), off.Dependents()...) {
 			gone = append(gone, m.rewireBound(need, j.Rule)...)
