@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"errors"
 	"testing"
+	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -20,6 +23,12 @@ func TestANeedTheNewArchiveStillNamesIsNotPutAgain(t *testing.T) {
 	m.waitState("ace", "mail", "waiting")
 	m.settle()
 	key := "ace.mail.config.host"
+	bustest.Eventually(t, 10*time.Second, func() error { // the report may be read before the need is put
+		if _, ok := m.get(spec.NeedsBucket, key); !ok {
+			return errors.New("need " + key + " not put yet")
+		}
+		return nil
+	})
 	rev := m.revision(spec.NeedsBucket, key)
 	events := m.appliedEvents("ace")
 
