@@ -46,3 +46,24 @@ func (l *WarnLimit) Allow() (ok bool, heldBack int) {
 	heldBack, l.dropped = l.dropped, 0
 	return true, heldBack
 }
+
+// WarnLimits is a WarnLimit of Burst a Every for each name (a bucket):
+// one name's flood of warnings hides no other's. Not safe for goroutines.
+type WarnLimits struct {
+	Burst int
+	Every time.Duration
+	by    map[string]*WarnLimit
+}
+
+// Allow is name's WarnLimit.Allow.
+func (ls *WarnLimits) Allow(name string) (ok bool, heldBack int) {
+	l := ls.by[name]
+	if l == nil {
+		if ls.by == nil {
+			ls.by = map[string]*WarnLimit{}
+		}
+		l = &WarnLimit{Burst: ls.Burst, Every: ls.Every}
+		ls.by[name] = l
+	}
+	return l.Allow()
+}

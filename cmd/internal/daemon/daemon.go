@@ -28,7 +28,7 @@ type Daemon struct {
 	cfg Config
 	log zerolog.Logger
 	// shapeWarns bounds the warnings of keys ignored, by bucket (watch.go).
-	shapeWarns map[string]*bus.WarnLimit
+	shapeWarns bus.WarnLimits
 
 	nc     *nats.Conn
 	inputs              // what the loop reads from
@@ -98,7 +98,7 @@ func New(cfg Config) (*Daemon, error) {
 		}
 	}
 	d := &Daemon{
-		shapeWarns: map[string]*bus.WarnLimit{},
+		shapeWarns: bus.WarnLimits{Burst: 10, Every: time.Minute},
 		cfg:        cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
 		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},

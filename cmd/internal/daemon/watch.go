@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -160,12 +159,7 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 // whoever writes the bucket may write thousands (bus.WarnLimit), and one
 // bucket's flood hides no other's. In the loop.
 func (d *Daemon) outOfShape(bucket, key string, err error) {
-	lim := d.shapeWarns[bucket]
-	if lim == nil {
-		lim = &bus.WarnLimit{Burst: 10, Every: time.Minute}
-		d.shapeWarns[bucket] = lim
-	}
-	ok, held := lim.Allow()
+	ok, held := d.shapeWarns.Allow(bucket)
 	if !ok {
 		return
 	}
