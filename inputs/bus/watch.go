@@ -123,7 +123,7 @@ func (w *Watch) Run(ctx context.Context) {
 	missingSaid, refusedSaid := false, false
 	var failing lookupFailures
 	for ctx.Err() == nil {
-		kv, err := w.js.KeyValue(ctx, w.bucket)
+		kv, err := LookupKV(ctx, w.js, w.bucket) // a refused lookup ends at once (refusals.go)
 		switch {
 		case err == nil:
 			look.Reset()

@@ -1,0 +1,139 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"weak"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A lookup the bus refuses (a permission violation on the
+// $JS.API.STREAM.INFO.KV_<bucket> request) gets no reply: the server says
+// the violation to the connection alone (its error handler, LastError),
+// and nats.go waits out its whole request timeout (5 s). LookupKV hears
+// the violation on the connection's error handler and ends the lookup at
+// once with a RefusedError. The handler is wrapped on a connection's
+// first lookup (the handler it had is still called first), so any
+// connection is heard, Connect's or not; a handler set on the connection
+// after that replaces the hearing, and a refused lookup then ends as it
+// did before, at its timeout, still told by Refused.
+
+// RefusedError is a bucket's lookup the bus refused this connection: a
+// permission violation on Subject, the lookup's request. It is a
+// nats.ErrPermissionViolation (errors.Is).
+type RefusedError struct {
+	Bucket  string
+	Subject string
+}
+
+func (e *RefusedError) Error() string {
+	return "the bus refused looking up bucket " + e.Bucket + " at once (permissions violation for publish to \"" + e.Subject + "\")"
+}
+
+func (e *RefusedError) Unwrap() error { return nats.ErrPermissionViolation }
+
+// lookupSubject is the last tokens of the subject a lookup of bucket
+// publishes to: $JS.API.STREAM.INFO.KV_<bucket>, or under a JetStream
+// domain's prefix ($JS.<domain>.API.…).
+func lookupSubject(bucket string) string { return ".STREAM.INFO.KV_" + bucket }
+
+// LookupKV looks bucket up as js.KeyValue does, but a lookup the bus
+// refuses ends as soon as the connection hears the violation, with a
+// *RefusedError, rather than when the request times out. A missing bucket
+// is jetstream.ErrBucketNotFound, as ever.
+func LookupKV(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	forget := hearingOf(js.Conn()).await(lookupSubject(bucket), func(subject string) {
+		cancel(&RefusedError{Bucket: bucket, Subject: subject})
+	})
+	defer forget()
+	kv, err := js.KeyValue(lctx, bucket)
+	if err != nil {
+		var refused *RefusedError
+		if errors.As(context.Cause(lctx), &refused) {
+			return nil, refused
+		}
+	}
+	return kv, err
+}
+
+// hearing hands the publishes a connection is refused to the lookups
+// awaiting them.
+type hearing struct {
+	mu      sync.Mutex
+	waiters map[*waiter]struct{}
+}
+
+// waiter is one lookup awaiting a refusal of a subject ending in suffix.
+type waiter struct {
+	suffix  string
+	refused func(subject string)
+}
+
+var (
+	hearingsMu sync.Mutex
+	// hearings by connection; an entry goes with its connection (the
+	// hearing itself holds nothing of the connection).
+	hearings = map[weak.Pointer[nats.Conn]]*hearing{}
+)
+
+// hearingOf is nc's hearing, made (and nc's error handler wrapped) on
+// first use.
+func hearingOf(nc *nats.Conn) *hearing {
+	key := weak.Make(nc)
+	hearingsMu.Lock()
+	defer hearingsMu.Unlock()
+	if h := hearings[key]; h != nil {
+		return h
+	}
+	h := &hearing{waiters: map[*waiter]struct{}{}}
+	prev := nc.ErrorHandler()
+	nc.SetErrorHandler(func(c *nats.Conn, sub *nats.Subscription, err error) {
+		if prev != nil {
+			prev(c, sub, err)
+		}
+		h.heard(err)
+	})
+	hearings[key] = h
+	runtime.AddCleanup(nc, func(k weak.Pointer[nats.Conn]) {
+		hearingsMu.Lock()
+		delete(hearings, k)
+		hearingsMu.Unlock()
+	}, key)
+	return h
+}
+
+// await calls refused with the subject of each publish refused from now
+// on whose subject ends in suffix, until the returned forget is called.
+func (h *hearing) await(suffix string, refused func(subject string)) (forget func()) {
+	w := &waiter{suffix: suffix, refused: refused}
+	h.mu.Lock()
+	h.waiters[w] = struct{}{}
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.waiters, w)
+		h.mu.Unlock()
+	}
+}
+
+// heard is an error the connection reported on its own.
+func (h *hearing) heard(err error) {
+	subject, ok := RefusedPublish(err)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for w := range h.waiters {
+		if strings.HasSuffix(subject, w.suffix) {
+			w.refused(subject)
+		}
+	}
+}
