@@ -14,12 +14,13 @@ import (
 // A bucket the bus refuses the server (a permission violation: its user's
 // rights lack the bucket's stream) is not a bucket the server cannot
 // reach. nats.go does not fail the refused call: the violation comes to
-// the connection's error handler and the call waits for its context
-// (inputs/bus Refused). So a lookup is given lookupTimeout, and a refused
-// one is said as such at once rather than as "context deadline exceeded"
-// once the request's whole time is spent. The sweep judges without such a
-// bucket (as without a missing one) and names it in unreadable_buckets:
-// a server whose rights were made before SPEC r2's sweep, without the
+// the connection's error handler and the call waits for its context. So
+// a lookup goes through bus.LookupKV, which hears the violation and says
+// the bucket refused at once (inputs/bus refusals.go); one whose refusal
+// was not heard is still told by bus.Refused once a first try of
+// lookupTimeout has timed out. The sweep judges without such a bucket
+// (as without a missing one) and names it in unreadable_buckets: a
+// server whose rights were made before SPEC r2's sweep, without the
 // assignments bucket (the controller grants a module the buckets its
 // manifest reads), still sweeps the needs and says what it may not read.
 
@@ -41,20 +42,21 @@ func isNotPermitted(err error) bool {
 }
 
 // openBucket looks bucket up: a bucket the bus refuses this connection
-// is a notPermittedError, said once a first try of lookupTimeout has
-// timed out; one that does not exist is jetstream.ErrBucketNotFound. A
+// is a notPermittedError, said as soon as the bus refuses the lookup (or
+// once a first try of lookupTimeout has timed out on a refusal not
+// heard); one that does not exist is jetstream.ErrBucketNotFound. A
 // first try that timed out for another reason (a stream electing its
 // leader) is followed by one that waits as long as ctx lets it, as a
 // lookup always did.
 func openBucket(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-	kv, err := js.KeyValue(lctx, bucket)
+	kv, err := bus.LookupKV(lctx, js, bucket)
 	cancel()
 	if err != nil && bus.Refused(js, err, "KV_"+bucket) {
 		return nil, notPermittedError{bucket}
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		kv, err = js.KeyValue(ctx, bucket)
+		kv, err = bus.LookupKV(ctx, js, bucket)
 		if err != nil && bus.Refused(js, err, "KV_"+bucket) {
 			return nil, notPermittedError{bucket}
 		}
