@@ -32,7 +32,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return "the bus refused looking up bucket " + e.Bucket + " at once (permissions violation for publish to \"" + e.Subject + "\")"
+	return "the bus refused the lookup of bucket " + e.Bucket + " (permissions violation for publish to \"" + e.Subject + "\")"
 }
 
 func (e *RefusedError) Unwrap() error { return nats.ErrPermissionViolation }
