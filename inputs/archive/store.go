@@ -49,6 +49,10 @@ type Store struct {
 	got      map[string]*held       // archives read and still wanted, by hex digest
 	inFlight map[refDigest]*reading // reads under way
 	reads    map[string]int         // reads under way by hex digest: retain removes none of them
+	// arrived, by hex digest, is closed when an archive of that digest is
+	// got (by any ref's read): a caller waiting on another ref's read of
+	// it takes it then (arrival).
+	arrived map[string]chan struct{}
 	// expanding holds a slot for each archive being expanded (expand.go).
 	expanding chan struct{}
 }
@@ -128,13 +132,19 @@ func (s *Store) get(ctx context.Context, w nodes.ArchiveWant) (map[string][]byte
 		return nil, fmt.Errorf("templates archive %s: %w", ref, err)
 	}
 	for {
-		r, mine, files := s.startRead(ctx, w, hexDigest)
+		r, mine, files, arrived := s.startRead(ctx, w, hexDigest)
 		if files != nil {
 			return files, nil
 		}
 		// The read goes on in its own goroutine, so that a caller whose ctx
 		// ends is not kept by a read the system cannot interrupt.
 		select {
+		case <-arrived:
+			// Another ref's read got the digest: take it (startRead does)
+			// rather than wait out this ref's source (one that does not
+			// answer would hold the module up for its whole try). The read
+			// of this ref ends with ctx, which the caller's try cancels.
+			continue
 		case <-r.done:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("templates archive %s: %w", ref, s.cutShort(ctx, ref))
@@ -155,22 +165,24 @@ func (s *Store) get(ctx context.Context, w nodes.ArchiveWant) (map[string][]byte
 
 // startRead returns the archive when it was read already (recording w as
 // a user); else the read of w's ref under way, or one it starts (mine)
-// with ctx.
-func (s *Store) startRead(ctx context.Context, w nodes.ArchiveWant, hexDigest string) (r *reading, mine bool, files map[string][]byte) {
+// with ctx, and the channel closed when the digest arrives by any ref
+// (arrival).
+func (s *Store) startRead(ctx context.Context, w nodes.ArchiveWant, hexDigest string) (r *reading, mine bool, files map[string][]byte, arrived <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h := s.got[hexDigest]; h != nil {
 		h.use(w)
-		return nil, false, h.files
+		return nil, false, h.files, nil
 	}
 	if s.got == nil {
 		s.got = make(map[string]*held)
 		s.inFlight = make(map[refDigest]*reading)
 		s.reads = make(map[string]int)
+		s.arrived = make(map[string]chan struct{})
 	}
 	key := refDigest{w.Ref, hexDigest}
 	if r := s.inFlight[key]; r != nil {
-		return r, false, nil
+		return r, false, nil, s.arrival(hexDigest)
 	}
 	r = &reading{done: make(chan struct{})}
 	s.inFlight[key] = r
@@ -182,6 +194,9 @@ func (s *Store) startRead(ctx context.Context, w nodes.ArchiveWant, hexDigest st
 		delete(s.inFlight, key)
 		if s.reads[hexDigest]--; s.reads[hexDigest] == 0 {
 			delete(s.reads, hexDigest)
+			// Every caller waiting on arrival waits on a read of this
+			// digest too, and each is done: none is left to tell.
+			delete(s.arrived, hexDigest)
 		}
 		if err == nil {
 			s.useLocked(w, hexDigest, files)
@@ -189,7 +204,20 @@ func (s *Store) startRead(ctx context.Context, w nodes.ArchiveWant, hexDigest st
 		r.files, r.err = files, err
 		close(r.done)
 	}()
-	return r, true, nil
+	return r, true, nil, s.arrival(hexDigest)
+}
+
+// arrival is the channel closed when the archive hexDigest is got; s.mu
+// is held. Refs of one digest share its arrival: a ref whose source is
+// silent (a bus that does not answer) or blocked need not wait out its
+// own try once another ref has fetched the same bytes.
+func (s *Store) arrival(hexDigest string) <-chan struct{} {
+	ch := s.arrived[hexDigest]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.arrived[hexDigest] = ch
+	}
+	return ch
 }
 
 // used records w as a user of the archive hexDigest, whose members are
@@ -206,6 +234,10 @@ func (s *Store) useLocked(w nodes.ArchiveWant, hexDigest string, files map[strin
 	if h == nil {
 		h = &held{files: files, users: map[nodes.ArchiveWant]struct{}{}, checkAt: 4}
 		s.got[hexDigest] = h
+		if ch := s.arrived[hexDigest]; ch != nil {
+			close(ch)
+			delete(s.arrived, hexDigest)
+		}
 	}
 	h.use(w)
 }
