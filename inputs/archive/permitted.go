@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -19,10 +20,43 @@ import (
 // (spec.ArtifactsStore); without this a plan naming another failed with a
 // bare "context deadline exceeded".
 func notPermitted(js jetstream.JetStream, bucket string, err error) error {
-	if !bus.Refused(js, err, "OBJ_"+bucket, "$O."+bucket+".") {
+	if !refused(js, bucket, err) {
 		return err
 	}
 	return fmt.Errorf("not permitted to read object store %s (the bus refused it): %w", bucket, err)
+}
+
+// refused says whether err came of the bus refusing js object store bucket.
+func refused(js jetstream.JetStream, bucket string, err error) bool {
+	return bus.Refused(js, err, "OBJ_"+bucket, "$O."+bucket+".")
+}
+
+// lookupTimeout bounds one look for an obj:// ref's object store. The bus
+// refusing it fails no call: the lookup times out and only then does the
+// connection's LastError say why (notPermitted). Looked for with the try's
+// whole context, a refused store was said at the end of the try
+// (--fetch-timeout, 30 s); looked for in turns of this bound, it is said
+// within one, and a bus merely slow to answer is asked again while the
+// try lasts.
+const lookupTimeout = 5 * time.Second
+
+// objectStore looks up the object store bucket within ctx, in turns of
+// lookupTimeout, and says "not permitted" as soon as a turn timed out for
+// the bus refusing it.
+func (s *Store) objectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
+	for {
+		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+		obs, err := s.JS.ObjectStore(lctx, bucket)
+		turnEnded := lctx.Err() != nil
+		cancel()
+		switch {
+		case err == nil:
+			return obs, nil
+		case refused(s.JS, bucket, err), ctx.Err() != nil, !turnEnded:
+			return nil, notPermitted(s.JS, bucket, err)
+		}
+		// Not answered within the turn, not refused: look again.
+	}
 }
 
 // cutShort is why a fetch of ref ended with ctx: ctx's cause, said as the

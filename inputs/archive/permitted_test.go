@@ -9,7 +9,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/novox/mesh-provisioner/inputs/backoff"
 	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -18,6 +20,40 @@ import (
 // refused by the bus, and the fetch says so ("not permitted to read object
 // store …", as SPEC §4.6 says of a bucket), not a bare timeout.
 func TestAnObjectStoreTheBusRefusesIsSaid(t *testing.T) {
+	js, data := refusedStore(t)
+	st := &Store{Dir: t.TempDir(), JS: js}
+	fctx, fcancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer fcancel()
+	_, err := st.Get(fctx, "obj://elsewhere/t.tar.gz", digestOf(data))
+	if err == nil || !strings.Contains(err.Error(), "not permitted to read object store elsewhere") {
+		t.Errorf("fetching from an object store the bus refuses: %v, want not permitted to read object store elsewhere", err)
+	}
+}
+
+// The fetch says the refusal within a lookup's bound (5 s), not at the
+// end of its try: with the client's --fetch-timeout (30 s) the module
+// waited half a minute before its why said the bus refused its templates,
+// and again at every try after. The first outcome of a Fetcher at the
+// default Timeout says it (and is worth waiting on: rights may be
+// granted).
+func TestAnObjectStoreTheBusRefusesIsSaidWithinALookupsBound(t *testing.T) {
+	js, data := refusedStore(t)
+	f := NewFetcher(t.Context(), &Store{Dir: t.TempDir(), JS: js}, backoff.Doubling{Min: time.Hour, Max: time.Hour})
+	f.Fetch(nodes.ArchiveWant{Module: "web", Ref: "obj://elsewhere/t.tar.gz", Digest: digestOf(data)})
+	r, ok := nextFetched(t, f, 20*time.Second)
+	if !ok {
+		t.Fatal("no outcome within 20 s of a fetch the bus refuses (its try is 30 s)")
+	}
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "not permitted to read object store elsewhere") || Broken(r.Err) {
+		t.Errorf("first outcome: %v, want not permitted to read object store elsewhere (worth waiting on)", r.Err)
+	}
+}
+
+// refusedStore runs a bus with a client of node ace and the lab, makes
+// the object store "elsewhere" (no client's to read) holding t.tar.gz, and
+// returns the client's JetStream and the archive.
+func refusedStore(t *testing.T) (jetstream.JetStream, []byte) {
+	t.Helper()
 	client, err := spec.RightsOf(spec.RoleClient, "ace", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,13 +85,7 @@ func TestAnObjectStoreTheBusRefusesIsSaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
-	st := &Store{Dir: t.TempDir(), JS: js}
-	fctx, fcancel := context.WithTimeout(ctx, 2*time.Second)
-	defer fcancel()
-	_, err = st.Get(fctx, "obj://elsewhere/t.tar.gz", digestOf(data))
-	if err == nil || !strings.Contains(err.Error(), "not permitted to read object store elsewhere") {
-		t.Errorf("fetching from an object store the bus refuses: %v, want not permitted to read object store elsewhere", err)
-	}
+	return js, data
 }

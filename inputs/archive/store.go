@@ -479,8 +479,7 @@ func (s *Store) fetchObject(ctx context.Context, bucket, name string, lim limits
 	if s.JS == nil {
 		return nil, errors.New("no JetStream connection to read the object store with")
 	}
-	obs, err := s.JS.ObjectStore(ctx, bucket)
-	err = notPermitted(s.JS, bucket, err)
+	obs, err := s.objectStore(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil, fmt.Errorf("%w: object store bucket %q: %w", ErrNotThereYet, bucket, err)
 	}
