@@ -41,6 +41,12 @@ type Store struct {
 	// Get returns the archive all the same, from memory: the cache only
 	// spares a restart the fetch. It is called on the read's goroutine.
 	CacheFailed func(error)
+	// CacheDamaged, when set, is told of a cache file under Dir that is
+	// there but cannot be used (unreadable, truncated, over the limit,
+	// not hashing to its name): the error names the file and the ref.
+	// The file is removed and the archive fetched again from its ref.
+	// It is called on the read's goroutine.
+	CacheDamaged func(error)
 
 	// lim overrides the §4.1 limits in tests; zero means the SPEC's.
 	lim limits
@@ -318,7 +324,7 @@ func (s *Store) removeCache(name string) {
 // then reads its tar.
 func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[string][]byte, error) {
 	lim := s.limits()
-	data, cached := s.readCache(hexDigest, lim)
+	data, cached := s.readCache(ref, hexDigest, lim)
 	if !cached {
 		var err error
 		data, err = s.fetch(ctx, ref, lim)
@@ -386,22 +392,35 @@ func (s *Store) cachePath(hexDigest string) string {
 }
 
 // readCache returns the cached archive when it is there and still hashes to
-// its digest; anything else (absent, unreadable, damaged) means fetch again.
-func (s *Store) readCache(hexDigest string, lim limits) ([]byte, bool) {
+// its digest; anything else means fetch again. A file that is there but
+// cannot be used (unreadable, damaged) is said to CacheDamaged and removed
+// (cachedamaged.go).
+func (s *Store) readCache(ref, hexDigest string, lim limits) ([]byte, bool) {
 	if s.Dir == "" {
 		return nil, false
 	}
-	f, err := os.Open(s.cachePath(hexDigest))
+	p := s.cachePath(hexDigest)
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
 	if err != nil {
+		s.damaged(ref, p, nil, err)
 		return nil, false
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, lim.bytes+1))
-	if err != nil || int64(len(data)) > lim.bytes {
+	switch {
+	case err != nil:
+		s.damaged(ref, p, f, err)
+		return nil, false
+	case int64(len(data)) > lim.bytes:
+		s.damaged(ref, p, f, fmt.Errorf("it is over %s", mib(lim.bytes)))
 		return nil, false
 	}
 	sum := sha256.Sum256(data)
 	if hex.EncodeToString(sum[:]) != hexDigest {
+		s.damaged(ref, p, f, fmt.Errorf("its %d bytes do not hash to the digest it is kept under (truncated or damaged)", len(data)))
 		return nil, false
 	}
 	return data, true

@@ -167,6 +167,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.asker = vault.NewAsker(ctx, vc, retry, d.cfg.RefusedRetry)
 	store := &archive.Store{Dir: d.cfg.StateDir, JS: d.js, Root: d.cfg.TemplatesRoot, CacheFailed: func(err error) {
 		d.log.Warn().Err(err).Msg("templates archive not kept in the state dir; used from memory")
+	}, CacheDamaged: func(err error) {
+		d.log.Warn().Err(err).Msg("templates archive's cache file in the state dir is damaged; fetching it again")
 	}}
 	d.fetcher = archive.NewFetcher(ctx, store, retry)
 	d.fetcher.Timeout = d.cfg.FetchTimeout
