@@ -19,6 +19,12 @@ const (
 	// values; past it the watcher is restarted.
 	DefaultInitTimeout = 30 * time.Second
 
+	// DefaultGoneGrace is how long a bucket seen deleted is looked for
+	// again before it is said Missing (Watch.GoneGrace).
+	DefaultGoneGrace = time.Second
+	// goneLookEvery is how often it is looked for in that time.
+	goneLookEvery = 100 * time.Millisecond
+
 	restartMin = time.Second      // first wait before restarting a failed watcher
 	restartMax = 30 * time.Second // the wait doubles up to this
 )
@@ -52,6 +58,12 @@ type Watch struct {
 	// and must return what the reader would read of value alike. Set it
 	// before Run.
 	Shrink func(key string, value []byte) []byte
+
+	// GoneGrace is how long a bucket seen deleted while it was followed
+	// is looked for again (every goneLookEvery) before it is said Missing
+	// (DefaultGoneGrace if zero): one deleted and made again at once is
+	// followed on, never said Missing between. Set it before Run.
+	GoneGrace time.Duration
 
 	js             jetstream.JetStream
 	bucket, filter string
@@ -121,6 +133,10 @@ func (w *Watch) Run(ctx context.Context) {
 	bo := backoff.Counter{Doubling: backoff.Doubling{Min: restartMin, Max: restartMax}}
 	look := backoff.Counter{Doubling: lookupBackoff(recheck)}
 	missingSaid, refusedSaid := false, false
+	// regrace is what is left of the GoneGrace of a bucket just seen
+	// deleted: while it lasts, the bucket not found is looked for again
+	// rather than said Missing (a bucket deleted and made again at once).
+	var regrace time.Duration
 	var failing lookupFailures
 	for ctx.Err() == nil {
 		kv, err := LookupKV(ctx, w.js, w.bucket) // a refused lookup ends at once (refusals.go)
@@ -128,8 +144,19 @@ func (w *Watch) Run(ctx context.Context) {
 		case err == nil:
 			look.Reset()
 			failing.over(w.log)
+			regrace = 0
 		case ctx.Err() != nil:
 			return
+		case isMissing(err) && regrace > 0:
+			d := min(regrace, goneLookEvery)
+			regrace -= d
+			switch w.pause(ctx, d) {
+			case stopCtx:
+				return
+			case stopResync:
+				regrace = 0 // answer the Resync with what the bucket is now
+			}
+			continue
 		case isMissing(err):
 			if !missingSaid {
 				w.log.Info().Dur("recheck", recheck).Msg("bucket not there yet; waiting for it")
@@ -179,6 +206,9 @@ func (w *Watch) Run(ctx context.Context) {
 			continue
 		case stopGone, stopLost:
 			bo.Reset()
+			if why == stopGone {
+				regrace = w.goneGrace()
+			}
 			continue
 		}
 		if live >= restartMax {
@@ -190,6 +220,13 @@ func (w *Watch) Run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+func (w *Watch) goneGrace() time.Duration {
+	if w.GoneGrace <= 0 {
+		return DefaultGoneGrace
+	}
+	return w.GoneGrace
 }
 
 // lookupFailures says a bucket's lookups failing (otherwise than not
