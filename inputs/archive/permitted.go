@@ -32,12 +32,14 @@ func refused(js jetstream.JetStream, bucket string, err error) bool {
 }
 
 // lookupTimeout bounds one look for an obj:// ref's object store. The bus
-// refusing it fails no call: the lookup times out and only then does the
-// connection's LastError say why (notPermitted). Looked for with the try's
-// whole context, a refused store was said at the end of the try
-// (--fetch-timeout, 30 s); looked for in turns of this bound, it is said
-// within one, and a bus merely slow to answer is asked again while the
-// try lasts.
+// refusing it fails no call of nats.go's: bus.LookupObjectStore hears the
+// refusal on the connection and ends the look at once; a refusal it did
+// not hear (the connection's error handler set again since) times the
+// look out, and only then does the connection's LastError say why
+// (notPermitted). Looked for with the try's whole context, such a store
+// was said at the end of the try (--fetch-timeout, 30 s); looked for in
+// turns of this bound, it is said within one, and a bus merely slow to
+// answer is asked again while the try lasts.
 const lookupTimeout = 5 * time.Second
 
 // objectStore looks up the object store bucket within ctx, in turns of
@@ -46,7 +48,7 @@ const lookupTimeout = 5 * time.Second
 func (s *Store) objectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
 	for {
 		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-		obs, err := s.JS.ObjectStore(lctx, bucket)
+		obs, err := bus.LookupObjectStore(lctx, s.JS, bucket)
 		turnEnded := lctx.Err() != nil
 		cancel()
 		switch {

@@ -29,10 +29,11 @@ func notPermitted(js jetstream.JetStream, bucket string, err error) bool {
 // of the bus refusing the connection a subject of stream (KV_<bucket>,
 // OBJ_<store>) or one starting with one of also ("$O.<store>."): the
 // connection's last error is a permission violation naming it. A
-// *RefusedError (LookupKV heard the refusal) is one for its bucket.
+// *RefusedError (LookupKV or LookupObjectStore heard the refusal) is one
+// for its stream.
 func Refused(js jetstream.JetStream, err error, stream string, also ...string) bool {
 	if refused := (*RefusedError)(nil); errors.As(err, &refused) {
-		return "KV_"+refused.Bucket == stream // LookupKV heard the refusal (refusals.go)
+		return refused.Stream == stream // LookupKV or LookupObjectStore heard the refusal (refusals.go)
 	}
 	if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
 		return false

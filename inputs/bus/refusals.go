@@ -23,11 +23,12 @@ import (
 // after that replaces the hearing, and a refused lookup then ends as it
 // did before, at its timeout, still told by Refused.
 
-// RefusedError is a bucket's lookup the bus refused this connection: a
+// RefusedError is a bucket's (or object store's) lookup the bus refused this connection: a
 // permission violation on Subject, the lookup's request. It is a
 // nats.ErrPermissionViolation (errors.Is).
 type RefusedError struct {
 	Bucket  string
+	Stream  string // KV_<bucket> or OBJ_<store>
 	Subject string
 }
 
@@ -37,30 +38,44 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return nats.ErrPermissionViolation }
 
-// lookupSubject is the last tokens of the subject a lookup of bucket
-// publishes to: $JS.API.STREAM.INFO.KV_<bucket>, or under a JetStream
+// lookupSubject is the last tokens of the subject a lookup of stream
+// publishes to: $JS.API.STREAM.INFO.<stream>, or under a JetStream
 // domain's prefix ($JS.<domain>.API.…).
-func lookupSubject(bucket string) string { return ".STREAM.INFO.KV_" + bucket }
+func lookupSubject(stream string) string { return ".STREAM.INFO." + stream }
 
 // LookupKV looks bucket up as js.KeyValue does, but a lookup the bus
 // refuses ends as soon as the connection hears the violation, with a
 // *RefusedError, rather than when the request times out. A missing bucket
 // is jetstream.ErrBucketNotFound, as ever.
 func LookupKV(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
+	return lookup(ctx, js, bucket, "KV_"+bucket, js.KeyValue)
+}
+
+// LookupObjectStore is LookupKV for an object store (js.ObjectStore): a
+// refused lookup ends at once with a *RefusedError. A missing store is
+// jetstream.ErrBucketNotFound (or ErrStreamNotFound), as ever.
+func LookupObjectStore(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.ObjectStore, error) {
+	return lookup(ctx, js, bucket, "OBJ_"+bucket, js.ObjectStore)
+}
+
+// lookup calls look for bucket (its stream stream), ending it with a
+// *RefusedError as soon as the connection is refused the stream's info.
+func lookup[T any](ctx context.Context, js jetstream.JetStream, bucket, stream string, look func(context.Context, string) (T, error)) (T, error) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	forget := hearingOf(js.Conn()).await(lookupSubject(bucket), func(subject string) {
-		cancel(&RefusedError{Bucket: bucket, Subject: subject})
+	forget := hearingOf(js.Conn()).await(lookupSubject(stream), func(subject string) {
+		cancel(&RefusedError{Bucket: bucket, Stream: stream, Subject: subject})
 	})
 	defer forget()
-	kv, err := js.KeyValue(lctx, bucket)
+	v, err := look(lctx, bucket)
 	if err != nil {
 		var refused *RefusedError
 		if errors.As(context.Cause(lctx), &refused) {
-			return nil, refused
+			var zero T
+			return zero, refused
 		}
 	}
-	return kv, err
+	return v, err
 }
 
 // hearing hands the publishes a connection is refused to the lookups
