@@ -1,12 +1,16 @@
 package fill
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -75,9 +79,9 @@ func (s *Server) runProgram(ctx context.Context, verb, unit string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ProgramTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	out, err := runCommand(ctx, argv)
 	if err != nil {
-		msg := strings.TrimSpace(string(out))
+		msg := strings.TrimSpace(out)
 		if len(msg) > 1024 {
 			msg = msg[:1024] + "…"
 		}
@@ -87,4 +91,61 @@ func (s *Server) runProgram(ctx context.Context, verb, unit string) error {
 		return fmt.Errorf("%s %s of unit %s: %w", argv[0], verb, unit, err)
 	}
 	return nil
+}
+
+// outputGrace is how long a program's output is read for once it has
+// exited, when something it left running still holds its output open.
+const outputGrace = 200 * time.Millisecond
+
+// runCommand runs argv and returns what it wrote to its stdout and stderr.
+// It is done when the command exits: the output goes through a pipe of
+// mesh-fill's own, read by a goroutine of its own, so a child the command
+// left running (a lab's `prog &`) holding the pipe open does not hold the
+// request until it ends (exec's own pipes wait for their EOF). The child's
+// later output is read and dropped, never closed on it (no SIGPIPE).
+func runCommand(ctx context.Context, argv []string) (string, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
+		return "", err
+	}
+	var out lockedBuffer
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		defer r.Close()
+		io.Copy(&out, r)
+	}()
+	err = cmd.Wait()
+	select {
+	case <-drained:
+	case <-time.After(outputGrace):
+	}
+	return out.String(), err
+}
+
+// lockedBuffer is a buffer written by the goroutine reading a program's
+// output and read by the request.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
