@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultSocket is where the node-engine's fill socket listens unless told.
@@ -210,9 +211,7 @@ func answer(sock string, status int, raw []byte, out any) error {
 		} else {
 			msg = strings.TrimSpace(string(raw))
 		}
-		if len(msg) > 512 { // the caller bounds it again at a character boundary
-			msg = msg[:512] + "…"
-		}
+		msg = headTail(msg, 256)
 		e := &StatusError{Socket: sock, Status: status, Msg: msg}
 		if status == http.StatusConflict {
 			e.Held, e.Holder = eb.Path, eb.Holder
@@ -223,4 +222,21 @@ func answer(sock string, status int, raw []byte, out any) error {
 		return fmt.Errorf("fill socket %s: decoding the answer: %w", sock, err)
 	}
 	return nil
+}
+
+// headTail bounds msg to its first and last n bytes (cut at character
+// boundaries) when it is longer: where a message quotes a program's
+// output, the program's reason is at its end.
+func headTail(msg string, n int) string {
+	if len(msg) <= 2*n+len("…") {
+		return msg
+	}
+	h, t := n, len(msg)-n
+	for h > 0 && !utf8.RuneStart(msg[h]) {
+		h--
+	}
+	for t < len(msg) && !utf8.RuneStart(msg[t]) {
+		t++
+	}
+	return msg[:h] + "…" + msg[t:]
 }

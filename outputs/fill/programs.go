@@ -1,7 +1,6 @@
 package fill
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -81,11 +79,7 @@ func (s *Server) runProgram(ctx context.Context, verb, unit string) error {
 	defer cancel()
 	out, err := runCommand(ctx, argv)
 	if err != nil {
-		msg := strings.TrimSpace(out)
-		if len(msg) > 1024 {
-			msg = msg[:1024] + "…"
-		}
-		if msg != "" {
+		if msg := strings.TrimSpace(out); msg != "" {
 			return fmt.Errorf("%s %s of unit %s: %w: %s", argv[0], verb, unit, err, msg)
 		}
 		return fmt.Errorf("%s %s of unit %s: %w", argv[0], verb, unit, err)
@@ -98,7 +92,8 @@ func (s *Server) runProgram(ctx context.Context, verb, unit string) error {
 const outputGrace = 200 * time.Millisecond
 
 // runCommand runs argv and returns what it wrote to its stdout and stderr.
-// It is done when the command exits: the output goes through a pipe of
+// What it writes is kept as its head and tail alone (capture), however
+// much it writes. It is done when the command exits: the output goes through a pipe of
 // mesh-fill's own, read by a goroutine of its own, so a child the command
 // left running (a lab's `prog &`) holding the pipe open does not hold the
 // request until it ends (exec's own pipes wait for their EOF). The child's
@@ -116,7 +111,7 @@ func runCommand(ctx context.Context, argv []string) (string, error) {
 		r.Close()
 		return "", err
 	}
-	var out lockedBuffer
+	var out capture
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -129,23 +124,4 @@ func runCommand(ctx context.Context, argv []string) (string, error) {
 	case <-time.After(outputGrace):
 	}
 	return out.String(), err
-}
-
-// lockedBuffer is a buffer written by the goroutine reading a program's
-// output and read by the request.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

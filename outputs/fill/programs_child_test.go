@@ -48,3 +48,26 @@ func TestOnChangeChildDoesNotHold(t *testing.T) {
 		t.Errorf("the child (pid %d) is not running after the fill: %v", pid, err)
 	}
 }
+
+// TestProgramOutputIsBoundedHeadAndTail: a failing program that prints
+// megabytes is said in its error by its head and its tail (where a
+// program says why it failed), not held whole nor cut after its head.
+func TestProgramOutputIsBoundedHeadAndTail(t *testing.T) {
+	root := t.TempDir()
+	script := `echo "first line"; head -c 4000000 /dev/zero | tr '\0' 'x'; echo; echo "unit $1 failed: the real reason" >&2; exit 3`
+	c := startServer(t, &Server{Root: root, Command: []string{"sh", "-c", script}})
+	req := Request{Module: "m", Files: []File{{Path: "/etc/x", Form: FormOwned, Content: []byte("x"), OnChange: OnChange{Action: OnChangeRestart, Unit: "x.service"}}}}
+	_, err := c.Fill(t.Context(), req)
+	if err == nil {
+		t.Fatal("a failing command was not reported")
+	}
+	msg := err.Error()
+	for _, want := range []string{"first line", "unit x.service failed: the real reason"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q: %q", want, msg)
+		}
+	}
+	if len(msg) > 8192 {
+		t.Errorf("error is %d bytes long", len(msg))
+	}
+}
