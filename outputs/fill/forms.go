@@ -42,7 +42,7 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 			return nil, "", err
 		}
 		if !t.exists() {
-			return block(module, f.Content), ActionWritten, nil
+			return block(module, f.Content, lineEnding(f.Content)), ActionWritten, nil
 		}
 		if err := oneName(t); err != nil {
 			return nil, "", err
@@ -178,10 +178,7 @@ func mergeKeys(current []byte, pairs []keyLine) []byte {
 		}
 		b.WriteString(l)
 	}
-	eol := "\n"
-	if first, _, ok := strings.Cut(string(current), "\n"); ok && strings.HasSuffix(first, "\r") {
-		eol = "\r\n"
-	}
+	eol := lineEnding(current)
 	for _, p := range pairs {
 		if found[p.key] {
 			continue
@@ -219,32 +216,54 @@ func markers(module string) (begin, end string) {
 	return "# BEGIN mesh " + module, "# END mesh " + module
 }
 
-// block is the managed block with its markers, ending in a newline.
-func block(module string, content []byte) []byte {
+// lineEnding is text's line ending: "\r\n" when its first line ends so,
+// "\n" otherwise.
+func lineEnding(text []byte) string {
+	if first, _, ok := bytes.Cut(text, []byte("\n")); ok && bytes.HasSuffix(first, []byte("\r")) {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// block is the managed block with its markers, each line ending in eol:
+// in a file of CRLF lines the block's lines end so too (content's lines
+// ending in a bare \n are given a \r), markers and all.
+func block(module string, content []byte, eol string) []byte {
 	begin, end := markers(module)
 	var b bytes.Buffer
-	b.WriteString(begin + "\n")
-	b.Write(content)
-	if len(content) > 0 && content[len(content)-1] != '\n' {
-		b.WriteByte('\n')
+	b.WriteString(begin + eol)
+	if eol == "\r\n" {
+		for line := range bytes.Lines(content) {
+			if body, ok := bytes.CutSuffix(line, []byte("\n")); ok && !bytes.HasSuffix(body, []byte("\r")) {
+				line = append(body[:len(body):len(body)], '\r', '\n')
+			}
+			b.Write(line)
+		}
+	} else {
+		b.Write(content)
 	}
-	b.WriteString(end + "\n")
+	if len(content) > 0 && content[len(content)-1] != '\n' {
+		b.WriteString(eol)
+	}
+	b.WriteString(end + eol)
 	return b.Bytes()
 }
 
 // replaceBlock puts the module's block into current: between its markers
-// when they are there, appended otherwise. Text around the block is kept.
+// when they are there, appended otherwise. Text around the block is kept,
+// and the block takes current's line ending (lineEnding).
 func replaceBlock(p, module string, current, content []byte) ([]byte, error) {
 	lines, bi, ei, err := findBlock(p, module, current)
 	if err != nil {
 		return nil, err
 	}
-	blk := string(block(module, content))
+	eol := lineEnding(current)
+	blk := string(block(module, content, eol))
 	var b strings.Builder
 	if bi < 0 {
 		b.Write(current)
 		if len(current) > 0 && current[len(current)-1] != '\n' {
-			b.WriteByte('\n')
+			b.WriteString(eol)
 		}
 		b.WriteString(blk)
 		return []byte(b.String()), nil
