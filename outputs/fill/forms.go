@@ -21,7 +21,7 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 		if bytes.Equal(base, t.current) {
 			return t.current, ActionKept, nil
 		}
-		if err := oneName(t); err != nil {
+		if err := mergeable(t, f.Form); err != nil {
 			return nil, "", err
 		}
 		return base, ActionMerged, nil // kept, less the module's old block
@@ -33,7 +33,7 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 		if !t.exists() {
 			return mergeKeys(nil, pairs), ActionWritten, nil
 		}
-		if err := oneName(t); err != nil {
+		if err := mergeable(t, f.Form); err != nil {
 			return nil, "", err
 		}
 		return changed(t.current, mergeKeys(base, pairs))
@@ -44,7 +44,7 @@ func content(f File, module string, t target, base []byte) (want []byte, action 
 		if !t.exists() {
 			return block(module, f.Content, lineEnding(f.Content)), ActionWritten, nil
 		}
-		if err := oneName(t); err != nil {
+		if err := mergeable(t, f.Form); err != nil {
 			return nil, "", err
 		}
 		merged, err := replaceBlock(f.Path, module, base, f.Content)
@@ -70,6 +70,21 @@ func oneName(t target) error {
 	if n := links(t.info); n > 1 {
 		return refuse("path %q is a file of %d names (hard links): mesh-fill merges only into a file of one name; "+
 			"make it a file of its own", t.path, n)
+	}
+	return nil
+}
+
+// mergeable refuses to merge into t, an existing file, when it has
+// another name (oneName) or is not text: a file holding a NUL byte (a
+// database, an image, a compiled policy) has no lines to set keys or a
+// block in, and merging into it would corrupt it for whatever reads it.
+func mergeable(t target, form string) error {
+	if err := oneName(t); err != nil {
+		return err
+	}
+	if i := bytes.IndexByte(t.current, 0); i >= 0 {
+		return refuse("path %q is a binary file (a NUL byte at offset %d): mesh-fill merges %s only into a text file, "+
+			"and leaves this one as it is; name another path, or make the file owned", t.path, i, form)
 	}
 	return nil
 }
