@@ -61,8 +61,9 @@ func AllowsPath(globs []string, p string) bool {
 // files root removes at a module's DELETE, a pending-*.json which units it
 // restarts at start, and its lock replaced lets a second mesh-fill take
 // the dir. Matched by where the paths lead (symlinks resolved, as locate
-// and the state dir's own look-up resolve them), not by the directory's
-// identity: a bind mount of it elsewhere is not seen.
+// and the state dir's own look-up resolve them); a request's plan also
+// refuses every directory walked that is the state dir by device and
+// inode (dirs.own), which a bind mount of it elsewhere is.
 func (s *Server) ownDir(p, at string) error {
 	d := s.stateAt
 	if d == "" {

@@ -31,6 +31,15 @@ type dirs struct {
 	// read is how many bytes of the files there the request has read to
 	// merge into (take).
 	read int64
+	// own, when set, is mesh-fill's state dir, by device and inode: no
+	// directory walked may be it (walk), whatever path leads there.
+	own *stateID
+}
+
+// stateID is the state dir's identity and its path, for the refusal.
+type stateID struct {
+	dev, ino uint64
+	path     string
 }
 
 // maxRead bounds the bytes of the files there one request reads to merge
@@ -137,6 +146,11 @@ func (d *dirs) walk(rel string, making bool) (*dir, error) {
 		}
 		if err != nil || next == nil {
 			return nil, err
+		}
+		if o := d.own; o != nil && next.dev == o.dev && next.ino == o.ino {
+			next.close()
+			return nil, forbid("/%s is mesh-fill's state dir %s (the same directory, by device and inode: a bind mount or another name of it), "+
+				"which no request may write", rel[:i+len(el)], o.path)
 		}
 		cur = next
 	}

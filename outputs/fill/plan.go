@@ -72,6 +72,7 @@ func (s *Server) plan(req Request) ([]step, *dirs, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	ds.own = s.state.takenID() // by identity: ownDir goes by where paths lead, which a bind mount hides
 	steps, err := s.planFiles(req, ds)
 	if err != nil {
 		ds.close()

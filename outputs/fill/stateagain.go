@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/novox/mesh-provisioner/outputs/dirlock"
 )
@@ -98,4 +99,18 @@ func (l *ledger) letGo() {
 		l.unlock()
 		l.unlock = nil
 	}
+}
+
+// takenID is the state dir taken, by device and inode; nil without one.
+func (l *ledger) takenID() *stateID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dir == "" || l.taken == nil {
+		return nil
+	}
+	st, ok := l.taken.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	return &stateID{dev: uint64(st.Dev), ino: uint64(st.Ino), path: l.dir}
 }
