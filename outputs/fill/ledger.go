@@ -195,20 +195,27 @@ func located(files map[string]held, locate func(string) string) map[string]held 
 
 // record sets what module holds after a request: with whole, files is all
 // of it; without, files are added to (or replace) what it held. The
-// module's state file is written before the memory changes, so a failure
-// to keep it leaves both as they were.
+// module's state file is written before the memory changes. When it
+// cannot be written, the memory still takes files, added to all the
+// module held (nothing forgotten): they are on disk, written by the
+// request, and stay the module's (no other module may take them, its
+// DELETE removes them) until a later request's save holds (the client
+// sends the module again at every tick while it fails).
 func (l *ledger) record(module string, files map[string]held, whole bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	had := maps.Clone(l.modules[module])
+	if had == nil {
+		had = map[string]held{}
+	}
 	next := files
 	if !whole {
-		next = maps.Clone(l.modules[module])
-		if next == nil {
-			next = map[string]held{}
-		}
+		next = maps.Clone(had)
 		maps.Copy(next, files)
 	}
 	if err := l.save(module, next); err != nil {
+		maps.Copy(had, files)
+		l.set(module, had)
 		return err
 	}
 	l.set(module, next)
