@@ -16,9 +16,10 @@ import (
 // until the kernel's OOM killer ended it or another program, at every
 // refill. An owned file is read only when it is as long as the content
 // (to tell unchanged), so a huge one is replaced; a file a request merges
-// into (managed-keys, managed-block, seed) is read up to MaxBody bytes in
+// into (managed-keys, managed-block) is read up to MaxBody bytes in
 // all, and one past that is refused (400 naming the path and its size),
-// nothing of the request written, the file left.
+// nothing of the request written, the file left. (A seed there is kept,
+// its digest read in chunks: TestASeedGrownPastMaxBodyIsKept.)
 func TestAHugeFileThereIsNotReadWhole(t *testing.T) {
 	root := t.TempDir()
 	c := startServer(t, &Server{Root: root})
@@ -46,7 +47,7 @@ func TestAHugeFileThereIsNotReadWhole(t *testing.T) {
 		t.Errorf("filling an owned file over one of %d bytes allocated %d bytes", huge, grew)
 	}
 
-	for _, form := range []string{FormManagedKeys, FormManagedBlock, FormSeed} {
+	for _, form := range []string{FormManagedKeys, FormManagedBlock} {
 		p := sparse(form)
 		before := allocated()
 		_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{

@@ -34,6 +34,8 @@ type dirs struct {
 	// own, when set, is mesh-fill's state dir, by device and inode: no
 	// directory walked may be it (walk), whatever path leads there.
 	own *stateID
+	// digests, when set, keeps the digests of seed files read (readDigest).
+	digests *digestCache
 }
 
 // stateID is the state dir's identity and its path, for the refusal.

@@ -49,7 +49,8 @@ type target struct {
 	dir     string      // rel's directory, "." at the top
 	base    string      // rel's last element
 	info    fs.FileInfo // the existing file; nil when absent
-	current []byte      // the existing file's bytes; nil when absent
+	current []byte      // the existing file's bytes; nil when absent or not read
+	digest  string      // the existing file's digest, when read for it alone (readDigest)
 	// parent is rel's directory as resolve checked it, open as long as the
 	// request's dirs: the file is read, written and removed in it, never
 	// by a path looked up again; nil when missing.
@@ -113,7 +114,7 @@ const (
 // when there, must be a regular file; no parent directory of at may be a
 // symlink. Its directory is kept open in ds (there), for the request's
 // other files and for its write. What it reads of the file is read says
-// (readText, readNone, or a length): one who may write the directory can
+// (readText, readNone, readDigest, or a length): one who may write the directory can
 // put there a sparse file of any size for no disk at all, which read whole
 // grew mesh-fill until the OOM killer ended it, or another program.
 func resolve(ds *dirs, p, at string, read int64) (target, error) {
@@ -158,6 +159,11 @@ func resolve(ds *dirs, p, at string, read int64) (target, error) {
 	t.info = fi
 	switch {
 	case read == readNone, read >= 0 && fi.Size() != read:
+		return t, nil
+	case read == readDigest:
+		if t.digest, err = ds.digests.of(at, f, fi); err != nil {
+			return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
+		}
 		return t, nil
 	case read == readText:
 		if err := ds.take(fi.Size()); err != nil {

@@ -73,6 +73,7 @@ func (s *Server) plan(req Request) ([]step, *dirs, error) {
 		return nil, nil, err
 	}
 	ds.own = s.state.takenID() // by identity: ownDir goes by where paths lead, which a bind mount hides
+	ds.digests = &s.seedDigests
 	steps, err := s.planFiles(req, ds)
 	if err != nil {
 		ds.close()
@@ -102,8 +103,15 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 			return nil, err
 		}
 		read := int64(readText)
-		if f.Form == FormOwned {
+		switch f.Form {
+		case FormOwned:
 			read = int64(len(f.Content)) // an owned file's text is only compared
+		case FormSeed:
+			// kept as it is, its digest alone read (seeddigest.go), unless
+			// the module's block is to be taken out of it (withoutOldForm)
+			if h, ok := s.state.heldAs(req.Module, at); !ok || h.Form != FormManagedBlock {
+				read = readDigest
+			}
 		}
 		t, err := resolve(ds, f.Path, at, read)
 		if err != nil {

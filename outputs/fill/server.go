@@ -101,6 +101,8 @@ type Server struct {
 	// stateAt is where the state dir is, as a request's path would name
 	// it; "" when none leads there (ownDir). Set by Serve.
 	stateAt string
+	// seedDigests are the digests of seed files kept (seeddigest.go).
+	seedDigests digestCache
 	// write, when set, writes a request's files instead of writeAll (for a
 	// benchmark's baseline, and for a test to act before the write).
 	write func(ds *dirs, steps []step) error
@@ -361,7 +363,11 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		}
 		s.Log.WithLevel(lvl).Str("module", req.Module).Str("path", st.file.Path).Str("form", st.file.Form).
 			Str("action", st.action).Msg("file filled")
-		resp.Files = append(resp.Files, FileResult{Path: st.file.Path, Action: st.action, Digest: digest(st.want)})
+		sum := st.t.digest // a seed kept, read for its digest alone
+		if sum == "" || st.action != ActionKept {
+			sum = digest(st.want)
+		}
+		resp.Files = append(resp.Files, FileResult{Path: st.file.Path, Action: st.action, Digest: sum})
 	}
 	resp.Files = append(resp.Files, s.removed(req.Module, blocks, gone)...)
 
