@@ -62,7 +62,7 @@ func (l *ledger) load(dir string, log zerolog.Logger, locate func(string) string
 		}
 		p := filepath.Join(dir, e.Name())
 		var ms moduleState
-		raw, err := os.ReadFile(p)
+		raw, err := readStateFile(p)
 		if err == nil {
 			err = json.Unmarshal(raw, &ms)
 		}

@@ -147,7 +147,7 @@ func (l *ledger) pendingModules() []string {
 // loadPending reads the pending file p (l.mu held); an error is load's.
 func (l *ledger) loadPending(p string) error {
 	var ps pendingState
-	raw, err := os.ReadFile(p)
+	raw, err := readStateFile(p)
 	if err == nil {
 		err = json.Unmarshal(raw, &ps)
 	}
