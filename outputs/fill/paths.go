@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // refusal is a request the server will not carry out, refused before
@@ -227,6 +228,11 @@ func realParents(p string) (string, error) {
 		if _, err := os.Lstat(d); err == nil {
 			real, err := filepath.EvalSymlinks(d)
 			if err != nil {
+				if _, serr := os.Stat(d); errors.Is(serr, syscall.ELOOP) {
+					// the request's to mend, not mesh-fill's failure
+					return "", refuse("path %q: its parent %s is a symbolic link loop (too many levels of symbolic links): "+
+						"point the link at a directory, or name another path", p, d)
+				}
 				return "", err
 			}
 			return filepath.ToSlash(filepath.Join(real, strings.TrimPrefix(p, d))), nil

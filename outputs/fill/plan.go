@@ -1,6 +1,7 @@
 package fill
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -360,6 +361,9 @@ func (s *Server) locate(p string) (string, error) {
 		return p, nil
 	}
 	at, err := realParents(p)
+	if ref := (*refusal)(nil); errors.As(err, &ref) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("path %q: resolving its parent directories: %w", p, err)
 	}
