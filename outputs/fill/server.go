@@ -271,6 +271,7 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 	// mesh-fill failed to carry out (5xx: a write, its root, its state
 	// dir, a program) is its own, an error an operator is alerted to
 	if status >= http.StatusInternalServerError {
+		err = hinted(err)
 		s.Log.Error().Str("module", module).Int("status", status).Err(err).Msg("fill failed")
 	} else {
 		s.Log.Warn().Str("module", module).Int("status", status).Err(err).Msg("fill refused")
