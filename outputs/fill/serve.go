@@ -26,10 +26,8 @@ import (
 // (temps.go); once listening, it runs the programs an earlier mesh-fill
 // stopped before running (pending.go).
 func (s *Server) Serve(ctx context.Context, socketPath string) error {
-	if s.Root != "" {
-		if fi, err := os.Stat(s.Root); err != nil || !fi.IsDir() {
-			return fmt.Errorf("fill socket %s: root %s is not a directory here (%v)", socketPath, s.Root, err)
-		}
+	if err := checkRoot(s.Root); err != nil {
+		return fmt.Errorf("fill socket %s: %w", socketPath, err)
 	}
 	letGoRoot, err := s.holdRoot() // the directory named now, for every request (dirs.go)
 	if err != nil {
@@ -162,4 +160,25 @@ func orDefault(d, def time.Duration) time.Duration {
 func isDirPath(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// checkRoot says what is wrong with root, --root, when it is not a
+// directory: not there, or a file of another kind (named, so a typo or a
+// path swapped for a file is seen as such).
+func checkRoot(root string) error {
+	if root == "" {
+		return nil
+	}
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("--root %s is not there: make the directory to confine files to, or name another", root)
+	case err != nil:
+		return fmt.Errorf("--root %s: %w", root, err)
+	case fi.Mode().IsRegular():
+		return fmt.Errorf("--root %s is a regular file, not a directory: name the directory to confine files to", root)
+	case !fi.IsDir():
+		return fmt.Errorf("--root %s is %s, not a directory: name the directory to confine files to", root, fileKind(fi.Mode()))
+	}
+	return nil
 }
