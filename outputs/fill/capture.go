@@ -6,7 +6,7 @@ import (
 )
 
 // captureCap is how much of a program's output is kept at its head and
-// at its tail, for the error that names it (the client keeps 256 bytes of
+// at its tail, for the error that names it (the client keeps 200 bytes of
 // each end of an error, so the program's last words reach its report).
 const captureCap = 256
 

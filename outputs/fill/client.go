@@ -211,7 +211,10 @@ func answer(sock string, status int, raw []byte, out any) error {
 		} else {
 			msg = strings.TrimSpace(string(raw))
 		}
-		msg = headTail(msg, 256)
+		// its first and last 200 bytes: with the status and the socket
+		// before them, the error fits a report's reason (512 bytes, cut
+		// at its head), so a program's last words reach the report
+		msg = headTail(msg, 200)
 		e := &StatusError{Socket: sock, Status: status, Msg: msg}
 		if status == http.StatusConflict {
 			e.Held, e.Holder = eb.Path, eb.Holder
