@@ -76,3 +76,22 @@ func Cut(s string, max int) string {
 	}
 	return fmt.Sprintf("%s… (cut: %d bytes in all)", s[:cut], len(s))
 }
+
+// CutMiddle is Cut keeping the end too: s cut to at most max bytes, its
+// first two thirds and last third kept at character boundaries with the
+// marker between them. For a reason, whose end is often its cause (a
+// program's last words after the socket and status that name it).
+func CutMiddle(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	head := max * 2 / 3
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (max - max*2/3)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s… (cut: %d bytes in all) …%s", s[:head], len(s), s[tail:])
+}

@@ -14,8 +14,10 @@ import (
 // there, at a character boundary, and says so.
 const MaxText = 512
 
-// Bound is s cut to MaxText bytes, with a marker saying how long it was.
-func Bound(s string) string { return spec.Cut(s, MaxText) }
+// Bound is s cut to MaxText bytes, its start and its end kept with a
+// marker between them saying how long it was (spec.CutMiddle): the end of
+// an error is often its cause.
+func Bound(s string) string { return spec.CutMiddle(s, MaxText) }
 
 // encode is v's JSON without HTML escaping: an item's `<`, `>` and `&`
 // stay one byte each instead of six, so what was measured is what is sent.

@@ -118,3 +118,22 @@ func TestItemsAreNotHTMLEscapedAndOneTheBusCannotHoldIsRefusedNamingItsCollectio
 		t.Error("the module's other item is gone")
 	}
 }
+
+// A reason cut to MaxText keeps its end as well as its start: a
+// node-engine's error is "<status> from <socket>: … <program>'s last
+// words", and the last words say why it failed. Cut at its head alone, a
+// long socket path or unit name pushed them out of the report.
+func TestAReasonCutKeepsItsLastWords(t *testing.T) {
+	b := newBus(t, appliedBucket, needsBucket)
+	ctx := context.Background()
+	long := "fill 500 from /run/a/very/long/socket: " + strings.Repeat("é", 1000) + " the last words"
+	if _, err := b.pub.Report(ctx, Report{Module: "web", State: "failed", Reason: long}); err != nil {
+		t.Fatal(err)
+	}
+	val, _ := b.get(appliedBucket, "n1.web")
+	r := decode[Report](t, val)
+	if len(r.Reason) > MaxText+64 || !strings.HasPrefix(r.Reason, "fill 500 from /run/a/very/long/socket: ") ||
+		!strings.HasSuffix(r.Reason, "the last words") || !strings.Contains(r.Reason, "(cut: ") || !utf8.ValidString(r.Reason) {
+		t.Errorf("reason is %d bytes: %q", len(r.Reason), r.Reason)
+	}
+}
