@@ -112,10 +112,10 @@ func (m *NodeGraph) boundBucketMissing(bucket string, missing bool) {
 
 func (m *NodeGraph) boundLeaf(module, bucket, key string) *graph.Node {
 	return m.leaf(KindBound, bucket+" "+key, &Origin{Module: module, Bucket: bucket, Key: key}, func(n *graph.Node) {
-		if m.boundUse == nil {
-			m.boundUse = map[string]int{}
+		if m.boundUse[bucket] == nil {
+			m.boundUse[bucket] = map[*graph.Node]bool{}
 		}
-		m.boundUse[bucket]++
+		m.boundUse[bucket][n] = true
 		m.initBound(n, bucket, key)
 	})
 }
@@ -126,7 +126,7 @@ func (m *NodeGraph) boundGone(n *graph.Node) {
 	if !ok {
 		return
 	}
-	if m.boundUse[o.Bucket]--; m.boundUse[o.Bucket] <= 0 {
+	if delete(m.boundUse[o.Bucket], n); len(m.boundUse[o.Bucket]) == 0 {
 		delete(m.boundUse, o.Bucket)
 	}
 }
@@ -138,6 +138,7 @@ func (m *NodeGraph) ForgetBound(bucket string) {
 	delete(m.bound, bucket)
 	delete(m.boundMissing, bucket)
 	delete(m.notPermitted, bucket)
+	delete(m.boundRead, bucket) // a later watch is read anew (boundread.go)
 }
 
 func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
@@ -147,6 +148,8 @@ func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
 		m.g.SetWaiting(n, NotPermittedWhy(bucket)) // SPEC §4.6's words; explain names the key
 	case !ok && m.boundMissing[bucket]:
 		m.g.SetWaiting(n, "bucket "+bucket+" does not exist yet (waiting for its key "+key+")")
+	case !ok && !m.boundRead[bucket]:
+		m.g.SetWaiting(n, unreadWhy(bucket, key)) // not "not written yet": nobody knows yet (boundread.go)
 	case !ok:
 		m.g.SetWaiting(n, bucket+" "+key+": not written yet")
 	default:

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"time"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes"
@@ -13,7 +14,8 @@ import (
 type watchState struct {
 	w      *bus.Watch
 	cancel context.CancelFunc
-	loaded bool // its first snapshot (or news of its absence) arrived
+	loaded bool      // its first snapshot (or news of its absence) arrived
+	since  time.Time // when it was made (holdUnread)
 	// resyncing: the bus came back and this watch's fresh snapshot has not
 	// arrived yet; the one full refill waits for every watch's.
 	resyncing bool
@@ -35,7 +37,7 @@ func (d *Daemon) watch(ctx context.Context, bucket, filter string) {
 		// the first snapshot keeps that much of each (nodes/shrinkplans.go).
 		w.Shrink = nodes.ShrinkOthersPlans(d.cfg.Node)
 	}
-	d.watches[bucket] = &watchState{w: w, cancel: cancel}
+	d.watches[bucket] = &watchState{w: w, cancel: cancel, since: time.Now()}
 	go w.Run(wctx)
 }
 
@@ -73,6 +75,7 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 		d.mesh.BucketNotPermitted(u.Bucket, u.NotPermitted)
 		return
 	}
+	first := !ws.loaded
 	ws.loaded = true
 	if u.Bucket == spec.AssignmentsBucket && u.Snapshot {
 		d.unread.Store(nil) // read: its Gone says what went meanwhile
@@ -112,6 +115,9 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 		d.act(ctx, u.Bucket, u.Entries[0].Key, d.mesh.Delete(u.Bucket, u.Entries[0].Key))
 	default:
 		d.act(ctx, u.Bucket, u.Entries[0].Key, d.mesh.Put(u.Bucket, u.Entries[0].Key, u.Entries[0].Value))
+	}
+	if first && !isBase(u.Bucket) {
+		d.mesh.BucketRead(u.Bucket) // what it holds is known now (nodes/boundread.go)
 	}
 }
 
