@@ -1,6 +1,8 @@
 package nodes
 
 import (
+	"slices"
+
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -10,7 +12,7 @@ import (
 // first snapshot is in. Until then an entry the leaf does not find is not
 // "not written yet": nobody knows. The leaf says the bucket is being read
 // (unreadWhy), and the daemon holds the reports and needs of the modules
-// reading it (UnreadBuckets, ModulesReading) until that first read, as a
+// reading it (HoldUnread) until that first read, as a
 // cold start holds its first fill for each provider bucket's first look.
 // Said "not written yet" at once, a module whose plan came to read a
 // binding written all along was reported waiting and its need put
@@ -70,3 +72,47 @@ func (m *NodeGraph) ModulesReading(buckets []string) map[string]bool {
 	}
 	return out
 }
+
+// HoldUnread takes out of touched (sorted module names, the batch's to
+// send) the modules that read a provider's bucket not read yet whose first
+// read is still awaited (awaited: its watch is young enough, or not made
+// yet), and keeps them held; it puts back those that no longer do (the
+// bucket read, the wait over, the plan moved on) and are still this
+// node's. A held module is said nothing: no fill, no report, no need, so
+// its last report stands (a new module has none yet) until it can say
+// what the bucket holds. The result is sorted.
+func (m *NodeGraph) HoldUnread(touched []string, awaited func(bucket string) bool) []string {
+	var buckets []string
+	for _, b := range m.UnreadBuckets() {
+		if awaited(b) {
+			buckets = append(buckets, b)
+		}
+	}
+	if len(buckets) == 0 && len(m.unreadHeld) == 0 {
+		return touched
+	}
+	reading := m.ModulesReading(buckets)
+	out := touched[:0:0]
+	for _, mod := range touched {
+		if reading[mod] {
+			m.unreadHeld[mod] = true
+			continue
+		}
+		out = append(out, mod)
+	}
+	for mod := range m.unreadHeld {
+		if reading[mod] {
+			continue
+		}
+		delete(m.unreadHeld, mod)
+		if m.HasModule(mod) && !slices.Contains(out, mod) {
+			out = append(out, mod)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// UnreadHeld says whether a module is held by HoldUnread: the start is
+// not settled, nor the daemon at rest, while one is.
+func (m *NodeGraph) UnreadHeld() bool { return len(m.unreadHeld) > 0 }

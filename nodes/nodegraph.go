@@ -64,12 +64,13 @@ type NodeGraph struct {
 	// collection is the items recorded). Kept by Stabilize; forgotten when
 	// the item fails (deleted from the bucket) or its node goes. Never a
 	// secret: an item names none (checkPlaceholders).
-	itemsKept map[*graph.Node][]byte
-	parsed    map[string]map[string]parsedTemplate // archive digest → member → parsed template
-	boundUse  map[string]map[*graph.Node]bool      // provider bucket → the bound leaves reading it
-	boundRead map[string]bool                      // provider buckets read since watched (boundread.go)
-	renders   RenderCounts
-	claims    claims // what each module writes, for the clash check
+	itemsKept  map[*graph.Node][]byte
+	parsed     map[string]map[string]parsedTemplate // archive digest → member → parsed template
+	boundUse   map[string]map[*graph.Node]bool      // provider bucket → the bound leaves reading it
+	boundRead  map[string]bool                      // provider buckets read since watched (boundread.go)
+	unreadHeld map[string]bool                      // modules held until such a bucket is read (HoldUnread)
+	renders    RenderCounts
+	claims     claims // what each module writes, for the clash check
 
 	newSecrets  []string
 	newArchives []ArchiveWant
@@ -107,7 +108,7 @@ func NewNodeGraph(node string) *NodeGraph {
 		node: node, g: graph.New(), mods: map[string]*module{},
 		config: map[string][]byte{}, registry: map[string][]byte{},
 		bound: map[string]map[string][]byte{}, boundMissing: map[string]bool{}, notPermitted: map[string]bool{},
-		boundUse: map[string]map[*graph.Node]bool{}, boundRead: map[string]bool{},
+		boundUse: map[string]map[*graph.Node]bool{}, boundRead: map[string]bool{}, unreadHeld: map[string]bool{},
 		secrets: map[string]secretSource{}, archives: map[string]archiveSource{},
 		assignments: map[string]*heldBinds{}, bindings: map[string]map[string]bool{}, offerKeys: map[string]map[string]offersAt{}, offerFirst: map[string]string{},
 		unparsedKeys: map[string]string{},

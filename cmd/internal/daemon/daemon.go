@@ -49,9 +49,6 @@ type Daemon struct {
 	sweepAgain bool
 	calls      []call // Do's calls of this batch, run once it is stabilized
 	ticking    bool   // the retry tick is armed (it sleeps at rest: loop.go)
-	// unreadHeld: modules said nothing until a provider's bucket they
-	// read is read (unreadheld.go).
-	unreadHeld map[string]bool
 
 	status
 	metrics    *metrics
@@ -104,7 +101,7 @@ func New(cfg Config) (*Daemon, error) {
 		shapeWarns: bus.WarnLimits{Burst: 10, Every: time.Minute},
 		cfg:        cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
-		mesh: nodes.NewNodeGraph(cfg.Node), unreadHeld: map[string]bool{}, inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
+		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
 		metrics: newMetrics(), fillHealth: &control.FillHealth{Socket: cfg.FillSocket},
 	}
 	c := d.mesh.Counters()

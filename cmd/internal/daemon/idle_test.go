@@ -19,7 +19,7 @@ func (d *Daemon) idle(ctx context.Context) bool {
 	var idle bool
 	err := d.Do(ctx, func(*nodes.NodeGraph) {
 		idle = len(d.updates) == 0 && len(d.events) == 0 && len(d.asker.Answers()) == 0 && len(d.fetcher.Fetched()) == 0 &&
-			!d.asker.Asking() && !d.out.Pending() && len(d.unreadHeld) == 0
+			!d.asker.Asking() && !d.out.Pending() && !d.mesh.UnreadHeld()
 	})
 	return err == nil && idle
 }

@@ -77,7 +77,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 // atRest says the retry tick has nothing to do: the first load is settled,
 // no watch is resyncing, and the output stage is at rest (stage.AtRest).
 func (d *Daemon) atRest() bool {
-	return d.settled && !d.resyncPending() && d.out.AtRest() && !d.mesh.ConsumersHeld() && len(d.unreadHeld) == 0
+	return d.settled && !d.resyncPending() && d.out.AtRest() && !d.mesh.ConsumersHeld() && !d.mesh.UnreadHeld()
 }
 
 // busClosed is what Run returns when the connection closed for good: nil
@@ -228,15 +228,15 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 		touched = slices.Compact(touched)
 	}
 	// A module reading a provider's bucket not read yet waits for it
-	// (unreadheld.go).
-	touched = d.holdUnread(touched)
+	// (nodes.HoldUnread; unreadheld.go).
+	touched = d.mesh.HoldUnread(touched, d.firstReadAwaited)
 	// A retry sends only what was not filled yet (a fill that failed left
 	// its digests unrecorded); a write to the bus that failed sends no file.
 	d.out.Send(ctx, d.mesh, touched, full)
 	if retrying {
 		d.out.FlushNeeds(ctx, true)
 	}
-	if !d.settled && !d.out.Pending() && !d.asker.Asking() && !d.fetcher.Fetching() && len(d.unreadHeld) == 0 {
+	if !d.settled && !d.out.Pending() && !d.asker.Asking() && !d.fetcher.Fetching() && !d.mesh.UnreadHeld() {
 		d.settled = true
 		if d.cfg.OnSettled != nil {
 			d.cfg.OnSettled()
