@@ -62,6 +62,11 @@ func rightsCmd(args []string, stdout, stderr io.Writer) int {
 		if *role == "" {
 			return fail("--role is required (one of %s), or --all", strings.Join(spec.Roles, ", "))
 		}
+		// The role first: a typo'd role with the --node its real role
+		// takes would otherwise be refused for the node.
+		if !slices.Contains(spec.Roles, *role) {
+			return fail("unknown role %q (one of %s)", *role, strings.Join(spec.Roles, ", "))
+		}
 		r, err := spec.RightsOf(*role, *node, providers)
 		if err != nil {
 			return fail("%v%s", err, rightsHint(*role, *node, providers))

@@ -146,3 +146,15 @@ func TestRightsCountANameGivenTwiceOnce(t *testing.T) {
 		t.Errorf("gitea_bound's STREAM.INFO right is listed %d times, want once:\n%s", n, stdout.String())
 	}
 }
+
+// A role typed wrong, with the --node the real role takes, is named as the
+// typo it is: "role clinet takes no node" sent the operator to drop the
+// node, and then told them the role was unknown.
+func TestRightsNamesAnUnknownRoleBeforeItsNode(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"rights", "--role", "clinet", "--node", "ace"}, &stdout, &stderr)
+	want := `mesh-provisioner rights: unknown role "clinet" (one of client, toolrunner, server, vault, controller, mesh-config, provider, operator, lab)` + "\n"
+	if code != 2 || stderr.String() != want || stdout.Len() != 0 {
+		t.Errorf("exit %d, stderr %q, stdout %d bytes; want 2 and %q", code, stderr.String(), stdout.Len(), want)
+	}
+}
