@@ -30,9 +30,13 @@ func CheckCreds(path string, now time.Time, inbox string) (warning string, err e
 	if err != nil {
 		return "", fmt.Errorf("creds file %s is unreadable: %w", path, err)
 	}
+	// ParseDecoratedJWT hands back a file without the JWT block whole, as
+	// if it were a bare JWT: one that decodes as no JWT at all is not a
+	// creds file (the wrong file given to --creds), said so with what one holds.
 	tok, err := jwt.ParseDecoratedJWT(data)
-	if err != nil {
-		return "", fmt.Errorf("creds file %s is malformed: no user JWT in it", path)
+	if _, gerr := jwt.DecodeGeneric(tok); err != nil || gerr != nil {
+		return "", fmt.Errorf("creds file %s is malformed: no user JWT in it (a .creds file holds a %q block and the user's nkey seed)",
+			path, "-----BEGIN NATS USER JWT-----")
 	}
 	claims, err := jwt.DecodeUserClaims(tok)
 	if err != nil {

@@ -179,3 +179,19 @@ func TestSubjectMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCredsSaysAFileWithoutAJWTHasNone: a file that is no creds file
+// at all (the wrong file given to --creds: /etc/passwd, a password file)
+// holds no JWT, and is said so with what a creds file holds, not that "its
+// JWT is not a user JWT".
+func TestCheckCredsSaysAFileWithoutAJWTHasNone(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "passwd")
+	if err := os.WriteFile(p, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CheckCreds(p, time.Now(), "")
+	want := "creds file " + p + ` is malformed: no user JWT in it (a .creds file holds a "-----BEGIN NATS USER JWT-----" block and the user's nkey seed)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("CheckCreds = %v; want %q", err, want)
+	}
+}
