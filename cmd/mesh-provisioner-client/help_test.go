@@ -75,3 +75,25 @@ func TestUsageNamesEveryCommandWithItsSpecFlags(t *testing.T) {
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+// TestMistypedGraphCommandsSayWhatWasMeant: "explain" or "dot" without
+// "graph" before them, and a misspelt graph command, are named with the
+// command that was meant, not only the whole usage.
+func TestMistypedGraphCommandsSayWhatWasMeant(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"explain", "grafana"}, `unknown command "explain": it is "mesh-provisioner-client graph explain <module>"`},
+		{[]string{"dot"}, `unknown command "dot": it is "mesh-provisioner-client graph dot"`},
+		{[]string{"graph", "explan", "grafana"}, `unknown graph command "explan": graph explain <module> or graph dot`},
+		{[]string{"graph"}, `graph needs explain <module> or dot`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(c.args, &out, &errb)
+		if code != 2 || firstLine(errb.String()) != c.says || out.Len() != 0 ||
+			!strings.Contains(errb.String(), "mesh-provisioner-client graph explain [--json]") {
+			t.Errorf("%q: exit %d, stderr %q; want 2, a first line %q and the usage", c.args, code, errb.String(), c.says)
+		}
+	}
+}

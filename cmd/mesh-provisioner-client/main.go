@@ -62,7 +62,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, usage)
 			return 0
 		}
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "unknown graph command %q: graph explain <module> or graph dot\n%s\n", args[1], usage)
+			return 2
+		}
 		fmt.Fprintln(stderr, "graph needs explain <module> or dot\n"+usage)
+		return 2
+	case "explain":
+		// SPEC §5.5 calls them "graph explain" and "graph dot": the word
+		// an operator remembers is the second.
+		fmt.Fprintf(stderr, "unknown command %q: it is \"mesh-provisioner-client graph explain <module>\"\n%s\n", args[0], usage)
+		return 2
+	case "dot":
+		fmt.Fprintf(stderr, "unknown command %q: it is \"mesh-provisioner-client graph dot\"\n%s\n", args[0], usage)
 		return 2
 	}
 	fmt.Fprintf(stderr, "unknown command %q\n%s\n", args[0], usage)
