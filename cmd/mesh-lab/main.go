@@ -26,6 +26,13 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, func() { stopWithParent(ppid) }))
 }
 
+// help heads -h: what the lab is and how it stops, before its flags.
+const help = `usage: mesh-lab [--port 4222] [--dir ./.lab] [--keep] [--once] [--settle 1m] [--log-format console|json] [--log-level warn]
+runs the example mesh (examples/) on this machine: nats-server, the provisioner server, a dev vault,
+and a mesh-fill and a client for each of the nodes ace and g14; it prints the bus's URL, where the
+files are and what to try in another terminal. Ctrl-C stops it. --port 0: any free port.
+`
+
 // run is the command; watch, when set, is called once the signals that
 // stop the lab are caught (main: stopWithParent).
 func run(args []string, stdout, stderr io.Writer, watch func()) int {
@@ -39,6 +46,10 @@ func run(args []string, stdout, stderr io.Writer, watch func()) int {
 	fs.DurationVar(&cfg.Settle, "settle", time.Minute, "how long the modules have to settle")
 	logFormat := fs.String("log-format", "console", "log format: console or json")
 	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), help)
+		fs.PrintDefaults()
+	}
 	if code, ok := cli.Parse(fs, args, stderr); !ok {
 		return code
 	}
