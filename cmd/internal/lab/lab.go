@@ -293,17 +293,22 @@ func tour(out io.Writer, s *natsBus, l *layout) {
 	url := s.ClientURL() + " --creds " + show(s.creds("lab"))
 	first := l.nodes[0]
 	fmt.Fprintf(out, `
-The lab runs until Ctrl-C. Try, in another terminal:
+The lab runs until Ctrl-C. Try, in another terminal
+(the nats CLI: go install github.com/nats-io/natscli/nats@%[10]s):
   cat %[1]s/etc/claude-code/config.toml
   nats -s %[2]s kv put mesh-config_resolved %[3]s.claude-code.model opus-4
       (the file is filled again; here: "restart claude-code.service on %[3]s")
   go run ./cmd/mesh-provisioner-client graph explain --control %[4]s %[5]s
   go run ./cmd/mesh-provisioner sweep --nats %[9]s --stood-after 1s
       (the whole mesh: what holds it back and who answers it; as the
-      operator's user, who may ask that and nothing else)
+      operator's user, who may ask that and nothing else; it
+      exits 1 (go run says "exit status 1"): %[5]s's need has waited over 1s, so it stood asked)
   nats -s %[2]s kv put mesh-config_resolved %[6]s.%[5]s.%[7]s smtp.mesh.internal
   go run ./cmd/mesh-provisioner-client graph dot --control %[8]s | dot -Tsvg > graph.svg
   nats -s %[2]s kv watch mesh-provisioner_applied
 `, show(l.root(first)), url, first, show(l.control(WaitingNode)), WaitingModule, WaitingNode, WaitingConfig, show(l.control(first)),
-		s.ClientURL()+" --creds "+show(s.creds("mesh-operator")))
+		s.ClientURL()+" --creds "+show(s.creds("mesh-operator")), natsCLI)
 }
+
+// natsCLI is the version of the nats CLI the tour (and the README) install.
+const natsCLI = "v0.5.0"
