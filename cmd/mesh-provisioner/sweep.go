@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -223,10 +224,18 @@ func checkInbox(inbox string) error {
 // not say: that nothing answered at the URL (no bus there, or another
 // port), and the flag that names the bus. Empty for any other error.
 func noBusHint(err error) string {
-	if !errors.Is(err, nats.ErrNoServers) {
-		return ""
+	if errors.Is(err, nats.ErrNoServers) {
+		return " (nothing answers there: is the bus up, and is --nats its URL?)"
 	}
-	return " (nothing answers there: is the bus up, and is --nats its URL?)"
+	// Something took the connection and hung up (EOF), said no INFO, or
+	// said nothing (a read timeout: an HTTP port, such as the bus's
+	// monitoring port, waits for a request): a port that is no bus's.
+	var op *net.OpError
+	if errors.Is(err, io.EOF) || errors.Is(err, nats.ErrNoInfoReceived) ||
+		(errors.As(err, &op) && op.Op == "read" && op.Timeout()) {
+		return " (something there took the connection but did not greet as a NATS server: give --nats the bus's client port (4222 unless set otherwise), not its monitoring port or another service's)"
+	}
+	return ""
 }
 
 // narrowed says which part of the mesh a sweep was narrowed to.
