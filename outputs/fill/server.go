@@ -147,7 +147,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, ModulesPath):
 		want = http.MethodDelete
 	default:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s; the fill socket serves POST %s and DELETE %s<module>", r.URL.Path, FillPath, ModulesPath))
+		// Most often the client's operator commands given this socket
+		// (it sits beside the control socket): say which one they want.
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s: this is a fill socket (mesh-fill), which serves POST %s and DELETE %s<module>; "+
+			"status, graph explain and graph dot ask the provisioner client's control socket: name it with --control", r.URL.Path, FillPath, ModulesPath))
 		return
 	}
 	if r.Method != want {
