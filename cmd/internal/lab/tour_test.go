@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,5 +28,17 @@ func TestTourSaysHowToGetNatsAndWhatTheSweepExits(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the tour lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestTourAndREADMEInstallOneNatsCLI: the tour's go install of the nats
+// CLI is the README's, so the two never name different versions.
+func TestTourAndREADMEInstallOneNatsCLI(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "go install github.com/nats-io/natscli/nats@" + natsCLI + "`"; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
