@@ -44,7 +44,8 @@ type Config struct {
 }
 
 // ErrNotSettled is returned with Once when a module is not as the example
-// mesh should end up (every module applied, grafana on g14 waiting).
+// mesh should end up (every module applied, grafana on g14 waiting unless
+// a kept bus holds the value it waits for).
 var ErrNotSettled = errors.New("the example mesh did not settle")
 
 // Run runs the lab until ctx ends (or, with Once, until the mesh settles)
@@ -205,6 +206,9 @@ func run(ctx context.Context, cfg Config) error {
 
 	intro(out, s, l, notes)
 	r := newReports(slices.Sorted(maps.Keys(m.Assignments)), started)
+	if r.valueSet, err = waitingValueSet(setupCtx, lab.js); err != nil {
+		return err
+	}
 	settleErr := r.settle(ctx, w.Updates(), cfg.Settle)
 	if ctx.Err() != nil {
 		fmt.Fprintln(out, "\nstopping")
