@@ -71,3 +71,27 @@ func TestAKeptLabWhoseWaitingValueWasSetSettlesWithItApplied(t *testing.T) {
 type errAwaiting string
 
 func (e errAwaiting) Error() string { return "waiting for " + string(e) }
+
+// A kept lab keeps programs.log, and printed every line an earlier lab had
+// written to it as "program: restart …" of its own, though its files were
+// unchanged and it restarted nothing: it shows only the lines written
+// while it runs.
+func TestAKeptLabShowsOnlyTheRestartsItRan(t *testing.T) {
+	dir := labDir(t)
+	for _, keep := range []bool{false, true} {
+		var out bustest.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		err := Run(ctx, Config{Dir: dir, Once: true, Keep: keep, Settle: 30 * time.Second, Out: &out, Log: zerolog.Nop()})
+		cancel()
+		if err != nil {
+			t.Fatalf("keep %v: %v\n%s", keep, err, out.String())
+		}
+		n := strings.Count(out.String(), "  program: ")
+		if !keep && n == 0 {
+			t.Fatalf("the first lab shows no restart:\n%s", out.String())
+		}
+		if keep && n != 0 {
+			t.Errorf("the kept lab, whose files were all there, shows %d restarts:\n%s", n, out.String())
+		}
+	}
+}

@@ -186,7 +186,8 @@ func run(ctx context.Context, cfg Config) error {
 
 	tailCtx, stopTail := context.WithCancel(context.Background())
 	var tailDone sync.WaitGroup
-	tailDone.Go(func() { tailPrograms(tailCtx, l.programs(), out) })
+	from := logEnd(l.programs())
+	tailDone.Go(func() { tailPrograms(tailCtx, l.programs(), from, out) })
 	defer func() { stopTail(); tailDone.Wait() }()
 
 	for _, n := range nodeNames {

@@ -111,10 +111,19 @@ func startClient(s *natsBus, l *layout, node string, log zerolog.Logger) (*part,
 	return start("client "+node, d.Run), nil
 }
 
+// logEnd is where the programs log at path ends now (0: no log yet):
+// where tailPrograms starts, taken before any fill server runs, as a kept
+// lab's log holds what earlier labs ran, which this one did not.
+func logEnd(path string) int64 {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
 // tailPrograms copies each line the fill servers' command appends to the
-// programs log to out, until ctx ends.
-func tailPrograms(ctx context.Context, path string, out io.Writer) {
-	var off int64
+// programs log after off to out, until ctx ends.
+func tailPrograms(ctx context.Context, path string, off int64, out io.Writer) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	for {
