@@ -21,6 +21,7 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/vault/devvault"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/control"
+	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
 // Config is what Run needs.
@@ -265,13 +266,17 @@ func run(ctx context.Context, cfg Config) error {
 			if e == nil {
 				continue
 			}
+			var prev *report.Report
+			if p, ok := r.byKey[e.Key()]; ok {
+				prev = &p
+			}
 			rep, err := r.apply(e)
 			if err != nil {
 				log.Warn().Err(err).Msg("report")
 				continue
 			}
 			if rep != nil {
-				fmt.Fprintf(out, "  report: %s\n", describe(rep))
+				fmt.Fprintf(out, "  report: %s\n", describe(rep, prev))
 			}
 		}
 	}

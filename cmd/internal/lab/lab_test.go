@@ -283,6 +283,12 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		if n := strings.Count(out.String(), "program: restart claude-code.service on ace"); n != 2 { // not the hint the lab prints
 			return fmt.Errorf("claude-code.service on ace restarted %d times, want 2 (start, change):\n%s", n, out.String())
 		}
+		// The report's line names the one file the change wrote, not
+		// every file whose last fill wrote it (the README's "only that
+		// file was rendered and sent").
+		if want := "  report: ace claude-code: applied (/etc/claude-code/config.toml written)\n"; !strings.Contains(out.String(), want) {
+			return fmt.Errorf("the lab does not print %q:\n%s", want, out.String())
+		}
 		return nil
 	})
 	if got := readFile(t, dir, "g14", "/etc/claude-code/config.toml"); !strings.Contains(got, `model = "claude-opus"`) {

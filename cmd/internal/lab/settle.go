@@ -195,12 +195,22 @@ func (r *reports) summary(w io.Writer, rootShown string) {
 	tw.Flush()
 }
 
-// describe is one line saying what a new report says.
-func describe(rep *report.Report) string {
+// describe is one line saying what a new report says, naming the files
+// it moved: those written, merged or removed whose entry differs from
+// the module's last report (prev; nil: none). A report lists each file
+// with the action of its last fill, so a file this fill did not send
+// still says "written", from the fill that wrote it.
+func describe(rep, prev *report.Report) string {
 	s := fmt.Sprintf("%s %s: %s", rep.Node, rep.Module, rep.State)
+	before := map[report.File]bool{}
+	if prev != nil {
+		for _, f := range prev.Files {
+			before[f] = true
+		}
+	}
 	var moved []string
 	for _, f := range rep.Files {
-		if f.Action != "unchanged" && f.Action != "kept" {
+		if f.Action != "unchanged" && f.Action != "kept" && !before[f] {
 			moved = append(moved, f.Path+" "+f.Action)
 		}
 	}
