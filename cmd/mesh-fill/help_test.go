@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"strings"
@@ -20,5 +21,16 @@ func TestHelpGoesToStdout(t *testing.T) {
 		if !strings.Contains(out.String(), "usage: mesh-fill serve") || errb.Len() != 0 {
 			t.Errorf("%q: stdout %q, stderr %q; want the usage on stdout alone", args, out.String(), errb.String())
 		}
+	}
+}
+
+// TestTopHelpSaysWhereTheFlagsAreExplained: mesh-fill -h prints the usage
+// line and, as the other commands do, says that serve's -h tells what its
+// flags mean.
+func TestTopHelpSaysWhereTheFlagsAreExplained(t *testing.T) {
+	var out, errb bytes.Buffer
+	_ = run(context.Background(), []string{"-h"}, &out, &errb)
+	if want := usage + "\nmesh-fill serve -h says what its flags mean\n"; out.String() != want {
+		t.Errorf("stdout %q, want %q", out.String(), want)
 	}
 }

@@ -46,7 +46,7 @@ const usage = "usage: mesh-fill serve --socket PATH [--root DIR] [--state-dir DI
 // flag.ErrHelp, which main does not count as a failure.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprintln(stdout, usage)
+		fmt.Fprintln(stdout, usage+"\nmesh-fill serve -h says what its flags mean")
 		return flag.ErrHelp
 	}
 	if len(args) == 0 {

@@ -25,3 +25,13 @@ func TestEachCommandsHelpGoesToStdout(t *testing.T) {
 		t.Errorf("a bad flag: exit %d, stdout %q, stderr %q; want 2, the error on stderr alone", code, out.String(), errb.String())
 	}
 }
+
+// TestTopHelpSaysWhereTheFlagsAreExplained: mesh-provisioner -h lists the
+// commands with their flags and, as the client's does, says that each
+// command's -h tells what they mean.
+func TestTopHelpSaysWhereTheFlagsAreExplained(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"-h"}, &out, &errb); code != 0 || !strings.HasSuffix(out.String(), "\neach command with -h says what its flags mean\n") {
+		t.Errorf("exit %d, stdout %q; want 0 and a usage ending with where the flags are explained", code, out.String())
+	}
+}

@@ -39,6 +39,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "       mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M] [--stood-after 10m] [--json] [--inbox P]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json] [--account MESH]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]")
+	fmt.Fprintln(w, "each command with -h says what its flags mean")
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
