@@ -124,7 +124,7 @@ func Connect(o Options) (*nats.Conn, error) {
 		}),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			if why.failed(err) {
-				log.Warn().AnErr("last_error", err).Msg("the bus refused the first try")
+				log.Warn().AnErr("last_error", err).Msg("the first try to reach the bus failed")
 			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
