@@ -43,7 +43,9 @@ func heldLen(s *Store) int {
 	return len(s.got)
 }
 
-// fetchAll fetches every want and waits until each is got.
+// fetchAll fetches every want and waits until each is got and no read
+// is under way: a ref of a digest another ref got is handed the archive
+// at once (arrival) while its own read ends in the background.
 func fetchAll(t *testing.T, f *Fetcher, wants ...nodes.ArchiveWant) {
 	t.Helper()
 	var modules []string
@@ -56,6 +58,19 @@ func fetchAll(t *testing.T, f *Fetcher, wants ...nodes.ArchiveWant) {
 		if r.Err != nil {
 			t.Fatalf("%s: %v", m, r.Err)
 		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.store.mu.Lock()
+		n := len(f.store.reads)
+		f.store.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d reads still under way 5 s after every want was got", n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -348,10 +348,13 @@ func (s *Store) load(ctx context.Context, ref, digest, hexDigest string) (map[st
 		}
 		return nil, fmt.Errorf("templates archive %s: %w", ref, err)
 	}
-	if !cached {
+	if !cached && !s.gotAlready(hexDigest) {
 		// Cached once read: an archive that cannot be used is not kept,
 		// as nothing would ever take it off the disk. One that cannot be
-		// kept (the state dir unwritable, full) is used from memory.
+		// kept (the state dir unwritable, full) is used from memory. One
+		// another ref's read got meanwhile is that read's to cache: its
+		// callers took it already (arrival), and a second write of the
+		// same bytes would be a temporary file left under a retain.
 		if err := s.writeCache(hexDigest, data); err != nil && s.CacheFailed != nil {
 			s.CacheFailed(fmt.Errorf("templates archive %s: %w", ref, err))
 		}
@@ -364,6 +367,13 @@ func (s *Store) limits() limits {
 		return defaultLimits
 	}
 	return s.lim
+}
+
+// gotAlready says whether the archive hexDigest was got by a read.
+func (s *Store) gotAlready(hexDigest string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.got[hexDigest] != nil
 }
 
 // holds says whether the archive of digest is read already or in the
