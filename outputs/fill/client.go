@@ -12,7 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // DefaultSocket is where the node-engine's fill socket listens unless told.
@@ -211,10 +212,11 @@ func answer(sock string, status int, raw []byte, out any) error {
 		} else {
 			msg = strings.TrimSpace(string(raw))
 		}
-		// its first and last 200 bytes: with the status and the socket
-		// before them, the error fits a report's reason (512 bytes, cut
-		// at its head), so a program's last words reach the report
-		msg = headTail(msg, 200)
+		// its start and its end (spec.CutMiddle, as a report's reason
+		// is cut): with the status and the socket before them, the error
+		// fits a report's 512 bytes whole, and a program's last words,
+		// where it says why it failed, are kept
+		msg = spec.CutMiddle(msg, 370)
 		e := &StatusError{Socket: sock, Status: status, Msg: msg}
 		if status == http.StatusConflict {
 			e.Held, e.Holder = eb.Path, eb.Holder
@@ -225,21 +227,4 @@ func answer(sock string, status int, raw []byte, out any) error {
 		return fmt.Errorf("fill socket %s: decoding the answer: %w", sock, err)
 	}
 	return nil
-}
-
-// headTail bounds msg to its first and last n bytes (cut at character
-// boundaries) when it is longer: where a message quotes a program's
-// output, the program's reason is at its end.
-func headTail(msg string, n int) string {
-	if len(msg) <= 2*n+len("…") {
-		return msg
-	}
-	h, t := n, len(msg)-n
-	for h > 0 && !utf8.RuneStart(msg[h]) {
-		h--
-	}
-	for t < len(msg) && !utf8.RuneStart(msg[t]) {
-		t++
-	}
-	return msg[:h] + "…" + msg[t:]
 }

@@ -67,8 +67,8 @@ func TestProgramOutputIsBoundedHeadAndTail(t *testing.T) {
 			t.Errorf("error lacks %q: %q", want, msg)
 		}
 	}
-	// whole, within what a report's reason keeps (report.MaxText, cut at
-	// its head): the program's last words are not cut off there
+	// whole, within what a report's reason keeps (report.MaxText): the
+	// error is not cut again there
 	if len(msg) > 512 {
 		t.Errorf("error is %d bytes long, over a report's 512: %q", len(msg), msg)
 	}
