@@ -82,9 +82,9 @@ func (m *NodeGraph) ModulesReading(buckets []string) map[string]bool {
 // its last report stands (a new module has none yet) until it can say
 // what the bucket holds. The result is sorted.
 func (m *NodeGraph) HoldUnread(touched []string, awaited func(bucket string) bool) []string {
-	var buckets []string
-	for _, b := range m.UnreadBuckets() {
-		if awaited(b) {
+	var buckets []string // in no order: ModulesReading needs none
+	for b := range m.boundUse {
+		if !m.boundRead[b] && awaited(b) {
 			buckets = append(buckets, b)
 		}
 	}
