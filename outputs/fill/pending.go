@@ -137,13 +137,6 @@ func (l *ledger) pendingOf(module string) []Program {
 	return slices.Clone(l.pending[module])
 }
 
-// pendingModules are the modules with programs pending.
-func (l *ledger) pendingModules() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Sorted(maps.Keys(l.pending))
-}
-
 // loadPending reads the pending file p (l.mu held); an error is load's.
 func (l *ledger) loadPending(p string) error {
 	var ps pendingState
@@ -165,14 +158,38 @@ func (l *ledger) loadPending(p string) error {
 	return nil
 }
 
+// pendingAtStart is every module's pending programs as load read them:
+// Serve takes it before its socket listens, so the start runs those
+// alone (runPending), never one that a request of this run left pending.
+func (l *ledger) pendingAtStart() map[string][]Program {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string][]Program, len(l.pending))
+	for m, progs := range l.pending {
+		out[m] = slices.Clone(progs)
+	}
+	return out
+}
+
 // runPending runs, at start, the programs requests had not run when
-// mesh-fill stopped, each module's under its lock; a unit --allow-unit no
-// longer admits is left, and said.
-func (s *Server) runPending(ctx context.Context) {
-	for _, module := range s.state.pendingModules() {
+// mesh-fill stopped (atStart, read before the socket listened), each
+// module's under its lock, and of them only those still pending as they
+// were: a request served meanwhile ran them (its answer names them), or
+// failed after its renames and merged them into its own (restart winning
+// over reload), which the module's next request runs and names. A
+// program a request of this run left pending is that request's module's
+// next request's, never run here. A unit --allow-unit no longer admits
+// is left, and said.
+func (s *Server) runPending(ctx context.Context, atStart map[string][]Program) {
+	for _, module := range slices.Sorted(maps.Keys(atStart)) {
 		unlock := s.lock(module, nil, false)
-		var progs []Program
-		for _, p := range s.state.pendingOf(module) {
+		now := s.state.pendingOf(module)
+		var owed, progs []Program
+		for _, p := range atStart[module] {
+			if !slices.Contains(now, p) {
+				continue
+			}
+			owed = append(owed, p)
 			if len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, p.Unit, path.Match) {
 				s.Log.Warn().Str("module", module).Str("unit", p.Unit).Str("action", p.Action).
 					Msg("program pending since mesh-fill stopped, but its unit is outside --allow-unit now: not run")
@@ -185,11 +202,29 @@ func (s *Server) runPending(ctx context.Context) {
 				Msg("programs not run when mesh-fill stopped after writing their files: running them now")
 		}
 		failed, _ := s.runPrograms(ctx, module, progs) // each failure is logged
-		if err := s.state.ran(module, failed); err != nil {
+		if err := s.state.settle(module, owed, failed); err != nil {
 			s.Log.Error().Str("module", module).Err(err).Msg("programs run, but still pending: they run again at the next start")
 		}
 		unlock()
 	}
+}
+
+// settle clears, of module's pending programs, those of done that did not
+// fail, and keeps the rest (module locked).
+func (l *ledger) settle(module string, done, failed []Program) error {
+	l.mu.Lock()
+	var keep []Program
+	for _, p := range l.pending[module] {
+		if !slices.Contains(done, p) || slices.Contains(failed, p) {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) == len(l.pending[module]) {
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	return l.ran(module, keep)
 }
 
 // forgetPending drops module's pending programs whose unit is not among

@@ -96,11 +96,19 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		srv.Handler, srv.ConnContext = s.peerCheck(srv.Handler), ConnContext
 		ln = PeerListener{ln}
 	}
+	atStart := s.state.pendingAtStart() // before a request can add to them
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var pending sync.WaitGroup
 	defer pending.Wait() // before the state dir is let go
-	pending.Go(func() { s.runPending(ctx) })
+	pending.Go(func() {
+		run := func() { s.runPending(ctx, atStart) }
+		if s.aroundPending != nil {
+			s.aroundPending(run)
+			return
+		}
+		run()
+	})
 	s.Log.Info().Str("socket", socketPath).Str("root", s.Root).Ints("allow_uids", s.AllowUIDs).
 		Strs("allow", s.Allow).Strs("allow_units", s.AllowUnits).Str("state_dir", s.StateDir).
 		Int("max_requests", s.maxRequests()).Int("max_conns", s.maxConns()).Int("max_dirs_per_request", s.dirLimit).Msg("fill socket listening")

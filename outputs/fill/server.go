@@ -106,6 +106,9 @@ type Server struct {
 	// write, when set, writes a request's files instead of writeAll (for a
 	// benchmark's baseline, and for a test to act before the write).
 	write func(ds *dirs, steps []step) error
+	// aroundPending, when set (by a test), is called in place of running
+	// the programs found pending at start, with that run to call.
+	aroundPending func(run func())
 
 	// rootDir is the root (Root, or "/"), held open by Serve: every
 	// request works in it (holdRoot); nil when served without Serve.
