@@ -1,7 +1,9 @@
 package fill
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -70,9 +72,21 @@ func (s *Server) ownDir(p, at string) error {
 		return nil
 	}
 	if at == d || d == "/" || strings.HasPrefix(at, d+"/") {
-		return forbid("path %q leads into mesh-fill's state dir %s, which no request may write", p, s.StateDir)
+		return inStateDir("path %q leads into mesh-fill's state dir %s, which no request may write", p, s.StateDir)
 	}
 	return nil
+}
+
+// inStateDir is the 403 of a path that leads into mesh-fill's state dir
+// (ownDir, or a directory walked that is it: dirs.walk).
+func inStateDir(format string, args ...any) error {
+	return &refusal{status: http.StatusForbidden, msg: fmt.Sprintf(format, args...), stateDir: true}
+}
+
+// isInStateDir says whether err is inStateDir's.
+func isInStateDir(err error) bool {
+	ref, ok := errors.AsType[*refusal](err)
+	return ok && ref.stateDir
 }
 
 // stateDirApart refuses a state dir that is the root itself (where

@@ -80,7 +80,11 @@ func (s *Server) openDirs() (*dirs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening root %s: %w", p, err)
 	}
-	return &dirs{root: root, open: map[string]*dir{".": root}, order: []*dir{root}, errs: map[string]error{}}, nil
+	// own: by identity, so no request writes, removes or sweeps there
+	// whatever path leads there (ownDir goes by where paths lead, which a
+	// bind mount hides)
+	return &dirs{root: root, open: map[string]*dir{".": root}, order: []*dir{root}, errs: map[string]error{},
+		own: s.state.takenID()}, nil
 }
 
 func (s *Server) rootPath() string {
@@ -151,7 +155,7 @@ func (d *dirs) walk(rel string, making bool) (*dir, error) {
 		}
 		if o := d.own; o != nil && next.dev == o.dev && next.ino == o.ino {
 			next.close()
-			return nil, forbid("/%s is mesh-fill's state dir %s (the same directory, by device and inode: a bind mount or another name of it), "+
+			return nil, inStateDir("/%s is mesh-fill's state dir %s (the same directory, by device and inode: a bind mount or another name of it), "+
 				"which no request may write", rel[:i+len(el)], o.path)
 		}
 		cur = next

@@ -22,6 +22,8 @@ type refusal struct {
 	msg    string
 	path   string // a path another module holds (409; errorBody.Path)
 	holder string // the module holding path (errorBody.Holder)
+	// stateDir: the path leads into mesh-fill's state dir (inStateDir)
+	stateDir bool
 }
 
 func (r *refusal) Error() string { return r.msg }

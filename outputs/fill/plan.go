@@ -73,7 +73,6 @@ func (s *Server) plan(req Request) ([]step, *dirs, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ds.own = s.state.takenID() // by identity: ownDir goes by where paths lead, which a bind mount hides
 	ds.digests = &s.seedDigests
 	steps, err := s.planFiles(req, ds)
 	if err != nil {

@@ -26,7 +26,19 @@ func (s *Server) removals(ds *dirs, module string, drop map[string]held) (blocks
 		if form == FormOwned {
 			read = readNone // removed, not read
 		}
-		t, err := resolve(ds, p, at, read)
+		err := s.ownDir(p, at)
+		var t target
+		if err == nil {
+			t, err = resolve(ds, p, at, read)
+		}
+		if isInStateDir(err) {
+			// never refused: the client would send the removal for ever;
+			// the module's declaration (a whole request's, a DELETE's)
+			// forgets it
+			s.Log.Warn().Str("module", module).Str("path", p).Err(err).
+				Msg("not removed: it leads into mesh-fill's state dir (mounted or moved there since it was written), whose files no request removes; the module holds it no more")
+			continue
+		}
 		if err != nil {
 			s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but left: it cannot be removed safely")
 			continue
