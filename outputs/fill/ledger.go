@@ -48,6 +48,9 @@ type ledger struct {
 	modules map[string]map[string]held
 	byPath  map[string]map[string]bool // path -> the modules holding it
 	pending map[string][]Program       // module -> programs to run not yet run (pending.go)
+	// unsaved are the modules whose state file holds less than the
+	// memory: its last save failed (record)
+	unsaved map[string]bool
 	// taken is the state dir as load found it, unlock lets its lock go,
 	// log says what ensureDir did (stateagain.go).
 	taken  fs.FileInfo
@@ -216,10 +219,48 @@ func (l *ledger) record(module string, files map[string]held, whole bool) error 
 	if err := l.save(module, next); err != nil {
 		maps.Copy(had, files)
 		l.set(module, had)
+		if l.unsaved == nil {
+			l.unsaved = map[string]bool{}
+		}
+		l.unsaved[module] = true
 		return err
 	}
 	l.set(module, next)
+	delete(l.unsaved, module)
 	return nil
+}
+
+// hold adds files to what module holds, its state file written first,
+// before the request renames anything: a file the request then writes is
+// on disk as the module's before it is in place, so neither a save that
+// fails after the renames nor a mesh-fill stopped between the two
+// forgets it (after a restart a whole request no longer naming it would
+// leave it, nobody's, for ever). Nothing is written when files add
+// nothing and the state file holds what the memory does (a refill: every
+// path held as it is); saved says whether it was. When the state file
+// cannot be written, the request is to write nothing.
+func (l *ledger) hold(module string, files map[string]held) (saved bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	had := l.modules[module]
+	next := maps.Clone(had)
+	if next == nil {
+		next = map[string]held{}
+	}
+	maps.Copy(next, files)
+	if maps.EqualFunc(next, had, sameHeld) && !l.unsaved[module] {
+		return false, nil
+	}
+	if err := l.save(module, next); err != nil {
+		return false, err
+	}
+	l.set(module, next)
+	delete(l.unsaved, module)
+	return l.dir != "", nil
+}
+
+func sameHeld(a, b held) bool {
+	return a.Path == b.Path && a.Form == b.Form && slices.Equal(a.Keys, b.Keys)
 }
 
 // save writes module's state file, or removes it when it holds nothing

@@ -333,6 +333,10 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 				Msg("program pending from an earlier request dropped: the module no longer names its unit")
 		}
 	}
+	saved, err := s.state.hold(req.Module, named) // before the first rename, as intend
+	if err != nil {
+		return fail(fmt.Errorf("nothing written: %w", err))
+	}
 	pending, err := s.state.intend(req.Module, progs) // before the first rename (pending.go)
 	if err != nil {
 		return fail(err)
@@ -347,14 +351,21 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		err = removeFiles(gone)
 	}
 	if err != nil {
-		// some may be written: the module holds them, and still what it held
-		if rerr := s.state.record(req.Module, named, false); rerr != nil {
-			err = errors.Join(err, rerr)
+		// some may be written: the module holds them (hold saved them),
+		// and still what it held
+		if !saved {
+			if rerr := s.state.record(req.Module, named, false); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
 		}
 		return fail(err)
 	}
-	if err := s.state.record(req.Module, named, req.Whole); err != nil {
-		return fail(fmt.Errorf("files filled, but %w", err))
+	// what hold saved is the module's declaration now, unless a whole
+	// request lets go of paths: not saved twice
+	if !saved || len(drop) > 0 {
+		if err := s.state.record(req.Module, named, req.Whole); err != nil {
+			return fail(fmt.Errorf("files filled, but %w", err))
+		}
 	}
 	if req.Whole { // the module's every path is locked: none of its temp files is being written
 		s.sweepBeside(ds, req.Module, append(slices.Collect(maps.Keys(named)), slices.Collect(maps.Keys(drop))...))
