@@ -54,6 +54,11 @@ func makeTemp(ds *dirs, st step, writeback bool) (*temp, error) {
 		return nil, fmt.Errorf("path %q: making the temp file: %w", p, err)
 	}
 	tmp := &temp{dir: dir, name: name, f: f}
+	// no ACL of its directory's default: the mode set below is all there
+	// is (acl_linux.go)
+	if err := dropACL(f); err != nil {
+		return tmp, fmt.Errorf("path %q: removing the ACL the temp file took from its directory's default ACL: %w", p, err)
+	}
 	if _, err := f.Write(st.want); err != nil {
 		return tmp, fmt.Errorf("path %q: writing the temp file: %w", p, err)
 	}
