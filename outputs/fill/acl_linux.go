@@ -20,3 +20,15 @@ func dropACL(f *os.File) error {
 	}
 	return err
 }
+
+// carriesACL says whether f carries an access ACL. A file whose ACL cannot be
+// read is taken to carry none: it would be written again at every fill,
+// and its programs restarted each time.
+func carriesACL(f *os.File) bool {
+	var n int
+	err := ignoringEINTR(func() (err error) {
+		n, err = unix.Fgetxattr(int(f.Fd()), "system.posix_acl_access", nil)
+		return err
+	})
+	return err == nil && n > 0
+}

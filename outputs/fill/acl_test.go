@@ -99,3 +99,50 @@ func hasACL(t *testing.T, p string) bool {
 	}
 	return true
 }
+
+// TestAnOwnedFileCarryingAnACLIsWrittenAgain: an owned file found with
+// the request's bytes and mode but carrying an access ACL (an earlier
+// mesh-fill's file that took its directory's default ACL, or one planted
+// with setfacl) is written again, without it, and answered written, as
+// one holding a set-id bit is: the request says all the file is. Its
+// next fill finds it unchanged. A managed file's ACL, its owner's
+// setting, is left while its text is unchanged.
+func TestAnOwnedFileCarryingAnACLIsWrittenAgain(t *testing.T) {
+	root := t.TempDir()
+	owned, managed := filepath.Join(root, "etc/app.conf"), filepath.Join(root, "etc/keys.env")
+	writeFile(t, owned, "a=1\n")
+	writeFile(t, managed, "K=v\n")
+	acl := posixACL(
+		[3]uint32{aclUserObj, 6, aclUndef},
+		[3]uint32{aclUser, 4, 12345},
+		[3]uint32{aclGroupObj, 4, aclUndef},
+		[3]uint32{aclMask, 4, aclUndef},
+		[3]uint32{aclOther, 0, aclUndef},
+	)
+	for _, p := range []string{owned, managed} {
+		if err := unix.Setxattr(p, "system.posix_acl_access", acl, 0); err != nil {
+			t.Skipf("the filesystem of %s takes no ACL (%v): nothing to test here", p, err)
+		}
+		mustMode(t, p, 0o640) // the mask is the group's bits
+	}
+	c := startServer(t, &Server{Root: root})
+	req := Request{Module: "m", Files: []File{
+		{Path: "/etc/app.conf", Form: FormOwned, Content: []byte("a=1\n"), Mode: "0640"},
+		{Path: "/etc/keys.env", Form: FormManagedKeys, Content: []byte("K=v\n"), Mode: "0640"},
+	}}
+	resp := fillOK(t, c, req)
+	if resp.Files[0].Action != ActionWritten || resp.Files[1].Action != ActionUnchanged {
+		t.Errorf("answer %+v, want the owned file written and the managed one unchanged", resp.Files)
+	}
+	if hasACL(t, owned) {
+		t.Errorf("%s still carries its ACL", owned)
+	}
+	mustMode(t, owned, 0o640)
+	mustRead(t, owned, "a=1\n")
+	if !hasACL(t, managed) {
+		t.Errorf("%s lost its ACL, its text unchanged", managed)
+	}
+	if resp := fillOK(t, c, req); resp.Files[0].Action != ActionUnchanged {
+		t.Errorf("the next fill: %+v, want the owned file unchanged", resp.Files)
+	}
+}

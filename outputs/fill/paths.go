@@ -54,6 +54,7 @@ type target struct {
 	info    fs.FileInfo // the existing file; nil when absent
 	current []byte      // the existing file's bytes; nil when absent or not read
 	digest  string      // the existing file's digest, when read for it alone (readDigest)
+	acl     bool        // the existing file carries an access ACL (looked at only when its bytes are compared)
 	// parent is rel's directory as resolve checked it, open as long as the
 	// request's dirs: the file is read, written and removed in it, never
 	// by a path looked up again; nil when missing.
@@ -160,6 +161,7 @@ func resolve(ds *dirs, p, at string, read int64) (target, error) {
 	}
 	defer f.Close()
 	t.info = fi
+	owned := read >= 0 // an owned file as long as its content, compared with it
 	switch {
 	case read == readNone, read >= 0 && fi.Size() != read:
 		return t, nil
@@ -180,6 +182,9 @@ func resolve(ds *dirs, p, at string, read int64) (target, error) {
 		return target{}, fmt.Errorf("path %q: reading the file there: %w", p, err)
 	}
 	t.current = cur
+	if owned {
+		t.acl = carriesACL(f)
+	}
 	return t, nil
 }
 

@@ -195,7 +195,7 @@ func (s *Server) planFiles(req Request, ds *dirs) ([]step, error) {
 			st.write, st.action = true, ActionWritten
 		default: // bytes unchanged: a changed mode or owner still counts
 			st.action = ActionUnchanged
-			if t.info.Mode().Perm() != st.mode || (f.Form == FormOwned && t.info.Mode()&specialBits != 0) ||
+			if t.info.Mode().Perm() != st.mode || (f.Form == FormOwned && (t.info.Mode()&specialBits != 0 || t.acl)) ||
 				(st.uid >= 0 && st.uid != curUID) || (st.gid >= 0 && st.gid != curGID) {
 				st.write, st.action = true, ActionWritten
 			}
