@@ -216,7 +216,15 @@ func (l *ledger) record(module string, files map[string]held, whole bool) error 
 		next = maps.Clone(had)
 		maps.Copy(next, files)
 	}
-	if err := l.save(module, next); err != nil {
+	save := l.save
+	if maps.EqualFunc(next, had, sameHeld) && !l.unsaved[module] {
+		// The state file holds it already (a refill, a change of bytes
+		// alone): no write, no fsync; only a look that the state dir is
+		// still there, which makes it again with every module's file
+		// when it is not (stateagain.go).
+		save = func(string, map[string]held) error { return l.ensureDir() }
+	}
+	if err := save(module, next); err != nil {
 		maps.Copy(had, files)
 		l.set(module, had)
 		if l.unsaved == nil {
