@@ -69,8 +69,8 @@ var sweptBuckets = []struct {
 // deletes it unless it is still wanted (a placeholder dropped or an item
 // no longer contributed while the client was down) and does not put the
 // same bytes again; a live module's report, so that the same report ("at"
-// aside) is not put again. A key out of shape is not ours to judge and is
-// left.
+// aside) is not put again. A key out of shape under this node is deleted
+// too: it belongs to no module, and no one else may write it.
 // What failed is said in the error; a later Sweep does the rest.
 func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (Swept, error) {
 	var out Swept
@@ -101,6 +101,15 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 		for k, v := range entries {
 			toks, err := spec.DecodeKey(k, sb.tokens)
 			if err != nil {
+				// Under this node and out of shape (SPEC §2.1): it belongs
+				// to no module, and only this node's client may write
+				// here, so it goes (§4.7 r2) rather than stand in the
+				// server's sweep as the client's for ever.
+				if err := p.kvs[sb.bucket].Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+					errs = append(errs, fmt.Errorf("%s %s: delete: %w", sb.bucket, k, err))
+					continue
+				}
+				out.Deleted++
 				continue
 			}
 			module := toks[sb.owner]

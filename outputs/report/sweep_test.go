@@ -11,7 +11,8 @@ import (
 // A sweep deletes this node's keys of modules gone in the three buckets
 // (an applied one by a removed report), adopts a live module's keys so
 // that its next sync deletes what it no longer wants and puts nothing it
-// already has, and leaves other nodes' keys and keys out of shape.
+// already has, deletes this node's keys out of shape (they belong to no
+// module), and leaves other nodes' keys.
 func TestSweepDeletesWhatNoLiveModuleOwnsAndAdoptsTheRest(t *testing.T) {
 	b := newBus(t, needsBucket, collectBucket, appliedBucket)
 	ctx := context.Background()
@@ -37,11 +38,11 @@ func TestSweepDeletesWhatNoLiveModuleOwnsAndAdoptsTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(sw.Gone, []string{"gone"}) || !slices.Equal(sw.Adopted, []string{"web"}) || sw.Deleted != 3 {
-		t.Fatalf("swept %+v, want gone's 3 keys deleted and web adopted", sw)
+	if !slices.Equal(sw.Gone, []string{"gone"}) || !slices.Equal(sw.Adopted, []string{"web"}) || sw.Deleted != 4 {
+		t.Fatalf("swept %+v, want gone's 3 keys and the key out of shape deleted and web adopted", sw)
 	}
 	for bucket, want := range map[string][]string{
-		collectBucket: {"n1.hosts.web", "n2.hosts.gone", "n1.out=of=shape.x"},
+		collectBucket: {"n1.hosts.web", "n2.hosts.gone"},
 		needsBucket:   {"n1.web.config.model", "n1.web.config.dropped", "n2.gone.config.x"},
 		appliedBucket: {"n1.web", "n2.gone"},
 	} {
