@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/novox/mesh-provisioner/graph"
 
@@ -29,6 +30,8 @@ type Change struct {
 	// OtherNode: the assignment is another node's (read for the consumers
 	// and offers it binds, SPEC §2.2). Its refusal is its own node's to
 	// say (§3, §5.3): every client of the mesh reads it, at each re-read.
+	// With OutOfShape: the key's first token names another node
+	// (otherNodesKey), so the key is that node's client's to warn of.
 	OtherNode bool
 	// NoPlan: the assignment carries no "provisioning": not the
 	// provisioner's, nothing to fill or report (a debug log line).
@@ -50,7 +53,7 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 	case spec.AssignmentsBucket:
 		toks, err := spec.DecodeKey(key, 2)
 		if err != nil {
-			return Change{OutOfShape: err}
+			return Change{OutOfShape: err, OtherNode: m.otherNodesKey(key)}
 		}
 		had := toks[0] == m.node && m.mods[toks[1]] != nil
 		err = m.putAssignment(key, toks[0], toks[1], value)
@@ -110,7 +113,7 @@ func (m *NodeGraph) Delete(bucket, key string) Change {
 	case spec.AssignmentsBucket:
 		toks, err := spec.DecodeKey(key, 2)
 		if err != nil {
-			return Change{OutOfShape: err}
+			return Change{OutOfShape: err, OtherNode: m.otherNodesKey(key)}
 		}
 		m.index(key, nil)
 		m.forgetOffers(key, toks[1])
@@ -192,3 +195,12 @@ func (m *NodeGraph) BucketNotPermitted(bucket string, refused bool) {
 // NotPermittedWhy is why a leaf of a bucket the bus refuses this client
 // waits.
 func NotPermittedWhy(bucket string) string { return "not permitted to read " + bucket }
+
+// otherNodesKey says whether an assignments key out of shape names
+// another node in its first token: that token decodes, and not to this
+// node. A key whose node token is itself out of shape is no one's to tell.
+func (m *NodeGraph) otherNodesKey(key string) bool {
+	first, _, _ := strings.Cut(key, ".")
+	node, err := spec.DecodeToken(first)
+	return err == nil && node != m.node
+}

@@ -127,6 +127,10 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 // module taken off the node is cleaned up after.
 func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	switch {
+	case c.OutOfShape != nil && c.OtherNode:
+		// Another node's assignments key: every client of the mesh reads
+		// it, so it is its own node's client's to warn of.
+		d.log.Debug().Str("bucket", bucket).Str("key", key).AnErr("why", c.OutOfShape).Msg("key out of shape, another node's: ignored")
 	case c.OutOfShape != nil || c.Foreign:
 		d.outOfShape(bucket, key, c.OutOfShape)
 	case c.Refused != nil:
