@@ -95,9 +95,21 @@ func (r *reports) apply(e jetstream.KeyValueEntry) (*report.Report, error) {
 		delete(r.byKey, e.Key())
 		return nil, nil
 	}
+	// The names are the key's (SPEC §2.1) where the value leaves them
+	// out; a key out of shape is no module's report, and said so.
+	toks, err := spec.DecodeKey(e.Key(), 2)
+	if err != nil {
+		return nil, fmt.Errorf("key %s of %s is out of shape, no report: %w", e.Key(), spec.AppliedBucket, err)
+	}
 	var rep report.Report
 	if err := json.Unmarshal(e.Value(), &rep); err != nil {
 		return nil, fmt.Errorf("report %s of %s is not a report: %w", e.Key(), spec.AppliedBucket, err)
+	}
+	if rep.Node == "" {
+		rep.Node = toks[0]
+	}
+	if rep.Module == "" {
+		rep.Module = toks[1]
 	}
 	r.byKey[e.Key()] = rep
 	return &rep, nil
