@@ -90,6 +90,27 @@ func TestParseAssignmentSpecExample(t *testing.T) {
 	}
 }
 
+// TestAModeWithMoreLeadingZerosIsTheMode: "00640" is octal text (SPEC
+// §3), as chmod and mesh-fill read it; it was refused as not octal, and
+// the module failed. It is sent as its four digits.
+func TestAModeWithMoreLeadingZerosIsTheMode(t *testing.T) {
+	for _, mode := range []string{"00640", "000640", "0000640"} {
+		m := example(t)
+		entry(m, "files", 0)["mode"] = mode
+		entry(m, "secrets", 0)["mode"] = "000400"
+		a, err := ParseAssignment("ace.claude-code", marshal(t, m))
+		if err != nil {
+			t.Fatalf("mode %q: %v", mode, err)
+		}
+		if got := DefaultMode(a.Provisioning.Files[0].Form, false, a.Provisioning.Files[0].Mode); got != "0640" {
+			t.Errorf("mode %q is sent as %q, want 0640", mode, got)
+		}
+		if got := SecretFileMode(a.Provisioning.Secrets[0].Mode); got != "0400" {
+			t.Errorf("secret mode 000400 is sent as %q, want 0400", got)
+		}
+	}
+}
+
 func TestParseAssignmentDefaults(t *testing.T) {
 	m := example(t)
 	f := entry(m, "files", 0)
@@ -213,7 +234,8 @@ func TestParseAssignmentRules(t *testing.T) {
 		{"form", func(m map[string]any) { entry(m, "files", 0)["form"] = "merged" }, `form "merged" is not owned, seed, managed-keys or managed-block`},
 		{"mode words", func(m map[string]any) { entry(m, "files", 0)["mode"] = "rw-r-----" }, `mode "rw-r-----" is not octal`},
 		{"mode eight", func(m map[string]any) { entry(m, "files", 0)["mode"] = "0648" }, `mode "0648"`},
-		{"mode long", func(m map[string]any) { entry(m, "files", 0)["mode"] = "00640" }, `mode "00640"`},
+		{"mode long", func(m map[string]any) { entry(m, "files", 0)["mode"] = "000000640" }, `mode "000000640"`},
+		{"mode long digits", func(m map[string]any) { entry(m, "files", 0)["mode"] = "10640" }, `mode "10640"`},
 		{"mode sticky", func(m map[string]any) { entry(m, "files", 0)["mode"] = "1777" }, `files[0] (/etc/claude-code/config.toml): mode "1777" sets setuid, setgid or sticky bits`},
 		{"mode setuid", func(m map[string]any) { entry(m, "files", 0)["mode"] = "4755" }, `files[0] (/etc/claude-code/config.toml): mode "4755" sets setuid`},
 		{"secret mode setgid", func(m map[string]any) { entry(m, "secrets", 0)["mode"] = "2600" }, `secrets[0] (api-key): mode "2600" sets setuid`},

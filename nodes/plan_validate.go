@@ -550,8 +550,12 @@ func checkOwnership(owner, group, mode string) string {
 }
 
 // parseMode reads octal text of 3 or 4 digits (0640, 640, 1777; a mode
-// over 0777 is refused by checkOwnership).
+// over 0777 is refused by checkOwnership), after any more leading zeros
+// (00640, as chmod and mesh-fill read it), up to 8 characters in all.
 func parseMode(m string) (uint32, bool) {
+	if len(m) > 4 && len(m) <= 8 && strings.Trim(m[:len(m)-4], "0") == "" {
+		m = m[len(m)-4:]
+	}
 	if len(m) < 3 || len(m) > 4 {
 		return 0, false
 	}
