@@ -29,6 +29,11 @@ type Publisher struct {
 	JS   jetstream.JetStream
 	Node string
 	Now  func() time.Time
+	// Lookup looks a bucket up (nil: JS.KeyValue). The daemon hands it
+	// bus.LookupKV, which ends a lookup the bus refuses as soon as the
+	// connection hears the refusal, with an error that is a
+	// nats.ErrPermissionViolation (outputs may not import inputs/bus).
+	Lookup func(ctx context.Context, bucket string) (jetstream.KeyValue, error)
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue
@@ -134,9 +139,18 @@ func (p *Publisher) kv(ctx context.Context, bucket string) (jetstream.KeyValue, 
 	if p.NC != nil && !p.NC.IsConnected() {
 		return nil, fmt.Errorf("bucket %s: %w", bucket, errNotConnected)
 	}
-	kv, err := p.JS.KeyValue(ctx, bucket)
+	look := p.Lookup
+	if look == nil {
+		look = p.JS.KeyValue
+	}
+	kv, err := look(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil, fmt.Errorf("bucket %s %w", bucket, errNoBucket)
+	}
+	if errors.Is(err, nats.ErrPermissionViolation) {
+		// Refused, not slow: said so, and looked up again at the next
+		// call (the rights may be given back).
+		return nil, fmt.Errorf("not permitted to write %s: %w", bucket, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", bucket, err)

@@ -1,12 +1,15 @@
 package daemon
 
 import (
+	"context"
 	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/cmd/internal/quietconn"
+	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/report"
 	"github.com/novox/mesh-provisioner/outputs/stage"
@@ -15,7 +18,11 @@ import (
 // newStage wires the output stage: the fill socket, the publisher on nc,
 // and the metrics of the fills.
 func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
-	pub := &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node}
+	pub := &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node,
+		// A lookup the bus refuses ends at once, not at its timeout.
+		Lookup: func(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+			return bus.LookupKV(ctx, d.js, bucket)
+		}}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{
 		Node:     d.cfg.Node,
