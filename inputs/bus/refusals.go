@@ -23,17 +23,23 @@ import (
 // after that replaces the hearing, and a refused lookup then ends as it
 // did before, at its timeout, still told by Refused.
 
-// RefusedError is a bucket's (or object store's) lookup the bus refused this connection: a
-// permission violation on Subject, the lookup's request. It is a
-// nats.ErrPermissionViolation (errors.Is).
+// RefusedError is a bucket's (or object store's) lookup, or a read of its
+// keys, the bus refused this connection: a permission violation on
+// Subject, the call's request. It is a nats.ErrPermissionViolation
+// (errors.Is).
 type RefusedError struct {
 	Bucket  string
 	Stream  string // KV_<bucket> or OBJ_<store>
 	Subject string
+	Op      string // what was refused: "lookup" (""), "read"
 }
 
 func (e *RefusedError) Error() string {
-	return "the bus refused the lookup of bucket " + e.Bucket + " (permissions violation for publish to \"" + e.Subject + "\")"
+	op := e.Op
+	if op == "" {
+		op = "lookup"
+	}
+	return "the bus refused the " + op + " of bucket " + e.Bucket + " (permissions violation for publish to \"" + e.Subject + "\")"
 }
 
 func (e *RefusedError) Unwrap() error { return nats.ErrPermissionViolation }
@@ -61,21 +67,64 @@ func LookupObjectStore(ctx context.Context, js jetstream.JetStream, bucket strin
 // lookup calls look for bucket (its stream stream), ending it with a
 // *RefusedError as soon as the connection is refused the stream's info.
 func lookup[T any](ctx context.Context, js jetstream.JetStream, bucket, stream string, look func(context.Context, string) (T, error)) (T, error) {
-	lctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	forget := hearingOf(js.Conn()).await(lookupSubject(stream), func(subject string) {
-		cancel(&RefusedError{Bucket: bucket, Stream: stream, Subject: subject})
-	})
-	defer forget()
-	v, err := look(lctx, bucket)
+	var v T
+	suffix := lookupSubject(stream)
+	err := hear(ctx, js, &RefusedError{Bucket: bucket, Stream: stream},
+		func(subject string) bool { return strings.HasSuffix(subject, suffix) },
+		func(ctx context.Context) (err error) {
+			v, err = look(ctx, bucket)
+			return err
+		})
 	if err != nil {
+		var zero T
 		var refused *RefusedError
-		if errors.As(context.Cause(lctx), &refused) {
-			var zero T
+		if errors.As(err, &refused) {
 			return zero, refused
 		}
+		return v, err
 	}
-	return v, err
+	return v, nil
+}
+
+// HearKV runs call, a read of bucket's keys (a watch, a get) on js's
+// connection, with a context that ends as soon as the connection is
+// refused a publish to a subject of the bucket's stream (KV_<bucket>: the
+// consumer a watch makes, a direct get): call's error is then a
+// *RefusedError (Op "read") naming the refused subject, rather than the
+// timeout nats.go would wait out for a reply the bus never sends.
+func HearKV(ctx context.Context, js jetstream.JetStream, bucket string, call func(context.Context) error) error {
+	stream := "KV_" + bucket
+	return hear(ctx, js, &RefusedError{Bucket: bucket, Stream: stream, Op: "read"},
+		func(subject string) bool { return namesStream(subject, stream) }, call)
+}
+
+// namesStream says whether subject, a JetStream API or flow-control
+// subject, names stream as a token ($JS.API.CONSUMER.CREATE.<stream>.…,
+// $JS.API.DIRECT.GET.<stream>.…, $JS.API.STREAM.MSG.GET.<stream>).
+func namesStream(subject, stream string) bool {
+	return strings.HasSuffix(subject, "."+stream) || strings.Contains(subject, "."+stream+".")
+}
+
+// hear runs call with a context that ends, as soon as the connection is
+// refused a publish whose subject matches, with a copy of refused (its
+// Subject the refused one) as the cause; call's error is then that copy.
+func hear(ctx context.Context, js jetstream.JetStream, refused *RefusedError, match func(subject string) bool, call func(context.Context) error) error {
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	forget := hearingOf(js.Conn()).await(match, func(subject string) {
+		r := *refused
+		r.Subject = subject
+		cancel(&r)
+	})
+	defer forget()
+	err := call(hctx)
+	if err != nil {
+		var heard *RefusedError
+		if errors.As(context.Cause(hctx), &heard) {
+			return heard
+		}
+	}
+	return err
 }
 
 // hearing hands the publishes a connection is refused to the lookups
@@ -85,9 +134,9 @@ type hearing struct {
 	waiters map[*waiter]struct{}
 }
 
-// waiter is one lookup awaiting a refusal of a subject ending in suffix.
+// waiter is one call awaiting a refusal of a subject it matches.
 type waiter struct {
-	suffix  string
+	match   func(subject string) bool
 	refused func(subject string)
 }
 
@@ -125,9 +174,9 @@ func hearingOf(nc *nats.Conn) *hearing {
 }
 
 // await calls refused with the subject of each publish refused from now
-// on whose subject ends in suffix, until the returned forget is called.
-func (h *hearing) await(suffix string, refused func(subject string)) (forget func()) {
-	w := &waiter{suffix: suffix, refused: refused}
+// on whose subject match says is its, until the returned forget is called.
+func (h *hearing) await(match func(subject string) bool, refused func(subject string)) (forget func()) {
+	w := &waiter{match: match, refused: refused}
 	h.mu.Lock()
 	h.waiters[w] = struct{}{}
 	h.mu.Unlock()
@@ -147,7 +196,7 @@ func (h *hearing) heard(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.waiters {
-		if strings.HasSuffix(subject, w.suffix) {
+		if w.match(subject) {
 			w.refused(subject)
 		}
 	}

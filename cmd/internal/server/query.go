@@ -272,12 +272,12 @@ func readAnswer(ctx context.Context, js jetstream.JetStream, req Request, limit 
 		}
 		return nil, fmt.Errorf("opening bucket %s: %w", sh.bucket, err)
 	}
-	stored, err := readAll(ctx, kv, filters(narrow), false)
+	latest, err := readRefusable(ctx, js, kv, sh.bucket, filters(narrow), false)
 	if err != nil {
-		return nil, refusedRead(js, sh.bucket, err)
+		return nil, err
 	}
 	var entries, outOfShape [][]byte
-	for _, e := range stored {
+	for _, e := range sortedEntries(latest) {
 		toks := strings.Split(e.Key(), ".")
 		if !selected(toks, narrow) {
 			continue

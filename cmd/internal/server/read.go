@@ -23,12 +23,17 @@ func readAll(ctx context.Context, kv jetstream.KeyValue, filters []string, metaO
 	if err != nil {
 		return nil, err
 	}
+	return sortedEntries(latest), nil
+}
+
+// sortedEntries is latest's entries sorted by key.
+func sortedEntries(latest map[string]jetstream.KeyValueEntry) []jetstream.KeyValueEntry {
 	out := make([]jetstream.KeyValueEntry, 0, len(latest))
 	for _, e := range latest {
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
-	return out, nil
+	return out
 }
 
 // readLatest is readAll unsorted: the latest entry of each key, by key.

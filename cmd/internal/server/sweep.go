@@ -216,8 +216,8 @@ func (s *sweeper) fetch(ctx context.Context, js jetstream.JetStream, bucket, wha
 			return r
 		}
 	}
-	r.entries, r.err = readLatest(ctx, kv, filters(r.narrow), false)
-	if r.err = refusedRead(js, bucket, r.err); isNotPermitted(r.err) {
+	r.entries, r.err = readRefusable(ctx, js, kv, bucket, filters(r.narrow), false)
+	if isNotPermitted(r.err) {
 		return bucketRead{refused: true}
 	}
 	return r

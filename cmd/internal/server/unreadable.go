@@ -16,9 +16,10 @@ import (
 // reach. nats.go does not fail the refused call: the violation comes to
 // the connection's error handler and the call waits for its context. So
 // a lookup goes through bus.LookupKV, which hears the violation and says
-// the bucket refused at once (inputs/bus refusals.go); one whose refusal
-// was not heard is still told by bus.Refused once a first try of
-// lookupTimeout has timed out. The sweep judges without such a bucket
+// the bucket refused at once (inputs/bus refusals.go), and a read of its
+// keys goes through bus.HearKV, which does the same for the consumer the
+// read makes; a refusal not heard is still told by bus.Refused once a
+// first try of lookupTimeout has timed out. The sweep judges without such a bucket
 // (as without a missing one) and names it in unreadable_buckets: a
 // server whose rights were made before SPEC r2's sweep, without the
 // assignments bucket (the controller grants a module the buckets its
@@ -27,12 +28,30 @@ import (
 // lookupTimeout bounds a bucket's lookup (JetStream's own API timeout).
 var lookupTimeout = 5 * time.Second
 
-// notPermittedError is a bucket the bus refuses the server.
-type notPermittedError struct{ bucket string }
+// notPermittedError is a bucket the bus refuses the server; subject is the
+// request it refused, when heard (bus.RefusedError).
+type notPermittedError struct{ bucket, subject string }
 
 func (e notPermittedError) Error() string {
-	return "not permitted to read " + e.bucket + " (the bus refuses this server's user its stream; `mesh-provisioner rights --role " +
+	what := "its stream"
+	if e.subject != "" {
+		what = "a publish to \"" + e.subject + "\""
+	}
+	return "not permitted to read " + e.bucket + " (the bus refuses this server's user " + what + "; `mesh-provisioner rights --role " +
 		spec.RoleServer + "` lists what the server reads)"
+}
+
+// refusal is err, a call on bucket that failed, as a notPermittedError
+// when the bus refused it, else nil.
+func refusal(js jetstream.JetStream, bucket string, err error) error {
+	if err == nil || !bus.Refused(js, err, "KV_"+bucket) {
+		return nil
+	}
+	np := notPermittedError{bucket: bucket}
+	if heard := (*bus.RefusedError)(nil); errors.As(err, &heard) {
+		np.subject = heard.Subject
+	}
+	return np
 }
 
 // isNotPermitted says whether err says a bucket was refused.
@@ -52,23 +71,30 @@ func openBucket(ctx context.Context, js jetstream.JetStream, bucket string) (jet
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	kv, err := bus.LookupKV(lctx, js, bucket)
 	cancel()
-	if err != nil && bus.Refused(js, err, "KV_"+bucket) {
-		return nil, notPermittedError{bucket}
+	if np := refusal(js, bucket, err); np != nil {
+		return nil, np
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		kv, err = bus.LookupKV(ctx, js, bucket)
-		if err != nil && bus.Refused(js, err, "KV_"+bucket) {
-			return nil, notPermittedError{bucket}
+		if np := refusal(js, bucket, err); np != nil {
+			return nil, np
 		}
 	}
 	return kv, err
 }
 
-// refusedRead is err, a read of bucket's keys that failed, as a
-// notPermittedError when the bus refused it.
-func refusedRead(js jetstream.JetStream, bucket string, err error) error {
-	if err != nil && bus.Refused(js, err, "KV_"+bucket) {
-		return notPermittedError{bucket}
+// readRefusable is readLatest of kv (bucket), ended as soon as the bus
+// refuses the read (bus.HearKV: the consumer its watch makes refused),
+// with a notPermittedError naming the refused request; a read that timed
+// out on a refusal not heard is one too (bus.Refused).
+func readRefusable(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue, bucket string, filters []string, metaOnly bool) (map[string]jetstream.KeyValueEntry, error) {
+	var latest map[string]jetstream.KeyValueEntry
+	err := bus.HearKV(ctx, js, bucket, func(ctx context.Context) (err error) {
+		latest, err = readLatest(ctx, kv, filters, metaOnly)
+		return err
+	})
+	if np := refusal(js, bucket, err); np != nil {
+		return nil, np
 	}
-	return err
+	return latest, err
 }
