@@ -166,6 +166,7 @@ func Connect(o Options) (*nats.Conn, error) {
 		// nats.go error texts carry no password; the URL may, so redact it.
 		return nil, fmt.Errorf("bus: connecting to %s as %q: %w", RedactURL(o.URL), o.Name, err)
 	}
+	hearingOf(nc) // its refusals heard from the start, each by one call (refusals.go)
 	if !nc.IsConnected() {
 		late.Store(true)
 		// Why, when the first try said: a bus that refused the user

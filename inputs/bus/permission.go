@@ -14,10 +14,11 @@ import (
 // §4.6) is not a bucket not there yet. nats.go does not fail the refused
 // call: the server's "Permissions Violation for Publish to …" arrives on
 // the connection's error handler and LastError, and the call times out.
-// After a lookup or watch that timed out, the watch reads LastError: when
-// it is a permission violation naming a subject of this bucket's stream
-// (KV_<bucket>), the watch says NotPermitted, once, and looks again every
-// Recheck, as for a missing bucket.
+// A lookup hears it at once (LookupKV); after a watch that timed out, the
+// watch asks Refused whether the connection heard a refusal naming this
+// bucket's stream (KV_<bucket>) meanwhile: then the watch says
+// NotPermitted, once, and looks again every Recheck, as for a missing
+// bucket.
 
 // notPermitted says whether err, a lookup or watch of bucket that failed,
 // came of the bus refusing the connection the bucket.
@@ -25,33 +26,42 @@ func notPermitted(js jetstream.JetStream, bucket string, err error) bool {
 	return Refused(js, err, "KV_"+bucket)
 }
 
-// Refused says whether err, a JetStream call on js that timed out, came
-// of the bus refusing the connection a subject of stream (KV_<bucket>,
-// OBJ_<store>) or one starting with one of also ("$O.<store>."): the
-// connection's last error is a permission violation naming it. A
-// *RefusedError (LookupKV or LookupObjectStore heard the refusal) is one
-// for its stream.
+// Refused says whether err, a JetStream call on js that failed, came of
+// the bus refusing the connection a subject of stream (KV_<bucket>,
+// OBJ_<store>) or one holding one of also ("$O.<store>."). A
+// *RefusedError (LookupKV, LookupObjectStore or HearKV heard the refusal
+// during the call) is one for its stream. A call that timed out is one
+// when its connection heard such a refusal that no other call took
+// (within heardMemory), and that refusal is taken: a second timeout is
+// not said refused for it. The connection's LastError is not read: it
+// keeps an old violation for as long as the connection lasts, and made
+// any later timeout on the stream (a stream electing its leader, the
+// right since given back) "not permitted". A connection whose refusals
+// are not heard (made neither by Connect nor looked up through LookupKV)
+// has its LastError read, as before.
 func Refused(js jetstream.JetStream, err error, stream string, also ...string) bool {
 	if refused := (*RefusedError)(nil); errors.As(err, &refused) {
-		return refused.Stream == stream // LookupKV or LookupObjectStore heard the refusal (refusals.go)
+		return refused.Stream == stream // heard during the call (refusals.go)
 	}
 	if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
 		return false
 	}
-	last := js.Conn().LastError()
-	if last == nil || !errors.Is(last, nats.ErrPermissionViolation) {
-		return false
-	}
-	s := last.Error()
-	if strings.Contains(s, stream+`"`) || strings.Contains(s, stream+".") {
-		return true
-	}
-	for _, a := range also {
-		if strings.Contains(s, a) {
+	match := func(subject string) bool {
+		if namesStream(subject, stream) {
 			return true
 		}
+		for _, a := range also {
+			if strings.Contains(subject, a) {
+				return true
+			}
+		}
+		return false
 	}
-	return false
+	if h := heardOn(js.Conn()); h != nil {
+		return h.take(match)
+	}
+	subject, ok := RefusedPublish(js.Conn().LastError())
+	return ok && match(subject)
 }
 
 // sayNotPermitted delivers NotPermitted once (said keeps whether it was)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 	"weak"
 
 	"github.com/nats-io/nats.go"
@@ -17,11 +19,13 @@ import (
 // the violation to the connection alone (its error handler, LastError),
 // and nats.go waits out its whole request timeout (5 s). LookupKV hears
 // the violation on the connection's error handler and ends the lookup at
-// once with a RefusedError. The handler is wrapped on a connection's
-// first lookup (the handler it had is still called first), so any
-// connection is heard, Connect's or not; a handler set on the connection
-// after that replaces the hearing, and a refused lookup then ends as it
-// did before, at its timeout, still told by Refused.
+// once with a RefusedError. The handler is wrapped when Connect makes the
+// connection, or on a connection's first lookup (the handler it had is
+// still called first), so any connection is heard, Connect's or not; a
+// handler set on the connection after that replaces the hearing, and a
+// refused lookup then ends as it did before, at its timeout, said a
+// timeout. Each refusal is heard by one request (hearing, below): an old
+// violation on the same subject does not make a later timeout a refusal.
 
 // RefusedError is a bucket's (or object store's) lookup, or a read of its
 // keys, the bus refused this connection: a permission violation on
@@ -127,11 +131,16 @@ func hear(ctx context.Context, js jetstream.JetStream, refused *RefusedError, ma
 	return err
 }
 
-// hearing hands the publishes a connection is refused to the lookups
-// awaiting them.
+// hearing hands the publishes a connection is refused to the calls
+// awaiting them, each refusal to one call: the oldest awaiting one whose
+// request it names (a refusal answers one request, so two lookups of one
+// bucket in flight each take their own). A refusal no call awaited is
+// kept for a while (heardMemory, at most maxHeard of them) for Refused to
+// take, once, after a call not heard so timed out.
 type hearing struct {
 	mu      sync.Mutex
-	waiters map[*waiter]struct{}
+	waiters []*waiter     // in the order they came
+	kept    []keptRefusal // refusals no waiter took, oldest first
 }
 
 // waiter is one call awaiting a refusal of a subject it matches.
@@ -139,6 +148,20 @@ type waiter struct {
 	match   func(subject string) bool
 	refused func(subject string)
 }
+
+// keptRefusal is a refusal no waiter took, and when it was heard.
+type keptRefusal struct {
+	subject string
+	at      time.Time
+}
+
+// maxHeard bounds the refusals a hearing keeps; heardMemory is how long
+// one is kept: longer than the calls Refused is asked of last (a
+// templates fetch's 30 s try), shorter than an operator takes to give a
+// right back and a stream to time out on its own.
+const maxHeard = 64
+
+var heardMemory = time.Minute
 
 var (
 	hearingsMu sync.Mutex
@@ -156,7 +179,7 @@ func hearingOf(nc *nats.Conn) *hearing {
 	if h := hearings[key]; h != nil {
 		return h
 	}
-	h := &hearing{waiters: map[*waiter]struct{}{}}
+	h := &hearing{}
 	prev := nc.ErrorHandler()
 	nc.SetErrorHandler(func(c *nats.Conn, sub *nats.Subscription, err error) {
 		if prev != nil {
@@ -173,16 +196,26 @@ func hearingOf(nc *nats.Conn) *hearing {
 	return h
 }
 
-// await calls refused with the subject of each publish refused from now
-// on whose subject match says is its, until the returned forget is called.
+// heardOn is nc's hearing if it has one (nil: its refusals are not heard).
+func heardOn(nc *nats.Conn) *hearing {
+	hearingsMu.Lock()
+	defer hearingsMu.Unlock()
+	return hearings[weak.Make(nc)]
+}
+
+// await calls refused with the subject of the first publish refused from
+// now on that match says is its (and no waiter before it took), unless
+// the returned forget is called first.
 func (h *hearing) await(match func(subject string) bool, refused func(subject string)) (forget func()) {
 	w := &waiter{match: match, refused: refused}
 	h.mu.Lock()
-	h.waiters[w] = struct{}{}
+	h.waiters = append(h.waiters, w)
 	h.mu.Unlock()
 	return func() {
 		h.mu.Lock()
-		delete(h.waiters, w)
+		if i := slices.Index(h.waiters, w); i >= 0 {
+			h.waiters = slices.Delete(h.waiters, i, i+1)
+		}
 		h.mu.Unlock()
 	}
 }
@@ -194,10 +227,32 @@ func (h *hearing) heard(err error) {
 		return
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	for w := range h.waiters {
+	for i, w := range h.waiters {
 		if w.match(subject) {
+			h.waiters = slices.Delete(h.waiters, i, i+1)
+			h.mu.Unlock()
 			w.refused(subject)
+			return
 		}
 	}
+	if len(h.kept) == maxHeard {
+		h.kept = slices.Delete(h.kept, 0, 1)
+	}
+	h.kept = append(h.kept, keptRefusal{subject, time.Now()})
+	h.mu.Unlock()
+}
+
+// take takes the newest refusal kept within heardMemory that match says
+// is the call's: true when there was one (it is not taken again).
+func (h *hearing) take(match func(subject string) bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	since := time.Now().Add(-heardMemory)
+	for i := len(h.kept) - 1; i >= 0 && h.kept[i].at.After(since); i-- {
+		if match(h.kept[i].subject) {
+			h.kept = slices.Delete(h.kept, i, i+1)
+			return true
+		}
+	}
+	return false
 }
