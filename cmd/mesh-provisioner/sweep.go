@@ -61,7 +61,8 @@ const sweepTimeout = time.Minute
 // sweep asks the server's verb for a sweep and prints it: exit 0 when
 // nothing failed or stood asked, 1 when something did (a need, a
 // module's report, or a module left without a report for longer than
-// --stood-after), 2 when the sweep could not be made (SPEC §6.2).
+// --stood-after), 2 when the sweep could not be made (SPEC §6.2), a
+// --node or --module that names nothing the mesh knows included.
 func sweep(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner sweep", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
@@ -135,6 +136,11 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
+	if r.NothingNamed != "" {
+		// A name mistyped: a cron job's sweep must not pass on it for ever.
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %s (no sweep of it can be made: is the name right?)\n", control.JSONSafe([]byte(r.NothingNamed)))
+		return 2
+	}
 	if *asJSON {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
@@ -152,8 +158,9 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		server.WriteSweep(stdout, r)
 	}
 	if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+r.Summary.NoReport+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
-		// A name mistyped would otherwise read as a mesh with nothing held.
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: no module is assigned to %s\n", narrowed(*node, *module))
+		// Assigned without a provisioning plan (or a server that does not
+		// say nothing_named): not a mesh with nothing held.
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: no module with a provisioning plan is assigned to %s\n", narrowed(*node, *module))
 	}
 	if r.Held() {
 		return 1

@@ -87,6 +87,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 		wg.Go(func() { read[i] = s.fetch(ctx, js, st.bucket, st.what) })
 	}
 	wg.Wait()
+	keysNamed := false // a key of the needs, applied or collect bucket bears the narrowing's names
 	for i, st := range steps {
 		r := read[i]
 		switch {
@@ -109,8 +110,10 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 			}
 		}
 		st.read(sel)
+		keysNamed = keysNamed || st.what != "" && len(sel) > 0
 	}
 	s.finish()
+	s.res.reply.NothingNamed = s.nothingNamed(keysNamed)
 	return s.res, nil
 }
 

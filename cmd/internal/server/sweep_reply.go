@@ -31,9 +31,14 @@ type SweepReply struct {
 	// permission violation), judged as empty as a missing one is: not in
 	// SPEC §6.2's reply, added so that a server without the right to read
 	// the assignments still sweeps, and says what it could not judge.
-	UnreadableBuckets []string  `json:"unreadable_buckets,omitempty"`
-	Findings          []Finding `json:"findings"`
-	Orphans           []Orphan  `json:"orphans"`
+	UnreadableBuckets []string `json:"unreadable_buckets,omitempty"`
+	// NothingNamed says that the sweep's narrowing (node, module) names
+	// nothing the mesh knows: no assignment and no key bears it
+	// (sweep_named.go). Not in SPEC §6.2's reply: a mistyped name is told
+	// from a mesh with nothing held back.
+	NothingNamed string    `json:"nothing_named,omitempty"`
+	Findings     []Finding `json:"findings"`
+	Orphans      []Orphan  `json:"orphans"`
 	// NoReport names the modules Summary.NoReport counts (assigned with a
 	// plan, no report written), by node then module: not in SPEC §6.2's
 	// reply, added so that an operator learns which they are.

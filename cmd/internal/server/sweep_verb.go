@@ -132,7 +132,8 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 }
 
 // sweepPage is one page of the reply, and how many pages it has: the head
-// (what, at, stood_after, summary, missing_buckets, unreadable_buckets) on every page,
+// (what, at, stood_after, summary, missing_buckets, unreadable_buckets,
+// nothing_named) on every page,
 // findings, orphans then no_report paged as the other answers are.
 func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	head := plainJSON(struct {
@@ -142,7 +143,8 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 		Summary           Summary  `json:"summary"`
 		MissingBuckets    []string `json:"missing_buckets,omitempty"`
 		UnreadableBuckets []string `json:"unreadable_buckets,omitempty"`
-	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets, r.UnreadableBuckets})
+		NothingNamed      string   `json:"nothing_named,omitempty"`
+	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets, r.UnreadableBuckets, r.NothingNamed})
 	head = head[1 : len(head)-1]
 	lists := []itemList{{"findings", nil}, {"orphans", nil}, {"no_report", nil}}
 	room := limit - listsOverhead(head, lists)

@@ -1,0 +1,35 @@
+package server
+
+// A sweep narrowed to a node or module (mesh-provisioner sweep --node N,
+// --module M) that names nothing the mesh knows is a name mistyped, not a
+// mesh with nothing held back: a cron job whose sweep passes for ever on a
+// typo watches nothing. The sweep says so in NothingNamed (an addition to
+// SPEC §6.2's reply, on every page), and the command exits 2, as for a
+// sweep it could not make. Known is: an assignment of that name (with a
+// plan or without), or a key of the needs, applied or collect bucket
+// bearing it (orphans included: their sweep is a real one). Nothing is
+// said when the sweep could not tell: the assignments bucket missing, or
+// a bucket the bus refuses the server.
+
+// nothingNamed is why the sweep's narrowing names nothing (empty when it
+// names something, or is none, or the sweep cannot tell); keysNamed says
+// whether a key of the needs, applied or collect bucket bears the name.
+func (s *sweeper) nothingNamed(keysNamed bool) string {
+	node, module := s.p.Node, s.p.Module
+	if node == "" && module == "" || keysNamed || !s.assignments || len(s.res.reply.UnreadableBuckets) > 0 {
+		return ""
+	}
+	for nm := range s.plans {
+		if (node == "" || nm.Node == node) && (module == "" || nm.Module == module) {
+			return ""
+		}
+	}
+	switch {
+	case module == "":
+		return "no module is assigned to node " + node + " and no key names it"
+	case node == "":
+		return "no module " + module + " is assigned anywhere and no key names it"
+	default:
+		return "no module " + module + " is assigned to node " + node + " and no key names it"
+	}
+}
