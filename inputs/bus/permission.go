@@ -32,8 +32,9 @@ func notPermitted(js jetstream.JetStream, bucket string, err error) bool {
 // *RefusedError (LookupKV, LookupObjectStore or HearKV heard the refusal
 // during the call) is one for its stream. A call that timed out is one
 // when its connection heard such a refusal that no other call took
-// (within heardMemory), and that refusal is taken: a second timeout is
-// not said refused for it. The connection's LastError is not read: it
+// (within heardMemory), and that refusal is taken: a later timeout is
+// not said refused for it (the same failure asked again at once, within
+// askedAgain, still is). The connection's LastError is not read: it
 // keeps an old violation for as long as the connection lasts, and made
 // any later timeout on the stream (a stream electing its leader, the
 // right since given back) "not permitted". A connection whose refusals

@@ -136,7 +136,7 @@ func hear(ctx context.Context, js jetstream.JetStream, refused *RefusedError, ma
 // request it names (a refusal answers one request, so two lookups of one
 // bucket in flight each take their own). A refusal no call awaited is
 // kept for a while (heardMemory, at most maxHeard of them) for Refused to
-// take, once, after a call not heard so timed out.
+// take, once (askedAgain aside), after a call not heard so timed out.
 type hearing struct {
 	mu      sync.Mutex
 	waiters []*waiter     // in the order they came
@@ -149,10 +149,11 @@ type waiter struct {
 	refused func(subject string)
 }
 
-// keptRefusal is a refusal no waiter took, and when it was heard.
+// keptRefusal is a refusal no waiter took, when it was heard, and when
+// Refused took it (zero: not yet).
 type keptRefusal struct {
-	subject string
-	at      time.Time
+	subject   string
+	at, taken time.Time
 }
 
 // maxHeard bounds the refusals a hearing keeps; heardMemory is how long
@@ -162,6 +163,10 @@ type keptRefusal struct {
 const maxHeard = 64
 
 var heardMemory = time.Minute
+
+// askedAgain is how long a refusal Refused took still answers it (a
+// variable for a test).
+var askedAgain = time.Second
 
 var (
 	hearingsMu sync.Mutex
@@ -238,19 +243,30 @@ func (h *hearing) heard(err error) {
 	if len(h.kept) == maxHeard {
 		h.kept = slices.Delete(h.kept, 0, 1)
 	}
-	h.kept = append(h.kept, keptRefusal{subject, time.Now()})
+	h.kept = append(h.kept, keptRefusal{subject: subject, at: time.Now()})
 	h.mu.Unlock()
 }
 
 // take takes the newest refusal kept within heardMemory that match says
-// is the call's: true when there was one (it is not taken again).
+// is the call's: true when there was one. A refusal taken is not taken by
+// a later call, but is still the answer for askedAgain after its take:
+// one failure is sometimes asked of twice (a reader's and its caller's
+// word on one ended fetch).
 func (h *hearing) take(match func(subject string) bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	since := time.Now().Add(-heardMemory)
+	now := time.Now()
+	since := now.Add(-heardMemory)
 	for i := len(h.kept) - 1; i >= 0 && h.kept[i].at.After(since); i-- {
-		if match(h.kept[i].subject) {
-			h.kept = slices.Delete(h.kept, i, i+1)
+		k := &h.kept[i]
+		if !match(k.subject) {
+			continue
+		}
+		if k.taken.IsZero() {
+			k.taken = now
+			return true
+		}
+		if now.Sub(k.taken) < askedAgain {
 			return true
 		}
 	}

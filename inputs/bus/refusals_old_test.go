@@ -100,3 +100,40 @@ func TestLookupsInFlightTogetherEachHearTheirRefusal(t *testing.T) {
 		}
 	}
 }
+
+// TestARefusalNoCallAwaitedIsTakenByOneTimeout: a refusal no call awaited
+// (a plain request, not LookupKV's or HearKV's) is the reason of the
+// timeout asked of first, and of that same timeout asked again at once,
+// but not of a timeout asked of later: one refusal, one request.
+func TestARefusalNoCallAwaitedIsTakenByOneTimeout(t *testing.T) {
+	s := refusingBus(t)
+	nc := connect(t, Options{URL: s.ClientURL(), User: "ace", Password: "ace", Log: zerolog.Nop()})
+	js := newJS(t, nc)
+	_, err := nc.Request("$JS.API.STREAM.INFO.KV_closed", nil, 300*time.Millisecond)
+	if !errors.Is(err, nats.ErrTimeout) {
+		t.Fatalf("a plain request the bus refuses: %v, want nats' timeout", err)
+	}
+	h := heardOn(nc)
+	if h == nil {
+		t.Fatal("Connect's connection has no hearing")
+	}
+	bustest.Eventually(t, 10*time.Second, func() error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if len(h.kept) == 0 {
+			return errors.New("the refusal is not heard yet")
+		}
+		return nil
+	})
+	if !Refused(js, err, "KV_closed") {
+		t.Fatal("the refused request's timeout is not said refused")
+	}
+	if !Refused(js, err, "KV_closed") {
+		t.Fatal("the same timeout asked of again at once is not said refused")
+	}
+	defer func(d time.Duration) { askedAgain = d }(askedAgain)
+	askedAgain = 0 // what follows is later
+	if Refused(js, err, "KV_closed") {
+		t.Fatal("a later timeout is said refused by a refusal an earlier one took")
+	}
+}
