@@ -61,8 +61,9 @@ const sweepTimeout = time.Minute
 // sweep asks the server's verb for a sweep and prints it: exit 0 when
 // nothing failed or stood asked, 1 when something did (a need, a
 // module's report, or a module left without a report for longer than
-// --stood-after), 2 when the sweep could not be made (SPEC §6.2), a
-// --node or --module that names nothing the mesh knows included.
+// --stood-after), 2 when the sweep could not be made (SPEC §6.2). A
+// --node or --module that names nothing the mesh knows is a sweep made
+// (0), said on stderr.
 func sweep(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner sweep", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
@@ -136,11 +137,6 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
-	if r.NothingNamed != "" {
-		// A name mistyped: a cron job's sweep must not pass on it for ever.
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: %s (no sweep of it can be made: is the name right?)\n", control.JSONSafe([]byte(r.NothingNamed)))
-		return 2
-	}
 	if *asJSON {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
@@ -157,7 +153,13 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		}
 		server.WriteSweep(stdout, r)
 	}
-	if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+r.Summary.NoReport+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
+	if r.NothingNamed != "" {
+		// A name mistyped reads as a mesh with nothing held: said on
+		// stderr, the reply printed as it is. The exit status stays SPEC
+		// §6.2's (the sweep was made, and nothing in it failed): a cron
+		// job that must catch a typo reads stderr or nothing_named.
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %s (is the name right?)\n", control.JSONSafe([]byte(r.NothingNamed)))
+	} else if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+r.Summary.NoReport+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
 		// Assigned without a provisioning plan (or a server that does not
 		// say nothing_named): not a mesh with nothing held.
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: no module with a provisioning plan is assigned to %s\n", narrowed(*node, *module))

@@ -11,15 +11,15 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// TestASweepNarrowedToANameNothingBearsExitsTwo: `mesh-provisioner sweep
-// --module <typo>` (or `--node <unknown>`) run by a cron job must not pass
-// for ever as a mesh with nothing held back: a module or node assigned
-// nowhere whose name no key of the needs, applied and collect buckets
-// bears is a sweep that could not be made, exit 2, saying so. A module
-// assigned nowhere whose keys are left (orphans) is a real sweep, and so
-// is one assigned without a provisioning plan: exit 0 when nothing holds
-// back. Run as the built command, as the cron job runs it.
-func TestASweepNarrowedToANameNothingBearsExitsTwo(t *testing.T) {
+// TestASweepNarrowedToANameNothingBearsSaysSo: `mesh-provisioner sweep
+// --module <typo>` (or `--node <unknown>`) says on stderr that no module
+// is assigned there and no key names it, and prints the reply as it is
+// (nothing_named in --json); its exit status is SPEC §6.2's, 0: the sweep
+// was made and nothing failed or stood asked. A module assigned nowhere
+// whose keys are left (orphans) is a real sweep, and so is one assigned
+// without a provisioning plan: nothing said of a name. Run as the built
+// command, as a cron job runs it.
+func TestASweepNarrowedToANameNothingBearsSaysSo(t *testing.T) {
 	bin := proctest.Build(t, "github.com/novox/mesh-provisioner/cmd/mesh-provisioner", "")
 	url := sweepMesh(t, true, func(b sweepBuckets) {
 		b.put(b.assignments, "ace.web", map[string]any{"provisioning": map[string]any{}})
@@ -51,10 +51,10 @@ func TestASweepNarrowedToANameNothingBearsExitsTwo(t *testing.T) {
 		code int
 		says string // on stderr
 	}{
-		{[]string{"--module", "wbe"}, 2, "no module wbe is assigned anywhere and no key names it"},
-		{[]string{"--module", "wbe", "--json"}, 2, "no module wbe is assigned anywhere and no key names it"},
-		{[]string{"--node", "nosuch"}, 2, "no module is assigned to node nosuch and no key names it"},
-		{[]string{"--node", "ace", "--module", "wbe"}, 2, "no module wbe is assigned to node ace and no key names it"},
+		{[]string{"--module", "wbe"}, 0, "no module wbe is assigned anywhere and no key names it"},
+		{[]string{"--module", "wbe", "--json"}, 0, "no module wbe is assigned anywhere and no key names it"},
+		{[]string{"--node", "nosuch"}, 0, "no module is assigned to node nosuch and no key names it"},
+		{[]string{"--node", "ace", "--module", "wbe"}, 0, "no module wbe is assigned to node ace and no key names it"},
 		{[]string{"--module", "gone"}, 0, ""},
 		{[]string{"--node", "old"}, 0, ""},
 		{[]string{"--module", "noplan"}, 0, ""},
@@ -64,6 +64,9 @@ func TestASweepNarrowedToANameNothingBearsExitsTwo(t *testing.T) {
 		if code != c.code || c.says != "" && !strings.Contains(errs, c.says) || c.says == "" && strings.Contains(errs, "no key names it") {
 			t.Errorf("sweep %s: exit %d, want %d saying %q\nstdout:\n%sstderr:\n%s", strings.Join(c.args, " "), code, c.code, c.says, out, errs)
 		}
+	}
+	if _, out, _ := run("--module", "wbe", "--json"); !strings.Contains(out, `"nothing_named": "no module wbe is assigned anywhere and no key names it"`) {
+		t.Errorf("sweep --module wbe --json does not say nothing_named:\n%s", out)
 	}
 	if _, out, _ := run("--module", "gone"); !strings.Contains(out, "old.gone") {
 		t.Errorf("the sweep of a module with orphan keys does not name them:\n%s", out)
