@@ -1,6 +1,8 @@
 package nodes
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -41,11 +43,19 @@ type reaskRound struct {
 //
 // The list's first value waits until every consumer's credential has had
 // an answer from the vault itself (sealed, absent, refused), or
-// FirstConsumersWait passed (a vault that does not answer, ReleaseDue).
-// Without it, a provider with many consumers was filled again for every
-// batch of answers as its consumers' credentials first came in: 92 fills
-// of one file at 2,019 consumers, and with on_change restart as many
-// restarts of the provider's program in its first seconds.
+// FirstConsumersWait passed since the vault first answered one of them (a
+// vault that answers for some names and not others, ReleaseDue). Without
+// it, a provider with many consumers was filled again for every batch of
+// answers as its consumers' credentials first came in: 92 fills of one
+// file at 2,019 consumers, and with on_change restart as many restarts of
+// the provider's program in its first seconds.
+//
+// While the vault has answered none of the list's credentials (asks made,
+// no reply: the vault down), the list waits for as long as that lasts,
+// saying so (vaultSilentWhy): the vault not answering is no answer that
+// a consumer is not held (SPEC §4.2, §4.5), and a list filled without
+// them rewrote a provider's consumers file empty and restarted its program
+// because its client restarted while the vault was unreachable.
 //
 // After the bus came back (ReaskRound), a list keeps its value until every
 // credential it reads has been answered again, or the round's time is up:
@@ -60,8 +70,8 @@ func (m *NodeGraph) computeConsumers(in graph.In) (any, error) {
 	switch {
 	case in.State(0) != graph.Ready:
 	case self.State() != graph.Ready:
-		if m.firstRoundOpen(in, self.Key().Name) {
-			return nil, graph.Wait(firstRoundWhy)
+		if why := m.firstRoundOpen(in, self.Key().Name); why != "" {
+			return nil, graph.Wait("%s", why)
 		}
 		delete(m.consumersHeld.first, self.Key().Name)
 	case m.consumersHeld.round != nil && m.heldByRound(in):
@@ -70,33 +80,64 @@ func (m *NodeGraph) computeConsumers(in graph.In) (any, error) {
 	return computeConsumersList(in)
 }
 
-// firstRoundOpen says whether some consumer's credential (input i+1 for
-// binding i) has had no answer from the vault itself yet and
-// FirstConsumersWait has not passed since list pk began to wait for them
-// (it records when). A pair/ name's answer goes with its leaf (collect):
-// a leaf made again waits again.
-func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) bool {
+// firstRoundOpen says why list pk's first value still waits ("" when it
+// does not): some consumer's credential (input i+1 for binding i) has had
+// no answer from the vault itself yet, and either the vault answered
+// none of them (the list waits with no time limit: vaultSilentWhy; or,
+// none asked yet, firstRoundWhy) or FirstConsumersWait has not passed
+// since the vault first answered one (it records when). A pair/ name's
+// answer goes with its leaf (collect): a leaf made again waits again.
+func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) string {
 	if m.consumersHeld.released[pk] {
 		delete(m.consumersHeld.released, pk)
-		return false
+		return ""
 	}
-	_, waiting := m.consumersHeld.first[pk]
 	bindings, _ := in.Value(0).([]Binding)
+	open, answered := false, false
+	var silent []string // asked, no answer from the vault
 	for i, b := range bindings {
-		if i+1 >= in.Len() || in.State(i+1) == graph.Ready {
+		s, known := m.secrets[b.Credential]
+		if s.answered {
+			answered = true
+		}
+		if i+1 >= in.Len() || in.State(i+1) == graph.Ready || s.answered {
 			continue
 		}
-		if !m.secrets[b.Credential].answered {
-			if !waiting {
-				if m.consumersHeld.first == nil {
-					m.consumersHeld.first = map[string]time.Time{}
-				}
-				m.consumersHeld.first[pk] = m.g.Now()
-			}
-			return true
+		open = true
+		if known {
+			silent = append(silent, b.Credential)
 		}
 	}
-	return false
+	switch {
+	case !open:
+		return ""
+	case !answered:
+		delete(m.consumersHeld.first, pk) // no time limit: waited for
+		if len(silent) == 0 {
+			return firstRoundWhy
+		}
+		return vaultSilentWhy(silent)
+	}
+	if _, waiting := m.consumersHeld.first[pk]; !waiting {
+		if m.consumersHeld.first == nil {
+			m.consumersHeld.first = map[string]time.Time{}
+		}
+		m.consumersHeld.first[pk] = m.g.Now()
+	}
+	return firstRoundWhy
+}
+
+// vaultSilentWhy is what a consumers list says while the vault has given
+// no answer for any of its credentials: the names of up to three of those
+// asked (never a value), so explain and the report point at the vault.
+func vaultSilentWhy(names []string) string {
+	const shown = 3
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if n := len(names) - shown; n > 0 {
+		list += " and " + strconv.Itoa(n) + " more"
+	}
+	return "the vault has given no answer (sealed, absent or refused) for any consumer's credential (" + list +
+		"): the list waits for it"
 }
 
 // heldByRound says whether a credential the list reads is still to be

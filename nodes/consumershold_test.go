@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,52 @@ func TestAConsumersListMovesOnceForTheReaskRound(t *testing.T) {
 	m.Stabilize()
 	if v := consumerValues(t, m); len(v) != 2 || v[0] != "a3" || m.ConsumersHeld() {
 		t.Fatalf("the round's time up did not let the list move: %v", v)
+	}
+}
+
+// A consumers list whose credentials the vault has answered none of (asks
+// made, no reply: the vault down) waits with no time limit, saying so by
+// the credentials' names; once the vault answers one, the list waits
+// FirstConsumersWait at most for the others, counted from that answer,
+// then is made of those it holds.
+func TestAConsumersListWaitsWhileTheVaultAnswersNoneOfItsCredentials(t *testing.T) {
+	m := providerOfTwo(t)
+	now := time.Now()
+	m.g.Now = func() time.Time { return now }
+	ace, g14 := "pair/gitea/gitea-read/ace/cc", "pair/gitea/gitea-read/g14/cc"
+	m.SecretWaiting(ace, "vault: no answer within 5s", now)
+	m.SecretWaiting(g14, "vault: no answer within 5s", now)
+	m.Stabilize()
+	now = now.Add(time.Hour)
+	m.ReleaseDue(now)
+	m.Stabilize()
+	if v := consumerValues(t, m); v != nil || m.ConsumersHeld() {
+		t.Fatalf("the list was filled (%v) or timed (held %v) with the vault answering none", v, m.ConsumersHeld())
+	}
+	f := file(m, "gitea", "/etc/gitea/consumers.json")
+	if f.State != graph.Waiting || !strings.Contains(f.Why, "the vault has given no answer") ||
+		!strings.Contains(f.Why, ace) || !strings.Contains(f.Why, g14) {
+		t.Fatalf("the file is %v: %q", f.State, f.Why)
+	}
+
+	m.SecretAbsent(g14, "vault: absent", now)
+	m.Stabilize()
+	if v := consumerValues(t, m); v != nil || !m.ConsumersHeld() {
+		t.Fatalf("the list did not wait for the others once the vault answered one: %v", v)
+	}
+	m.ReleaseDue(now.Add(FirstConsumersWait - time.Millisecond))
+	m.Stabilize()
+	if v := consumerValues(t, m); v != nil {
+		t.Fatalf("released before 5s from the vault's first answer: %v", v)
+	}
+	m.ReleaseDue(now.Add(FirstConsumersWait))
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 0 || file(m, "gitea", "/etc/gitea/consumers.json").State != graph.Ready {
+		t.Fatalf("after 5s from the vault's first answer the list is %v, want empty and filled", v)
+	}
+	m.SetSecret(ace, []byte("s-ace"), now)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 1 || v[0] != "s-ace" {
+		t.Fatalf("a credential answered later is not listed: %v", v)
 	}
 }

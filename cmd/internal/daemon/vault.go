@@ -47,7 +47,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 		if a.Changed {
 			msg := "the vault does not answer: asking again with backoff"
 			if pair {
-				msg = "the vault does not answer for a consumer's credential: the consumer is left out, asking again with backoff"
+				msg = "the vault does not answer for a consumer's credential: asking again with backoff; the consumer is left out once the vault answers for others of its list (while it answers none, the list waits)"
 			}
 			d.log.Info().Str("secret", a.Name).Str("reason", r.Reason).Msg(msg)
 		}
@@ -65,7 +65,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 		if a.Changed {
 			msg := "asking the vault went wrong: asking again with backoff"
 			if pair {
-				msg = "asking the vault for a consumer's credential went wrong: the consumer is left out, asking again with backoff"
+				msg = "asking the vault for a consumer's credential went wrong: asking again with backoff; the consumer is left out once the vault answers for others of its list (while it answers none, the list waits)"
 			}
 			d.log.Warn().Str("secret", a.Name).Str("reason", r.Reason).Msg(msg)
 		}

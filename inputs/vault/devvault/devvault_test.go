@@ -236,6 +236,22 @@ func TestSilent(t *testing.T) {
 	expect(t, c.Ask(e.ctx, name, "claude-code"), vault.Sealed, "")
 }
 
+// SetSilentFor leaves one name's asks unanswered and answers the others.
+func TestSilentForOneName(t *testing.T) {
+	e := newEnv(t, true, [2]string{"ace", "claude-code"})
+	quiet, other := spec.OwnSecretName("claude-code", "quiet"), spec.OwnSecretName("claude-code", "other")
+	e.vault.Set(e.ctx, quiet, []byte("q"))
+	e.vault.Set(e.ctx, other, []byte("o"))
+	c := e.client(t, "ace", zerolog.Nop())
+	c.Timeout = 200 * time.Millisecond
+
+	e.vault.SetSilentFor(quiet, true)
+	expect(t, c.Ask(e.ctx, quiet, "claude-code"), vault.Silent, "within 200ms")
+	expect(t, c.Ask(e.ctx, other, "claude-code"), vault.Sealed, "")
+	e.vault.SetSilentFor(quiet, false)
+	expect(t, c.Ask(e.ctx, quiet, "claude-code"), vault.Sealed, "")
+}
+
 func TestSilentWithoutVault(t *testing.T) {
 	e := newEnv(t, true, [2]string{"ace", "claude-code"})
 	e.vault.Stop()

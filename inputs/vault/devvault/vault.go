@@ -66,6 +66,7 @@ type Vault struct {
 	refusals map[string]string
 	forms    map[string]string // credential form held for a provision/ name
 	silent   bool
+	silentOn map[string]bool // names whose asks are taken and not answered
 	asks     []Ask
 	counts   map[string]int
 	nc       *nats.Conn
@@ -94,6 +95,7 @@ func New(log zerolog.Logger) *Vault {
 		values:   map[string][]byte{},
 		refusals: map[string]string{},
 		forms:    map[string]string{},
+		silentOn: map[string]bool{},
 		counts:   map[string]int{},
 		slots:    make(chan struct{}, answering),
 	}
@@ -184,6 +186,19 @@ func (v *Vault) SetSilent(silent bool) {
 	v.mu.Lock()
 	v.silent = silent
 	v.mu.Unlock()
+}
+
+// SetSilentFor makes the vault receive asks for name without answering
+// them (true) or answer them again (false), whatever SetSilent says of
+// the others: a vault that answers for some names and not for others.
+func (v *Vault) SetSilentFor(name string, silent bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if silent {
+		v.silentOn[name] = true
+		return
+	}
+	delete(v.silentOn, name)
 }
 
 // Start answers mesh-vault.get.> in the queue group mesh-vault. js reads the
@@ -283,7 +298,7 @@ func (v *Vault) serve(m *nats.Msg) {
 		serving(ask.Secret)
 	}
 	v.mu.Lock()
-	silent, js := v.silent, v.js
+	silent, js := v.silent || v.silentOn[ask.Secret], v.js
 	v.mu.Unlock()
 
 	var rep reply
