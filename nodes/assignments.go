@@ -176,7 +176,8 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 func (m *NodeGraph) index(key string, asg *Assignment) {
 	held := holdBinds(asg)
 	var oldBinds, newBinds map[string][]string // provider/provision → the entries' locals, in order
-	if old := m.assignments[key]; old != nil {
+	old := m.assignments[key]
+	if old != nil {
 		oldBinds = bindsOf(old)
 		for pk := range oldBinds {
 			delete(m.bindings[pk], key)
@@ -206,6 +207,9 @@ func (m *NodeGraph) index(key string, asg *Assignment) {
 		if _, ok := oldBinds[pk]; !ok {
 			m.consumersMoved(pk)
 		}
+	}
+	if old != nil {
+		m.dropUnbound(old, oldBinds, newBinds)
 	}
 }
 

@@ -154,3 +154,41 @@ func TestAConsumersListWaitsWhileTheVaultAnswersNoneOfItsCredentials(t *testing.
 		t.Fatalf("a credential answered later is not listed: %v", v)
 	}
 }
+
+// A provider's plan moving to a new templates archive rebuilds its
+// consumers list: the credentials it held come back to it without an ask,
+// so the list keeps every consumer whatever the vault does meanwhile (as a
+// module's own secret is held while the module is here). A consumer that
+// unbinds meanwhile takes its credential with it.
+func TestAProvidersNewArchiveKeepsItsConsumersCredentials(t *testing.T) {
+	const digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	m := providerOfTwo(t)
+	now := time.Now()
+	ace, g14 := "pair/gitea/gitea-read/ace/cc", "pair/gitea/gitea-read/g14/cc"
+	m.SetSecret(ace, []byte("s-ace"), now)
+	m.SetSecret(g14, []byte("s-g14"), now)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 2 {
+		t.Fatalf("first value %v", v)
+	}
+	p := Plan{Files: []FileSpec{{Path: "/etc/gitea/consumers.json", Template: "c"}}, Provides: []Offer{{Provision: "gitea-read"}}}
+	p.Templates = TemplatesRef{Ref: "file:///t/gitea-b.tar", Digest: digestB}
+	m.Put(spec.AssignmentsBucket, "ace.gitea", planJSON("ace", "gitea", p))
+	m.Stabilize()
+	if !m.HoldsSecret(ace) || !m.HoldsSecret(g14) {
+		t.Fatalf("the consumers' credentials were dropped between two archives")
+	}
+	m.Put(spec.AssignmentsBucket, "g14.cc", planJSON("g14", "cc", Plan{}))
+	m.Stabilize()
+	if m.HoldsSecret(g14) {
+		t.Errorf("the credential of a consumer that unbound is still held")
+	}
+	m.SetArchive("gitea", digestB, map[string][]byte{"c": []byte("${consumers:gitea-read}")})
+	m.Stabilize()
+	if asked := m.TakeNewSecrets(); len(asked) != 0 {
+		t.Errorf("the new archive's list asked the vault again for %v", asked)
+	}
+	if v := consumerValues(t, m); len(v) != 1 || v[0] != "s-ace" {
+		t.Fatalf("the list on the new archive is %v, want s-ace", v)
+	}
+}

@@ -345,8 +345,8 @@ func (m *NodeGraph) ForgetUnreadSecrets() {
 }
 
 // heldFor is the module of this node a module's own secret or provisioned
-// credential belongs to ("" for a consumer's pair/ credential, which is
-// not held once no consumers list reads it).
+// credential belongs to, and the provider a consumer's pair/ credential is
+// held for while its binding stands (pairHeldFor); "" for any other.
 func (m *NodeGraph) heldFor(name string) string {
 	v, err := spec.ParseVaultName(name)
 	switch {
@@ -355,6 +355,8 @@ func (m *NodeGraph) heldFor(name string) string {
 		return v.Module
 	case v.Class == spec.VaultProvision && v.Node == m.node:
 		return v.Module
+	case v.Class == spec.VaultPair:
+		return m.pairHeldFor(v)
 	}
 	return ""
 }

@@ -183,3 +183,31 @@ func TestAConsumerTheVaultRefusesIsLeftOutAndTheOthersAreServed(t *testing.T) {
 		t.Errorf("no log line says %s refused and left out", names[1])
 	}
 }
+
+// A provider's plan moving to a new templates archive while the vault is
+// down is filled from the new archive with its consumers list as it was:
+// the credentials the list held are kept while their bindings stand, as a
+// module's own secret is. Before, they were dropped with the old archive's
+// files and asked again, so the list of a vault that did not answer went
+// without them (rewritten empty, the program restarted; or, waiting for
+// the vault, the module's new files not filled).
+func TestAProvidersNewArchiveWithTheVaultDownKeepsItsConsumers(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	v, before, _ := m.providerOfTwoConsumers(f, t.TempDir(), ctlSock(t))
+	restarts := f.programRestarts()
+	v.Stop()
+
+	p := giteaPlan()
+	p.Files[0] = owned("/etc/gitea/consumers.json", "consumers", "gitea.service")
+	m.assign("ace", "gitea", p, map[string]string{"consumers": "${consumers:gitea-read}", "ini": "port = ${port:http}\nname = forge\n"})
+	m.waitFile("/etc/gitea/app.ini", "port = 3000\nname = forge\n")
+	m.waitState("ace", "gitea", "applied")
+	m.settle()
+	if text, _, _ := m.file("/etc/gitea/consumers.json"); text != before {
+		t.Errorf("the consumers file is %q after the provider's new archive with the vault down, want %q", text, before)
+	}
+	if got := f.programRestarts(); got != restarts {
+		t.Errorf("the provider's program was restarted: %q", strings.TrimPrefix(got, restarts))
+	}
+}
