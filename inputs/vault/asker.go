@@ -42,6 +42,9 @@ type Asker struct {
 	// once every forgetEvery (tests set it), or when a sample says so.
 	forgetEvery time.Duration
 	forgotAt    time.Time // when Retain last looked at every name
+	// unanswered: an ask got no answer from the vault (silent, error)
+	// since the vault last answered one (vaultBack).
+	unanswered bool
 }
 
 // Retain looks at every name answered for good when forgetEvery passed
@@ -279,6 +282,15 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 // schedules the next ask of name; a.mu is held.
 func (a *Asker) delivered(name string, st *askState, gen uint64, o Outcome) {
 	st.inflight = false
+	switch o {
+	case Silent, Error:
+		a.unanswered = true
+	default:
+		if a.unanswered {
+			a.unanswered = false
+			a.vaultBack(name)
+		}
+	}
 	var after time.Duration
 	switch o {
 	case Sealed:
@@ -297,6 +309,25 @@ func (a *Asker) delivered(name string, st *askState, gen uint64, o Outcome) {
 		st.timer = time.AfterFunc(after, func() { a.retry(name, st, gen) })
 	default:
 		delete(a.pending, name)
+	}
+}
+
+// vaultBack asks again at once every name but name (whose answer is the
+// vault's first since asks went unanswered) that waits on its backoff
+// after an ask the vault did not answer; a.mu is held. The vault is back:
+// without it, each such name waited out its own backoff (up to a minute,
+// each at its own moment), and a provider's consumers list, which waits
+// FirstConsumersWait from the vault's first answer for the others, was
+// filled without those whose next ask came later, then again for each.
+// Each client asks once the vault answers its own first retry, so a mesh
+// of clients is spread by their backoffs' jitter, as at a cold start.
+func (a *Asker) vaultBack(name string) {
+	for n, st := range a.pending {
+		if n == name || st.inflight || st.timer == nil || !st.answered || (st.last != Silent && st.last != Error) {
+			continue
+		}
+		st.attempt = 0
+		a.ask(n, st)
 	}
 }
 

@@ -23,6 +23,13 @@ type scriptedVault struct {
 	script map[string][]string
 	asked  map[string][]time.Time
 	gate   chan struct{} // when set, no ask is answered before it is closed
+	silent bool          // asks are recorded and not answered (the vault down)
+}
+
+func (v *scriptedVault) setSilent(silent bool) {
+	v.mu.Lock()
+	v.silent = silent
+	v.mu.Unlock()
 }
 
 // holdAnswers keeps every answer back until the function it returns is
@@ -57,8 +64,11 @@ func startAsker(t *testing.T, script map[string][]string, refused time.Duration)
 		n := len(v.asked[q.Secret])
 		v.asked[q.Secret] = append(v.asked[q.Secret], time.Now())
 		steps := v.script[q.Secret]
-		gate := v.gate
+		gate, silent := v.gate, v.silent
 		v.mu.Unlock()
+		if silent {
+			return
+		}
 		if gate != nil {
 			<-gate
 		}
@@ -357,5 +367,39 @@ func BenchmarkAskerRetainNothingMoved(b *testing.B) {
 			}
 			b.ReportMetric(float64(calls)/float64(b.N), "keeps/op")
 		})
+	}
+}
+
+// When the vault answers again after asks it left unanswered, every name
+// waiting on its backoff after such an ask is asked again at once, not
+// each at the end of its own backoff (up to a minute): a provider's
+// consumers list that waited for the vault is then filled with every
+// consumer in one go.
+func TestTheVaultAnsweringAgainAsksAtOnceTheNamesItLeftUnanswered(t *testing.T) {
+	a, v := startAsker(t, map[string][]string{"x": {StatusSealed}, "y": {StatusSealed}, "z": {StatusRefused}}, time.Hour)
+	a.backoff = backoff.Doubling{Min: time.Hour, Max: time.Hour}
+	a.client.Timeout = 200 * time.Millisecond
+	v.setSilent(true)
+	a.Ask("x", "")
+	a.Ask("y", "")
+	for range 2 {
+		if an := <-a.Answers(); an.Result.Outcome != Silent {
+			t.Fatalf("%s: %s with the vault silent", an.Name, an.Result)
+		}
+	}
+	v.setSilent(false)
+	a.Ask("z", "") // answered (refused): the vault is back
+	got := map[string]Outcome{}
+	timeout := time.After(20 * time.Second)
+	for len(got) < 3 {
+		select {
+		case an := <-a.Answers():
+			got[an.Name] = an.Result.Outcome
+		case <-timeout:
+			t.Fatalf("answers %v: the names left unanswered were not asked again once the vault answered", got)
+		}
+	}
+	if got["x"] != Sealed || got["y"] != Sealed || got["z"] != Refused {
+		t.Fatalf("answers %v", got)
 	}
 }
