@@ -86,37 +86,40 @@ func (m *NodeGraph) computeConsumers(in graph.In) (any, error) {
 // none of them (the list waits with no time limit: vaultSilentWhy; or,
 // none asked yet, firstRoundWhy) or FirstConsumersWait has not passed
 // since the vault first answered one (it records when). A pair/ name's
-// answer goes with its leaf (collect): a leaf made again waits again.
+// answer is kept while its binding stands (pairHeldFor), so a list made
+// again has what the vault last said of it.
 func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) string {
 	if m.consumersHeld.released[pk] {
 		delete(m.consumersHeld.released, pk)
 		return ""
 	}
 	bindings, _ := in.Value(0).([]Binding)
-	open, answered := false, false
-	var silent []string // asked, no answer from the vault
+	answered, silent := false, false // silent: one asked and not answered
+	var open [3]string               // the first credentials not answered, in list order
+	n := 0                           // how many are not
 	for i, b := range bindings {
-		s, known := m.secrets[b.Credential]
+		s, asked := m.secrets[b.Credential]
 		if s.answered {
 			answered = true
 		}
 		if i+1 >= in.Len() || in.State(i+1) == graph.Ready || s.answered {
 			continue
 		}
-		open = true
-		if known {
-			silent = append(silent, b.Credential)
+		if n < len(open) {
+			open[n] = b.Credential
 		}
+		n++
+		silent = silent || asked
 	}
 	switch {
-	case !open:
+	case n == 0:
 		return ""
 	case !answered:
 		delete(m.consumersHeld.first, pk) // no time limit: waited for
-		if len(silent) == 0 {
+		if !silent {
 			return firstRoundWhy
 		}
-		return vaultSilentWhy(silent)
+		return vaultSilentWhy(open[:min(n, len(open))], n)
 	}
 	if _, waiting := m.consumersHeld.first[pk]; !waiting {
 		if m.consumersHeld.first == nil {
@@ -128,13 +131,14 @@ func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) string {
 }
 
 // vaultSilentWhy is what a consumers list says while the vault has given
-// no answer for any of its credentials: the names of up to three of those
-// asked (never a value), so explain and the report point at the vault.
-func vaultSilentWhy(names []string) string {
-	const shown = 3
-	list := strings.Join(names[:min(len(names), shown)], ", ")
-	if n := len(names) - shown; n > 0 {
-		list += " and " + strconv.Itoa(n) + " more"
+// no answer for any of its credentials (all of them): the names of the
+// first (never a value) and how many more, so explain and the report point at the
+// vault. It does not move as the unanswered asks come back one by one, so
+// the need is written once for the vault's silence (SPEC §5.2).
+func vaultSilentWhy(first []string, all int) string {
+	list := strings.Join(first, ", ")
+	if more := all - len(first); more > 0 {
+		list += " and " + strconv.Itoa(more) + " more"
 	}
 	return "the vault has given no answer (sealed, absent or refused) for any consumer's credential (" + list +
 		"): the list waits for it"

@@ -119,8 +119,13 @@ func TestAConsumersListWaitsWhileTheVaultAnswersNoneOfItsCredentials(t *testing.
 	m.g.Now = func() time.Time { return now }
 	ace, g14 := "pair/gitea/gitea-read/ace/cc", "pair/gitea/gitea-read/g14/cc"
 	m.SecretWaiting(ace, "vault: no answer within 5s", now)
+	m.Stabilize()
+	first := file(m, "gitea", "/etc/gitea/consumers.json").Why
 	m.SecretWaiting(g14, "vault: no answer within 5s", now)
 	m.Stabilize()
+	if why := file(m, "gitea", "/etc/gitea/consumers.json").Why; why != first {
+		t.Errorf("the why moved as the unanswered asks came back: %q, then %q", first, why)
+	}
 	now = now.Add(time.Hour)
 	m.ReleaseDue(now)
 	m.Stabilize()
