@@ -101,7 +101,7 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 			r.Files = append(r.Files, rf)
 		}
 	}
-	return appendRemoved(r, v, mo)
+	return r
 }
 
 // WaitingOf is what a waiting module waits for, as its report says it:

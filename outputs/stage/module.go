@@ -27,7 +27,6 @@ type moduleOut struct {
 	// only then (issue 20: they were encoded each change only to be found
 	// unchanged).
 	itemsDirty bool
-	removed    bool // files holds one reported removed (dropRemoved: reported once, then dropped)
 	// needsQueued is the sum of the needs last queued for the bus
 	// (nodes.SumNeeds), needsWritten of those last written; needs whose sum is
 	// the one written are not queued again (issue 20: each change summed
@@ -147,8 +146,9 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 func shared(form string) bool { return form == nodes.FormManagedBlock || form == nodes.FormManagedKeys }
 
 // A whole request answered is the module's declaration: what it did not
-// name is no longer filled (a file it removed is reported once, then
-// dropped).
+// name is no longer filled. A file the node-engine removed is not in the
+// report (SPEC §5.3's actions are written, unchanged, kept and merged,
+// each with a digest): the stage logs it (Land).
 func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte) {
 	if err != nil {
 		mo.fail(fillFailure(err, req, carriesSecret(sent)), time.Now())
@@ -218,17 +218,18 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			r.Path = fv.Spec.Path // the same bytes, already held: not the answer's copy
 		}
 		r.Action = fill.Canonical(r.Action)
-		mo.files[r.Path] = report.File{Path: r.Path, Action: r.Action, Digest: r.Digest}
 		if r.Action == fill.ActionRemoved {
-			mo.removed = true
+			delete(mo.files, r.Path) // no longer there: logged, not reported
+			continue
 		}
+		mo.files[r.Path] = report.File{Path: r.Path, Action: r.Action, Digest: r.Digest}
 	}
 	mo.before = nil
 	if !req.Whole {
 		return
 	}
-	for p, f := range mo.files {
-		if _, named := sent[p]; !named && f.Action != fill.ActionRemoved {
+	for p := range mo.files {
+		if _, named := sent[p]; !named {
 			delete(mo.files, p) // no longer the module's: a seed or managed-keys file is left as it is
 		}
 	}

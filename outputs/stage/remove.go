@@ -1,14 +1,11 @@
 package stage
 
 import (
-	"cmp"
 	"context"
 	"maps"
 	"slices"
 
-	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/outputs/fill"
-	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
 // Remove tells the node-engine that module left this node, so it removes
@@ -86,46 +83,19 @@ func (s *Stage) retryRemovals(ctx context.Context, all bool) {
 	}
 }
 
+// logRemoved says, one line each, the files a whole request of module had
+// the node-engine remove (no longer in its plan): they are not in its
+// report, whose files are those the module has (SPEC §5.3).
+func (s *Stage) logRemoved(module string, resp fill.Response) {
+	for _, f := range resp.Files {
+		if fill.Canonical(f.Action) == fill.ActionRemoved {
+			s.cfg.Log.Info().Str("module", module).Str("path", f.Path).
+				Msg("file no longer in the plan: the node-engine removed it")
+		}
+	}
+}
+
 // Removing lists the modules whose removal the node-engine has not
 // answered yet, sorted.
 func (s *Stage) Removing() []string { return slices.Sorted(maps.Keys(s.removing)) }
 
-// appendRemoved adds to r the files the node-engine removed that the view
-// no longer names (a whole request's "removed" answers), by path.
-func appendRemoved(r report.Report, v *nodes.ModuleView, mo *moduleOut) report.Report {
-	if !mo.removed {
-		return r
-	}
-	var gone []report.File
-	for p, f := range mo.files {
-		if f.Action == fill.ActionRemoved && !named(v, p) {
-			gone = append(gone, f)
-		}
-	}
-	slices.SortFunc(gone, func(a, b report.File) int { return cmp.Compare(a.Path, b.Path) })
-	r.Files = append(r.Files, gone...)
-	return r
-}
-
-func named(v *nodes.ModuleView, path string) bool {
-	for _, f := range v.Files {
-		if f.Path == path {
-			return true
-		}
-	}
-	return false
-}
-
-// dropRemoved forgets the files reported removed: the report that said so
-// was made, and later ones do not list them.
-func (mo *moduleOut) dropRemoved() {
-	if !mo.removed {
-		return
-	}
-	for p, f := range mo.files {
-		if f.Action == fill.ActionRemoved {
-			delete(mo.files, p)
-		}
-	}
-	mo.removed = false
-}

@@ -237,7 +237,6 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 	// later Send or the retry tick (takeLost).
 	for i, w := range s.cfg.Pub.PutReports(ctx, out.reports) {
 		s.reported(out.mos[i], out.reports[i], w)
-		out.mos[i].dropRemoved()
 	}
 	s.FlushNeeds(ctx, false)
 	if len(jobs) > 0 || len(out.reports) > 0 {

@@ -170,10 +170,15 @@ func TestAFileDroppedFromThePlanIsRemovedByTheWholeRequestTheChangeSends(t *test
 	from := m.fills.count()
 	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/a", "a", "")}}, tmpl)
 	m.waitNoFile("/etc/b")
+	// The report lists the files the module has (SPEC §5.3): /etc/b is
+	// gone from it, and the log says the node-engine removed it.
 	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "web")
-		if got := reportFiles(r); got["/etc/b"] != "removed" || got["/etc/a"] == "" {
+		if got := reportFiles(r); len(got) != 1 || got["/etc/a"] == "" {
 			return fmt.Errorf("report files %v", got)
+		}
+		if ls := m.logLines("web", "file no longer in the plan: the node-engine removed it"); len(ls) != 1 || ls[0]["path"] != "/etc/b" {
+			return fmt.Errorf("log lines of the removal: %v", ls)
 		}
 		return nil
 	})

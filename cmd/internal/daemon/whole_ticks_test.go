@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -81,5 +82,53 @@ func TestAReconnectSendsEveryFileInAWholeRequest(t *testing.T) {
 	})
 	if err := wholeOfEvery(m.fills.requests("web", from), webPaths...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A plan change drops a file: the whole request it sends has the
+// node-engine remove it, and the report no longer lists it. The refill
+// ticks after it change nothing on disk, so they rewrite no report (SPEC
+// §5.3): the report used to list the file "removed" once and drop it at
+// the next tick, a put a minute after every plan change that dropped a
+// file, saying nothing new.
+func TestARefillTickAfterAFileWasRemovedRewritesNoReport(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.webModule()
+	m.client("ace", f.socket, refillEvery(500*time.Millisecond))
+	m.waitState("ace", "web", "applied")
+	m.settle()
+	p := webPlan()
+	p.Files = p.Files[:2]
+	m.assign("ace", "web", p, webTemplates)
+	m.waitNoFile("/etc/web/c.conf")
+	var rev uint64
+	bustest.Eventually(t, 10*time.Second, func() error {
+		e, err := m.kv(spec.AppliedBucket).Get(t.Context(), "ace.web")
+		if err != nil {
+			return err
+		}
+		var r map[string]any
+		json.Unmarshal(e.Value(), &r)
+		if got := reportFiles(r); len(got) != 2 || got["/etc/web/c.conf"] != "" {
+			return fmt.Errorf("report files %v", got)
+		}
+		rev = e.Revision()
+		return nil
+	})
+	from := m.fills.count()
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if n := len(m.fills.requests("web", from)); n < 3 {
+			return fmt.Errorf("%d refills so far", n)
+		}
+		return nil
+	})
+	if err := wholeOfEvery(m.fills.requests("web", from), webPaths[:2]...); err != nil {
+		t.Fatal(err)
+	}
+	m.settle()
+	if r := m.revision(spec.AppliedBucket, "ace.web"); r != rev {
+		v, _ := m.get(spec.AppliedBucket, "ace.web")
+		t.Fatalf("refills that changed nothing rewrote the report: revision %d → %d: %s", rev, r, v)
 	}
 }
