@@ -98,4 +98,3 @@ func (s *Stage) logRemoved(module string, resp fill.Response) {
 // Removing lists the modules whose removal the node-engine has not
 // answered yet, sorted.
 func (s *Stage) Removing() []string { return slices.Sorted(maps.Keys(s.removing)) }
-
