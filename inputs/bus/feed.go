@@ -38,6 +38,9 @@ type feed struct {
 	ctx    context.Context // ends when the watcher stops: a send gives up
 	pre    string          // what the keys' subjects start with: "$KV.<bucket>."
 	stream string          // the stream the consumer is on
+	// cancel ends ctx: with a *RefusedError when the bus refuses the
+	// watcher (watchheard.go), nil when it stops.
+	cancel context.CancelCauseFunc
 
 	loaded    chan struct{} // closed once the snapshot was delivered
 	closed    chan struct{} // closed when the subscription ends
@@ -102,8 +105,11 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loading, f.state = true, map[string]Entry{}
+	heard := hearingOf(w.js.Conn())
+	forget := heard.await(f.createsConsumer, f.refusedAs)
 	sub, err := pjs.Subscribe(f.pre+w.filter, f.deliver, nats.BindStream(stream),
 		nats.OrderedConsumer(), nats.IdleHeartbeat(Heartbeat), nats.DeliverLastPerSubject(), nats.Context(f.ctx))
+	forget()
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +187,12 @@ func (f *feed) loadedLocked() {
 	close(f.loaded)
 }
 
-// stop ends the watcher: once it returns no update of it reaches out. cancel
-// ends f.ctx, which a callback blocked on a send is waiting on. The consumer
-// is deleted in the background: that is a request, which waits while the
-// bus is away.
-func (f *feed) stop(sub *nats.Subscription, cancel context.CancelFunc) {
-	cancel()
+// stop ends the watcher: once it returns no update of it reaches out. It
+// ends f.ctx, which a callback blocked on a send is waiting on. The
+// consumer is deleted in the background: that is a request, which waits
+// while the bus is away.
+func (f *feed) stop(sub *nats.Subscription) {
+	f.cancel(nil)
 	f.mu.Lock()
 	f.stopped = true
 	f.mu.Unlock()

@@ -14,8 +14,9 @@ import (
 // §4.6) is not a bucket not there yet. nats.go does not fail the refused
 // call: the server's "Permissions Violation for Publish to …" arrives on
 // the connection's error handler and LastError, and the call times out.
-// A lookup hears it at once (LookupKV); after a watch that timed out, the
-// watch asks Refused whether the connection heard a refusal naming this
+// A lookup hears it at once (LookupKV), and so does a watcher's consumer
+// create (watchheard.go); after a watch that timed out, the watch asks
+// Refused whether the connection heard a refusal naming this
 // bucket's stream (KV_<bucket>) meanwhile: then the watch says
 // NotPermitted, once, and looks again every Recheck, as for a missing
 // bucket.

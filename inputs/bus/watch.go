@@ -290,19 +290,23 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 		return stopFailed, 0, fmt.Errorf("bus: looking at bucket %s: %w", w.bucket, err)
 	}
 	born := bornOf(info)
-	// The watcher's context lives as long as the watcher; the timeout is on
-	// waiting for the initial values only.
-	wctx, cancel := context.WithCancel(ctx)
-	f := &feed{w: w, ctx: wctx, loaded: make(chan struct{}), closed: make(chan struct{})}
+	// The watcher's context lives as long as the watcher (or until the bus
+	// refuses it: watchheard.go); the timeout is on waiting for the
+	// initial values only.
+	wctx, cancel := context.WithCancelCause(ctx)
+	f := &feed{w: w, ctx: wctx, cancel: cancel, loaded: make(chan struct{}), closed: make(chan struct{})}
 	sub, err := f.subscribe(info)
 	if err != nil {
-		cancel()
+		if r := f.refusal(); r != nil {
+			err = r // heard at once, not the timeout nats.go would have waited out
+		}
+		cancel(nil)
 		if ctx.Err() != nil {
 			return stopCtx, 0, nil
 		}
 		return stopFailed, 0, fmt.Errorf("bus: watching %s in bucket %s: %w", w.filter, w.bucket, err)
 	}
-	defer f.stop(sub, cancel)
+	defer f.stop(sub)
 
 	timer := time.NewTimer(initTimeout)
 	defer timer.Stop()
@@ -314,8 +318,10 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 	case <-timer.C:
 		return stopFailed, 0, fmt.Errorf("bus: no end of initial values of %s in bucket %s within %s (%d values so far)",
 			w.filter, w.bucket, initTimeout, f.received.Load())
+	case <-wctx.Done(): // refused (or ctx ended)
+		return w.ended(ctx, f, 0, "during its initial values")
 	case <-f.closed:
-		return stopFailed, 0, fmt.Errorf("bus: watcher of %s in bucket %s closed during its initial values", w.filter, w.bucket)
+		return w.ended(ctx, f, 0, "during its initial values")
 	case <-f.loaded:
 	}
 
@@ -355,10 +361,28 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 				continue
 			}
 			check.Reset(untilReplacedCheck(time.Now(), every))
+		case <-wctx.Done(): // refused (or ctx ended)
+			return w.ended(ctx, f, time.Since(since), "")
 		case <-f.closed:
-			return stopFailed, time.Since(since), fmt.Errorf("bus: watcher of %s in bucket %s closed", w.filter, w.bucket)
+			return w.ended(ctx, f, time.Since(since), "")
 		}
 	}
+}
+
+// ended says why the watcher f ended on its own (its subscription
+// closed, or its context ended): ctx ended, the bus refused it, or it
+// closed (when: "" or "during its initial values").
+func (w *Watch) ended(ctx context.Context, f *feed, live time.Duration, when string) (stop, time.Duration, error) {
+	switch r := f.refusal(); {
+	case ctx.Err() != nil:
+		return stopCtx, live, nil
+	case r != nil:
+		return stopFailed, live, fmt.Errorf("bus: watching %s in bucket %s: %w", w.filter, w.bucket, r)
+	}
+	if when != "" {
+		when = " " + when
+	}
+	return stopFailed, live, fmt.Errorf("bus: watcher of %s in bucket %s closed%s", w.filter, w.bucket, when)
 }
 
 // forget makes no key known (the bucket is missing or refused), and returns

@@ -1,0 +1,42 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// A watcher the bus refuses is said so as soon as the bus says it
+// (refusals.go), not once nats.go's request timeout has run out: the
+// refusal of its consumer's create ($JS.API.CONSUMER.CREATE.KV_<bucket>…,
+// heard while the create is in flight) cancels the watcher's own context
+// with a *RefusedError as the cause. That context is the one the watcher
+// lives by (nats.go unsubscribes when it ends): a hearing that ends does
+// not end it, only a refusal or the watcher's stop does.
+
+// refusedAs ends the watcher with the bus's refusal of a publish to
+// subject as the cause.
+func (f *feed) refusedAs(subject string) {
+	f.cancel(&RefusedError{Bucket: f.w.bucket, Stream: "KV_" + f.w.bucket, Subject: subject, Op: "read"})
+}
+
+// createsConsumer says whether subject, a publish the bus refused, is
+// this watcher's consumer create: $JS.API.CONSUMER.CREATE.<stream>.<name>.
+// <filter subject> (or, to a server before 2.9, …CREATE.<stream>). The
+// filter is matched too: the rights of a node's user name the filters it
+// may watch, so a watch of the same bucket under another filter, in
+// flight at once, may be refused where this one is not.
+func (f *feed) createsConsumer(subject string) bool {
+	create := ".CONSUMER.CREATE." + f.stream
+	return strings.HasSuffix(subject, create) ||
+		strings.Contains(subject, create+".") && strings.HasSuffix(subject, "."+f.pre+f.w.filter)
+}
+
+// refusal is the bus's refusal that ended the watcher (nil if none did).
+func (f *feed) refusal() error {
+	var r *RefusedError
+	if errors.As(context.Cause(f.ctx), &r) {
+		return r
+	}
+	return nil
+}
