@@ -41,6 +41,8 @@ type feed struct {
 	// cancel ends ctx: with a *RefusedError when the bus refuses the
 	// watcher (watchheard.go), nil when it stops.
 	cancel context.CancelCauseFunc
+	// unhear stops hearing refusals of the delivery subscription.
+	unhear func()
 
 	loaded    chan struct{} // closed once the snapshot was delivered
 	closed    chan struct{} // closed when the subscription ends
@@ -106,7 +108,7 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 	defer f.mu.Unlock()
 	f.loading, f.state = true, map[string]Entry{}
 	heard := hearingOf(w.js.Conn())
-	forget := heard.await(f.createsConsumer, f.refusedAs)
+	forget := heard.await(f.createsConsumer, func(subject string) { f.refusedAs(subject, false) })
 	sub, err := pjs.Subscribe(f.pre+w.filter, f.deliver, nats.BindStream(stream),
 		nats.OrderedConsumer(), nats.IdleHeartbeat(Heartbeat), nats.DeliverLastPerSubject(), nats.Context(f.ctx))
 	forget()
@@ -114,6 +116,10 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 		return nil, err
 	}
 	sub.SetClosedHandler(func(string) { f.closeOnce.Do(func() { close(f.closed) }) })
+	f.hearDelivery(heard, sub)
+	if f.ctx.Err() != nil {
+		return sub, nil // refused: no (empty) snapshot of it
+	}
 	if n, err := sub.InitialConsumerPending(); err == nil {
 		f.pending = n
 		if n == 0 {
@@ -192,6 +198,7 @@ func (f *feed) loadedLocked() {
 // consumer is deleted in the background: that is a request, which waits
 // while the bus is away.
 func (f *feed) stop(sub *nats.Subscription) {
+	f.unhear()
 	f.cancel(nil)
 	f.mu.Lock()
 	f.stopped = true

@@ -106,3 +106,19 @@ func RefusedPublish(err error) (subject string, ok bool) {
 	}
 	return strings.TrimSuffix(rest, `"`), true
 }
+
+// RefusedSubscription is the subject of a subscription the bus refused,
+// when err, an error the connection reported on its own, says one
+// ("nats: permissions violation: Permissions Violation for Subscription
+// to \"<subject>\"", maybe followed by the queue group).
+func RefusedSubscription(err error) (subject string, ok bool) {
+	if err == nil || !errors.Is(err, nats.ErrPermissionViolation) {
+		return "", false
+	}
+	_, rest, found := strings.Cut(err.Error(), `for Subscription to "`)
+	if !found {
+		return "", false
+	}
+	subject, _, found = strings.Cut(rest, `"`)
+	return subject, found && subject != ""
+}

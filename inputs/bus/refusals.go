@@ -36,6 +36,9 @@ type RefusedError struct {
 	Stream  string // KV_<bucket> or OBJ_<store>
 	Subject string
 	Op      string // what was refused: "lookup" (""), "read"
+	// Subscription: Subject is a subscription the bus refused (a
+	// watcher's delivery subject), not a publish.
+	Subscription bool
 }
 
 func (e *RefusedError) Error() string {
@@ -43,7 +46,11 @@ func (e *RefusedError) Error() string {
 	if op == "" {
 		op = "lookup"
 	}
-	return "the bus refused the " + op + " of bucket " + e.Bucket + " (permissions violation for publish to \"" + e.Subject + "\")"
+	verb := "publish"
+	if e.Subscription {
+		verb = "subscription"
+	}
+	return "the bus refused the " + op + " of bucket " + e.Bucket + " (permissions violation for " + verb + " to \"" + e.Subject + "\")"
 }
 
 func (e *RefusedError) Unwrap() error { return nats.ErrPermissionViolation }
@@ -137,22 +144,28 @@ func hear(ctx context.Context, js jetstream.JetStream, refused *RefusedError, ma
 // bucket in flight each take their own). A refusal no call awaited is
 // kept for a while (heardMemory, at most maxHeard of them) for Refused to
 // take, once (askedAgain aside), after a call not heard so timed out.
+// The subscriptions a connection is refused (a watcher's delivery
+// subject) are handed and kept the same way, apart from the publishes:
+// only awaitSubscription takes one.
 type hearing struct {
 	mu      sync.Mutex
 	waiters []*waiter     // in the order they came
 	kept    []keptRefusal // refusals no waiter took, oldest first
 }
 
-// waiter is one call awaiting a refusal of a subject it matches.
+// waiter is one call awaiting a refusal of a subject it matches: of a
+// publish, or (sub) of a subscription.
 type waiter struct {
+	sub     bool
 	match   func(subject string) bool
 	refused func(subject string)
 }
 
-// keptRefusal is a refusal no waiter took, when it was heard, and when
-// Refused took it (zero: not yet).
+// keptRefusal is a refusal no waiter took (of a publish, or sub of a
+// subscription), when it was heard, and when it was taken (zero: not yet).
 type keptRefusal struct {
 	subject   string
+	sub       bool
 	at, taken time.Time
 }
 
@@ -216,6 +229,33 @@ func (h *hearing) await(match func(subject string) bool, refused func(subject st
 	h.mu.Lock()
 	h.waiters = append(h.waiters, w)
 	h.mu.Unlock()
+	return h.forget(w)
+}
+
+// awaitSubscription calls refused if the bus refused, or refuses from now
+// on, the subscription to subject (a refusal of it kept, heard before the
+// call, is taken: a subscription is refused as it is made, before its
+// subject may be known to the caller), unless forget is called first.
+func (h *hearing) awaitSubscription(subject string, refused func(subject string)) (forget func()) {
+	match := func(s string) bool { return s == subject }
+	h.mu.Lock()
+	since := time.Now().Add(-heardMemory)
+	for i := len(h.kept) - 1; i >= 0 && h.kept[i].at.After(since); i-- {
+		if k := &h.kept[i]; k.sub && k.taken.IsZero() && match(k.subject) {
+			k.taken = time.Now()
+			h.mu.Unlock()
+			refused(subject)
+			return func() {}
+		}
+	}
+	w := &waiter{sub: true, match: match, refused: refused}
+	h.waiters = append(h.waiters, w)
+	h.mu.Unlock()
+	return h.forget(w)
+}
+
+// forget is what takes w off the waiters.
+func (h *hearing) forget(w *waiter) func() {
 	return func() {
 		h.mu.Lock()
 		if i := slices.Index(h.waiters, w); i >= 0 {
@@ -228,12 +268,16 @@ func (h *hearing) await(match func(subject string) bool, refused func(subject st
 // heard is an error the connection reported on its own.
 func (h *hearing) heard(err error) {
 	subject, ok := RefusedPublish(err)
+	sub := false
 	if !ok {
-		return
+		if subject, ok = RefusedSubscription(err); !ok {
+			return
+		}
+		sub = true
 	}
 	h.mu.Lock()
 	for i, w := range h.waiters {
-		if w.match(subject) {
+		if w.sub == sub && w.match(subject) {
 			h.waiters = slices.Delete(h.waiters, i, i+1)
 			h.mu.Unlock()
 			w.refused(subject)
@@ -243,7 +287,7 @@ func (h *hearing) heard(err error) {
 	if len(h.kept) == maxHeard {
 		h.kept = slices.Delete(h.kept, 0, 1)
 	}
-	h.kept = append(h.kept, keptRefusal{subject: subject, at: time.Now()})
+	h.kept = append(h.kept, keptRefusal{subject: subject, sub: sub, at: time.Now()})
 	h.mu.Unlock()
 }
 
@@ -259,7 +303,7 @@ func (h *hearing) take(match func(subject string) bool) bool {
 	since := now.Add(-heardMemory)
 	for i := len(h.kept) - 1; i >= 0 && h.kept[i].at.After(since); i-- {
 		k := &h.kept[i]
-		if !match(k.subject) {
+		if k.sub || !match(k.subject) {
 			continue
 		}
 		if k.taken.IsZero() {

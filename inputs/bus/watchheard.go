@@ -4,20 +4,40 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/nats-io/nats.go"
 )
 
 // A watcher the bus refuses is said so as soon as the bus says it
 // (refusals.go), not once nats.go's request timeout has run out: the
 // refusal of its consumer's create ($JS.API.CONSUMER.CREATE.KV_<bucket>…,
-// heard while the create is in flight) cancels the watcher's own context
+// heard while the create is in flight) and of the subscription to its
+// delivery subject (heard, or taken as kept, once the subscription is
+// made, and for as long as it lasts) cancel the watcher's own context
 // with a *RefusedError as the cause. That context is the one the watcher
 // lives by (nats.go unsubscribes when it ends): a hearing that ends does
 // not end it, only a refusal or the watcher's stop does.
 
-// refusedAs ends the watcher with the bus's refusal of a publish to
-// subject as the cause.
-func (f *feed) refusedAs(subject string) {
-	f.cancel(&RefusedError{Bucket: f.w.bucket, Stream: "KV_" + f.w.bucket, Subject: subject, Op: "read"})
+// hearDelivery hears the bus refuse sub, the watcher's subscription to
+// its delivery subject, from now on and before: such a refusal comes as
+// the subscription is made, before the caller knows its subject (nats.go
+// picks it). One whose callback ran already was kept, and is taken; one
+// whose callback has not run yet is the connection's last error already
+// (the connection read it before the consumer create's reply, which the
+// server sent after it), so a watcher refused it says no (empty)
+// snapshot first.
+func (f *feed) hearDelivery(heard *hearing, sub *nats.Subscription) {
+	f.unhear = heard.awaitSubscription(sub.Subject, func(subject string) { f.refusedAs(subject, true) })
+	if subject, ok := RefusedSubscription(f.w.js.Conn().LastError()); ok && subject == sub.Subject {
+		f.refusedAs(subject, true) // the hearing's own word on it, later, changes nothing
+	}
+}
+
+// refusedAs ends the watcher with the bus's refusal of subject (a publish,
+// or a subscription) as the cause.
+func (f *feed) refusedAs(subject string, subscription bool) {
+	f.cancel(&RefusedError{Bucket: f.w.bucket, Stream: "KV_" + f.w.bucket, Subject: subject, Op: "read",
+		Subscription: subscription})
 }
 
 // createsConsumer says whether subject, a publish the bus refused, is

@@ -14,11 +14,11 @@ import (
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
-// watchOfRefused runs a Watch of bucket "closed" (holding one key) as the
-// user ace, whose permissions are perms, on a connection made by Connect
+// watchOfRefused runs a Watch of bucket "closed" (holding one key, ace.k)
+// under filter as the user ace, whose permissions are perms, on a connection made by Connect
 // (named provisioner.test: its inbox prefix is _INBOX.provisioner.test),
 // and returns its updates and what it logged.
-func watchOfRefused(t *testing.T, perms *server.Permissions) (<-chan Update, *bustest.Buffer) {
+func watchOfRefused(t *testing.T, filter string, perms *server.Permissions) (<-chan Update, *bustest.Buffer) {
 	t.Helper()
 	s := bustest.Start(t, func(o *server.Options) {
 		o.Users = []*server.User{
@@ -31,7 +31,7 @@ func watchOfRefused(t *testing.T, perms *server.Permissions) (<-chan Update, *bu
 	js := newJS(t, connect(t, Options{URL: s.ClientURL(), User: "ace", Password: "ace", Log: zerolog.Nop()}))
 	logs := &bustest.Buffer{}
 	out := make(chan Update, 16)
-	w := NewWatch(js, "closed", ">", out, zerolog.New(logs).Level(zerolog.WarnLevel))
+	w := NewWatch(js, "closed", filter, out, zerolog.New(logs).Level(zerolog.WarnLevel))
 	w.Recheck = time.Hour // one look: what it says is the first look's
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -70,7 +70,7 @@ func notPermittedSaid(t *testing.T, out <-chan Update, logs *bustest.Buffer) str
 // timeout and the watch said a "context deadline exceeded" the refusal
 // kept on the connection was then taken to explain.
 func TestAWatchWhoseConsumerIsRefusedSaysNotPermittedAtOnce(t *testing.T) {
-	out, logs := watchOfRefused(t, &server.Permissions{
+	out, logs := watchOfRefused(t, ">", &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.API.CONSUMER.CREATE.KV_closed.>"}},
 	})
 	said := notPermittedSaid(t, out, logs)
@@ -81,5 +81,30 @@ func TestAWatchWhoseConsumerIsRefusedSaysNotPermittedAtOnce(t *testing.T) {
 	}
 	if strings.Contains(said, "deadline") {
 		t.Errorf("the watch waited out a timeout: %s", said)
+	}
+}
+
+// TestAWatchWhoseDeliverySubscriptionIsRefusedSaysNotPermitted: the bus
+// lets the user make the watch's consumer but not subscribe to its
+// delivery subject (the user may hear replies, _INBOX.<name>.<id>.<n>, but
+// not a subject one token shorter, where a watcher's values come). The
+// watch says NotPermitted, naming the refused subscription; before, no
+// value ever came, and the watch restarted every init timeout (30 s) for
+// ever saying no end of its initial values, or, on a filter that held
+// nothing, said an empty snapshot and was deaf after it.
+func TestAWatchWhoseDeliverySubscriptionIsRefusedSaysNotPermitted(t *testing.T) {
+	for _, filter := range []string{">", "nobody.>"} { // values to deliver, and none
+		t.Run(filter, func(t *testing.T) {
+			out, logs := watchOfRefused(t, filter, &server.Permissions{
+				Publish:   &server.SubjectPermission{Allow: []string{">"}},
+				Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.provisioner.test.*.*"}},
+			})
+			said := notPermittedSaid(t, out, logs)
+			for _, want := range []string{"the bus refused the read of bucket closed", `for subscription to \"_INBOX.provisioner.test.`} {
+				if !strings.Contains(said, want) {
+					t.Errorf("the watch said %s\nwant it to say %s", said, want)
+				}
+			}
+		})
 	}
 }
