@@ -23,6 +23,14 @@ func notPermitted(js jetstream.JetStream, bucket string, err error) error {
 	if !refused(js, bucket, err) {
 		return err
 	}
+	return saidRefused(bucket, err)
+}
+
+// saidRefused is err, a look at object store bucket the bus refused, said
+// so. Refused is asked once of a failure (notPermitted, or the caller
+// itself): a refusal it takes answers it, and the same failure asked
+// again answers only within a window (bus's askedAgain).
+func saidRefused(bucket string, err error) error {
 	return fmt.Errorf("not permitted to read object store %s (the bus refused it): %w", bucket, err)
 }
 
@@ -51,11 +59,14 @@ func (s *Store) objectStore(ctx context.Context, bucket string) (jetstream.Objec
 		obs, err := bus.LookupObjectStore(lctx, s.JS, bucket)
 		turnEnded := lctx.Err() != nil
 		cancel()
-		switch {
-		case err == nil:
+		if err == nil {
 			return obs, nil
-		case refused(s.JS, bucket, err), ctx.Err() != nil, !turnEnded:
-			return nil, notPermitted(s.JS, bucket, err)
+		}
+		if refused(s.JS, bucket, err) { // asked once: the refusal it took is this failure's
+			return nil, saidRefused(bucket, err)
+		}
+		if ctx.Err() != nil || !turnEnded {
+			return nil, err
 		}
 		// Not answered within the turn, not refused: look again.
 	}
