@@ -109,14 +109,16 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 	f.loading, f.state = true, map[string]Entry{}
 	heard := hearingOf(w.js.Conn())
 	forget := heard.await(f.createsConsumer, func(subject string) { f.refusedAs(subject, false) })
+	unfc := f.hearFlowControl(heard, stream)
 	sub, err := pjs.Subscribe(f.pre+w.filter, f.deliver, nats.BindStream(stream),
 		nats.OrderedConsumer(), nats.IdleHeartbeat(Heartbeat), nats.DeliverLastPerSubject(), nats.Context(f.ctx))
 	forget()
 	if err != nil {
+		unfc()
 		return nil, err
 	}
 	sub.SetClosedHandler(func(string) { f.closeOnce.Do(func() { close(f.closed) }) })
-	f.hearDelivery(heard, sub)
+	f.hearDelivery(heard, sub, unfc)
 	if f.ctx.Err() != nil {
 		return sub, nil // refused: no (empty) snapshot of it
 	}

@@ -25,12 +25,27 @@ import (
 // whose callback has not run yet is the connection's last error already
 // (the connection read it before the consumer create's reply, which the
 // server sent after it), so a watcher refused it says no (empty)
-// snapshot first.
-func (f *feed) hearDelivery(heard *hearing, sub *nats.Subscription) {
-	f.unhear = heard.awaitSubscription(sub.Subject, func(subject string) { f.refusedAs(subject, true) })
+// snapshot first. unfc, the flow control's hearing, is forgotten with it
+// when the watcher stops.
+func (f *feed) hearDelivery(heard *hearing, sub *nats.Subscription, unfc func()) {
+	unsub := heard.awaitSubscription(sub.Subject, func(subject string) { f.refusedAs(subject, true) })
+	f.unhear = func() { unsub(); unfc() }
 	if subject, ok := RefusedSubscription(f.w.js.Conn().LastError()); ok && subject == sub.Subject {
 		f.refusedAs(subject, true) // the hearing's own word on it, later, changes nothing
 	}
+}
+
+// hearFlowControl hears, from before the consumer is made for as long as
+// the watcher lives, the bus refuse the watcher's answers to its
+// consumer's flow control ($JS.FC.<stream>.…, a right easy to miss): the
+// server then stops delivering, and the watcher waited out its init
+// timeout again and again, never saying why. The right is the stream's,
+// not a filter's: every watcher of the stream is refused it alike, and
+// each refusal ends one of them.
+func (f *feed) hearFlowControl(heard *hearing, stream string) (forget func()) {
+	fc := "$JS.FC." + stream + "."
+	return heard.await(func(subject string) bool { return strings.HasPrefix(subject, fc) },
+		func(subject string) { f.refusedAs(subject, false) })
 }
 
 // refusedAs ends the watcher with the bus's refusal of subject (a publish,

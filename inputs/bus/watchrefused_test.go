@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,47 @@ func TestAWatchWhoseDeliverySubscriptionIsRefusedSaysNotPermitted(t *testing.T) 
 				}
 			}
 		})
+	}
+}
+
+// TestAWatchWhoseFlowControlIsRefusedSaysNotPermitted: the bus lets the
+// user make the watch's consumer and hear its values, but not answer the
+// consumer's flow control ($JS.FC.KV_<bucket>.…, the right NATS-NOTES
+// calls easy to miss): the server stops delivering after the first few
+// hundred values. The watch says NotPermitted, naming the refused
+// subject; before, it restarted at every init timeout (30 s) for ever,
+// saying no end of its initial values, and never said why.
+func TestAWatchWhoseFlowControlIsRefusedSaysNotPermitted(t *testing.T) {
+	s := bustest.Start(t, func(o *server.Options) {
+		o.Users = []*server.User{
+			{Username: "ace", Password: "ace", Permissions: &server.Permissions{
+				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.FC.KV_closed.>"}},
+			}},
+			{Username: "admin", Password: "admin"},
+		}
+	})
+	_, ajs := bustest.JetStream(t, s, nats.UserInfo("admin", "admin"))
+	kv := createBucket(t, ajs, "closed")
+	value := strings.Repeat("v", 4096)
+	for i := range 1000 {
+		if _, err := kv.PutString(context.Background(), "ace.k"+strconv.Itoa(i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js := newJS(t, connect(t, Options{URL: s.ClientURL(), User: "ace", Password: "ace", Log: zerolog.Nop()}))
+	logs := &bustest.Buffer{}
+	out := make(chan Update, 16)
+	w := NewWatch(js, "closed", ">", out, zerolog.New(logs).Level(zerolog.WarnLevel))
+	w.Recheck = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	said := notPermittedSaid(t, out, logs)
+	for _, want := range []string{"the bus refused the read of bucket closed", `for publish to \"$JS.FC.KV_closed.`} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the watch said %s\nwant it to say %s", said, want)
+		}
 	}
 }
