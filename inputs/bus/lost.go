@@ -78,7 +78,14 @@ func (f *feed) newest(ctx context.Context) (uint64, error) {
 		}
 		f.st = st
 	}
-	m, err := f.st.GetLastMsgForSubject(ctx, f.pre+f.w.filter)
+	// Heard (watchheard.go): a get the bus refuses ends at once, and its
+	// refusal is this call's, not left for a later timeout to be taken for.
+	var m *jetstream.RawStreamMsg
+	err := hear(ctx, f.w.js, &RefusedError{Bucket: f.w.bucket, Stream: f.stream, Op: "read"}, f.getsNewest,
+		func(ctx context.Context) (err error) {
+			m, err = f.st.GetLastMsgForSubject(ctx, f.pre+f.w.filter)
+			return err
+		})
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return 0, nil

@@ -67,6 +67,16 @@ func (f *feed) createsConsumer(subject string) bool {
 		strings.Contains(subject, create+".") && strings.HasSuffix(subject, "."+f.pre+f.w.filter)
 }
 
+// getsNewest says whether subject, a publish the bus refused, is this
+// watcher's ask for the newest value under its filter (lost.go): a direct
+// get of the last message by subject ($JS.API.DIRECT.GET.<stream>.
+// <filter subject>) or, on a stream without direct gets,
+// $JS.API.STREAM.MSG.GET.<stream>.
+func (f *feed) getsNewest(subject string) bool {
+	return strings.HasSuffix(subject, ".STREAM.MSG.GET."+f.stream) ||
+		strings.Contains(subject, ".DIRECT.GET."+f.stream+".") && strings.HasSuffix(subject, "."+f.pre+f.w.filter)
+}
+
 // refusal is the bus's refusal that ended the watcher (nil if none did).
 func (f *feed) refusal() error {
 	var r *RefusedError
