@@ -12,7 +12,8 @@ import (
 // WaitBucket returns the key-value bucket named bucket once it exists,
 // looking again every `every` (5 s if not positive) while it does not or the
 // bus does not answer. It never creates the bucket. It fails only when ctx
-// ends.
+// ends (a bucket the bus refuses is looked for again, its last look's
+// refusal said in the error).
 func WaitBucket(ctx context.Context, js jetstream.JetStream, bucket string, every time.Duration) (jetstream.KeyValue, error) {
 	if every <= 0 {
 		every = DefaultRecheck
@@ -29,7 +30,7 @@ func WaitBucket(ctx context.Context, js jetstream.JetStream, bucket string, ever
 			return nil, fmt.Errorf("bus: waiting for bucket %s: %w", bucket, ctx.Err())
 		case <-t.C:
 		}
-		kv, err := js.KeyValue(ctx, bucket)
+		kv, err := LookupKV(ctx, js, bucket) // a refused lookup ends at once (refusals.go)
 		if err == nil {
 			return kv, nil
 		}

@@ -122,3 +122,19 @@ func TestAWatchOfARefusedBucketSaysNotPermittedAtOnce(t *testing.T) {
 		t.Fatal("no NotPermitted before the 3 s deadline")
 	}
 }
+
+// TestWaitingForARefusedBucketSaysTheRefusal: WaitBucket (the lab's wait
+// for the applied bucket) on a bucket the bus refuses the user looks again
+// until its context ends, as ever, and its error then says the bus refused
+// the lookup; before, each look waited out nats.go's 5 s timeout (or the
+// context's end) and the error said only "context deadline exceeded".
+func TestWaitingForARefusedBucketSaysTheRefusal(t *testing.T) {
+	s := refusingBus(t)
+	js := newJS(t, connect(t, Options{URL: s.ClientURL(), User: "ace", Password: "ace", Log: zerolog.Nop()}))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := WaitBucket(ctx, js, "closed", 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "the bus refused the lookup of bucket closed") {
+		t.Fatalf("waiting for a bucket the bus refuses: %v, want the refusal said", err)
+	}
+}
