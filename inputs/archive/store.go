@@ -515,23 +515,7 @@ func (s *Store) fetchObject(ctx context.Context, bucket, name string, lim limits
 	if err != nil {
 		return nil, fmt.Errorf("object store bucket %q: %w", bucket, err)
 	}
-	res, err := obs.Get(ctx, name)
-	err = notPermitted(s.JS, bucket, err)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, fmt.Errorf("%w: object %q in bucket %q: %w", ErrNotThereYet, name, bucket, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("object %q in bucket %q: %w", name, bucket, err)
-	}
-	defer res.Close()
-	if info, err := res.Info(); err == nil && int64(info.Size) > lim.bytes {
-		return nil, fmt.Errorf("%w: archive is %d bytes, over %s", ErrLimit, info.Size, mib(lim.bytes))
-	}
-	data, err := readLimited(res, lim)
-	if err != nil {
-		return nil, fmt.Errorf("object %q in bucket %q: %w", name, bucket, err)
-	}
-	return data, nil
+	return s.readObject(ctx, obs, bucket, name, lim)
 }
 
 // readLimited reads r to its end, refusing more than lim.bytes.

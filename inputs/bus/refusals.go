@@ -109,6 +109,17 @@ func HearKV(ctx context.Context, js jetstream.JetStream, bucket string, call fun
 		func(subject string) bool { return namesStream(subject, stream) }, call)
 }
 
+// HearObjectStore is HearKV for object store store (its stream
+// OBJ_<store>: a direct get of an object's description, the consumer
+// that reads its chunks, their flow control): a read the bus refuses ends
+// at once with a *RefusedError (Op "read") naming the refused subject.
+// call's context ends when call returns: the object is read within it.
+func HearObjectStore(ctx context.Context, js jetstream.JetStream, store string, call func(context.Context) error) error {
+	stream := "OBJ_" + store
+	return hear(ctx, js, &RefusedError{Bucket: store, Stream: stream, Op: "read"},
+		func(subject string) bool { return namesStream(subject, stream) }, call)
+}
+
 // namesStream says whether subject, a JetStream API or flow-control
 // subject, names stream as a token ($JS.API.CONSUMER.CREATE.<stream>.…,
 // $JS.API.DIRECT.GET.<stream>.…, $JS.API.STREAM.MSG.GET.<stream>).
