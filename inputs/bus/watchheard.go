@@ -12,12 +12,16 @@ import (
 // A watcher the bus refuses is said so as soon as the bus says it
 // (refusals.go), not once nats.go's request timeout has run out: the
 // refusal of its consumer's create ($JS.API.CONSUMER.CREATE.KV_<bucket>…,
-// heard while the create is in flight) and of the subscription to its
+// heard while the create is in flight), of the subscription to its
 // delivery subject (heard, or taken as kept, once the subscription is
-// made, and for as long as it lasts) cancel the watcher's own context
-// with a *RefusedError as the cause. That context is the one the watcher
-// lives by (nats.go unsubscribes when it ends): a hearing that ends does
-// not end it, only a refusal or the watcher's stop does.
+// made, and for as long as it lasts) and of its answers to the consumer's
+// flow control cancel the watcher's own context with a *RefusedError as
+// the cause. That context is the one the watcher lives by (nats.go
+// unsubscribes when it ends): a hearing that ends does not end it, only a
+// refusal or the watcher's stop does. Its other requests are heard so
+// that their refusals are theirs, never kept for a later timeout on the
+// stream to be taken for: the look for a lost consumer (lost.go) ends at
+// once, and the consumer's delete as it stops is heard a while.
 
 // hearDelivery hears the bus refuse sub, the watcher's subscription to
 // its delivery subject, from now on and before: such a refusal comes as
