@@ -34,6 +34,10 @@ type Publisher struct {
 	// connection hears the refusal, with an error that is a
 	// nats.ErrPermissionViolation (outputs may not import inputs/bus).
 	Lookup func(ctx context.Context, bucket string) (jetstream.KeyValue, error)
+	// Hear runs call, a read of bucket's keys (nil: call alone). The
+	// daemon hands it bus.HearKV: a read the bus refuses ends at once,
+	// with a nats.ErrPermissionViolation (sweep.go).
+	Hear func(ctx context.Context, bucket string, call func(context.Context) error) error
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue

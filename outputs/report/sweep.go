@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
@@ -46,7 +47,10 @@ type Swept struct {
 	Items map[string]map[string][]byte
 	// Read: the buckets whose keys under this node were all read (Files
 	// and Items are whole only when it names the applied and the collect
-	// bucket). A bucket that does not exist holds none: it is read.
+	// bucket). A bucket that does not exist holds none: it is read. So is
+	// one the bus refuses (its lookup or the read of its keys: a
+	// permission violation): nothing of it can be read back while the
+	// rights stay so, and what waits for it would wait for nothing.
 	Read []string
 }
 
@@ -88,7 +92,7 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 	for _, sb := range sweptBuckets {
 		entries, err := p.nodeEntries(ctx, sb.bucket)
 		if err != nil {
-			if errors.Is(err, errNoBucket) {
+			if errors.Is(err, errNoBucket) || errors.Is(err, nats.ErrPermissionViolation) {
 				out.Read = append(out.Read, sb.bucket)
 			}
 			errs = append(errs, err)
@@ -218,15 +222,38 @@ func (out *Swept) keepItem(module, collection string, v []byte) {
 const sweepWait = 10 * time.Second
 
 // nodeEntries reads this node's keys in bucket, with their bytes, in one
-// pass (a watch of their last values, deletes left out).
+// pass (a watch of their last values, deletes left out). A read the bus
+// refuses (Publisher.Hear heard it) is an error that is a
+// nats.ErrPermissionViolation, saying "not permitted to read".
 func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string][]byte, error) {
 	kv, err := p.kv(ctx, bucket)
 	if err != nil {
 		return nil, err
 	}
-	w, err := kv.Watch(ctx, spec.EncodeToken(p.Node)+".>", jetstream.IgnoreDeletes())
+	var out map[string][]byte
+	read := func(ctx context.Context) (err error) {
+		out, err = readNode(ctx, kv, spec.EncodeToken(p.Node)+".>")
+		return err
+	}
+	if p.Hear != nil {
+		err = p.Hear(ctx, bucket, read)
+	} else {
+		err = read(ctx)
+	}
+	if errors.Is(err, nats.ErrPermissionViolation) {
+		return nil, fmt.Errorf("not permitted to read %s: %w", bucket, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading this node's keys: %w", bucket, err)
+	}
+	return out, nil
+}
+
+// readNode reads the last values of kv's keys under filter.
+func readNode(ctx context.Context, kv jetstream.KeyValue, filter string) (map[string][]byte, error) {
+	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
 	}
 	defer w.Stop()
 	out := map[string][]byte{}
@@ -234,14 +261,14 @@ func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string]
 		select {
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil, fmt.Errorf("%s: reading this node's keys: the watch ended", bucket)
+				return nil, errors.New("the watch ended")
 			}
 			if e == nil {
 				return out, nil // every current key read
 			}
 			out[e.Key()] = e.Value()
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s: reading this node's keys: %w", bucket, ctx.Err())
+			return nil, ctx.Err()
 		}
 	}
 }

@@ -123,7 +123,10 @@ func heldBefore(files map[string][]report.File) map[string]string {
 // buckets: ReadBack): a NATS server restarted, or a JetStream leader
 // elected again, under a client starting is back well within it, the
 // client's reconnects (at most 5 s apart) included. A start whose first
-// Sweep reads both, as a healthy one does, does not wait at all. Past it
+// Sweep reads both, as a healthy one does, does not wait at all; nor does
+// one whose bus user is refused either (its lookup or the read of its
+// keys: a permission violation), which no wait would read back: it counts
+// as read, as a bucket that does not exist does (report.Swept.Read). Past it
 // the first fill goes with what was read (a warning names the buckets not
 // read): a module whose plan does not parse then holds no items, and one
 // whose plan is refused no paths, until the plan is usable again.

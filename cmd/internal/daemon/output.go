@@ -22,6 +22,10 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		// A lookup the bus refuses ends at once, not at its timeout.
 		Lookup: func(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
 			return bus.LookupKV(ctx, d.js, bucket)
+		},
+		// And so does a read of its keys (the start's Sweep).
+		Hear: func(ctx context.Context, bucket string, call func(context.Context) error) error {
+			return bus.HearKV(ctx, d.js, bucket, call)
 		}}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{

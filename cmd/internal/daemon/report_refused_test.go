@@ -19,8 +19,8 @@ import (
 // (report.Publisher's Lookup is bus.LookupKV). Before, the publisher's
 // lookup waited out nats.go's request timeout (5 s) in the daemon's loop,
 // at every retry, and the report's failure said no more than a timeout.
-// The files are filled all the same (after the first fill's wait for the
-// read-back of the applied bucket, stage.ReadBackWait).
+// The files are filled all the same, at once: a refused bucket counts as
+// read back (TestAnAppliedBucketRefusedDoesNotHoldTheFirstFill).
 func TestAReportRefusedItsBucketSaysNotPermitted(t *testing.T) {
 	m := exampleBus(t)
 	m.changeRights("provisioner-ace", "$JS.API.STREAM.INFO.KV_"+spec.AppliedBucket)
