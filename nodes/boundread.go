@@ -116,3 +116,8 @@ func (m *NodeGraph) HoldUnread(touched []string, awaited func(bucket string) boo
 // UnreadHeld says whether a module is held by HoldUnread: the start is
 // not settled, nor the daemon at rest, while one is.
 func (m *NodeGraph) UnreadHeld() bool { return len(m.unreadHeld) > 0 }
+
+// HoldsUnread says whether HoldUnread holds module: the output stage then
+// sends nothing of it on its own either (stage.Config.Held), until a
+// later HoldUnread lets it go (and hands it back in touched).
+func (m *NodeGraph) HoldsUnread(module string) bool { return m.unreadHeld[module] }

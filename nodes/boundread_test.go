@@ -33,8 +33,16 @@ func TestABindingOfABucketNotReadYetIsNotSaidUnwritten(t *testing.T) {
 		t.Fatalf("before the bucket is read: %v %q %q", v.State, v.Reason, needsWhy(v))
 	}
 
+	awaited := func(string) bool { return true }
+	if got := m.HoldUnread([]string{"app"}, awaited); len(got) != 0 || !m.HoldsUnread("app") {
+		t.Fatalf("app not held while gitea_bound is not read: %q, %v", got, m.HoldsUnread("app"))
+	}
+
 	m.BucketRead("gitea_bound")
 	m.Stabilize()
+	if got := m.HoldUnread(nil, awaited); !slices.Equal(got, []string{"app"}) || m.HoldsUnread("app") {
+		t.Fatalf("app not let go once gitea_bound is read: %q, %v", got, m.HoldsUnread("app"))
+	}
 	if got := m.UnreadBuckets(); len(got) != 0 {
 		t.Fatalf("unread buckets after the read %q", got)
 	}

@@ -148,7 +148,7 @@ func (s *Stage) undefer(names []string, n int) []string {
 		if _, ok := s.deferred[m]; !ok || named[m] {
 			continue // sent, held or gone meanwhile, or already named
 		}
-		if n > 0 {
+		if n > 0 && !s.heldByDaemon(m) { // one the daemon holds stays deferred
 			names = append(names, m)
 			named[m] = true
 			n--

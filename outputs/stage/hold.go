@@ -75,8 +75,9 @@ func (s *Stage) Woke() { s.holdAt = time.Time{} }
 
 // Pending says output is still to go out: a module's changes held for its
 // fill gap, needs not written yet (they wait while input keeps coming), a
-// fill deferred until a worker is free, or a request in flight or back but
-// not reported yet.
+// fill deferred until a worker is free, a request in flight or back but
+// not reported yet, or a module the daemon holds to send once let go.
 func (s *Stage) Pending() bool {
-	return len(s.held) > 0 || len(s.pendingNeeds) > 0 || len(s.flying) > 0 || len(s.landed) > 0 || len(s.deferred) > 0
+	return len(s.held) > 0 || len(s.pendingNeeds) > 0 || len(s.flying) > 0 || len(s.landed) > 0 || len(s.deferred) > 0 ||
+		len(s.daemonHeld) > 0
 }

@@ -51,6 +51,8 @@ type Config struct {
 	// (a 4xx) goes again unchanged no sooner than this, doubling up to
 	// refusedMax at each refusal in a row (refused.go). 0: 5 s.
 	Retry time.Duration
+	// Held says the daemon holds module: nothing of it goes out (daemonhold.go). Nil: none.
+	Held func(module string) bool
 }
 
 // Views gives a module's view after a stabilization, nil when the module
@@ -93,6 +95,7 @@ type Stage struct {
 	deleteWait      map[string]*refusal          // module → the wait of its removal the node-engine refused (remove.go)
 	fillDown        bool                         // the last request answered or not found no one at the socket: refusals are forgotten once one is answered (refused.go)
 	mayHoldRefusals bool                         // a module may hold a refusal (refused.go): set as one is made, cleared when a walk finds none
+	daemonHeld      map[string]bool              // module the daemon holds → sent whole once let go (daemonhold.go)
 	now             func() time.Time             // time.Now; a test's clock for the refusals' waits
 	flights                                      // requests off the loop
 }
@@ -148,6 +151,7 @@ type outJob struct {
 func (s *Stage) Send(ctx context.Context, views Views, names []string, all bool) {
 	if all {
 		clear(s.held)
+		s.holdAll()
 	} else {
 		names = s.dueRefused(s.dueHeld(names, time.Now()))
 	}
@@ -164,6 +168,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 	began := time.Now()
 	s.takeLost()
 	slots := s.free()
+	names = s.letHeldGo(names)
 	// Only reports to write, and more requests coming back soon: they
 	// wait, unless a deferred module can go now (then they still wait).
 	holding := !all && len(names) == 0 && s.holdReports(began)
@@ -181,6 +186,7 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 			names = append(names, name) // touched while in flight
 		}
 	}
+	names = s.holdOff(names, back, all) // nothing goes out of those the daemon holds
 	names = s.undefer(names, slots)
 	var out outBatch
 	jobs := make([]*outJob, 0, len(names))
@@ -188,7 +194,8 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 	for _, name := range names {
 		deferredWhole, wasDeferred := s.deferred[name]
 		delete(s.deferred, name)
-		whole := all || back[name].whole || deferredWhole
+		heldWhole := s.takeHeld(name)
+		whole := all || back[name].whole || deferredWhole || heldWhole
 		if f := s.flying[name]; f != nil {
 			// In flight: sent again, with what changed meanwhile, once it
 			// is back (unless it left: then its DELETE goes, Remove).
@@ -225,6 +232,10 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		}
 	}
 	for name, l := range back {
+		if s.heldByDaemon(name) {
+			s.keepHeld(name, l.whole) // reported once let go, as its view then says
+			continue
+		}
 		// The fill that came back (another may be in flight); not one of
 		// a module that left since and is back: what it says is its
 		// old moduleOut's, and the new one's whole request is yet to land.
@@ -539,6 +550,10 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 	for _, module := range slices.Sorted(maps.Keys(s.pendingNeeds)) {
 		if s.modules[module] == nil {
 			continue // gone since (Removed deletes its needs)
+		}
+		if s.heldByDaemon(module) {
+			s.keepHeld(module, false) // queued again, from its view, once let go
+			continue
 		}
 		needs := s.listed(module, s.pendingNeeds[module])
 		at := len(buf) // (a chunk's earlier slices keep the array they were made on when it grows)

@@ -46,5 +46,8 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		// (nodes/keptplans.go).
 		KeptPlans: filepath.Join(d.cfg.StateDir, "kept-plans.json"),
 		Retry:     d.cfg.Recheck, // a refused request waits from a tick, doubling (outputs/stage/refused.go)
+		// A module held for a provider bucket not read yet is sent
+		// nothing by the stage on its own either (outputs/stage/daemonhold.go).
+		Held: func(module string) bool { return d.mesh.HoldsUnread(module) },
 	})
 }
