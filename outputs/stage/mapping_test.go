@@ -113,6 +113,18 @@ func TestReportOf(t *testing.T) {
 			nodes.ModuleView{Name: "web", State: graph.Waiting, Reason: "archive not fetched yet",
 				Needs: []nodes.NeedView{{Kind: "db", Name: "main", State: graph.Ready}}}, "",
 			report.Report{Module: "web", State: "waiting", Waiting: []report.Waiting{{Kind: "module", Name: "web", Why: "archive not fetched yet"}}}},
+		{"failed lists what else waits, not what fails",
+			nodes.ModuleView{Name: "web", State: graph.Failed, Reason: "bad", Needs: []nodes.NeedView{
+				{Kind: "db", Name: "main", State: graph.Ready},
+				{Kind: "vault", Name: "tls", State: graph.Waiting, Why: "no answer"},
+				{Kind: "x", Name: "y", State: graph.Failed, Why: "bad"},
+			}}, "",
+			report.Report{Module: "web", State: "failed", Reason: "bad", Waiting: []report.Waiting{{Kind: "vault", Name: "tls", Why: "no answer"}}}},
+		{"failed with nothing else waiting lists nothing, not the module",
+			nodes.ModuleView{Name: "web", State: graph.Failed, Reason: "bad", Needs: []nodes.NeedView{
+				{Kind: "x", Name: "y", State: graph.Failed, Why: "bad"},
+			}}, "",
+			report.Report{Module: "web", State: "failed", Reason: "bad"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mo := newModuleOut()

@@ -495,14 +495,14 @@ type leanViews interface {
 }
 
 // viewOf is module's view, lean when views can: its needs are listed
-// only when it waits (its report names the needs not met, WaitingOf).
+// only when it waits or fails (its report names the needs not met).
 func viewOf(views Views, module string) *nodes.ModuleView {
 	lv, ok := views.(leanViews)
 	if !ok {
 		return views.View(module)
 	}
 	v := lv.ViewLean(module)
-	if v != nil && v.State == graph.Waiting {
+	if v != nil && v.State != graph.Ready { // a failed report lists what else waits (stillWaiting)
 		v.Needs = lv.Needs(module)
 	}
 	return v
