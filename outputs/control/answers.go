@@ -51,11 +51,14 @@ func (a Answers) Modules() Modules {
 				ms.FilesMet++
 			}
 		}
-		if ms.State == "waiting" {
+		switch ms.State {
+		case "waiting":
 			ms.Waiting = stage.WaitingOf(v)
-			for i := range ms.Waiting {
-				ms.Waiting[i].Why = report.Bound(ms.Waiting[i].Why)
-			}
+		case "failed":
+			ms.Waiting = stage.StillWaiting(v) // what else it waits for, as its report says
+		}
+		for i := range ms.Waiting {
+			ms.Waiting[i].Why = report.Bound(ms.Waiting[i].Why)
 		}
 		out.Modules = append(out.Modules, ms)
 	}

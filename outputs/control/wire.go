@@ -39,8 +39,9 @@ type ModuleStatus struct {
 	FilesMet int       `json:"files_met"` // of them, those whose every value is there
 	Since    time.Time `json:"since"`     // when the module entered State
 	Reason   string    `json:"reason,omitempty"`
-	// Waiting is what a waiting module waits for, as its report's
-	// "waiting" says it (each why cut as there; the list is not).
+	// Waiting is what a waiting module waits for, or what else a failed
+	// one waits for, as its report's "waiting" says it (each why cut as
+	// there; the list is not).
 	Waiting []report.Waiting `json:"waiting,omitempty"`
 }
 

@@ -82,9 +82,9 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 	r := report.Report{Module: v.Name}
 	switch {
 	case v.State == graph.Failed:
-		r.State, r.Reason, r.Waiting = "failed", v.Reason, stillWaiting(v)
+		r.State, r.Reason, r.Waiting = "failed", v.Reason, StillWaiting(v)
 	case mo.itemFail != "":
-		r.State, r.Reason, r.Waiting = "failed", mo.itemFail, stillWaiting(v)
+		r.State, r.Reason, r.Waiting = "failed", mo.itemFail, StillWaiting(v)
 	case v.State == graph.Waiting:
 		r.State = "waiting"
 		r.Waiting = WaitingOf(v)
@@ -108,25 +108,20 @@ func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {
 // its needs not met, or the module itself (a plan or archive) when every
 // need is. /v1/modules says the same (outputs/control).
 func WaitingOf(v *nodes.ModuleView) []report.Waiting {
-	var out []report.Waiting
-	for _, n := range v.Needs {
-		if n.State == graph.Waiting {
-			out = append(out, report.Waiting{Kind: n.Kind, Name: n.Name, Why: n.Why})
-		}
-	}
+	out := StillWaiting(v)
 	if len(out) == 0 {
 		out = append(out, report.Waiting{Kind: "module", Name: v.Name, Why: v.Reason})
 	}
 	return out
 }
 
-// stillWaiting is what a failed module waits for besides what fails it
+// StillWaiting is what a failed module waits for besides what fails it
 // (its reason): its needs not met and not failed, each as a waiting
 // report lists it. A module that fails waits for nothing else when every
 // other need is met, and says none of itself ("module"): its reason says
 // why it fails. An operator who fixes what fails it knows from the same
 // report whether it will still wait, and for what.
-func stillWaiting(v *nodes.ModuleView) []report.Waiting {
+func StillWaiting(v *nodes.ModuleView) []report.Waiting {
 	var out []report.Waiting
 	for _, n := range v.Needs {
 		if n.State == graph.Waiting {

@@ -502,7 +502,7 @@ func viewOf(views Views, module string) *nodes.ModuleView {
 		return views.View(module)
 	}
 	v := lv.ViewLean(module)
-	if v != nil && v.State != graph.Ready { // a failed report lists what else waits (stillWaiting)
+	if v != nil && v.State != graph.Ready { // a failed report lists what else waits (StillWaiting)
 		v.Needs = lv.Needs(module)
 	}
 	return v

@@ -31,7 +31,8 @@ func TestAFailedReportListsWhatElseTheModuleWaitsFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.nc.Flush()
-	m.client("ace")
+	sock := ctlSock(t)
+	m.client("ace", withControl(sock))
 
 	type report struct {
 		State, Reason string
@@ -72,4 +73,24 @@ func TestAFailedReportListsWhatElseTheModuleWaitsFor(t *testing.T) {
 	if v, _ := m.get(spec.AppliedBucket, "ace.cc"); v != string(last.Data) {
 		t.Errorf("the report and its event differ:\n%s\n%s", v, last.Data)
 	}
+	// /v1/modules says what else it waits for, as the report does.
+	_, b := ctlGet(t, sock, "/v1/modules")
+	var ms struct {
+		Modules []struct {
+			Module string
+			report
+		} `json:"modules"`
+	}
+	if err := json.Unmarshal(b, &ms); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ms.Modules {
+		if x.Module == "cc" {
+			if x.State != "failed" || len(x.Waiting) != 1 || x.Waiting[0].Kind != "config" || x.Waiting[0].Name != "model" {
+				t.Errorf("/v1/modules says of cc: %s", b)
+			}
+			return
+		}
+	}
+	t.Errorf("/v1/modules does not list cc: %s", b)
 }
