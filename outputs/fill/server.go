@@ -392,7 +392,7 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 	progs = mergePrograms(progs, pending) // and those of the module's earlier requests not run
 	if len(progs) > 0 {
 		resp.Programs = progs
-		resp.Program = &resp.Programs[0]
+		resp.Program = headline(resp.Programs)
 	}
 	failed, err := s.runPrograms(ctx, req.Module, progs)
 	if rerr := s.state.ran(req.Module, failed); rerr != nil {

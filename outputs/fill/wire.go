@@ -88,13 +88,26 @@ type Program struct {
 	Action string `json:"action"`
 }
 
-// Response is the 200 body of POST /v1/fill. Program is the first unit the
-// request named, as SPEC §4.3 shows it; Programs lists every unit named, in
-// the order of the request (a request may name several).
+// Response is the 200 body of POST /v1/fill. Program is the one unit SPEC
+// §4.3 shows: the first restarted or reloaded, or the first named when none
+// was (headline), so a client reading it alone is never told "none" while
+// a program was acted on; Programs lists every unit named, in the order of
+// the request (a request may name several).
 type Response struct {
 	Files    []FileResult `json:"files"`
 	Program  *Program     `json:"program,omitempty"`
 	Programs []Program    `json:"programs,omitempty"`
+}
+
+// headline is the Program of progs an answer names as its one program: the
+// first restarted or reloaded, else the first.
+func headline(progs []Program) *Program {
+	for i := range progs {
+		if progs[i].Action != ProgramNone {
+			return &progs[i]
+		}
+	}
+	return &progs[0]
 }
 
 // DeleteResponse is the 200 body of DELETE /v1/modules/<module>: the files
