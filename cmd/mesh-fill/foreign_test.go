@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +84,24 @@ func TestTheProgramAnswerNamesTheUnitActedOn(t *testing.T) {
 	want := map[string]any{"unit": "two.service", "action": "reloaded"}
 	if pr, _ := got["program"].(map[string]any); len(pr) != 2 || pr["unit"] != want["unit"] || pr["action"] != want["action"] {
 		t.Errorf("program %v, want %v (the answer: %v)", got["program"], want, got)
+	}
+}
+
+// TestABlockHoldingAMarkerIsRefusedNamingTheMarkersAsTheyAre: the refusal
+// of managed-block content holding a marker line named the markers
+// "# BEGIN mesh<module>" and "# END mesh<module>", not as SPEC §3 writes
+// them (and as mesh-fill writes them), with a space before the module.
+func TestABlockHoldingAMarkerIsRefusedNamingTheMarkersAsTheyAre(t *testing.T) {
+	root := t.TempDir()
+	p := start(t, "--root", root)
+	c := foreignClient(t, p.sock)
+	status, got := foreignDo(t, c, http.MethodPost, "/v1/fill", `{"module": "app", "files": [
+		{"path": "/etc/app.conf", "form": "managed-block", "content": "`+b64("# END mesh other\nx\n")+`"}]}`)
+	msg, _ := got["error"].(string)
+	if status != http.StatusBadRequest || !strings.Contains(msg, `"# BEGIN mesh <module>" or "# END mesh <module>"`) {
+		t.Errorf("%d %q", status, msg)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc", "app.conf")); !os.IsNotExist(err) {
+		t.Errorf("written: %v", err)
 	}
 }

@@ -221,7 +221,7 @@ func checkBlock(f File) error {
 	for i, l := range strings.Split(string(f.Content), "\n") {
 		if t := strings.TrimSpace(l); strings.HasPrefix(t, beginMarker) || strings.HasPrefix(t, endMarker) {
 			return refuse("path %q: line %d of its managed-block content is a block marker (\"%s<module>\" or \"%s<module>\"), which no block may hold",
-				f.Path, i+1, strings.TrimSpace(beginMarker), strings.TrimSpace(endMarker))
+				f.Path, i+1, beginMarker, endMarker)
 		}
 	}
 	return nil
