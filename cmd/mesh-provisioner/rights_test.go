@@ -35,7 +35,7 @@ func TestRightsOfOneRole(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 		out := stdout.String()
-		for _, want := range []string{"permissions: {", `"$KV.mesh-provisioner_needs.ace.>"`, `"prov.ask.ace"`, "allow_responses: true",
+		for _, want := range []string{"permissions: {", `"$KV.mesh-provisioner_needs.ace.>"`, `"prov.ask.ace"`, `"_INBOX.toolrunner.ace.>"`,
 			`"$JS.API.DIRECT.GET.KV_gitea_bound.$KV.gitea_bound.ace.>"`} {
 			if !strings.Contains(out, want) {
 				t.Errorf("no %s in\n%s", want, out)
@@ -78,7 +78,7 @@ func TestRightsOfOneRole(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := spec.RightsOf(spec.RoleServer, "", nil)
-		if got.User != "mesh-provisioner" || !slices.Equal(got.PublishAllow(), want.PublishAllow()) || !got.AllowResponses {
+		if got.User != "mesh-provisioner" || !slices.Equal(got.PublishAllow(), want.PublishAllow()) || got.AllowResponses {
 			t.Errorf("got %+v", got)
 		}
 	})

@@ -95,10 +95,10 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 	switch role {
 	case RoleToolRunner:
 		user := "toolrunner-" + node
-		return Rights{Role: role, User: user, Inbox: "_INBOX.toolrunner." + node,
+		return Rights{Role: role, User: user, Inbox: toolRunnerInbox(node),
 			Comment: "the tool runner of node " + node + ": only it may ask its node's client, and it hears what changed there",
 			Publish: []Rule{{Subjects: []string{AskSubject(node)}}},
-			Subscribe: []Rule{{Subjects: []string{"_INBOX.toolrunner." + node + ".>"}},
+			Subscribe: []Rule{{Subjects: []string{toolRunnerInbox(node) + ".>"}},
 				{Why: "SPEC §5.4: what moved on its node, so a tool runner told \"not assigned\" knows when to ask again",
 					Subjects: []string{changedPrefix + EncodeToken(node) + ".>"}}}}, nil
 	case RoleServer:
@@ -109,9 +109,10 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 			Publish: []Rule{
 				{Subjects: []string{VaultChangedSubject}},
 				{Subjects: kvRead(AssignmentsBucket, "")},
+				{Why: "its answers, on a client's inbox alone (" + answersWhy + ")",
+					Subjects: []string{"_INBOX.provisioner.*.>"}},
 			},
-			Subscribe:      []Rule{{Subjects: []string{"_INBOX.mesh-vault.>", VaultVerb + ".>"}}},
-			AllowResponses: true}, nil
+			Subscribe: []Rule{{Subjects: []string{"_INBOX.mesh-vault.>", VaultVerb + ".>"}}}}, nil
 	case RoleController:
 		return Rights{Role: role, User: "mesh-controller", Inbox: "_INBOX.mesh-controller",
 			Comment: "mesh-controller: owns the assignments bucket and the mesh-artifacts object store (templates archives)",
@@ -140,6 +141,15 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 	}
 	return Rights{}, fmt.Errorf("unknown role %q (known: %v)", role, Roles)
 }
+
+// answersWhy says why an answerer holds a publish right on inboxes rather
+// than allow_responses: that lets it answer on whatever subject a request
+// names, so whoever may ask it could have it publish on prov.ask.<node>, a
+// vault request or mesh-vault.secret-changed in its stead.
+const answersWhy = "not allow_responses, which answers on any subject a request names"
+
+// toolRunnerInbox is the reply prefix of node's tool runner.
+func toolRunnerInbox(node string) string { return "_INBOX.toolrunner." + node }
 
 // checkName refuses a node or provider name that is empty, too long
 // (CheckNameLen) or that a key token would escape: it names a user, an
@@ -176,13 +186,13 @@ func clientRights(node string, providers []string) Rights {
 		Rule{Why: ArtifactsStore + " object store (templates archives): read only", Subjects: objRead(ArtifactsStore)},
 		Rule{Why: "subjects of SPEC §2.3 (r2: the client asks nothing of the server, so no right on " + QuerySubject + ")",
 			Subjects: []string{VaultGetSubject(node), appliedPrefix + own, changedPrefix + own}},
+		Rule{Why: "its answers to " + AskSubject(node) + ", on the tool runner's inbox alone (" + answersWhy + ")",
+			Subjects: []string{toolRunnerInbox(node) + ".>"}},
 	)
 	return Rights{Role: RoleClient, User: "provisioner-" + node, Inbox: "_INBOX.provisioner." + node,
 		Comment:   "the provisioner client of node " + node + " (SPEC bus account provisioner." + node + ")",
 		Publish:   pub,
-		Subscribe: []Rule{{Subjects: []string{"_INBOX.provisioner." + node + ".>", VaultChangedSubject, AskSubject(node)}}},
-		// answer prov.ask.<node> on the asker's reply subject, nothing else
-		AllowResponses: true}
+		Subscribe: []Rule{{Subjects: []string{"_INBOX.provisioner." + node + ".>", VaultChangedSubject, AskSubject(node)}}}}
 }
 
 func serverRights() Rights {
@@ -195,7 +205,9 @@ func serverRights() Rights {
 	pub = append(pub, Rule{Why: AssignmentsBucket + ": read only, for the sweep (which modules are assigned, who provides what)",
 		Subjects: kvRead(AssignmentsBucket, "")},
 		Rule{Why: "its own verb: mesh-provisioner sweep runs with these creds (from a cron job or a CI step, SPEC §6.2)",
-			Subjects: []string{QuerySubject}})
+			Subjects: []string{QuerySubject}},
+		Rule{Why: "its answers, on an inbox alone (anyone may ask; " + answersWhy + ")",
+			Subjects: []string{"_INBOX.>"}})
 	return Rights{Role: RoleServer, User: "mesh-provisioner", Inbox: "_INBOX.mesh-provisioner",
 		Comment: "mesh-provisioner, the server: owns its four buckets (creates them, writes the registry), reads every node's needs, applied and collect keys and the assignments (for the sweep), answers " + QuerySubject + " (and may ask it: the sweep command runs with these rights)",
 		Publish: pub,
@@ -203,8 +215,7 @@ func serverRights() Rights {
 			{Subjects: []string{"_INBOX.mesh-provisioner.>", QuerySubject}},
 			{Why: "JetStream's advisory that one of its four buckets was deleted, so it makes the bucket again at once",
 				Subjects: bucketDeletedAdvisories(RegistryBucket, NeedsBucket, AppliedBucket, CollectBucket)},
-		},
-		AllowResponses: true}
+		}}
 }
 
 // BucketDeletedAdvisory is the subject JetStream announces on that bucket

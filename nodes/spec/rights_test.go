@@ -32,8 +32,14 @@ func TestRightsFollowSPECr2(t *testing.T) {
 			t.Errorf("the client may not publish %s", want)
 		}
 	}
-	if !client.AllowResponses || !slices.Contains(client.SubscribeAllow(), AskSubject("ace")) {
+	if !slices.Contains(client.SubscribeAllow(), AskSubject("ace")) || !slices.Contains(pub, "_INBOX.toolrunner.ace.>") {
 		t.Error("the client cannot answer prov.ask.ace")
+	}
+	// allow_responses would let it answer on any subject an ask names.
+	for _, r := range mustFleet(t) {
+		if r.AllowResponses {
+			t.Errorf("%s answers on any subject a request names (allow_responses)", r.User)
+		}
 	}
 
 	provider := must(RightsOf(RoleProvider, "", []string{"gitea"}))

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -14,9 +16,16 @@ import (
 // askUntil asks prov.ask.ace body until the error answered holds want.
 func askUntil(t *testing.T, m *mesh, body, want string, within time.Duration) {
 	t.Helper()
+	askUntilOn(t, m.nc, body, want, within)
+}
+
+// askUntilOn is askUntil asking on nc (a tool runner's connection: the
+// example bus lets the client answer on its tool runner's inbox alone).
+func askUntilOn(t *testing.T, nc *nats.Conn, body, want string, within time.Duration) {
+	t.Helper()
 	var last map[string]string
 	bustest.Eventually(t, within, func() error {
-		msg, err := m.nc.Request("prov.ask.ace", []byte(body), 10*time.Second)
+		msg, err := nc.Request("prov.ask.ace", []byte(body), 10*time.Second)
 		if err != nil {
 			return err
 		}
@@ -57,8 +66,14 @@ func TestProvAskSaysAConfigBucketItCannotReadIsNotReadable(t *testing.T) {
 		m.assign("ace", "web", webPlan(), webTemplates)
 		m.changeRights("provisioner-ace", "$JS.API.STREAM.INFO.KV_mesh-config_resolved")
 		m.client("ace", asUser("provisioner-ace"))
+		tr, err := nats.Connect(m.s.ClientURL(), nats.UserInfo("toolrunner-ace", "dev-only-toolrunner-ace"),
+			nats.CustomInboxPrefix("_INBOX.toolrunner.ace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
 		// The refused lookup ends at the bus's API timeout (5 s).
-		askUntil(t, m, `{"module":"web","kind":"config","key":"model"}`,
+		askUntilOn(t, tr, `{"module":"web","kind":"config","key":"model"}`,
 			"config value model of module web cannot be read: not permitted to read mesh-config_resolved", 30*time.Second)
 	})
 }
