@@ -107,6 +107,10 @@ func (n *Node) Why() string {
 // Secret says the node's value must never be shown.
 func (n *Node) Secret() bool { return n.is(flagSecret) }
 
+// Root says the node waits or fails for a why of its own (a leaf set so,
+// or a compute that said so), not one inherited from an input.
+func (n *Node) Root() bool { return n.state != Ready && n.is(flagOwn) }
+
 // IsInput says the node is a leaf set from outside.
 func (n *Node) IsInput() bool { return n.compute == nil }
 

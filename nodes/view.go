@@ -26,10 +26,12 @@ func (m *NodeGraph) Stabilize() []string {
 		for _, n := range m.g.Stabilize() {
 			m.touch(n, touched)
 			m.keepItem(n)
-			if n.IsInput() && n.State() != graph.Ready {
-				// A leaf that still waits or fails for a new reason leaves
-				// its dependents' own states alone (cutoff), but the modules
-				// it holds up must say the new reason.
+			if n.Root() {
+				// A leaf, or a node whose compute waits or fails (a
+				// consumers list waiting for the vault), that still does so
+				// for a new reason leaves its dependents' own states alone
+				// (cutoff), but the modules it holds up must say the new
+				// reason.
 				m.touchHeldUp(n, touched, seen)
 			}
 		}
