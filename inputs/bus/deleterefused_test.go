@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -24,16 +22,7 @@ import (
 // timing out while the bus that just came back readies JetStream), and
 // the bucket was said not permitted.
 func TestARefusedConsumerDeleteLeavesNoRefusalBehind(t *testing.T) {
-	s := bustest.Start(t, func(o *server.Options) {
-		o.Users = []*server.User{
-			{Username: "ace", Password: "ace", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{">"},
-					Deny: []string{"$JS.API.CONSUMER.DELETE.KV_closed.*", "$JS.API.STREAM.INFO.KV_barrier"}},
-			}},
-			{Username: "admin", Password: "admin"},
-		}
-	})
-	_, ajs := bustest.JetStream(t, s, nats.UserInfo("admin", "admin"))
+	s, ajs := aceDenied(t, "$JS.API.CONSUMER.DELETE.KV_closed.*", "$JS.API.STREAM.INFO.KV_barrier")
 	put(t, createBucket(t, ajs, "closed"), "ace.k", "v")
 	var deletes atomic.Int32
 	nc := connect(t, Options{URL: s.ClientURL(), User: "ace", Password: "ace", Log: zerolog.Nop(),

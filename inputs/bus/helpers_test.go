@@ -9,11 +9,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/rs/zerolog"
 )
+
+// aceDenied runs a bus with a user "ace" (password "ace") that may
+// publish anything but the subjects deny names, and "admin", unrestricted;
+// it returns the bus and admin's JetStream, to make the buckets with.
+func aceDenied(t *testing.T, deny ...string) (*server.Server, jetstream.JetStream) {
+	t.Helper()
+	s := bustest.Start(t, func(o *server.Options) {
+		o.Users = []*server.User{
+			{Username: "ace", Password: "ace", Permissions: &server.Permissions{
+				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: deny},
+			}},
+			{Username: "admin", Password: "admin"},
+		}
+	})
+	_, js := bustest.JetStream(t, s, nats.UserInfo("admin", "admin"))
+	return s, js
+}
 
 // connect opens a bus connection through Connect and waits until it is up.
 func connect(t *testing.T, o Options) *nats.Conn {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -24,16 +22,7 @@ import (
 // bucket's stream, so a watch restarted then (a lookup timing out while
 // the stream elects its leader) said its bucket not permitted.
 func TestARefusedLookForALostConsumerLeavesNoRefusalBehind(t *testing.T) {
-	s := bustest.Start(t, func(o *server.Options) {
-		o.Users = []*server.User{
-			{Username: "ace", Password: "ace", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{">"},
-					Deny: []string{"$JS.API.DIRECT.GET.KV_closed.>", "$JS.API.STREAM.MSG.GET.KV_closed"}},
-			}},
-			{Username: "admin", Password: "admin"},
-		}
-	})
-	_, ajs := bustest.JetStream(t, s, nats.UserInfo("admin", "admin"))
+	s, ajs := aceDenied(t, "$JS.API.DIRECT.GET.KV_closed.>", "$JS.API.STREAM.MSG.GET.KV_closed")
 	kv := createBucket(t, ajs, "closed")
 	put(t, kv, "ace.k", "v")
 	var mu sync.Mutex

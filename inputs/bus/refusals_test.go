@@ -19,15 +19,7 @@ import (
 // "admin" unrestricted, and both buckets "open" and "closed" made.
 func refusingBus(t *testing.T) *server.Server {
 	t.Helper()
-	s := bustest.Start(t, func(o *server.Options) {
-		o.Users = []*server.User{
-			{Username: "ace", Password: "ace", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.API.STREAM.INFO.KV_closed"}},
-			}},
-			{Username: "admin", Password: "admin"},
-		}
-	})
-	_, js := bustest.JetStream(t, s, nats.UserInfo("admin", "admin"))
+	s, js := aceDenied(t, "$JS.API.STREAM.INFO.KV_closed")
 	createBucket(t, js, "open")
 	createBucket(t, js, "closed")
 	return s

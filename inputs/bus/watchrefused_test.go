@@ -118,15 +118,7 @@ func TestAWatchWhoseDeliverySubscriptionIsRefusedSaysNotPermitted(t *testing.T) 
 // subject; before, it restarted at every init timeout (30 s) for ever,
 // saying no end of its initial values, and never said why.
 func TestAWatchWhoseFlowControlIsRefusedSaysNotPermitted(t *testing.T) {
-	s := bustest.Start(t, func(o *server.Options) {
-		o.Users = []*server.User{
-			{Username: "ace", Password: "ace", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$JS.FC.KV_closed.>"}},
-			}},
-			{Username: "admin", Password: "admin"},
-		}
-	})
-	_, ajs := bustest.JetStream(t, s, nats.UserInfo("admin", "admin"))
+	s, ajs := aceDenied(t, "$JS.FC.KV_closed.>")
 	kv := createBucket(t, ajs, "closed")
 	value := strings.Repeat("v", 4096)
 	for i := range 1000 {
