@@ -43,6 +43,10 @@ type Change struct {
 	Added string
 	// Removed: this node's module Removed was taken off it.
 	Removed string
+	// Assigned: this node's module Assigned had its assignment written,
+	// new or again, changed or not (Added too): the vault, which judges an
+	// ask by the assignments, may answer otherwise than it last did.
+	Assigned string
 }
 
 // Put records bucket <key> = value: an assignment (any node's), a registry
@@ -68,8 +72,11 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 			return c
 		}
 		c := Change{Refused: err, OtherNode: toks[0] != m.node}
-		if !had && toks[0] == m.node && m.mods[toks[1]] != nil {
-			c.Added = toks[1]
+		if toks[0] == m.node && m.mods[toks[1]] != nil {
+			c.Assigned = toks[1]
+			if !had {
+				c.Added = toks[1]
+			}
 		}
 		return c
 	case spec.RegistryBucket:

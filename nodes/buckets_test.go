@@ -13,11 +13,11 @@ func webMesh(t *testing.T) *NodeGraph {
 	t.Helper()
 	m := NewNodeGraph("ace")
 	registryAll(m)
-	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{Added: "web"}) {
+	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{Added: "web", Assigned: "web"}) {
 		t.Fatalf("putting a good plan: %+v, want web added", c)
 	}
-	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{}) {
-		t.Fatalf("putting the plan again: %+v, want nothing", c)
+	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{Assigned: "web"}) {
+		t.Fatalf("putting the plan again: %+v, want web assigned (written again) alone", c)
 	}
 	m.SetArchive("web", digestA, map[string][]byte{"t": []byte("model=${config:model}\n")})
 	return m

@@ -45,6 +45,9 @@ type Asker struct {
 	// unanswered: an ask got no answer from the vault (silent, error)
 	// since the vault last answered one (vaultBack).
 	unanswered bool
+	// assigned: when each module's assignment was last written
+	// (AskRefusedOf); a refusal of an ask made before it is not taken.
+	assigned map[string]time.Time
 }
 
 // Retain looks at every name answered for good when forgetEvery passed
@@ -254,6 +257,15 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 		a.mu.Unlock()
 		return
 	}
+	if res.Outcome == Refused && at.Before(a.assigned[moduleOf(name)]) {
+		// Asked before the module's assignment was written again: the
+		// vault may have judged it by the assignments before that write.
+		// Not taken; asked again now.
+		st.again, st.attempt = false, 0
+		a.ask(name, st)
+		a.mu.Unlock()
+		return
+	}
 	changed := !st.answered || st.last != res.Outcome
 	st.last, st.answered = res.Outcome, true
 	an := Answer{Name: name, Result: res, At: at, Changed: changed}
@@ -329,6 +341,34 @@ func (a *Asker) vaultBack(name string) {
 		st.attempt = 0
 		a.ask(n, st)
 	}
+}
+
+// AskRefusedOf asks again at once each name the vault refused that is
+// asked in module's name (moduleOf), and says how many: module's
+// assignment was written (again), and the vault judges an ask by the
+// assignments, so its refusal may no longer stand. The store lost and made
+// again, a client asking in the gap between the buckets made and the
+// assignments written back was refused, and held it for the refused retry
+// (10 minutes) with everything back. Only the names waiting out a refusal
+// are looked at (a.pending: those awaiting an ask); a refusal of an ask
+// under way, made before this call, is not taken but asked again (run).
+func (a *Asker) AskRefusedOf(module string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.assigned == nil {
+		a.assigned = map[string]time.Time{}
+	}
+	a.assigned[module] = time.Now()
+	n := 0
+	for name, st := range a.pending {
+		if st.inflight || !st.answered || st.last != Refused || moduleOf(name) != module {
+			continue
+		}
+		st.attempt = 0
+		a.ask(name, st)
+		n++
+	}
+	return n
 }
 
 // retry makes the ask scheduled after ask gen, unless another overtook it.

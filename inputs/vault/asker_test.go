@@ -403,3 +403,54 @@ func TestTheVaultAnsweringAgainAsksAtOnceTheNamesItLeftUnanswered(t *testing.T) 
 		t.Fatalf("answers %v", got)
 	}
 }
+
+// A refused name is asked again at once when its module's assignment is
+// written again (AskRefusedOf), not after the refused retry; another
+// module's refused name is not.
+func TestARefusedNameIsAskedAgainWhenItsModulesAssignmentIsWritten(t *testing.T) {
+	mine, other := "own/app/api-key", "own/web/api-key"
+	a, v := startAsker(t, map[string][]string{mine: {StatusRefused, StatusSealed}, other: {StatusRefused}}, time.Hour)
+	a.Ask(mine, "")
+	a.Ask(other, "")
+	for range 2 {
+		if an := nextAnswer(t, a); an.Result.Outcome != Refused {
+			t.Fatalf("%s: %v, want refused", an.Name, an.Result)
+		}
+	}
+	if n := a.AskRefusedOf("app"); n != 1 {
+		t.Fatalf("AskRefusedOf(app) asked %d names again, want 1", n)
+	}
+	if an := nextAnswer(t, a); an.Name != mine || an.Result.Outcome != Sealed {
+		t.Fatalf("%s: %v, want %s sealed", an.Name, an.Result, mine)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(v.times(other)); n != 1 {
+		t.Fatalf("%s asked %d times, want once: its module's assignment was not written", other, n)
+	}
+	if n := a.AskRefusedOf("app"); n != 0 {
+		t.Fatalf("AskRefusedOf(app) asked %d names again once sealed, want 0", n)
+	}
+}
+
+// A refusal answering an ask made before the module's assignment was
+// written again is not taken: the name is asked again at once.
+func TestARefusalOfAnAskMadeBeforeTheAssignmentWasWrittenAgainIsNotTaken(t *testing.T) {
+	name := "own/app/api-key"
+	a, v := startAsker(t, map[string][]string{name: {StatusRefused, StatusSealed}}, time.Hour)
+	release := v.holdAnswers()
+	a.Ask(name, "")
+	bustest.Eventually(t, 5*time.Second, func() error {
+		if len(v.times(name)) == 0 {
+			return fmt.Errorf("not asked yet")
+		}
+		return nil
+	})
+	a.AskRefusedOf("app") // written while the ask is under way
+	release()
+	if an := nextAnswer(t, a); an.Result.Outcome != Sealed {
+		t.Fatalf("first answer taken: %v, want the refusal of the ask made before the write dropped and sealed", an.Result)
+	}
+	if n := len(v.times(name)); n != 2 {
+		t.Fatalf("asked %d times, want 2", n)
+	}
+}

@@ -152,6 +152,12 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	if c.Added != "" && d.ready.Load() {
 		d.changed(c.Added, "") // a tool runner told "not assigned" asks again (SPEC §5.4 r2)
 	}
+	if c.Assigned != "" && d.asker != nil {
+		if n := d.asker.AskRefusedOf(c.Assigned); n > 0 {
+			d.log.Info().Str("module", c.Assigned).Int("names", n).
+				Msg("assignment written: the vault asked again for what it refused")
+		}
+	}
 	if c.Removed != "" {
 		d.out.Removed(ctx, c.Removed)
 		// Said before the first fill too: one taken off while the first
