@@ -112,7 +112,9 @@ func TestSixteenGzipBombsAreRefusedWithoutTheClientHoldingThemAllExpanded(t *tes
 	m.client("ace", func(c *Config) { c.BackoffMin, c.BackoffMax = time.Hour, time.Hour })
 	m.waitState("ace", "web", "applied")
 	for i := range n {
-		r := m.waitState("ace", fmt.Sprintf("b%d", i), "failed")
+		// 16 × 65 MiB expanded a few at a time: well over 10 s under
+		// -race on a loaded machine.
+		r := m.waitStateFor("ace", fmt.Sprintf("b%d", i), "failed", 90*time.Second)
 		if why := fmt.Sprint(r["reason"]); !contains(why, "over 64 MiB uncompressed") {
 			t.Errorf("b%d: reason %q does not name the limit", i, why)
 		}

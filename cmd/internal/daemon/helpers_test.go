@@ -323,8 +323,15 @@ func (m *mesh) report(node, module string) (map[string]any, bool) {
 
 func (m *mesh) waitState(node, module, state string) map[string]any {
 	m.t.Helper()
+	return m.waitStateFor(node, module, state, 10*time.Second)
+}
+
+// waitStateFor is waitState with its own wait, for work that takes long
+// under -race on a loaded machine.
+func (m *mesh) waitStateFor(node, module, state string, d time.Duration) map[string]any {
+	m.t.Helper()
 	var r map[string]any
-	bustest.Eventually(m.t, 10*time.Second, func() error {
+	bustest.Eventually(m.t, d, func() error {
 		var ok bool
 		r, ok = m.report(node, module)
 		if !ok {
