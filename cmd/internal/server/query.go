@@ -314,6 +314,9 @@ func parseRequest(body []byte) (Request, error) {
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 			return req, fmt.Errorf("request is not a query: data after the JSON object")
 		}
+		if err := checkFieldNames(body); err != nil {
+			return req, err
+		}
 	}
 	if req.What == "" {
 		req.What = "registry"
