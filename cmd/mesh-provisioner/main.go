@@ -6,7 +6,7 @@
 //
 //	mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h]
 //	    [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]
-//	mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M]
+//	mesh-provisioner sweep --nats URL [--creds F] [--node N] [--module M]
 //	    [--stood-after 10m] [--json] [--inbox P]
 //	mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json]
 //	mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]
@@ -36,7 +36,7 @@ func main() {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h] [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]")
-	fmt.Fprintln(w, "       mesh-provisioner sweep [--nats URL] [--creds F] [--node N] [--module M] [--stood-after 10m] [--json] [--inbox P]")
+	fmt.Fprintln(w, "       mesh-provisioner sweep --nats URL [--creds F] [--node N] [--module M] [--stood-after 10m] [--json] [--inbox P]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json] [--account MESH]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]")
 	fmt.Fprintln(w, "each command with -h says what its flags mean")

@@ -67,7 +67,7 @@ const sweepTimeout = time.Minute
 func sweep(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner sweep", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
-	natsURL := fs.String("nats", "nats://127.0.0.1:4222", "NATS URL of the bus")
+	natsURL := fs.String("nats", "", "NATS URL of the bus (required)")
 	creds := fs.String("creds", "", "NATS credentials file")
 	node := fs.String("node", "", "only this node's needs")
 	module := fs.String("module", "", "only this module's needs")
@@ -79,6 +79,12 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := cli.Positive(fs, "stood-after"); err != nil {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
+		return 2
+	}
+	if *natsURL == "" {
+		// SPEC §7: no optional flag, as for serve. A default bus would
+		// have a cron job missing the flag sweep whatever answers there.
+		fmt.Fprintln(stderr, "mesh-provisioner sweep: --nats is required")
 		return 2
 	}
 	if err := checkCreds(*creds, ""); err != nil { // its inbox is the creds' own (inboxFor)
