@@ -112,8 +112,8 @@ func TestRunSaysEveryStartErrorAsRunsOwn(t *testing.T) {
 		says string
 	}{
 		{[]string{"run", "--control", ""}, "run: no --node given: give --node N, this node's name as its assignments' keys <node>.<module> say it"},
-		{[]string{"run", "--node", "ace", "--control", "", "--log-level", "loud"}, `run: --log-level "loud"`},
-		{[]string{"run", "--node", "a/b", "--control", ""}, `run: --node "a/b"`},
+		{[]string{"run", "--node", "ace", "--nats", "nats://127.0.0.1:1", "--control", "", "--log-level", "loud"}, `run: --log-level "loud"`},
+		{[]string{"run", "--node", "a/b", "--nats", "nats://127.0.0.1:1", "--control", ""}, `run: --node "a/b"`},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != 2 || !strings.HasPrefix(stderr, c.says) {

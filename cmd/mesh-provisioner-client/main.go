@@ -29,7 +29,7 @@ func main() {
 
 // usage names each command with its flags (SPEC §7's and ours), as
 // mesh-provisioner's does; each command's -h says what they mean.
-const usage = `usage: mesh-provisioner-client run --node N [--nats URL] [--creds F] [--fill-socket S] [--state-dir D] [--control SOCK] [--refill 1m]
+const usage = `usage: mesh-provisioner-client run --node N --nats URL [--creds F] [--fill-socket S] [--state-dir D] [--control SOCK] [--refill 1m]
            [--fill-gap 5ms] [--fetch-timeout 30s] [--templates-root DIR] [--refused-retry 10m] [--huge-pages=false]
            [--user U --password-file F | --nkey F] [--log-format json|console] [--log-level info]
        mesh-provisioner-client status [--control SOCK] [--json]
@@ -106,7 +106,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = usageOf(fs)
 	var cfg daemon.Config
 	fs.StringVar(&cfg.Node, "node", "", "this node's name (required)")
-	fs.StringVar(&cfg.Bus.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
+	fs.StringVar(&cfg.Bus.URL, "nats", "", "NATS URL(s), comma-separated (required)")
 	fs.StringVar(&cfg.Bus.Creds, "creds", "", "NATS credentials file")
 	fs.StringVar(&cfg.Bus.User, "user", "", "NATS user (its password from --password-file or $"+cli.PasswordEnv+")")
 	password := cli.PasswordFlags(fs)
@@ -141,6 +141,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	}
 	if cfg.Node == "" { // said with what to give (daemon.New says only that it is missing)
 		fmt.Fprintln(stderr, "run: no --node given: give --node N, this node's name as its assignments' keys <node>.<module> say it")
+		return 2
+	}
+	if cfg.Bus.URL == "" {
+		// SPEC §7: no optional flag, as --node is none. A default bus
+		// would have a unit that lost the flag wait on 127.0.0.1:4222
+		// for ever, or fill from whatever bus answers there.
+		fmt.Fprintln(stderr, "run: --nats is required: give --nats URL, the bus's URL(s), comma-separated")
 		return 2
 	}
 	cfg.FillGap = fillGap(cfg.FillGap)
