@@ -143,6 +143,10 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
+	// What is printed is what the sweep is for: output that cannot be
+	// written (a full disk under `--json > sweep.json`) is a sweep not
+	// made, exit 2, not a clean mesh.
+	out := &firstError{w: stdout}
 	if *asJSON {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
@@ -152,12 +156,16 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 			return 2
 		}
-		_, _ = stdout.Write(control.JSONSafe(b.Bytes()))
+		_, _ = out.Write(control.JSONSafe(b.Bytes()))
 	} else {
 		if r.Summary.Failed > 0 {
 			r.FailedModules = failedModules(ctx, nc, r, *node, *module, stderr)
 		}
-		server.WriteSweep(stdout, r)
+		server.WriteSweep(out, r)
+	}
+	if out.err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: writing the sweep: %v\n", out.err)
+		return 2
 	}
 	if r.NothingNamed != "" {
 		// A name mistyped reads as a mesh with nothing held: said on
@@ -263,4 +271,23 @@ func narrowed(node, module string) string {
 	default:
 		return "any node as module " + module
 	}
+}
+
+// firstError is w keeping the first error a write returned (and writing
+// nothing after it).
+type firstError struct {
+	w   io.Writer
+	err error
+}
+
+func (f *firstError) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	f.err = err
+	return n, err
 }
