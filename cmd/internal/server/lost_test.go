@@ -115,9 +115,11 @@ func TestRegistryPassMakesMissingBucketsAgain(t *testing.T) {
 	// A pass that failed (a JetStream call timed out on a loaded machine)
 	// waits retryAfterFailure before the next: shorten that too, so what
 	// is waited for below is passes, not the waits between them.
-	was, wasRetry := readTimeout, retryAfterFailure
-	readTimeout, retryAfterFailure = 2*time.Second, 300*time.Millisecond
-	t.Cleanup(func() { readTimeout, retryAfterFailure = was, wasRetry })
+	// A put whose ack was lost to the delete (the stream took it and was
+	// gone) waits opTimeout: shortened as well.
+	was, wasRetry, wasOp := readTimeout, retryAfterFailure, opTimeout
+	readTimeout, retryAfterFailure, opTimeout = 2*time.Second, 300*time.Millisecond, 2*time.Second
+	t.Cleanup(func() { readTimeout, retryAfterFailure, opTimeout = was, wasRetry, wasOp })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	loop := registryLoop{kv: kv, every: 300 * time.Millisecond, log: quietLog(),

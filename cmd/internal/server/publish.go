@@ -23,14 +23,14 @@ func PublishRegistry(ctx context.Context, kv jetstream.KeyValue, entries []Entry
 		key := spec.EncodeToken(e.Kind)
 		want[key] = true
 		b := EntryJSON(e)
-		cur, err := kv.Get(ctx, key)
+		cur, err := getOne(ctx, kv, key)
 		switch {
 		case err == nil && bytes.Equal(cur.Value(), b):
 			continue
 		case err != nil && !errors.Is(err, jetstream.ErrKeyNotFound):
 			return written, deleted, fmt.Errorf("reading registry kind %s: %w", e.Kind, err)
 		}
-		if _, err := kv.Put(ctx, key, b); err != nil {
+		if err := putOne(ctx, kv, key, b); err != nil {
 			return written, deleted, fmt.Errorf("writing registry kind %s: %w", e.Kind, err)
 		}
 		written++
@@ -43,12 +43,38 @@ func PublishRegistry(ctx context.Context, kv jetstream.KeyValue, entries []Entry
 		if want[s.Key()] {
 			continue
 		}
-		if err := kv.Delete(ctx, s.Key()); err != nil {
+		if err := deleteOne(ctx, kv, s.Key()); err != nil {
 			return written, deleted, fmt.Errorf("deleting registry key %s: %w", s.Key(), err)
 		}
 		deleted++
 	}
 	return written, deleted, nil
+}
+
+// opTimeout bounds one JetStream call of a registry pass. A put whose ack
+// is lost (the bucket deleted while the put was on its way: the stream
+// took it and never answered) otherwise waited out the pass's minute,
+// and the bucket deleted stayed missing as long; the pass now fails after
+// opTimeout and the next comes within retryAfterFailure.
+var opTimeout = 10 * time.Second
+
+func getOne(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	return kv.Get(ctx, key)
+}
+
+func putOne(ctx context.Context, kv jetstream.KeyValue, key string, b []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	_, err := kv.Put(ctx, key, b)
+	return err
+}
+
+func deleteOne(ctx context.Context, kv jetstream.KeyValue, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	return kv.Delete(ctx, key)
 }
 
 // retryAfterFailure is how soon RunRegistry tries again after a publish
@@ -198,7 +224,9 @@ func (r registryLoop) pass(ctx context.Context, ensure, purge bool) (written, de
 	}()
 	pctx, pcancel := context.WithTimeout(kctx, time.Minute)
 	if r.ensure != nil && ensure {
-		err = r.ensure(pctx)
+		ectx, ecancel := context.WithTimeout(pctx, 3*opTimeout) // a few calls a bucket, each bounded so
+		err = r.ensure(ectx)
+		ecancel()
 	}
 	if err == nil {
 		written, deleted, err = PublishRegistry(pctx, r.kv, Registry())

@@ -4,8 +4,8 @@ package server
 // --module M) that names nothing the mesh knows is a name mistyped, not a
 // mesh with nothing held back: a cron job whose sweep passes for ever on a
 // typo watches nothing. The sweep says so in NothingNamed (an addition to
-// SPEC §6.2's reply, on every page), and the command exits 2, as for a
-// sweep it could not make. Known is: an assignment of that name (with a
+// SPEC §6.2's reply, on every page), and the command says it on stderr;
+// its exit status stays SPEC §6.2's (the sweep was made). Known is: an assignment of that name (with a
 // plan or without), or a key of the needs, applied or collect bucket
 // bearing it (orphans included: their sweep is a real one). Nothing is
 // said when the sweep could not tell: the assignments bucket missing, or
