@@ -83,10 +83,8 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 			m.forgetOffers(key, name) // not the provisioner's: offers nothing, assigns nothing
 		case asg != nil:
 			m.noteOffers(key, name, asg.Provisioning.Provides, checkProvides(asg.Provisioning.Provides))
-		case errors.Is(err, errUnparsed) && m.offered(key, name):
-			// keepBindings: its consumers are judged by its last offers
-		default:
-			m.noteOffers(key, name, nil, err.Error())
+		default: // refused for what it requires (a name no vault name holds): it still offers
+			m.noteOffersIn(key, name, data)
 		}
 		return err
 	}
@@ -110,14 +108,7 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 	case asg != nil:
 		m.noteOffers(key, name, asg.Provisioning.Provides, "")
 	default:
-		switch provides, err := parseOffers(data); { // a plan refused for another reason still offers
-		case err == nil:
-			m.noteOffers(key, name, provides, "")
-		case errors.Is(err, errUnparsed) && m.offered(key, name):
-			// keepBindings: its consumers are judged by its last offers
-		default:
-			m.noteOffers(key, name, nil, err.Error())
-		}
+		m.noteOffersIn(key, name, data) // a plan refused for another reason still offers
 	}
 	mod := m.mods[name]
 	if errors.Is(perr, ErrNoPlan) {

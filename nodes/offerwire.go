@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,6 +65,22 @@ func (m *NodeGraph) noteOffers(key, module string, provides []Offer, err string)
 		return
 	}
 	m.refreshOffers(module)
+}
+
+// noteOffersIn records what the assignment at key (of module), whose plan
+// is refused, offers: its provides[] when they parse and keep their rules,
+// whatever else of the plan is refused and on whatever node it is (a
+// consumer's binding is judged alike on every node, SPEC §4.6 r2); its last
+// offers when the value does not parse (keepBindings); else why not.
+func (m *NodeGraph) noteOffersIn(key, module string, data []byte) {
+	switch provides, err := parseOffers(data); {
+	case err == nil:
+		m.noteOffers(key, module, provides, "")
+	case errors.Is(err, errUnparsed) && m.offered(key, module):
+		// keepBindings: its consumers are judged by its last offers
+	default:
+		m.noteOffers(key, module, nil, err.Error())
+	}
 }
 
 // forgetOffers records that assignment key (of module) is gone.
