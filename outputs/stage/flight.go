@@ -232,6 +232,11 @@ func (s *Stage) Land(d Done) {
 	if d.job == nil {
 		s.deleted(d.Module, d.removed, d.err)
 		defer s.heardAnswer(d.Module, nil, d.err)
+	} else if holder, ok := s.handover(d.job); ok {
+		// Refused for a path a module that left still holds: not the
+		// module's failure (handover.go); nothing of it is reported.
+		f.again = s.handOver(d.job, holder) || f.again
+		d.job = nil
 	} else {
 		d.job.mo.takeFill(d.job.v, d.job.req, d.job.sent, d.job.resp, d.job.err, s.cfg.Key)
 		s.logRemoved(d.Module, d.job.resp)
