@@ -110,7 +110,7 @@ func TestSixteenGzipBombsAreRefusedWithoutTheClientHoldingThemAllExpanded(t *tes
 	peak := heapPeak(stop)
 	// No try again within the test: each bomb is read once.
 	m.client("ace", func(c *Config) { c.BackoffMin, c.BackoffMax = time.Hour, time.Hour })
-	m.waitState("ace", "web", "applied")
+	m.waitStateFor("ace", "web", "applied", 90*time.Second) // its archive read beside the bombs'
 	for i := range n {
 		// 16 × 65 MiB expanded a few at a time: well over 10 s under
 		// -race on a loaded machine.

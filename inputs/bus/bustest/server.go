@@ -50,8 +50,10 @@ func Run(t testing.TB, o *server.Options) *server.Server {
 		t.Fatalf("starting nats-server: %v", err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready within 10s")
+	// A restart on a store recovers it first: under -race on a loaded
+	// machine that took over 10 s.
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("nats-server not ready within 30s")
 	}
 	t.Cleanup(s.Shutdown)
 	return s
