@@ -324,7 +324,8 @@ func (f *fileNode) renderValue(in graph.In) (*FileValue, error) {
 }
 
 // renderItem: [plan, archive, needs…] → the item's text for collection.
-func renderItem(counts *RenderCounts, module, collection string, t *Template, skip int) graph.Compute {
+// An item whose record the bus cannot hold fails (itemrecord.go).
+func renderItem(counts *RenderCounts, module, collection string, t *Template, skip int, room func() int64) graph.Compute {
 	r := newRenderer(module, t, skip)
 	return func(in graph.In) (any, error) {
 		counts.Items.Add(1)
@@ -337,6 +338,9 @@ func renderItem(counts *RenderCounts, module, collection string, t *Template, sk
 				collection, t.Name, len(text), spec.MaxItemBytes, ErrLimit)
 		}
 		if err := r.validItem(in, collection, text); err != nil {
+			return nil, err
+		}
+		if err := itemRecordFits(room(), module, collection, t.Name, text); err != nil {
 			return nil, err
 		}
 		return text, nil

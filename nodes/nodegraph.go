@@ -79,6 +79,10 @@ type NodeGraph struct {
 	// "provisioning" (SPEC §3 r2): not modules here, yet assigned
 	// (AssignedWithoutPlan).
 	noPlan map[string]bool
+
+	// itemLimit: the bus's limit on one message, which an item's record
+	// must fit (itemrecord.go); nil: not known.
+	itemLimit func() int64
 }
 
 type secretSource struct {

@@ -434,7 +434,7 @@ func (m *NodeGraph) wireFiles(mod *module, archive *graph.Node, tmpls map[string
 		t := tmpls[it.Template]
 		needs, _ := m.needsOf(mod, t)
 		n := m.derived(itemKey(mod.name, it.Collection),
-			renderItem(&m.renders, mod.name, it.Collection, t, len(head)), append(append([]*graph.Node(nil), head...), needs...),
+			renderItem(&m.renders, mod.name, it.Collection, t, len(head), m.itemRoom), append(append([]*graph.Node(nil), head...), needs...),
 			&Origin{Module: mod.name, Collection: it.Collection})
 		mod.items = append(mod.items, n)
 		mod.owning[n] = true

@@ -159,6 +159,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer bus.Drain(nc)
 	d.nc = nc
 	d.connected.Store(nc.IsConnected())
+	// An item whose record the bus cannot hold fails (nodes/itemrecord.go).
+	d.mesh.SetItemRecordLimit(nc.MaxPayload)
 	if d.js, err = jetstream.New(nc); err != nil {
 		return err
 	}
