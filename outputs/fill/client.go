@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,8 +87,34 @@ func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 		return out, fmt.Errorf("fill socket %s: the request of module %s is about %d bytes, over the fill socket's request limit of %d bytes (a module's files together at most about 64 MiB): %w",
 			c.socket(), req.Module, size, MaxBody, ErrTooLarge)
 	}
+	req = listsNotNull(req)
 	err := c.do(ctx, http.MethodPost, FillPath, &req, &out)
 	return out, err
+}
+
+// listsNotNull is req with its files an empty list rather than none, and
+// each file's content empty text rather than none: SPEC §4.3 writes
+// `files` as a list and `content` as base64 text, and JSON's null is
+// neither (a node-engine decoding into a list or a string refuses it). The
+// caller's files are not changed.
+func listsNotNull(req Request) Request {
+	if req.Files == nil {
+		req.Files = []File{}
+		return req
+	}
+	for i := range req.Files {
+		if req.Files[i].Content == nil {
+			files := slices.Clone(req.Files)
+			for j := i; j < len(files); j++ {
+				if files[j].Content == nil {
+					files[j].Content = []byte{}
+				}
+			}
+			req.Files = files
+			break
+		}
+	}
+	return req
 }
 
 // Delete asks the node-engine to remove every file of module, as a whole
