@@ -90,10 +90,14 @@ func (g *Graph) recompute(n *Node) bool {
 	return true
 }
 
-// evaluate gives n's new state: a cycle fails it; unless tolerant, a failed
-// input fails it and a waiting input makes it wait; else its compute runs.
+// evaluate gives n's new state: a cycle fails it unless it is tolerant;
+// unless tolerant, a failed input fails it and a waiting input makes it
+// wait; else its compute runs. A tolerant node on a refused cycle computes
+// over the inputs it has (the refused edge is none of them; a node of the
+// cycle it reads is failed), so what reads it and is not on the cycle is
+// not failed by it: a collection is the items not on its cycle.
 func (g *Graph) evaluate(n *Node) (State, any, string, bool) {
-	if c := g.onCycle[n]; c != nil {
+	if c := g.onCycle[n]; c != nil && !n.is(flagTolerant) {
 		return Failed, nil, c.Error(), true
 	}
 	if !n.is(flagTolerant) {
