@@ -190,6 +190,14 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		// and those a whole request removes, which carry no value).
 		fv := sent[r.Path]
 		switch {
+		case fv != nil && fv.Secret && r.Action == fill.ActionKept:
+			// A seed kept: the bytes sent are on no disk (a rotated
+			// secret's). Held, its entry's digest is still of what is
+			// there; else the node-engine's digest of it, keyed.
+			if _, had := mo.files[r.Path]; had {
+				continue
+			}
+			r.Digest = secretDigest(key, []byte(r.Digest))
 		case fv != nil && fv.Secret:
 			// Keyed from the bytes sent: the value no longer holds them,
 			// and its node may have moved on since.
