@@ -30,50 +30,44 @@ func appendReport(dst []byte, r *Report) []byte {
 	b = appendJSONString(b, r.State)
 	b = append(b, `,"at":`...)
 	b = appendJSONString(b, r.At)
+	// Both lists are lists whatever the state (SPEC §5.3 shows them so):
+	// [] when empty or nil, never null.
 	b = append(b, `,"files":`...)
-	if r.Files == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Files {
-			f := &r.Files[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"path":`...)
-			b = appendJSONString(b, f.Path)
-			b = append(b, `,"action":`...)
-			b = appendJSONString(b, f.Action)
-			b = append(b, `,"digest":`...)
-			b = appendJSONString(b, f.Digest)
-			b = append(b, '}')
+	b = append(b, '[')
+	for i := range r.Files {
+		f := &r.Files[i]
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = append(b, `{"path":`...)
+		b = appendJSONString(b, f.Path)
+		b = append(b, `,"action":`...)
+		b = appendJSONString(b, f.Action)
+		b = append(b, `,"digest":`...)
+		b = appendJSONString(b, f.Digest)
+		b = append(b, '}')
 	}
+	b = append(b, ']')
 	if r.FilesMore != 0 {
 		b = append(b, `,"files_more":`...)
 		b = strconv.AppendInt(b, int64(r.FilesMore), 10)
 	}
 	b = append(b, `,"waiting":`...)
-	if r.Waiting == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Waiting {
-			w := &r.Waiting[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"kind":`...)
-			b = appendJSONString(b, w.Kind)
-			b = append(b, `,"name":`...)
-			b = appendJSONString(b, w.Name)
-			b = append(b, `,"why":`...)
-			b = appendJSONString(b, w.Why)
-			b = append(b, '}')
+	b = append(b, '[')
+	for i := range r.Waiting {
+		w := &r.Waiting[i]
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = append(b, `{"kind":`...)
+		b = appendJSONString(b, w.Kind)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, w.Name)
+		b = append(b, `,"why":`...)
+		b = appendJSONString(b, w.Why)
+		b = append(b, '}')
 	}
+	b = append(b, ']')
 	if r.WaitingMore != 0 {
 		b = append(b, `,"waiting_more":`...)
 		b = strconv.AppendInt(b, int64(r.WaitingMore), 10)

@@ -16,8 +16,35 @@ func TestEncodeReportSaysWhatEncodingJSONSays(t *testing.T) {
 		{Node: odd, Module: odd, State: "waiting", At: odd, Waiting: []Waiting{{Kind: "vault", Name: "tls", Why: odd}, {}}, WaitingMore: 12, Reason: odd},
 		{Module: "m", Waiting: []Waiting{}, FilesMore: -1, Reason: strings.Repeat("r", 600)},
 	} {
-		if got, want := string(encodeReport(&r)), string(encode(r)); got != want {
+		got := string(encodeReport(&r))
+		// encoding/json writes a nil list as null; a report's lists are
+		// [] (TestAReportsListsAreListsWhenEmpty).
+		if r.Files == nil {
+			r.Files = []File{}
+		}
+		if r.Waiting == nil {
+			r.Waiting = []Waiting{}
+		}
+		if want := string(encode(r)); got != want {
 			t.Errorf("encodeReport\n%s\nencoding/json\n%s", got, want)
+		}
+	}
+}
+
+// A report's "files" and "waiting" are lists whatever the state, [] when
+// there are none, never null (SPEC §5.3 shows lists; a consumer decoding
+// them as lists is not handed null).
+func TestAReportsListsAreListsWhenEmpty(t *testing.T) {
+	for _, r := range []Report{
+		{Node: "n1", Module: "web", State: "waiting", At: "x", Waiting: []Waiting{{Kind: "config", Name: "model", Why: "not written yet"}}},
+		{Node: "n1", Module: "web", State: "applied", At: "x", Files: []File{{Path: "/etc/a", Action: "written", Digest: "sha256:aa"}}},
+		{Node: "n1", Module: "web", State: "failed", At: "x", Reason: "no"},
+	} {
+		got := string(encodeReport(&r))
+		for _, f := range []string{`"files":[`, `"waiting":[`} {
+			if !strings.Contains(got, f) {
+				t.Errorf("%s report %s: no %s…]", r.State, got, f)
+			}
 		}
 	}
 }
