@@ -6,7 +6,8 @@ import (
 	"sync"
 )
 
-// encodeReport is what encode(r) is, written field by field: a report is
+// encodeReport is what encode(r) is (its nil lists as []), written field
+// by field: a report is
 // encoded on every change of its module, and encoding/json's reflection
 // over a 100-file report was most of its cost (issue 20).
 // TestEncodeReportSaysWhatEncodingJSONSays holds the two together.
