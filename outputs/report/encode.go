@@ -7,9 +7,9 @@ import (
 )
 
 // encodeReport is what encode(r) is (its nil lists as []), written field
-// by field: a report is
-// encoded on every change of its module, and encoding/json's reflection
-// over a 100-file report was most of its cost (issue 20).
+// by field: a report is encoded on every change of its module, and
+// encoding/json's reflection over a 100-file report was most of its cost
+// (issue 20).
 // TestEncodeReportSaysWhatEncodingJSONSays holds the two together.
 func encodeReport(r *Report) []byte { return appendReport(nil, r) }
 
