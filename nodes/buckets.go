@@ -47,6 +47,11 @@ type Change struct {
 	// new or again, changed or not (Added too): the vault, which judges an
 	// ask by the assignments, may answer otherwise than it last did.
 	Assigned string
+	// Pairs: the consumers' credentials (pair/… vault names) this node
+	// reads that the assignment written (any node's, new or again) binds:
+	// the vault judges a consumer's credential by the consumer's plan
+	// too, so a refusal of one may no longer stand.
+	Pairs []string
 }
 
 // Put records bucket <key> = value: an assignment (any node's), a registry
@@ -71,7 +76,7 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 			}
 			return c
 		}
-		c := Change{Refused: err, OtherNode: toks[0] != m.node}
+		c := Change{Refused: err, OtherNode: toks[0] != m.node, Pairs: m.pairsRead(key)}
 		if toks[0] == m.node && m.mods[toks[1]] != nil {
 			c.Assigned = toks[1]
 			if !had {

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,10 +14,10 @@ func webMesh(t *testing.T) *NodeGraph {
 	t.Helper()
 	m := NewNodeGraph("ace")
 	registryAll(m)
-	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{Added: "web", Assigned: "web"}) {
+	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); !reflect.DeepEqual(c, Change{Added: "web", Assigned: "web"}) {
 		t.Fatalf("putting a good plan: %+v, want web added", c)
 	}
-	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); c != (Change{Assigned: "web"}) {
+	if c := m.Put(spec.AssignmentsBucket, "ace.web", planJSON("ace", "web", Plan{Files: []FileSpec{{Path: "/etc/web", Template: "t"}}})); !reflect.DeepEqual(c, Change{Assigned: "web"}) {
 		t.Fatalf("putting the plan again: %+v, want web assigned (written again) alone", c)
 	}
 	m.SetArchive("web", digestA, map[string][]byte{"t": []byte("model=${config:model}\n")})
@@ -26,23 +27,23 @@ func webMesh(t *testing.T) *NodeGraph {
 func TestPutOfAConfigValueSaysWhichModuleAndKeyMoved(t *testing.T) {
 	m := webMesh(t)
 	want := Change{ConfigModule: "web", ConfigKey: "model"}
-	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus")); c != want {
+	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus")); !reflect.DeepEqual(c, want) {
 		t.Fatalf("first value: %+v, want %+v", c, want)
 	}
-	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus")); c != (Change{}) {
+	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("opus")); !reflect.DeepEqual(c, Change{}) {
 		t.Fatalf("the same value again: %+v, want nothing", c)
 	}
-	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("haiku")); c != want {
+	if c := m.Put(spec.ConfigBucket, "ace.web.model", []byte("haiku")); !reflect.DeepEqual(c, want) {
 		t.Fatalf("a new value: %+v, want %+v", c, want)
 	}
 	m.Stabilize()
 	if f := file(m, "web", "/etc/web"); f.Value == nil || string(f.Value.mustBytes()) != "model=haiku\n" {
 		t.Fatalf("file = %+v", f)
 	}
-	if c := m.Put(spec.ConfigBucket, "ace.other.model", []byte("x")); c != (Change{}) {
+	if c := m.Put(spec.ConfigBucket, "ace.other.model", []byte("x")); !reflect.DeepEqual(c, Change{}) {
 		t.Fatalf("a value of a module not here: %+v, want nothing", c)
 	}
-	if c := m.Delete(spec.ConfigBucket, "ace.web.model"); c != want {
+	if c := m.Delete(spec.ConfigBucket, "ace.web.model"); !reflect.DeepEqual(c, want) {
 		t.Fatalf("delete: %+v, want %+v", c, want)
 	}
 	m.Stabilize()
@@ -85,16 +86,16 @@ func TestPutRefusesKeysOutOfShapeAndAnotherNodesConfig(t *testing.T) {
 func TestDeleteOfAnAssignmentSaysWhichModuleWasRemoved(t *testing.T) {
 	m := webMesh(t)
 	m.Put(spec.AssignmentsBucket, "zed.web", planJSON("zed", "web", Plan{}))
-	if c := m.Delete(spec.AssignmentsBucket, "zed.web"); c != (Change{}) {
+	if c := m.Delete(spec.AssignmentsBucket, "zed.web"); !reflect.DeepEqual(c, Change{}) {
 		t.Fatalf("another node's module: %+v, want nothing", c)
 	}
-	if c := m.Delete(spec.AssignmentsBucket, "ace.web"); c != (Change{Removed: "web"}) {
+	if c := m.Delete(spec.AssignmentsBucket, "ace.web"); !reflect.DeepEqual(c, Change{Removed: "web"}) {
 		t.Fatalf("this node's: %+v, want web removed", c)
 	}
 	if m.HasModule("web") {
 		t.Fatal("web still here")
 	}
-	if c := m.Delete(spec.AssignmentsBucket, "ace.web"); c != (Change{}) {
+	if c := m.Delete(spec.AssignmentsBucket, "ace.web"); !reflect.DeepEqual(c, Change{}) {
 		t.Fatalf("deleted twice: %+v, want nothing", c)
 	}
 }
@@ -128,7 +129,7 @@ func TestBucketMissingMakesItsLeavesSaySo(t *testing.T) {
 	if v := m.View("app"); !strings.Contains(v.Reason, "bucket gitea_bound does not exist yet") {
 		t.Fatalf("bound bucket missing: %v %q", v.State, v.Reason)
 	}
-	if c := m.Put("gitea_bound", "ace.app.repo", []byte(`{"state":"bound","values":{"url":"u"}}`)); c != (Change{}) {
+	if c := m.Put("gitea_bound", "ace.app.repo", []byte(`{"state":"bound","values":{"url":"u"}}`)); !reflect.DeepEqual(c, Change{}) {
 		t.Fatalf("a binding: %+v", c)
 	}
 	m.BucketMissing("gitea_bound", false)

@@ -67,6 +67,10 @@ type askState struct {
 	last       Outcome     // the last answer delivered
 	answered   bool        // last holds an answer
 	timer      *time.Timer // the next ask, when one is due
+	// written: when an assignment the vault judges the name by was last
+	// written while an ask of it was under way (AskRefused); a refusal of
+	// an ask made before it is not taken.
+	written time.Time
 }
 
 // NewAsker makes an Asker that asks through c until ctx ends.
@@ -257,7 +261,7 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 		a.mu.Unlock()
 		return
 	}
-	if res.Outcome == Refused && at.Before(a.assigned[moduleOf(name)]) {
+	if res.Outcome == Refused && (at.Before(a.assigned[moduleOf(name)]) || at.Before(st.written)) {
 		// Asked before the module's assignment was written again: the
 		// vault may have judged it by the assignments before that write.
 		// Not taken; asked again now.

@@ -158,6 +158,12 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 				Msg("assignment written: the vault asked again for what it refused")
 		}
 	}
+	if len(c.Pairs) > 0 && d.asker != nil {
+		if n := d.asker.AskRefused(c.Pairs); n > 0 {
+			d.log.Info().Str("bucket", bucket).Str("key", key).Int("names", n).
+				Msg("consumer's assignment written: the vault asked again for the consumer credentials it refused")
+		}
+	}
 	if c.Removed != "" {
 		d.out.Removed(ctx, c.Removed)
 		// Said before the first fill too: one taken off while the first

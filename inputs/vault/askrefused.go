@@ -1,0 +1,33 @@
+package vault
+
+import "time"
+
+// AskRefused asks again at once each of names the vault refused, and says
+// how many: an assignment the vault judges them by was written (again) —
+// a consumer's, for the credentials (pair/…) it binds, which are asked in
+// the provider's name and so are not AskRefusedOf the consumer's module.
+// A name under way is marked so that a refusal of it, made before this
+// call, is not taken but asked again (run); a name not asked, or not
+// refused, is left as it is. Each name is one map look-up: a client reads
+// every assignment of the mesh, and this runs at each.
+func (a *Asker) AskRefused(names []string) int {
+	if len(names) == 0 {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		st := a.asks[name]
+		switch {
+		case st == nil:
+		case st.inflight:
+			st.written = time.Now()
+		case st.answered && st.last == Refused && a.pending[name] == st:
+			st.attempt = 0
+			a.ask(name, st)
+			n++
+		}
+	}
+	return n
+}
