@@ -26,12 +26,16 @@ func (m *NodeGraph) Stabilize() []string {
 		for _, n := range m.g.Stabilize() {
 			m.touch(n, touched)
 			m.keepItem(n)
-			if n.Root() {
+			if n.Root() || n.State() == graph.Ready {
 				// A leaf, or a node whose compute waits or fails (a
 				// consumers list waiting for the vault), that still does so
-				// for a new reason leaves its dependents' own states alone
-				// (cutoff), but the modules it holds up must say the new
-				// reason.
+				// for a new reason, or that no longer does while what it
+				// held up still waits for something else (a need whose
+				// registry entry is missing too), leaves its dependents'
+				// own states alone (cutoff), but the modules they hold up
+				// must say the reasons that stand. touchHeldUp walks only
+				// dependents not ready: nothing for a value that moved
+				// under met files.
 				m.touchHeldUp(n, touched, seen)
 			}
 		}
