@@ -45,9 +45,6 @@ type Asker struct {
 	// unanswered: an ask got no answer from the vault (silent, error)
 	// since the vault last answered one (vaultBack).
 	unanswered bool
-	// assigned: when each module's assignment was last written
-	// (AskRefusedOf); a refusal of an ask made before it is not taken.
-	assigned map[string]time.Time
 }
 
 // Retain looks at every name answered for good when forgetEvery passed
@@ -68,8 +65,8 @@ type askState struct {
 	answered   bool        // last holds an answer
 	timer      *time.Timer // the next ask, when one is due
 	// written: when an assignment the vault judges the name by was last
-	// written while an ask of it was under way (AskRefused); a refusal of
-	// an ask made before it is not taken.
+	// written while an ask of it was under way (AskRefusedOf, AskRefused);
+	// a refusal of an ask made before it is not taken.
 	written time.Time
 }
 
@@ -261,7 +258,7 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 		a.mu.Unlock()
 		return
 	}
-	if res.Outcome == Refused && (at.Before(a.assigned[moduleOf(name)]) || at.Before(st.written)) {
+	if res.Outcome == Refused && at.Before(st.written) {
 		// Asked before the module's assignment was written again: the
 		// vault may have judged it by the assignments before that write.
 		// Not taken; asked again now.
@@ -353,26 +350,34 @@ func (a *Asker) vaultBack(name string) {
 // assignments, so its refusal may no longer stand. The store lost and made
 // again, a client asking in the gap between the buckets made and the
 // assignments written back was refused, and held it for the refused retry
-// (10 minutes) with everything back. Only the names waiting out a refusal
-// are looked at (a.pending: those awaiting an ask); a refusal of an ask
-// under way, made before this call, is not taken but asked again (run).
+// (10 minutes) with everything back. Only the names awaiting an ask are
+// looked at (a.pending); a refusal of an ask under way is not taken but
+// asked again (refusedAgain).
 func (a *Asker) AskRefusedOf(module string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.assigned == nil {
-		a.assigned = map[string]time.Time{}
-	}
-	a.assigned[module] = time.Now()
-	n := 0
+	now, n := time.Now(), 0
 	for name, st := range a.pending {
-		if st.inflight || !st.answered || st.last != Refused || moduleOf(name) != module {
-			continue
+		if moduleOf(name) == module && a.refusedAgain(name, st, now) {
+			n++
 		}
-		st.attempt = 0
-		a.ask(name, st)
-		n++
 	}
 	return n
+}
+
+// refusedAgain asks name again now when the vault refused it, and says so;
+// an ask of it under way is marked so its refusal is not taken (run). An
+// assignment the vault judges name by was written at now. a.mu is held.
+func (a *Asker) refusedAgain(name string, st *askState, now time.Time) bool {
+	switch {
+	case st.inflight:
+		st.written = now
+	case st.answered && st.last == Refused && a.pending[name] == st:
+		st.attempt = 0
+		a.ask(name, st)
+		return true
+	}
+	return false
 }
 
 // retry makes the ask scheduled after ask gen, unless another overtook it.

@@ -16,16 +16,9 @@ func (a *Asker) AskRefused(names []string) int {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n := 0
+	now, n := time.Now(), 0
 	for _, name := range names {
-		st := a.asks[name]
-		switch {
-		case st == nil:
-		case st.inflight:
-			st.written = time.Now()
-		case st.answered && st.last == Refused && a.pending[name] == st:
-			st.attempt = 0
-			a.ask(name, st)
+		if st := a.asks[name]; st != nil && a.refusedAgain(name, st, now) {
 			n++
 		}
 	}
