@@ -201,7 +201,6 @@ func (f *feed) loadedLocked() {
 // while the bus is away.
 func (f *feed) stop(sub *nats.Subscription) {
 	f.unhear()
-	f.hearDelete() // before f.ctx ends: nats.go then unsubscribes, and deletes the consumer
 	f.cancel(nil)
 	f.mu.Lock()
 	f.stopped = true

@@ -188,6 +188,10 @@ const maxHeard = 64
 
 var heardMemory = time.Minute
 
+// consumerDelete is in the subject of a consumer delete
+// ($JS.API.CONSUMER.DELETE.<stream>.<consumer>).
+const consumerDelete = ".CONSUMER.DELETE."
+
 // askedAgain is how long a refusal Refused took still answers it (a
 // variable for a test).
 var askedAgain = time.Second
@@ -294,6 +298,14 @@ func (h *hearing) heard(err error) {
 			w.refused(subject)
 			return
 		}
+	}
+	if !sub && strings.Contains(subject, consumerDelete) {
+		// A consumer delete is nats.go's, in the background (a watcher
+		// stopped, an ordered consumer reset): no call of ours awaits it,
+		// and kept, it was the answer to the next timeout on its stream
+		// (a bucket said not permitted). The consumer goes once inactive.
+		h.mu.Unlock()
+		return
 	}
 	if len(h.kept) == maxHeard {
 		h.kept = slices.Delete(h.kept, 0, 1)

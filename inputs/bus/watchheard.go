@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -56,7 +55,6 @@ func (f *feed) hearFlowControl(heard *hearing, stream string) (forget func()) {
 // refusedAs ends the watcher with the bus's refusal of subject (a publish,
 // or a subscription) as the cause.
 func (f *feed) refusedAs(subject string, subscription bool) {
-	f.hearDelete() // nats.go unsubscribes as the context ends
 	f.cancel(&RefusedError{Bucket: f.w.bucket, Stream: "KV_" + f.w.bucket, Subject: subject, Op: "read",
 		Subscription: subscription})
 }
@@ -82,27 +80,6 @@ func (f *feed) getsNewest(subject string) bool {
 	return strings.HasSuffix(subject, ".STREAM.MSG.GET."+f.stream) ||
 		strings.Contains(subject, ".DIRECT.GET."+f.stream+".") && strings.HasSuffix(subject, "."+f.pre+f.w.filter)
 }
-
-// hearDelete takes, for deleteHeard, the bus's refusal of a consumer
-// delete on the watcher's stream (a stopped watcher's,
-// $JS.API.CONSUMER.DELETE.<stream>.<consumer>, which nats.go sends as the
-// watcher's context ends): nothing else is said of it (the request waits
-// out its timeout, in the background, and the consumer goes once
-// inactive), but a refusal no call took was kept as the answer to the
-// next timeout on the stream, and a bucket was then said not permitted.
-// The consumer's name is nats.go's: any delete on the stream is matched,
-// and every watcher's on it is refused alike.
-func (f *feed) hearDelete() {
-	del := ".CONSUMER.DELETE." + f.stream + "."
-	forget := hearingOf(f.w.js.Conn()).await(func(subject string) bool { return strings.Contains(subject, del) },
-		func(string) {})
-	time.AfterFunc(deleteHeard, forget)
-}
-
-// deleteHeard is how long a stopped watcher's consumer delete is heard:
-// longer than nats.go's request timeout (5 s), within which the bus
-// answers or refuses it.
-const deleteHeard = 10 * time.Second
 
 // refusal is the bus's refusal that ended the watcher (nil if none did).
 func (f *feed) refusal() error {
