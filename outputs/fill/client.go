@@ -20,8 +20,16 @@ import (
 // DefaultSocket is where the node-engine's fill socket listens unless told.
 const DefaultSocket = "/run/nox-mesh-host/fill.sock"
 
-// DefaultTimeout bounds one fill request when Client.Timeout is zero.
-const DefaultTimeout = 2 * time.Minute
+// DefaultTimeout bounds one fill request when Client.Timeout is zero. It
+// is longer than mesh-fill itself may take to answer a request of one
+// program: a wait for one of its request slots (at most its read
+// timeout, then a 503 naming why) and the program's restart or reload (at
+// most ProgramTimeout, then a 500 naming why), with a minute to spare. A
+// shorter bound gave up on a request mesh-fill was still serving (a unit
+// slow to stop: systemd waits 90 s by default), so the module was said
+// failed, "not answering", while its restart went on, and mesh-fill's
+// answer, or its own reason, was never heard.
+const DefaultTimeout = DefaultReadTimeout + ProgramTimeout + time.Minute
 
 // Client sends fill requests to a fill socket (the daemon side). Safe for
 // concurrent use: each request in flight has a connection of its own, and
