@@ -67,7 +67,7 @@ func dial(ctx context.Context, sock string, deadline time.Time, wrap func(net.Co
 	d := net.Dialer{Deadline: deadline}
 	nc, err := d.DialContext(ctx, "unix", sock)
 	if err != nil {
-		return nil, noAnswer(err)
+		return nil, noAnswer(notASocket(sock, err))
 	}
 	if wrap != nil {
 		nc = wrap(nc)
@@ -75,6 +75,24 @@ func dial(ctx context.Context, sock string, deadline time.Time, wrap func(net.Co
 	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}
 	cn.enc = json.NewEncoder(&cn.body)
 	return cn, nil
+}
+
+// notASocket adds to a refused dial what is at sock when it is no socket
+// (a regular file, a directory): the kernel's "connection refused" alone
+// reads as mesh-fill being down.
+func notASocket(sock string, err error) error {
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return err
+	}
+	fi, serr := os.Stat(sock) // through a symlink, as the dial went
+	if serr != nil || fi.Mode()&os.ModeSocket != 0 {
+		return err
+	}
+	what := "a file"
+	if fi.IsDir() {
+		what = "a directory"
+	}
+	return fmt.Errorf("%w (%s is there, not a socket: name mesh-fill's --socket)", err, what)
 }
 
 func (cn *conn) close() { cn.nc.Close() }
