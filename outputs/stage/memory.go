@@ -150,7 +150,20 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 	if s.swept {
 		return
 	}
-	sw, err := s.cfg.Pub.Sweep(ctx, live)
+	// A module gone whose removal is neither kept nor answered keeps its
+	// keys (Removed): its applied key is then the only record that its
+	// files are to go. The sweeps go on until they are deleted.
+	kept := false
+	sw, err := s.cfg.Pub.Sweep(ctx, func(module string) bool {
+		if live(module) {
+			return true
+		}
+		if s.unkept(module) {
+			kept = true
+			return true
+		}
+		return false
+	})
 	for _, m := range sw.Adopted {
 		if mo := s.modules[m]; mo != nil {
 			mo.retry = true // its next sync deletes what it no longer wants
@@ -174,14 +187,15 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 		s.cfg.Log.Info().Str("module", m).Str("state", "removed").Str("was", sw.Removed[m]).Msg("module removed")
 	}
 	for _, m := range sw.Gone {
-		s.Remove(ctx, m) // the node-engine removes its files (tried again until answered)
+		delete(s.before, m) // what a sweep that kept its keys read of them
+		s.Remove(ctx, m)    // the node-engine removes its files (tried again until answered)
 		// It left while the client was down: a tool runner holding its
 		// config values is told, as for one leaving now (SPEC §5.4 r2).
 		if err := s.Gone(m); err != nil {
 			s.cfg.Log.Warn().Err(err).Str("module", m).Msg("prov.changed not published")
 		}
 	}
-	s.swept = err == nil
+	s.swept = err == nil && !kept
 	if err == nil {
 		// A module said gone whose applied key the bucket no longer holds
 		// will not be listed by a later Sweep: its mark is let go, so a
