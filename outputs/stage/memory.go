@@ -158,6 +158,11 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 		if live(module) {
 			return true
 		}
+		if !s.removing[module] && !s.answered[module] {
+			// Kept (or found not kept) before its keys go: a start's
+			// clean-up finds a module gone by its applied key alone.
+			s.Remove(ctx, module)
+		}
 		if s.unkept(module) {
 			kept = true
 			return true

@@ -62,6 +62,10 @@ func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
 		delete(s.removing, module)
 		s.saveRemovals()
 	}
+	if s.answered == nil {
+		s.answered = map[string]bool{}
+	}
+	s.answered[module] = true
 	s.cfg.Log.Info().Str("module", module).Int("files", len(files)).Msg("the node-engine removed the module's files")
 }
 

@@ -81,6 +81,7 @@ type Stage struct {
 	keptWant        []byte                       // what it is to hold (KeepPlans)
 	keptUnsaved     bool                         // keptWant is not written yet: tried again at each tick
 	removalsOld     bool                         // Config.Removals does not hold removing: tried again at each tick
+	answered        map[string]bool              // modules whose removal the node-engine answered, until back (Sweep)
 	before          map[string][]report.File     // module not prepared yet → its last run's report's files (Sweep; moduleOut.before)
 	sinceBefore     map[string]time.Time         // module not prepared yet → its last run's report's at (Sweep; moduleOut.sinceBefore)
 	saidGone        map[string]bool              // modules prov.changed said gone, until back (Gone)
@@ -295,6 +296,7 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	// So are needs (queueNeeds).
 	force := all || mo.retry
 	mo.retry, mo.refusedWait = false, false
+	delete(s.answered, v.Name)
 	if s.removing[v.Name] { // back on the node: its whole request declares it anew
 		delete(s.removing, v.Name)
 		delete(s.deleteWait, v.Name)

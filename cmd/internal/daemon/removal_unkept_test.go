@@ -58,3 +58,51 @@ func TestAModuleGoneWhoseRemovalTheStateDirCannotKeepIsStillRemovedAfterARestart
 	m.waitGone(spec.AppliedBucket, "ace.gone")
 	m.waitGone(spec.NeedsBucket, "ace.gone.config.model")
 }
+
+// The same, restarted twice before mesh-fill is back: the second run's
+// clean-up at start finds the applied key of the module gone, cannot keep
+// its removal either, and so keeps the key for the third run, which has
+// mesh-fill remove the file. Before the second run's fix, the start's
+// clean-up deleted the key before it tried to keep the removal.
+func TestARemovalTheStateDirCannotKeepOutlivesTwoRestarts(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	state := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(state, "removals.json", "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m.put(spec.ConfigBucket, "ace.gone.model", "opus")
+	m.assign("ace", "gone", nodes.Plan{Files: []nodes.FileSpec{owned("/etc/gone.conf", "conf", "")}},
+		map[string]string{"conf": "model = ${config:model}\n"})
+	inState := func(c *Config) { c.StateDir = state }
+	_, stop := m.startClient("ace", f.socket, inState)
+	m.waitState("ace", "gone", "applied")
+
+	f.stop()
+	m.del(spec.AssignmentsBucket, "ace.gone")
+	notSaved := func(n int) {
+		t.Helper()
+		bustest.Eventually(t, 10*time.Second, func() error {
+			if got := strings.Count(m.logs.String(), "pending removals not saved"); got < n {
+				return fmt.Errorf("the removal was tried to be kept %d times, want %d", got, n)
+			}
+			return nil
+		})
+	}
+	notSaved(1)
+	m.settle()
+	stop()
+
+	_, stop = m.startClient("ace", f.socket, inState) // mesh-fill still down
+	notSaved(2)
+	m.settle()
+	stop()
+	if _, ok := m.report("ace", "gone"); !ok {
+		t.Fatal("the second run deleted the applied key of the module gone: nothing records its removal any more")
+	}
+
+	f.start()
+	m.client("ace", f.socket, inState)
+	m.waitNoFile("/etc/gone.conf")
+	m.waitGone(spec.AppliedBucket, "ace.gone")
+}
