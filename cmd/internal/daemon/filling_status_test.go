@@ -1,0 +1,112 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/outputs/control"
+)
+
+// fillGate is a socket in front of the real mesh-fill (to) that holds
+// every fill request until the returned release is called: a node-engine
+// slow to answer (a restart that takes its time).
+func (m *mesh) fillGate(to string) (sock string, release func()) {
+	m.t.Helper()
+	sock = filepath.Join(filepath.Dir(m.sock), "gate.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: "fill"})
+	proxy.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", to)
+	}}
+	open := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			<-open
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	m.t.Cleanup(func() { srv.Close() })
+	var released bool
+	return sock, func() {
+		if !released {
+			released = true
+			close(open)
+		}
+	}
+}
+
+// While a module's first fill is with the node-engine, not answered yet,
+// the control socket does not say it applied ahead of its report (which
+// still says waiting): it says waiting, filling. Once the fill is
+// answered both say applied.
+func TestAModuleWhoseFillIsNotAnsweredYetIsNotSaidAppliedOnTheControlSocket(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	gate, release := m.fillGate(m.sock)
+	defer release()
+	ctl := ctlSock(t)
+	m.client("ace", withControl(ctl), func(c *Config) { c.FillSocket = gate })
+	status := func() (control.ModuleStatus, error) {
+		code, b, err := ctlTry(ctl, "/v1/modules")
+		if err != nil || code != http.StatusOK {
+			return control.ModuleStatus{}, fmt.Errorf("/v1/modules: %d %v", code, err)
+		}
+		var ms control.Modules
+		if err := json.Unmarshal(b, &ms); err != nil {
+			return control.ModuleStatus{}, err
+		}
+		for _, s := range ms.Modules {
+			if s.Module == "web" {
+				return s, nil
+			}
+		}
+		return control.ModuleStatus{}, fmt.Errorf("no web in %s", b)
+	}
+	// Every value there, the fill held at the gate.
+	bustest.Eventually(t, 10*time.Second, func() error {
+		s, err := status()
+		if err != nil {
+			return err
+		}
+		if s.FilesMet != s.Files || s.Files == 0 {
+			return fmt.Errorf("web: %d of %d files met", s.FilesMet, s.Files)
+		}
+		return nil
+	})
+	time.Sleep(200 * time.Millisecond)
+	s, err := status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != "waiting" || s.Reason != Filling {
+		t.Fatalf("web on the control socket while its fill is not answered: %s %q, want waiting %q", s.State, s.Reason, Filling)
+	}
+	if r, ok := m.report("ace", "web"); ok && r["state"] == "applied" {
+		t.Fatalf("web reported applied before its fill was answered: %v", r)
+	}
+	release()
+	m.waitState("ace", "web", "applied")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		s, err := status()
+		if err != nil {
+			return err
+		}
+		if s.State != "applied" {
+			return fmt.Errorf("web %s %q once filled", s.State, s.Reason)
+		}
+		return nil
+	})
+}
