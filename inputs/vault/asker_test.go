@@ -432,25 +432,34 @@ func TestARefusedNameIsAskedAgainWhenItsModulesAssignmentIsWritten(t *testing.T)
 	}
 }
 
-// A refusal answering an ask made before the module's assignment was
-// written again is not taken: the name is asked again at once.
+// A refusal answering an ask made before an assignment the vault judges
+// the name by was written again (its module's: AskRefusedOf; a consumer's,
+// for its pair/ credential: AskRefused) is not taken: the name is asked
+// again at once.
 func TestARefusalOfAnAskMadeBeforeTheAssignmentWasWrittenAgainIsNotTaken(t *testing.T) {
-	name := "own/app/api-key"
-	a, v := startAsker(t, map[string][]string{name: {StatusRefused, StatusSealed}}, time.Hour)
-	release := v.holdAnswers()
-	a.Ask(name, "")
-	bustest.Eventually(t, 5*time.Second, func() error {
-		if len(v.times(name)) == 0 {
-			return fmt.Errorf("not asked yet")
+	for _, c := range []struct {
+		name    string
+		written func(a *Asker)
+	}{
+		{"own/app/api-key", func(a *Asker) { a.AskRefusedOf("app") }},
+		{"pair/gitea/gitea-read/g14/cc", func(a *Asker) { a.AskRefused([]string{"pair/gitea/gitea-read/g14/cc"}) }},
+	} {
+		a, v := startAsker(t, map[string][]string{c.name: {StatusRefused, StatusSealed}}, time.Hour)
+		release := v.holdAnswers()
+		a.Ask(c.name, "")
+		bustest.Eventually(t, 5*time.Second, func() error {
+			if len(v.times(c.name)) == 0 {
+				return fmt.Errorf("not asked yet")
+			}
+			return nil
+		})
+		c.written(a) // while the ask is under way
+		release()
+		if an := nextAnswer(t, a); an.Result.Outcome != Sealed {
+			t.Fatalf("%s: first answer taken: %v, want the refusal of the ask made before the write dropped and sealed", c.name, an.Result)
 		}
-		return nil
-	})
-	a.AskRefusedOf("app") // written while the ask is under way
-	release()
-	if an := nextAnswer(t, a); an.Result.Outcome != Sealed {
-		t.Fatalf("first answer taken: %v, want the refusal of the ask made before the write dropped and sealed", an.Result)
-	}
-	if n := len(v.times(name)); n != 2 {
-		t.Fatalf("asked %d times, want 2", n)
+		if n := len(v.times(c.name)); n != 2 {
+			t.Fatalf("%s asked %d times, want 2", c.name, n)
+		}
 	}
 }

@@ -1,11 +1,8 @@
 package vault
 
 import (
-	"fmt"
 	"testing"
 	"time"
-
-	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
 // The refused names among those given are asked again at once (a
@@ -31,28 +28,5 @@ func TestTheRefusedNamesGivenAreAskedAgainAtOnce(t *testing.T) {
 	}
 	if n := len(v.times(held)); n != 1 {
 		t.Fatalf("%s asked %d times, want once: it is sealed", held, n)
-	}
-}
-
-// A refusal answering an ask of a name given to AskRefused while the ask
-// was under way is not taken: the name is asked again at once.
-func TestARefusalOfAnAskUnderWayWhenItsNameWasGivenIsNotTaken(t *testing.T) {
-	name := "pair/gitea/gitea-read/g14/cc"
-	a, v := startAsker(t, map[string][]string{name: {StatusRefused, StatusSealed}}, time.Hour)
-	release := v.holdAnswers()
-	a.Ask(name, "")
-	bustest.Eventually(t, 5*time.Second, func() error {
-		if len(v.times(name)) == 0 {
-			return fmt.Errorf("not asked yet")
-		}
-		return nil
-	})
-	a.AskRefused([]string{name}) // the consumer's assignment written while the ask is under way
-	release()
-	if an := nextAnswer(t, a); an.Result.Outcome != Sealed {
-		t.Fatalf("first answer taken: %v, want the refusal of the ask made before the write dropped and sealed", an.Result)
-	}
-	if n := len(v.times(name)); n != 2 {
-		t.Fatalf("asked %d times, want 2", n)
 	}
 }

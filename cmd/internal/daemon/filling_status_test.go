@@ -1,14 +1,10 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
-	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,36 +12,19 @@ import (
 	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
-// fillGate is a socket in front of the real mesh-fill (to) that holds
-// every fill request until the returned release is called: a node-engine
-// slow to answer (a restart that takes its time).
+// fillGate is a fillProxy that holds every fill request until the
+// returned release is called: a node-engine slow to answer (a restart that
+// takes its time).
 func (m *mesh) fillGate(to string) (sock string, release func()) {
 	m.t.Helper()
-	sock = filepath.Join(filepath.Dir(m.sock), "gate.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: "fill"})
-	proxy.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", to)
-	}}
 	open := make(chan struct{})
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	sock = m.fillProxy("gate.sock", to, func(r *http.Request) {
 		if r.Method == http.MethodPost {
 			<-open
 		}
-		proxy.ServeHTTP(w, r)
-	})}
-	go srv.Serve(ln)
-	m.t.Cleanup(func() { srv.Close() })
-	var released bool
-	return sock, func() {
-		if !released {
-			released = true
-			close(open)
-		}
-	}
+	}, func(*http.Request) {})
+	var once sync.Once
+	return sock, func() { once.Do(func() { close(open) }) }
 }
 
 // While a module's first fill is with the node-engine, not answered yet,

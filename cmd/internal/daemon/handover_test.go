@@ -19,13 +19,12 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// deleteLast is a socket in front of a real mesh-fill (to) that holds
-// every DELETE until a fill request has been answered (or 5 s passed):
-// the order in which a loaded node-engine may take a removal and a fill
-// the client sent at once.
-func (m *mesh) deleteLast(to string) string {
+// fillProxy is a socket (name, beside the test's fill socket) in front of
+// a real mesh-fill (to): each request is handed to hold first, which may
+// wait, then passed on, then to done.
+func (m *mesh) fillProxy(name, to string, hold, done func(r *http.Request)) string {
 	m.t.Helper()
-	sock := filepath.Join(filepath.Dir(m.sock), "last.sock")
+	sock := filepath.Join(filepath.Dir(m.sock), name)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		m.t.Fatal(err)
@@ -34,23 +33,35 @@ func (m *mesh) deleteLast(to string) string {
 	proxy.Transport = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", to)
 	}}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hold(r)
+		proxy.ServeHTTP(w, r)
+		done(r)
+	})}
+	go srv.Serve(ln)
+	m.t.Cleanup(func() { srv.Close() })
+	return sock
+}
+
+// deleteLast is a fillProxy that holds every DELETE until a fill request
+// has been answered (or 5 s passed): the order in which a loaded
+// node-engine may take a removal and a fill the client sent at once.
+func (m *mesh) deleteLast(to string) string {
+	m.t.Helper()
 	answered := make(chan struct{})
 	var once sync.Once
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return m.fillProxy("last.sock", to, func(r *http.Request) {
 		if r.Method == http.MethodDelete {
 			select {
 			case <-answered:
 			case <-time.After(5 * time.Second):
 			}
 		}
-		proxy.ServeHTTP(w, r)
+	}, func(r *http.Request) {
 		if r.Method == http.MethodPost {
 			once.Do(func() { close(answered) })
 		}
-	})}
-	go srv.Serve(ln)
-	m.t.Cleanup(func() { srv.Close() })
-	return sock
+	})
 }
 
 // A module that took over a path of a module that left the node while
