@@ -125,11 +125,22 @@ func (l *layout) prepare(keep bool) error {
 	}
 	dirs := []string{l.store()}
 	for _, n := range l.nodes {
-		dirs = append(dirs, l.root(n), l.state(n), filepath.Dir(l.fill(n)))
+		dirs = append(dirs, l.root(n), filepath.Dir(l.fill(n)))
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("making the lab directory %s: %w", d, err)
+		}
+	}
+	// Each client's state dir is its owner's alone, as a client makes its
+	// --state-dir (0700), also where the sockets sit elsewhere and under
+	// --keep of a lab that made it wider.
+	for _, n := range l.nodes {
+		if err := os.MkdirAll(l.state(n), 0o700); err != nil {
+			return fmt.Errorf("making the lab directory %s: %w", l.state(n), err)
+		}
+		if err := os.Chmod(l.state(n), 0o700); err != nil {
+			return fmt.Errorf("lab directory %s: %w", l.state(n), err)
 		}
 	}
 	// The sockets live there: keep each node's directory to its owner.
