@@ -19,6 +19,7 @@ import (
 	"github.com/novox/mesh-provisioner/cmd/internal/daemon"
 	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/outputs/control"
+	"github.com/novox/mesh-provisioner/outputs/fill"
 )
 
 const defaultControl = "/run/mesh-provisioner-client/control.sock"
@@ -30,7 +31,7 @@ func main() {
 // usage names each command with its flags (SPEC §7's and ours), as
 // mesh-provisioner's does; each command's -h says what they mean.
 const usage = `usage: mesh-provisioner-client run --node N --nats URL [--creds F] [--fill-socket S] [--state-dir D] [--control SOCK] [--refill 1m]
-           [--fill-gap 5ms] [--fetch-timeout 30s] [--templates-root DIR] [--refused-retry 10m] [--huge-pages=false]
+           [--fill-gap 5ms] [--fetch-timeout 30s] [--fill-timeout 5m] [--templates-root DIR] [--refused-retry 10m] [--huge-pages=false]
            [--user U --password-file F | --nkey F] [--log-format json|console] [--log-level info]
        mesh-provisioner-client status [--control SOCK] [--json]
        mesh-provisioner-client graph explain [--json] [--control SOCK] <module>
@@ -120,6 +121,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.RefusedRetry, "refused-retry", 10*time.Minute, "a secret the vault refused is asked again after this")
 	fs.DurationVar(&cfg.FetchTimeout, "fetch-timeout", daemon.DefaultFetchTimeout,
 		"one try of fetching a templates archive gives up after this (and is tried again)")
+	fs.DurationVar(&cfg.FillTimeout, "fill-timeout", fill.DefaultTimeout,
+		"a fill request the node-engine has not answered within this fails its module \"not answering\" (and is sent again); longer than a slow program restart")
 	fs.StringVar(&cfg.TemplatesRoot, "templates-root", "",
 		"file:// templates refs must name a file below this directory (default: anywhere the client can read)")
 	logFormat := fs.String("log-format", "json", "json or console")
@@ -135,7 +138,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	if code, ok := cli.Parse(fs, args, stderr); !ok {
 		return code
 	}
-	if err := cli.Positive(fs, "refill", "refused-retry", "fetch-timeout"); err != nil {
+	if err := cli.Positive(fs, "refill", "refused-retry", "fetch-timeout", "fill-timeout"); err != nil {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}

@@ -33,6 +33,10 @@ type Config struct {
 	BackoffMax   time.Duration // … up to it (default 1m)
 	Recheck      time.Duration // a missing bucket looked for again (default 5s)
 	FetchTimeout time.Duration // one try of a templates archive fetch (default 30s)
+	// FillTimeout: a fill request not answered within it fails its module
+	// "not answering" (default fill.DefaultTimeout, 5 min: longer than
+	// mesh-fill may take to run a slow restart).
+	FillTimeout time.Duration
 	// TemplatesRoot, when set, is the directory file:// templates refs must
 	// lie below (archive.Store.Root); empty: anywhere the daemon can read.
 	TemplatesRoot string

@@ -89,3 +89,21 @@ func TestAModuleWhoseFillIsNotAnsweredYetIsNotSaidAppliedOnTheControlSocket(t *t
 		return nil
 	})
 }
+
+// A fill the node-engine does not answer within Config.FillTimeout (run's
+// --fill-timeout) fails its module "not answering within" it, and the
+// module is filled once the node-engine answers again.
+func TestAFillNotAnsweredWithinTheFillTimeoutFailsItsModule(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	gate, release := m.fillGate(m.sock)
+	defer release()
+	m.client("ace", func(c *Config) { c.FillSocket, c.FillTimeout = gate, time.Second })
+	r := m.waitState("ace", "web", "failed")
+	if why := fmt.Sprint(r["reason"]); !contains(why, "not answering within 1s") {
+		t.Fatalf("web failed with %q, want not answering within the 1s fill timeout", why)
+	}
+	release()
+	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+	m.waitState("ace", "web", "applied")
+}

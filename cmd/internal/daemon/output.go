@@ -30,7 +30,7 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 	d.pub.Store(pub)
 	return stage.New(stage.Config{
 		Node:     d.cfg.Node,
-		Fill:     &fill.Client{Socket: d.cfg.FillSocket, Wrap: quietconn.Wrap},
+		Fill:     &fill.Client{Socket: d.cfg.FillSocket, Timeout: d.cfg.FillTimeout, Wrap: quietconn.Wrap},
 		Pub:      pub,
 		FillGap:  d.cfg.FillGap,
 		Log:      d.log,
