@@ -102,6 +102,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.New(msg)
 		}
 	}
+	if *socket == "" { // a unit's variable left empty: said now, not as a bind's rename error after the state dir was taken
+		return errors.New("--socket: empty; name the unix socket mesh-fill listens on (default " + fill.DefaultSocket + ")")
+	}
 	if *stateDir == "" {
 		return errors.New("--state-dir: empty; mesh-fill keeps what it wrote for which module there")
 	}
