@@ -21,3 +21,27 @@ func TestAnEmptySocketIsRefusedNamingTheFlag(t *testing.T) {
 		t.Errorf("the state dir was made before the socket was refused: %v", err)
 	}
 }
+
+// TestAnAllowGlobNoPathCanMatchExitsNonZeroSayingSo: an --allow glob that
+// is not a clean path (a trailing slash, "//", "." or "..") matches no
+// path a request may name (every path is refused unless clean), so
+// mesh-fill running with it would answer every request for that tree 403.
+// It stops at start with exit 2 naming the glob and the clean form, as a
+// glob that is not absolute does.
+func TestAnAllowGlobNoPathCanMatchExitsNonZeroSayingSo(t *testing.T) {
+	for _, tc := range []struct{ glob, says string }{
+		{"/etc/myapp/", `--allow "/etc/myapp/" is not a clean path glob (a request's paths are clean: "/etc/myapp"; what is below the directory is "/etc/myapp/**")`},
+		{"/etc//myapp/*", `--allow "/etc//myapp/*" is not a clean path glob`},
+		{"/etc/./myapp/**", `--allow "/etc/./myapp/**" is not a clean path glob`},
+		{"/etc/myapp/../x", `--allow "/etc/myapp/../x" is not a clean path glob`},
+	} {
+		p := start(t, "--allow", tc.glob)
+		if code := p.exit(t); code != 2 {
+			t.Errorf("--allow %s: exit %d, want 2; stderr:\n%s", tc.glob, code, p.said())
+		}
+		if !strings.Contains(p.said(), tc.says) {
+			t.Errorf("--allow %s: stderr should say %q:\n%s", tc.glob, tc.says, p.said())
+		}
+		mustNotExist(t, p.sock)
+	}
+}

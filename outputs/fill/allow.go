@@ -177,5 +177,15 @@ func CheckAllow(glob string, unit bool) string {
 	if !strings.HasPrefix(glob, "/") || !doublestar.ValidatePattern(glob) {
 		return fmt.Sprintf("--allow %q is not a glob of absolute paths", glob)
 	}
+	// A request's path is refused unless clean (plan.go), so a glob with a
+	// trailing slash, "//", "." or ".." matches nothing a request may name:
+	// every path the operator meant would be a 403.
+	if c := path.Clean(glob); c != glob {
+		hint := ""
+		if strings.HasSuffix(glob, "/") && c != "/" {
+			hint = fmt.Sprintf("; what is below the directory is %q", c+"/**")
+		}
+		return fmt.Sprintf("--allow %q is not a clean path glob (a request's paths are clean: %q%s)", glob, c, hint)
+	}
 	return ""
 }
