@@ -45,3 +45,23 @@ func TestAnAllowGlobNoPathCanMatchExitsNonZeroSayingSo(t *testing.T) {
 		mustNotExist(t, p.sock)
 	}
 }
+
+// TestAnAllowUnitGlobNoUnitCanMatchExitsNonZeroSayingSo: --allow-unit
+// a.service,b.service (written as --allow-uid's comma list) or a glob
+// holding a space matches no unit a request may name (a unit name is
+// letters, digits and ":-_.@\"), so every restart would be a 403. mesh-fill
+// stops at start with exit 2 naming the glob and that the flag repeats.
+func TestAnAllowUnitGlobNoUnitCanMatchExitsNonZeroSayingSo(t *testing.T) {
+	p := start(t, "--allow-unit", "a.service,b.service")
+	if code := p.exit(t); code != 2 {
+		t.Errorf("exit %d, want 2; stderr:\n%s", code, p.said())
+	}
+	if want := `--allow-unit "a.service,b.service" holds ",", which no unit name holds (letters, digits and ":-_.@\"; the flag repeats, one glob each)`; !strings.Contains(p.said(), want) {
+		t.Errorf("stderr should say %q:\n%s", want, p.said())
+	}
+	mustNotExist(t, p.sock)
+	err := run(t.Context(), []string{"serve", "--socket", t.TempDir() + "/s", "--state-dir", t.TempDir() + "/st", "--allow-unit", "a.service b.service"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `--allow-unit "a.service b.service" holds " "`) {
+		t.Errorf("a glob holding a space: error %v", err)
+	}
+}

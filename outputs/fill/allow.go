@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -171,6 +172,13 @@ func CheckAllow(glob string, unit bool) string {
 	if unit {
 		if _, err := path.Match(glob, ""); err != nil || glob == "" || strings.Contains(glob, "/") {
 			return fmt.Sprintf("--allow-unit %q is not a glob of unit names", glob)
+		}
+		// A unit a request names is of systemd's alphabet alone (plan.go),
+		// so a glob holding another character (a comma list, as
+		// --allow-uid's, or a space) matches none: every restart a 403.
+		if i := strings.IndexFunc(glob, func(r rune) bool { return notUnitChar(r) && !strings.ContainsRune("*?[]!^", r) }); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(glob[i:])
+			return fmt.Sprintf("--allow-unit %q holds %q, which no unit name holds (letters, digits and \"%s\"; the flag repeats, one glob each)", glob, string(r), unitPunct)
 		}
 		return ""
 	}
