@@ -30,8 +30,9 @@ func (s *Server) maxConns() int {
 
 // connCap counts the connections the server holds: one is counted as it
 // is accepted and let go when the http.Server says it is closed (its
-// ConnState hook), so the connection itself is not wrapped
-// (PeerListener's must stay a *net.UnixConn). A connection accepted over
+// ConnState hook), so connCap does not wrap the connection
+// (PeerListener's must stay a *net.UnixConn; only protoErrListener, outside
+// both, wraps it). A connection accepted over
 // the cap is answered 503 and closed at once, never read: it costs no
 // goroutine, and the client reads the answer before it sees the close.
 // With AllowUIDs, a peer not listed is answered 403 as soon as it is accepted,

@@ -34,6 +34,9 @@ type peerKey struct{}
 // ConnContext is an http.Server's ConnContext that carries the peer noted
 // by PeerListener.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if pe, ok := c.(*protoErrConn); ok {
+		c = pe.Conn
+	}
 	if pc, ok := c.(*peerConn); ok {
 		return context.WithValue(ctx, peerKey{}, pc)
 	}

@@ -96,6 +96,8 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		srv.Handler, srv.ConnContext = s.peerCheck(srv.Handler), ConnContext
 		ln = PeerListener{ln}
 	}
+	ln = protoErrListener{ln} // net/http's own 400, 431 and 501 said as {"error"} (protoerr.go)
+
 	atStart := s.state.pendingAtStart() // before a request can add to them
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
