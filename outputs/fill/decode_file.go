@@ -38,6 +38,7 @@ func decodeFile(dec *json.Decoder) (File, error) {
 		case "form":
 			err = dec.Decode(&f.Form)
 		case "content":
+			f.Content = []byte{} // "" leaves it empty, not nil; null sets it nil (no content)
 			err = dec.Decode(&f.Content)
 		case "owner":
 			err = dec.Decode(&f.Owner)
@@ -55,7 +56,11 @@ func decodeFile(dec *json.Decoder) (File, error) {
 			return f, err
 		}
 	}
-	return f, delim(dec, '}')
+	if err := delim(dec, '}'); err != nil {
+		return f, err
+	}
+	f.noContent = f.Content == nil // checkShape refuses it, after what else is out of shape
+	return f, nil
 }
 
 // decodeOnChange reads a file's on_change (or null), refusing a key of it

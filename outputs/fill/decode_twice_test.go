@@ -66,6 +66,9 @@ func TestDecodeFileKnowsEveryKeyOfAFile(t *testing.T) {
 	}{{reflect.TypeFor[File](), fileKeys[:]}, {reflect.TypeFor[OnChange](), onChangeKeys[:]}} {
 		var tags []string
 		for f := range tc.typ.Fields() {
+			if !f.IsExported() { // not on the wire
+				continue
+			}
 			tags = append(tags, strings.Split(f.Tag.Get("json"), ",")[0])
 		}
 		if !slices.Equal(tags, tc.keys) {

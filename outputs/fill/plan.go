@@ -342,6 +342,12 @@ func checkShape(f File) error {
 			return err
 		}
 	}
+	if f.noContent {
+		// SPEC §4.3's content is text, "" for an empty file: a file sent
+		// without it (a key misnamed, null) would empty the file on disk
+		// and restart its program.
+		return refuse("path %q: no content (base64 text, \"\" for an empty file)", f.Path)
+	}
 	return nil
 }
 

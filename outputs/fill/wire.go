@@ -50,6 +50,8 @@ type File struct {
 	Group    string   `json:"group,omitempty"`
 	Mode     string   `json:"mode,omitempty"`
 	OnChange OnChange `json:"on_change,omitzero"`
+
+	noContent bool // decoded without content (the key missing, or null): refused by checkShape
 }
 
 // Request is the body of POST /v1/fill: one module's files. Whole says the
