@@ -65,3 +65,19 @@ func TestAnAllowUnitGlobNoUnitCanMatchExitsNonZeroSayingSo(t *testing.T) {
 		t.Errorf("a glob holding a space: error %v", err)
 	}
 }
+
+// TestNoSystemctlIsSaidAtStart: without --on-change-command mesh-fill runs
+// systemctl; on a machine without it (a container, a lab) every restart or
+// reload would be a 500 after its files were written, found only at the
+// first. mesh-fill says so at start (a warning naming --on-change-command)
+// and serves on: a module without on_change needs neither.
+func TestNoSystemctlIsSaidAtStart(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	p := start(t)
+	if want := "systemctl not found"; !strings.Contains(p.said(), want) || !strings.Contains(p.said(), "--on-change-command") {
+		t.Errorf("stderr should warn %q naming --on-change-command:\n%s", want, p.said())
+	}
+	if !p.running() {
+		t.Errorf("mesh-fill stopped:\n%s", p.said())
+	}
+}

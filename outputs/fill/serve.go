@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -49,6 +50,12 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	if len(s.AllowUnits) == 0 {
 		s.Log.Warn().Msg("no --allow-unit: every unit may be restarted or reloaded")
+	}
+	if len(s.Command) == 0 {
+		// found at the first restart otherwise, a 500 after its files were written
+		if _, err := exec.LookPath("systemctl"); err != nil {
+			s.Log.Warn().Err(err).Msg("systemctl not found: every restart or reload will fail until it is; on a machine without systemd name --on-change-command")
+		}
 	}
 	// The socket's directory is not made here (it is the node-engine's, or
 	// systemd's RuntimeDirectory): say so before the state dir is made or
