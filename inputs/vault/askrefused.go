@@ -24,3 +24,15 @@ func (a *Asker) AskRefused(names []string) int {
 	}
 	return n
 }
+
+// AssignmentWritten asks again at once what the vault refused that an
+// assignment just written may change its word on: the names asked in
+// module's name ("" for none: another node's assignment; AskRefusedOf),
+// and pairs, the consumers' credentials it binds (AskRefused). It says
+// how many of each.
+func (a *Asker) AssignmentWritten(module string, pairs []string) (own, paired int) {
+	if module != "" {
+		own = a.AskRefusedOf(module)
+	}
+	return own, a.AskRefused(pairs)
+}

@@ -58,32 +58,10 @@ func (d *Daemon) answers() control.Answers {
 	return control.Answers{Node: d.cfg.Node, FillSocket: d.cfg.FillSocket, Graph: d.mesh, State: d.moduleState}
 }
 
-// Filling is the reason the control socket gives for a module whose
-// every value is there while its fill is not answered yet.
-const Filling = "filling: its files are with the node-engine, not answered yet"
-
-// moduleState is what the module's report says (or will say at the end
-// of the batch): the view's state, or failed when the fill socket failed
-// or an item could not be recorded.
+// moduleState is what the module's report says (control.StateOf).
 func (d *Daemon) moduleState(v *nodes.ModuleView) control.ModuleState {
-	s := control.ModuleState{State: control.StateWord(v.State), Reason: v.Reason, Since: v.Since}
 	said, ok := d.out.Said(v.Name)
-	switch {
-	case ok && v.Ready() && said.Reason != "":
-		s.State, s.Reason, s.Fill = "failed", said.Reason, said.Failure
-	case v.Ready() && (!ok || said.State != "applied"):
-		// Every value is there but the node-engine has not answered the
-		// fill yet (a first fill, a slow restart): the report still says
-		// what it said, so "applied" here would be ahead of it.
-		s.State, s.Reason = "waiting", Filling
-	}
-	switch {
-	case s.Fill != "" && s.Reason == s.Fill && !said.FailedSince.IsZero():
-		s.Since = said.FailedSince // failed by the fill: since that failure began
-	case ok && said.State == s.State && !said.Since.IsZero():
-		s.Since = said.Since
-	}
-	return s
+	return control.StateOf(v, said, ok)
 }
 
 // runCalls runs the calls Do handed the loop during the batch just

@@ -70,8 +70,8 @@ func TestAModuleWhoseFillIsNotAnsweredYetIsNotSaidAppliedOnTheControlSocket(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.State != "waiting" || s.Reason != Filling {
-		t.Fatalf("web on the control socket while its fill is not answered: %s %q, want waiting %q", s.State, s.Reason, Filling)
+	if s.State != "waiting" || s.Reason != control.Filling {
+		t.Fatalf("web on the control socket while its fill is not answered: %s %q, want waiting %q", s.State, s.Reason, control.Filling)
 	}
 	if r, ok := m.report("ace", "web"); ok && r["state"] == "applied" {
 		t.Fatalf("web reported applied before its fill was answered: %v", r)

@@ -152,15 +152,13 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	if c.Added != "" && d.ready.Load() {
 		d.changed(c.Added, "") // a tool runner told "not assigned" asks again (SPEC §5.4 r2)
 	}
-	if c.Assigned != "" && d.asker != nil {
-		if n := d.asker.AskRefusedOf(c.Assigned); n > 0 {
-			d.log.Info().Str("module", c.Assigned).Int("names", n).
-				Msg("assignment written: the vault asked again for what it refused")
+	if (c.Assigned != "" || len(c.Pairs) > 0) && d.asker != nil {
+		own, paired := d.asker.AssignmentWritten(c.Assigned, c.Pairs)
+		if own > 0 {
+			d.log.Info().Str("module", c.Assigned).Int("names", own).Msg("assignment written: the vault asked again for what it refused")
 		}
-	}
-	if len(c.Pairs) > 0 && d.asker != nil {
-		if n := d.asker.AskRefused(c.Pairs); n > 0 {
-			d.log.Info().Str("bucket", bucket).Str("key", key).Int("names", n).
+		if paired > 0 {
+			d.log.Info().Str("bucket", bucket).Str("key", key).Int("names", paired).
 				Msg("consumer's assignment written: the vault asked again for the consumer credentials it refused")
 		}
 	}
