@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -42,6 +43,10 @@ func newSweepCache(js jetstream.JetStream) *sweepCache {
 	return &sweepCache{js: js, now: time.Now, paged: map[SweepParams]*sweepResult{}}
 }
 
+// errBusAway is why no sweep is made while the server's connection is
+// not connected (the bus away, or being reconnected to).
+var errBusAway = errors.New("the bus is not connected")
+
 // get returns a sweep of p no older than maxAge, made now when there is
 // none (maxAge 0: always made now). It keeps one sweep, the latest it
 // made: the metrics ask it for one params only.
@@ -52,6 +57,11 @@ func (c *sweepCache) get(ctx context.Context, p SweepParams, maxAge time.Duratio
 	c.prune(now)
 	if r := c.metrics; r != nil && c.metricsP == p && maxAge > 0 && now.Sub(r.at) <= maxAge {
 		return r, nil
+	}
+	if nc := c.js.Conn(); nc != nil && !nc.IsConnected() {
+		// Its reads would each wait out readTimeout for a bus that is
+		// away: a scrape would outlast Prometheus's scrape timeout.
+		return nil, errBusAway
 	}
 	r, err := sweep(ctx, c.js, p, now)
 	if err != nil {
