@@ -47,3 +47,31 @@ func TestControlGivenTheFillSocketSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestRunGivenTheFillSocketAsControlSaysSo: `run --control` naming the
+// node-engine's fill socket (the two flags swapped in a unit, say) said
+// "another client answers on it", and the operator looked for a second
+// client; it says that mesh-fill's fill socket is there, and the run still
+// exits 2 at once, before it takes the bus.
+func TestRunGivenTheFillSocketAsControlSaysSo(t *testing.T) {
+	dir, err := os.MkdirTemp("", "wrongrun") // short: unix socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "fill.sock")
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	os.MkdirAll(filepath.Join(dir, "root"), 0o755)
+	go (&fill.Server{Root: filepath.Join(dir, "root"), StateDir: filepath.Join(dir, "state"), Command: []string{"true"}}).Serve(ctx, sock)
+	bustest.Eventually(t, 10*time.Second, func() error {
+		_, _, err := control.NewClient(sock, 0).Get(ctx, "/")
+		return err
+	})
+	code, _, stderr := runCLIWithin(t, "run", "--node", "ace", "--nats", "nats://127.0.0.1:1", "--state-dir", t.TempDir(),
+		"--control", sock, "--fill-socket", sock)
+	want := "run: control socket " + sock + ": mesh-fill's fill socket answers on it, not a client's control socket"
+	if code != 2 || !strings.HasPrefix(stderr, want) || strings.Contains(stderr, "another client") {
+		t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+}

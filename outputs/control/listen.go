@@ -1,11 +1,16 @@
 package control
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/novox/mesh-provisioner/outputs/unixsock"
 )
@@ -45,9 +50,28 @@ func Check(path string) error {
 	}
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
+		if fillAnswers(path) {
+			return errors.New("control socket " + path + ": mesh-fill's fill socket answers on it, not a client's control socket: " +
+				"--control names the node-engine's fill socket (that is --fill-socket); name the client's own control socket")
+		}
 		return errors.New("control socket " + path + ": another client answers on it")
 	}
 	return nil
+}
+
+// fillAnswers is whether what answers on path is mesh-fill's fill socket
+// (--control given the fill socket beside it: the two flags swapped): its
+// 404 for any other route says so. Anything else, or no answer within a
+// second or two, is taken for another client.
+func fillAnswers(path string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	code, b, err := NewClient(path, 2*time.Second).Get(ctx, "/healthz")
+	if err != nil || code != http.StatusNotFound {
+		return false
+	}
+	var e ErrorBody
+	return json.Unmarshal(b, &e) == nil && strings.Contains(e.Error, "fill socket (mesh-fill)") // outputs/fill's route error
 }
 
 // notASocket refuses a path that holds something other than a socket: the
