@@ -1,11 +1,13 @@
 package control
 
 import (
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/report"
 	"github.com/novox/mesh-provisioner/outputs/stage"
 )
@@ -103,6 +105,12 @@ func (a Answers) NotHere(module string) ErrorBody {
 		return ErrorBody{Error: "module " + module + " is assigned to node " + a.Node +
 			` without a provisioning plan (its assignment carries no "provisioning"): the provisioner fills nothing for it; ` + here,
 			Node: a.Node, Modules: mods}
+	}
+	if d, err := spec.DecodeToken(module); err == nil && d != module && (slices.Contains(mods, d) || a.Graph.AssignedWithoutPlan(d)) {
+		// the name as a bus key writes it (ace.web=2Ev2 for web.v2),
+		// copied from `nats kv ls`: say the module's name
+		return ErrorBody{Error: "module " + module + " is not on node " + a.Node + ": " + module + " is how bus keys write module " + d +
+			" (SPEC §2.1), which is: name it " + d + "; " + here, Node: a.Node, Modules: mods}
 	}
 	return ErrorBody{Error: "module " + module + " is not on node " + a.Node + "; " + here, Node: a.Node, Modules: mods}
 }
