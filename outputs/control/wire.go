@@ -99,7 +99,7 @@ type Output struct {
 // Step is one node of a chain.
 type Step struct {
 	Node        string    `json:"node"` // the graph node's key, kind:name
-	Kind        string    `json:"kind"` // need | config | placement | registry | vault | bound | bindings | collection | item | consumers | archive | plan | file | module
+	Kind        string    `json:"kind"` // need | config | placement | registry | vault | bound | bindings | offers | offer | collection | item | consumers | archive | plan | file | module
 	Placeholder string    `json:"placeholder,omitempty"`
 	Where       string    `json:"where,omitempty"` // where the value comes from, in words
 	Bucket      string    `json:"bucket,omitempty"`
