@@ -94,6 +94,9 @@ var (
 		[]string{"verdict", "kind", "owner"}, nil)
 	orphansDesc = prometheus.NewDesc("mesh_provisioner_orphans",
 		"Keys of the needs, applied and collect buckets whose module is assigned nowhere, from the sweep.", nil, nil)
+	unreadDesc = prometheus.NewDesc("mesh_provisioner_sweep_unread_buckets",
+		"1 for each bucket the sweep could not read and judged as empty (why: missing, not made yet; not_permitted, the bus refuses the server's user), from the sweep; no series while every bucket is read.",
+		[]string{"bucket", "why"}, nil)
 	sweepAtDesc = prometheus.NewDesc("mesh_provisioner_sweep_timestamp_seconds",
 		"When the sweep these gauges come from was made; while sweeps fail, when the last one made was (and the other gauges are left out).", nil, nil)
 )
@@ -127,7 +130,7 @@ func processCPU() time.Duration {
 }
 
 func (c *sweepCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{modulesDesc, needsDesc, orphansDesc, sweepAtDesc} {
+	for _, d := range []*prometheus.Desc{modulesDesc, needsDesc, orphansDesc, unreadDesc, sweepAtDesc} {
 		ch <- d
 	}
 }
@@ -164,5 +167,13 @@ func (c *sweepCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(needsDesc, prometheus.GaugeValue, float64(n), l.verdict, l.kind, l.owner)
 	}
 	ch <- prometheus.MustNewConstMetric(orphansDesc, prometheus.GaugeValue, float64(len(r.reply.Orphans)))
+	// The buckets the sweep reads are five, each its own (the labels are
+	// bounded): judged as empty, they would read as a mesh without modules.
+	for _, b := range r.reply.MissingBuckets {
+		ch <- prometheus.MustNewConstMetric(unreadDesc, prometheus.GaugeValue, 1, b, "missing")
+	}
+	for _, b := range r.reply.UnreadableBuckets {
+		ch <- prometheus.MustNewConstMetric(unreadDesc, prometheus.GaugeValue, 1, b, "not_permitted")
+	}
 	ch <- prometheus.MustNewConstMetric(sweepAtDesc, prometheus.GaugeValue, float64(r.at.UnixMilli())/1000)
 }
