@@ -78,6 +78,7 @@ func Handler(s Source) http.Handler {
 		}
 		if out != nil {
 			out.NotReady = s.NotReady()
+			out.fillLists()
 		}
 		writeAnswer(w, out, err)
 	})

@@ -57,23 +57,27 @@ type ErrorBody struct {
 // its state and — for one that waits or fails — the chain from it through
 // each placeholder down to the inputs at the root. It never holds a value.
 //
-// The shape is stable: fields are only ever added. States are "met",
+// The shape is stable: fields are only ever added, and every field is
+// there in every state (a list [] and a text "" when there is nothing to
+// say; fill null unless the fill socket failed the module), but asked,
+// there only once something was asked or tried: `jq '.outputs[].chain[]'`
+// works on any module. States are "met",
 // "waiting" or "failed" (a module's: "applied", "waiting" or "failed").
 type Explanation struct {
 	Node    string    `json:"node"`
 	Module  string    `json:"module"`
 	State   string    `json:"state"`
-	Since   time.Time `json:"since"`            // when the module entered State
-	At      time.Time `json:"at"`               // when the daemon answered
-	Reason  string    `json:"reason,omitempty"` // not applied: the reasons at the roots, joined
+	Since   time.Time `json:"since"`  // when the module entered State
+	At      time.Time `json:"at"`     // when the daemon answered
+	Reason  string    `json:"reason"` // not applied: the reasons at the roots, joined
 	Outputs []Output  `json:"outputs"`
 	// Fill is set when the fill socket failed the module's last fill: every
 	// value was there, the node-engine did not take the files.
-	Fill *FillFailure `json:"fill,omitempty"`
+	Fill *FillFailure `json:"fill"`
 	// NotReady is why the client is not ready, as in Modules: with the bus
 	// away, what it says is what it last knew, and nothing moves until
 	// the bus is back.
-	NotReady []string `json:"not_ready,omitempty"`
+	NotReady []string `json:"not_ready"`
 }
 
 // Output is one file, secret file or item of the module; or, when the plan
@@ -82,39 +86,63 @@ type Explanation struct {
 // waits for it all the same).
 type Output struct {
 	Kind       string    `json:"kind"` // file | secret-file | item | plan | archive | secret
-	Path       string    `json:"path,omitempty"`
-	Collection string    `json:"collection,omitempty"` // item
-	Secret     string    `json:"secret,omitempty"`     // secret-file, secret: the secret's name (never its value)
-	Asked      time.Time `json:"asked,omitzero"`       // secret-file, met: when the ask its value answered was made; archive, not met: when its fetch was last tried
-	Where      string    `json:"where,omitempty"`      // plan, archive: where it comes from
+	Path       string    `json:"path"`
+	Collection string    `json:"collection"`     // item
+	Secret     string    `json:"secret"`         // secret-file, secret: the secret's name (never its value)
+	Asked      time.Time `json:"asked,omitzero"` // secret-file, met: when the ask its value answered was made; archive, not met: when its fetch was last tried
+	Where      string    `json:"where"`          // plan, archive: where it comes from
 	State      string    `json:"state"`
 	Since      time.Time `json:"since"`
-	Why        string    `json:"why,omitempty"`  // not met: what it waits for or why it failed
-	Root       bool      `json:"root,omitempty"` // the wait or failure began here
+	Why        string    `json:"why"`  // not met: what it waits for or why it failed
+	Root       bool      `json:"root"` // the wait or failure began here
 	// Chain: for an output not met, every placeholder it names (met ones
 	// too) and every other input not met, each followed down to its roots.
-	Chain []Step `json:"chain,omitempty"`
+	Chain []Step `json:"chain"`
 }
 
 // Step is one node of a chain.
 type Step struct {
 	Node        string    `json:"node"` // the graph node's key, kind:name
 	Kind        string    `json:"kind"` // need | config | placement | registry | vault | bound | bindings | offers | offer | collection | item | consumers | archive | plan | file | module
-	Placeholder string    `json:"placeholder,omitempty"`
-	Where       string    `json:"where,omitempty"` // where the value comes from, in words
-	Bucket      string    `json:"bucket,omitempty"`
-	Key         string    `json:"key,omitempty"`
-	Vault       string    `json:"vault,omitempty"` // a vault name (never a value)
-	Collection  string    `json:"collection,omitempty"`
-	Contributor string    `json:"contributor,omitempty"` // item: the module contributing it
+	Placeholder string    `json:"placeholder"`
+	Where       string    `json:"where"` // where the value comes from, in words
+	Bucket      string    `json:"bucket"`
+	Key         string    `json:"key"`
+	Vault       string    `json:"vault"` // a vault name (never a value)
+	Collection  string    `json:"collection"`
+	Contributor string    `json:"contributor"` // item: the module contributing it
 	State       string    `json:"state"`
 	Since       time.Time `json:"since"`          // when the node entered its state (or said a new reason)
-	Why         string    `json:"why,omitempty"`  // not met: what it waits for or why it failed; for a vault name, the outcome of its last ask
+	Why         string    `json:"why"`            // not met: what it waits for or why it failed; for a vault name, the outcome of its last ask
 	Asked       time.Time `json:"asked,omitzero"` // a vault name: when it was last asked; an archive not met: when its fetch was last tried
-	Root        bool      `json:"root,omitempty"` // the wait or failure began here
-	Input       bool      `json:"input,omitempty"`
-	Secret      bool      `json:"secret,omitempty"`
-	Inputs      []Step    `json:"inputs,omitempty"` // the inputs not met, followed down
+	Root        bool      `json:"root"`           // the wait or failure began here
+	Input       bool      `json:"input"`
+	Secret      bool      `json:"secret"`
+	Inputs      []Step    `json:"inputs"` // the inputs not met, followed down
+}
+
+// fillLists makes every list of e that is nil empty, so that its JSON
+// holds [] there, never null (the shape every state has).
+func (e *Explanation) fillLists() {
+	if e.NotReady == nil {
+		e.NotReady = []string{}
+	}
+	if e.Outputs == nil {
+		e.Outputs = []Output{}
+	}
+	for i := range e.Outputs {
+		e.Outputs[i].Chain = filledSteps(e.Outputs[i].Chain)
+	}
+}
+
+func filledSteps(ss []Step) []Step {
+	if ss == nil {
+		return []Step{}
+	}
+	for i := range ss {
+		ss[i].Inputs = filledSteps(ss[i].Inputs)
+	}
+	return ss
 }
 
 // FillFailure says the fill socket failed the module's last fill.
