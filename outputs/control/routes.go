@@ -51,6 +51,7 @@ func Handler(s Source) http.Handler {
 		var out Modules
 		err := s.OnLoop(r.Context(), func(a Answers) { out = a.Modules() })
 		out.NotReady = s.NotReady()
+		out.fillLists()
 		writeAnswer(w, out, err)
 	})
 	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {

@@ -20,7 +20,9 @@ import (
 // Every error is an ErrorBody (JSON) with a status code; a query that does
 // not parse or names more than one module is a 400 (moduleParam).
 
-// Modules is /v1/modules' answer: every module of this node.
+// Modules is /v1/modules' answer: every module of this node. Every field
+// is there in every state, a list [] and a text "" when there is nothing
+// to say, as in Explanation.
 type Modules struct {
 	Node    string         `json:"node"`
 	At      time.Time      `json:"at"` // when the daemon answered
@@ -28,7 +30,7 @@ type Modules struct {
 	// NotReady is why the client is not ready (/healthz's reasons: the bus
 	// not connected, the initial load not done, …); none when it is. A
 	// client that has not read its modules yet lists none: this says so.
-	NotReady []string `json:"not_ready,omitempty"`
+	NotReady []string `json:"not_ready"`
 }
 
 // ModuleStatus is one module of /v1/modules.
@@ -38,11 +40,11 @@ type ModuleStatus struct {
 	Files    int       `json:"files"`     // files of the plan (secret files included)
 	FilesMet int       `json:"files_met"` // of them, those whose every value is there
 	Since    time.Time `json:"since"`     // when the module entered State
-	Reason   string    `json:"reason,omitempty"`
+	Reason   string    `json:"reason"`
 	// Waiting is what a waiting module waits for, or what else a failed
 	// one waits for, as its report's "waiting" says it (each why cut as
 	// there; the list is not).
-	Waiting []report.Waiting `json:"waiting,omitempty"`
+	Waiting []report.Waiting `json:"waiting"`
 }
 
 // ErrorBody is the body of every control socket answer that is not 200.
@@ -143,6 +145,21 @@ func filledSteps(ss []Step) []Step {
 		ss[i].Inputs = filledSteps(ss[i].Inputs)
 	}
 	return ss
+}
+
+// fillLists makes every list of m that is nil empty (JSON [], never null).
+func (m *Modules) fillLists() {
+	if m.NotReady == nil {
+		m.NotReady = []string{}
+	}
+	if m.Modules == nil {
+		m.Modules = []ModuleStatus{}
+	}
+	for i := range m.Modules {
+		if m.Modules[i].Waiting == nil {
+			m.Modules[i].Waiting = []report.Waiting{}
+		}
+	}
 }
 
 // FillFailure says the fill socket failed the module's last fill.

@@ -45,7 +45,7 @@ func TestModulesSaysWhatTheReportSays(t *testing.T) {
 			r, _ := m.report("ace", s.Module)
 			at, _ := time.Parse(time.RFC3339, fmt.Sprint(r["at"]))
 			reason, _ := r["reason"].(string)
-			var waiting []map[string]any
+			waiting := []map[string]any{} // the report's [] is /v1/modules' []
 			if w, ok := r["waiting"].([]any); ok {
 				for _, x := range w {
 					waiting = append(waiting, x.(map[string]any))
