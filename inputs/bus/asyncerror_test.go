@@ -16,20 +16,25 @@ import (
 // What the connection reports on its own is said at the level it is
 // worth: a consumer gone (a watch's, at a stop or deleted under it: the
 // watch says that itself) is no error line in the operator's log; a
-// permission violation is a warning; anything else an error.
+// permission violation is a warning; a consumer's heartbeats missed while
+// the bus is away (said every few seconds until it is back) no error line,
+// and a warning on a live connection; anything else an error.
 func TestAsyncErrorsAreSaidAtTheirWorth(t *testing.T) {
 	for _, c := range []struct {
-		err   error
-		level string
+		err          error
+		disconnected bool
+		level        string
 	}{
-		{nats.ErrConsumerNotFound, ""},
-		{jetstream.ErrConsumerNotFound, ""},
-		{fmt.Errorf("%w: recreating ordered consumer", nats.ErrConsumerDeleted), ""},
-		{nats.ErrPermissionViolation, `"level":"warn"`},
-		{errors.New("nats: slow consumer, messages dropped"), `"level":"error"`},
+		{nats.ErrConsumerNotFound, false, ""},
+		{jetstream.ErrConsumerNotFound, false, ""},
+		{fmt.Errorf("%w: recreating ordered consumer", nats.ErrConsumerDeleted), false, ""},
+		{nats.ErrConsumerNotActive, true, ""},
+		{nats.ErrConsumerNotActive, false, `"level":"warn"`},
+		{nats.ErrPermissionViolation, false, `"level":"warn"`},
+		{errors.New("nats: slow consumer, messages dropped"), false, `"level":"error"`},
 	} {
 		logs := &bustest.Buffer{}
-		asyncError(zerolog.New(logs).Level(zerolog.InfoLevel), nil, c.err)
+		asyncError(zerolog.New(logs).Level(zerolog.InfoLevel), nil, c.err, !c.disconnected)
 		got := logs.String()
 		if c.level == "" {
 			if got != "" {

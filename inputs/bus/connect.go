@@ -127,8 +127,8 @@ func Connect(o Options) (*nats.Conn, error) {
 				log.Warn().AnErr("last_error", err).Msg("the first try to reach the bus failed")
 			}
 		}),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			asyncError(log, sub, err)
+		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			asyncError(log, sub, err, nc.IsConnected())
 			if subject, ok := RefusedPublish(err); ok && o.OnRefused != nil {
 				o.OnRefused(subject)
 			}
@@ -251,11 +251,19 @@ func Drain(nc *nats.Conn) {
 // (a watch's, deleted under it, or as it stops at the process's end) is a
 // debug line: the watch that lost one says so itself and makes it again
 // (watch.go), and at a stop it is no error (it was said as one once in
-// two stops of the lab).
-func asyncError(log zerolog.Logger, sub *nats.Subscription, err error) {
+// two stops of the lab). A consumer's heartbeats missed while the
+// connection is down (nats.go says it of a watch every few seconds until
+// the bus is back) is a debug line too: the disconnect was said once, and
+// the watch resumes with the bus; missed on a live connection it is a
+// warning.
+func asyncError(log zerolog.Logger, sub *nats.Subscription, err error, connected bool) {
 	ev := log.Error()
 	switch {
 	case errors.Is(err, nats.ErrPermissionViolation):
+		ev = log.Warn()
+	case errors.Is(err, nats.ErrConsumerNotActive) && !connected:
+		ev = log.Debug()
+	case errors.Is(err, nats.ErrConsumerNotActive):
 		ev = log.Warn()
 	case errors.Is(err, nats.ErrConsumerNotFound), errors.Is(err, jetstream.ErrConsumerNotFound),
 		errors.Is(err, nats.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerDeleted):
