@@ -351,13 +351,10 @@ func (s *Stage) itemsRecorded(errs map[string]error, jobs []*outJob) {
 	}
 }
 
-// logWaiting is how many of a module's waits its state change's log line
-// lists (the report and explain list them all).
-const logWaiting = 32
-
 // reported takes in what became of a module's report, and logs a change
-// of its state. A report not written is logged and tried again at the
-// next retry tick; the state remembered stays the one the bucket holds.
+// of its state (logState). A report not written is logged and tried again
+// at the next retry tick; the state remembered stays the one the bucket
+// holds.
 func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 	if w.Err != nil {
 		mo.retry = true
@@ -365,6 +362,7 @@ func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 		return
 	}
 	if r.State == mo.state {
+		s.logFailedAgain(mo, r)
 		return
 	}
 	switch {
@@ -377,29 +375,7 @@ func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 		mo.since = mo.sinceBefore
 	}
 	mo.sinceBefore = time.Time{}
-	ev := s.cfg.Log.Info()
-	if r.State == "failed" {
-		ev = s.cfg.Log.Warn()
-	}
-	ev = ev.Str("module", r.Module).Str("state", r.State).Str("was", mo.state)
-	// The reason and whys carry others' text (a provider's refusal, a
-	// vault's reply): cut as in the report, so no log line carries a
-	// megabyte of it, and the list bounded as a log line should be.
-	if r.Reason != "" {
-		ev = ev.Str("reason", report.Bound(r.Reason))
-	}
-	if len(r.Waiting) > 0 {
-		ws := make([]report.Waiting, 0, min(len(r.Waiting), logWaiting))
-		for _, w := range r.Waiting[:min(len(r.Waiting), logWaiting)] {
-			w.Why = report.Bound(w.Why)
-			ws = append(ws, w)
-		}
-		ev = ev.Interface("waiting", ws)
-		if more := len(r.Waiting) - len(ws); more > 0 {
-			ev = ev.Int("waiting_more", more)
-		}
-	}
-	ev.Msg("module " + r.State)
+	s.logState(mo, r)
 	s.setState(mo, r.State)
 }
 

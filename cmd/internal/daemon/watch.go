@@ -135,14 +135,12 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 		d.outOfShape(bucket, key, c.OutOfShape)
 	case c.Refused != nil:
 		// A plan's reason may quote its fields (an answered_by, a placement
-		// kind): cut, as in the report. Another node's is its client's to
-		// say (a warning on every node of the fleet, at each re-read,
-		// otherwise): debug here.
-		ev := d.log.Warn()
-		if c.OtherNode {
-			ev = d.log.Debug()
-		}
-		ev.Str("bucket", bucket).Str("key", key).Str("error", report.Bound(c.Refused.Error())).Msg("assignment refused")
+		// kind): cut, as in the report. This node's module says it as its
+		// state changes (outputs/stage, a warning: SPEC §5.1, one event per
+		// state change, where this said it again at each re-read); another
+		// node's is its client's to say (a warning on every node of the
+		// fleet otherwise): debug here.
+		d.log.Debug().Str("bucket", bucket).Str("key", key).Str("error", report.Bound(c.Refused.Error())).Msg("assignment refused")
 	case c.NoPlan:
 		d.log.Debug().Str("bucket", bucket).Str("key", key).Msg(`assignment without "provisioning": not the provisioner's, ignored`)
 	}

@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+)
+
+// linesOf is every log line since from (a length of m.logs) that is no
+// debug line and names module cc, by its module or by its key.
+func (m *mesh) linesOf(from int, module, key string) []string {
+	var out []string
+	for _, line := range strings.Split(m.logs.String()[from:], "\n") {
+		if line == "" || strings.Contains(line, `"level":"debug"`) {
+			continue
+		}
+		if strings.Contains(line, `"module":"`+module+`"`) || strings.Contains(line, `"key":"`+key+`"`) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// SPEC §5.1: one log event per state change of a module. A plan this
+// node's client refuses was said twice as it came (a warning "assignment
+// refused", then "module failed" with the same reason), and the first
+// again at every re-read of the bucket (each time the bus came back),
+// the module's state unchanged. Now the module's state change says it,
+// once; a plan refused for another reason while the module stays failed
+// is said once too (the report's reason moved), and nothing is said at a
+// re-read or a refill tick that changes nothing.
+func TestABrokenPlanIsOneLogEventNotOnePerRead(t *testing.T) {
+	m := newMesh(t)
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/web/c.conf", Template: "c"}}},
+		map[string]string{"c": "web\n"})
+	d := m.client("ace", func(c *Config) { c.Refill = 100 * time.Millisecond })
+	m.waitState("ace", "web", "applied")
+	m.settle()
+
+	from := len(m.logs.String())
+	m.put(spec.AssignmentsBucket, "ace.cc", `{"provisioning": {"files": 7}}`)
+	m.waitState("ace", "cc", "failed")
+	m.settle()
+	lines := m.linesOf(from, "cc", "ace.cc")
+	if len(lines) != 1 || !contains(lines[0], `"level":"warn"`) || !contains(lines[0], "provisioning.files is a number") {
+		t.Fatalf("a broken plan was said in %d lines, want one warning with its reason:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+
+	from = len(m.logs.String())
+	for range 2 {
+		d.events <- reconnected{} // read every bucket again
+		m.settle()
+	}
+	time.Sleep(500 * time.Millisecond) // refill ticks
+	m.settle()
+	if lines := m.linesOf(from, "cc", "ace.cc"); len(lines) > 0 {
+		t.Fatalf("re-reads and refill ticks that changed nothing said:\n%s", strings.Join(lines, "\n"))
+	}
+
+	from = len(m.logs.String())
+	m.put(spec.AssignmentsBucket, "ace.cc", `{"provisioning": {"secrets": 7}}`)
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if r, _ := m.report("ace", "cc"); r["state"] != "failed" || !contains(fmt.Sprint(r["reason"]), "secrets") {
+			return fmt.Errorf("report %v", r)
+		}
+		return nil
+	})
+	m.settle()
+	lines = m.linesOf(from, "cc", "ace.cc")
+	if len(lines) != 1 || !contains(lines[0], `"level":"warn"`) || !contains(lines[0], "provisioning.secrets") {
+		t.Fatalf("a plan refused for another reason was said in %d lines, want one warning with the new reason:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+
+	from = len(m.logs.String())
+	m.assign("ace", "cc", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/cc/c.conf", Template: "c"}}},
+		map[string]string{"c": "cc\n"})
+	m.waitState("ace", "cc", "applied")
+	m.settle()
+	// failed → waiting (its archive fetched) → applied: one line each.
+	lines = m.linesOf(from, "cc", "ace.cc")
+	if len(lines) == 0 || len(lines) > 2 || !contains(lines[len(lines)-1], `"message":"module applied"`) ||
+		len(lines) == 2 && !contains(lines[0], `"message":"module waiting"`) {
+		t.Fatalf("the plan fixed was said in %d lines, want one per state:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}
