@@ -88,3 +88,42 @@ func TestABrokenPlanIsOneLogEventNotOnePerRead(t *testing.T) {
 		t.Fatalf("the plan fixed was said in %d lines, want one per state:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 }
+
+// A re-read of the assignments (each time the bus comes back) wrote no
+// assignment: it asks the vault again for what it refused (an assignment
+// may have been put again meanwhile), but says so at debug level. It said
+// "assignment written: the vault asked again for what it refused" at info,
+// for every such module and every consumer whose credential was refused,
+// at every reconnect, no module's state changed (SPEC §5.1). An
+// assignment written is still said (TestARefusedSecretIsAskedAgainWhenItsModulesAssignmentIsWrittenAgain).
+func TestAReReadOfTheAssignmentsSaysNoAssignmentWritten(t *testing.T) {
+	m := newMesh(t)
+	m.assign("ace", "sec", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/sec/c.conf", Template: "c"}}, Secrets: []nodes.SecretSpec{{Name: "r"}}},
+		map[string]string{"c": "${secret:r}\n"})
+	m.assign("ace", "gitea", giteaPlan(), giteaTemplates)
+	m.assign("g14", "cc", consumerPlan(), nil)
+	v := m.devVault()
+	v.Refuse(pair("g14", "cc", ""), "cc is not let in yet")
+	v.Refuse("own/sec/r", "r is not let in yet")
+	d := m.client("ace")
+	m.waitState("ace", "sec", "failed")
+	m.waitState("ace", "gitea", "applied")
+	m.settle()
+	from, asked := len(m.logs.String()), v.AskCount("own/sec/r")
+	for range 2 {
+		d.events <- reconnected{}
+		m.settle()
+	}
+	bustest.Eventually(t, 10*time.Second, func() error { // the refusals asked again, as before
+		if n := v.AskCount("own/sec/r"); n < asked+2 {
+			return fmt.Errorf("asked %d times more", n-asked)
+		}
+		return nil
+	})
+	m.settle()
+	for _, line := range strings.Split(m.logs.String()[from:], "\n") {
+		if contains(line, "assignment written") && !contains(line, `"level":"debug"`) {
+			t.Errorf("a re-read said: %s", line)
+		}
+	}
+}

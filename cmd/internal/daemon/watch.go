@@ -92,7 +92,7 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 		if c.Removed != "" {
 			removed++
 		}
-		d.act(ctx, u.Bucket, k, c)
+		d.act(ctx, u.Bucket, k, c, false)
 	}
 	if removed > 1 {
 		// Each module removed is logged at info; modules going together
@@ -108,13 +108,13 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 		d.mesh.BucketNotPermitted(u.Bucket, true)
 	case u.Snapshot:
 		for _, e := range u.Entries {
-			d.act(ctx, u.Bucket, e.Key, d.mesh.Put(u.Bucket, e.Key, e.Value))
+			d.act(ctx, u.Bucket, e.Key, d.mesh.Put(u.Bucket, e.Key, e.Value), false)
 		}
 	case len(u.Entries) != 1:
 	case u.Deleted:
-		d.act(ctx, u.Bucket, u.Entries[0].Key, d.mesh.Delete(u.Bucket, u.Entries[0].Key))
+		d.act(ctx, u.Bucket, u.Entries[0].Key, d.mesh.Delete(u.Bucket, u.Entries[0].Key), true)
 	default:
-		d.act(ctx, u.Bucket, u.Entries[0].Key, d.mesh.Put(u.Bucket, u.Entries[0].Key, u.Entries[0].Value))
+		d.act(ctx, u.Bucket, u.Entries[0].Key, d.mesh.Put(u.Bucket, u.Entries[0].Key, u.Entries[0].Value), true)
 	}
 	if first && !isBase(u.Bucket) {
 		d.mesh.BucketRead(u.Bucket) // what it holds is known now (nodes/boundread.go)
@@ -124,8 +124,9 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 // act does what a change of the mesh asks of the daemon: a key ignored or
 // a plan refused is logged, a config value that moved after the initial
 // load is announced, as is a module assigned or taken off after it; a
-// module taken off the node is cleaned up after.
-func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
+// module taken off the node is cleaned up after. live: the change came
+// as it was made, not in a (re-)read of the bucket.
+func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change, live bool) {
 	switch {
 	case c.OutOfShape != nil && c.OtherNode:
 		// Another node's assignments key: every client of the mesh reads
@@ -152,11 +153,18 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change) {
 	}
 	if (c.Assigned != "" || len(c.Pairs) > 0) && d.asker != nil {
 		own, paired := d.asker.AssignmentWritten(c.Assigned, c.Pairs)
+		// A re-read (the bus back) wrote nothing: asked again all the same
+		// (it may have been put meanwhile), said at debug level, where it
+		// was an info line per module at every reconnect (SPEC §5.1).
+		ev := d.log.Info
+		if !live {
+			ev = d.log.Debug
+		}
 		if own > 0 {
-			d.log.Info().Str("module", c.Assigned).Int("names", own).Msg("assignment written: the vault asked again for what it refused")
+			ev().Str("module", c.Assigned).Int("names", own).Msg("assignment written: the vault asked again for what it refused")
 		}
 		if paired > 0 {
-			d.log.Info().Str("bucket", bucket).Str("key", key).Int("names", paired).
+			ev().Str("bucket", bucket).Str("key", key).Int("names", paired).
 				Msg("consumer's assignment written: the vault asked again for the consumer credentials it refused")
 		}
 	}
