@@ -251,6 +251,9 @@ func testClientRefusals(t *testing.T, mode string) {
 			verb: "Publish", subject: "$JS.API.STREAM.UPDATE.KV_mesh-provisioner_needs",
 		},
 		refusal{
+			// By the old API alone: CONSUMER.CREATE.<stream>.<name> makes
+			// one when the body names durable_name, which no permission
+			// reads (README, known limits).
 			name: "ace makes a durable consumer", as: "provisioner-ace",
 			do: func(ctx context.Context, u *user) error {
 				_, err := u.nc.RequestWithContext(ctx, "$JS.API.CONSUMER.DURABLE.CREATE.KV_mesh-controller_assignments.keep",
