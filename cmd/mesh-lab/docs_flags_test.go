@@ -30,8 +30,9 @@ var commands = []struct{ pkg, name string }{
 }
 
 // foreign are flags the documents give to other programs: nsc's, nats's,
-// groupadd's and curl's, and --password, which they name as refused.
-var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password", "unix-socket"}
+// groupadd's and curl's (nats's --inbox-prefix: a tool runner asks on its
+// own inbox), and --password, which they name as refused.
+var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password", "unix-socket", "inbox-prefix"}
 
 var (
 	flagRE  = regexp.MustCompile(`(?:^|[\s\[(|"` + "`" + `])--([a-z][a-z0-9-]*)`)

@@ -308,6 +308,9 @@ The lab runs until Ctrl-C. Try, in another terminal
   cat %[1]s/etc/claude-code/config.toml
   nats -s %[2]s kv put mesh-config_resolved %[3]s.claude-code.model opus-4
       (the file is filled again; here: "restart claude-code.service on %[3]s")
+  nats -s %[11]s req prov.ask.%[3]s '{"module":"claude-code","kind":"config","key":"model"}'
+      (what a module's code in %[3]s's tool runner asks its client, SPEC §5.4: only that
+      user may ask, and is answered on its own inbox; as lab the ask goes unanswered)
   go run ./cmd/mesh-provisioner-client graph explain --control %[4]s %[5]s
   go run ./cmd/mesh-provisioner sweep --nats %[9]s --stood-after 1s
       (the whole mesh: what holds it back and who answers it; as the
@@ -317,7 +320,18 @@ The lab runs until Ctrl-C. Try, in another terminal
   go run ./cmd/mesh-provisioner-client graph dot --control %[8]s | dot -Tsvg > graph.svg
   nats -s %[2]s kv watch mesh-provisioner_applied
 `, show(l.root(first)), url, first, show(l.control(WaitingNode)), WaitingModule, WaitingNode, WaitingConfig, show(l.control(first)),
-		s.ClientURL()+" --creds "+show(s.creds("mesh-operator")), natsCLI)
+		s.ClientURL()+" --creds "+show(s.creds("mesh-operator")), natsCLI, toolRunnerFlags(s, first))
+}
+
+// toolRunnerFlags are the nats CLI's flags that ask as node's tool runner:
+// its creds and the inbox its rights let it hear (spec.RightsOf), as
+// prov.ask is answered there alone.
+func toolRunnerFlags(s *natsBus, node string) string {
+	r, err := spec.RightsOf(spec.RoleToolRunner, node, nil)
+	if err != nil {
+		return s.ClientURL() + " (no tool runner: " + err.Error() + ")"
+	}
+	return s.ClientURL() + " --creds " + show(s.creds(r.User)) + " --inbox-prefix " + r.Inbox
 }
 
 // natsCLI is the version of the nats CLI the tour (and the README) install.

@@ -295,6 +295,10 @@ func TestRunFollowsChangesAndStops(t *testing.T) {
 		t.Errorf("g14's config.toml moved with ace's value:\n%s", got)
 	}
 
+	// The tour's prov.ask (SPEC §5.4), made as it says: as ace's tool
+	// runner, on its inbox, it is answered the value just put.
+	askAsTheTourSays(t, &out, "opus-4")
+
 	// The bus runs in operator mode: each part has its .creds, kept 0600,
 	// and a node's reaches its own config and not another node's.
 	creds := filepath.Join(dir, "creds")
