@@ -92,12 +92,17 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 	defer cancel()
 	v, assigned, found, err := lookupLoaded(cctx, lookup, q.Module, q.Key)
 	var unread *Unreadable
+	var noAssignments *AssignmentsUnreadable
 	switch {
 	case errors.Is(err, nodes.ErrNoPlan):
 		// Not "not assigned": it is, and a tool runner told so would
 		// wait for a prov.changed that says nothing new.
 		return Reply{Error: "module " + q.Module + " is assigned to node " + node +
 			` without a provisioning plan (its assignment carries no "provisioning"): the provisioner answers nothing for it`}
+	case errors.As(err, &noAssignments):
+		// Not "busy, starting": the client may have started long ago, and
+		// a tool runner told to ask again would ask forever.
+		return Reply{Error: "whether module " + q.Module + " is assigned to node " + node + " cannot be read yet: " + noAssignments.Why}
 	case errors.As(err, &unread):
 		// Not "not resolved": the key may be written, and a tool runner's
 		// operator would look for it in mesh-config and find it there.
@@ -124,6 +129,14 @@ func Answer(ctx context.Context, node string, data []byte, lookup Lookup) Reply 
 type Unreadable struct{ Why string }
 
 func (u *Unreadable) Error() string { return u.Why }
+
+// AssignmentsUnreadable is a Lookup's error while the client has never
+// read the assignments bucket: it does not exist yet or the bus refuses it
+// (SPEC §2.2, §4.6), Why saying which. Whether a module is assigned is not
+// known; once the bucket is read, the start's prov.changed says so.
+type AssignmentsUnreadable struct{ Why string }
+
+func (u *AssignmentsUnreadable) Error() string { return u.Why }
 
 // ErrNotLoaded is a Lookup's error while the client has not yet read the
 // assignments and config buckets once (a client just started): a "not

@@ -23,6 +23,8 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 			return nil, false, false, errors.New("context deadline exceeded")
 		case module == "other":
 			return nil, false, false, nodes.ErrNoPlan
+		case module == "unlisted":
+			return nil, false, false, &AssignmentsUnreadable{Why: "not permitted to read mesh-controller_assignments"}
 		case module == "unread":
 			return nil, true, false, &Unreadable{Why: "not permitted to read mesh-config_resolved"}
 		case module != "web":
@@ -42,6 +44,7 @@ func TestAnswerGivesAConfigValueOrSaysWhyNot(t *testing.T) {
 		{`{"module":"web","kind":"config","key":"other"}`, "", "no config value other is resolved for module web"},
 		{`{"module":"web","kind":"config"}`, "", "module and key are required"},
 		{`{"module":"busy","kind":"config","key":"k"}`, "", "the client is busy: context deadline exceeded"},
+		{`{"module":"unlisted","kind":"config","key":"k"}`, "", "whether module unlisted is assigned to node ace cannot be read yet: not permitted to read mesh-controller_assignments"},
 		{`{"module":"unread","kind":"config","key":"k"}`, "", "config value k of module unread cannot be read: not permitted to read mesh-config_resolved"},
 		{`{"module":"web","kind":"config","key":"latin1"}`, "", "config value latin1 of module web is not UTF-8 text: a JSON answer cannot carry its bytes as they are"},
 		{`not json`, "", "request is not {module, kind, key}: invalid character 'o' in literal null (expecting 'u')"},

@@ -13,9 +13,9 @@ import (
 // again by outputs/ask).
 func (d *Daemon) lookupConfig(ctx context.Context, module, key string) (v []byte, assigned, found bool, err error) {
 	var loaded, noPlan bool
-	var unread string
+	var unread, neverRead string
 	err = d.Do(ctx, func(m *nodes.NodeGraph) {
-		loaded = d.baseLoaded()
+		loaded, neverRead = d.baseLoaded(), d.assignmentsNeverRead
 		if assigned = m.HasModule(module); assigned {
 			v, found = m.ConfigValue(module, key)
 		}
@@ -27,6 +27,8 @@ func (d *Daemon) lookupConfig(ctx context.Context, module, key string) (v []byte
 		return nil, false, false, err
 	case noPlan:
 		return nil, assigned, false, nodes.ErrNoPlan // assigned, not the provisioner's: said so (outputs/ask)
+	case !loaded && neverRead != "":
+		return nil, false, false, &ask.AssignmentsUnreadable{Why: neverRead} // not "starting": it may never be read (outputs/ask)
 	case !found && !loaded:
 		return nil, false, false, ask.ErrNotLoaded
 	case assigned && !found && unread != "":

@@ -77,3 +77,48 @@ func TestProvAskSaysAConfigBucketItCannotReadIsNotReadable(t *testing.T) {
 			"config value model of module web cannot be read: not permitted to read mesh-config_resolved", 30*time.Second)
 	})
 }
+
+// A client that has never read the assignments bucket (it does not exist
+// yet, SPEC §2.2: waited for; or the bus refuses it, §4.6) cannot say
+// whether a module is assigned: prov.ask says that, at once, naming why,
+// as it says a config bucket it cannot read. It said "the client is busy:
+// it is starting … ask again", after 5 s, for as long as the bucket could
+// not be read: a tool runner told so asks again forever, and its operator
+// looks at a client that started long ago. Once the bucket is read, the
+// value is answered (and the start's prov.changed says so).
+func TestProvAskSaysAnAssignmentsBucketItNeverReadIsNotReadable(t *testing.T) {
+	const ask = `{"module":"web","kind":"config","key":"model"}`
+	t.Run("missing", func(t *testing.T) {
+		m := newMesh(t)
+		if err := m.js.DeleteKeyValue(context.Background(), spec.AssignmentsBucket); err != nil {
+			t.Fatal(err)
+		}
+		m.put(spec.ConfigBucket, "ace.web.model", "opus")
+		m.client("ace")
+		askUntil(t, m, ask, "whether module web is assigned to node ace cannot be read yet: bucket mesh-controller_assignments does not exist yet", 10*time.Second)
+		changed, _ := m.nc.SubscribeSync("prov.changed.ace.web")
+		m.nc.Flush()
+		m.bucket(spec.AssignmentsBucket)
+		m.assign("ace", "web", webPlan(), webTemplates)
+		if _, err := changed.NextMsg(30 * time.Second); err != nil {
+			t.Fatalf("no prov.changed once the bucket was read: %v", err)
+		}
+		if r := askFor(t, m, "ace", ask); r["value"] != "opus" {
+			t.Fatalf("once read: %v", r)
+		}
+	})
+	t.Run("not permitted", func(t *testing.T) {
+		m := exampleBus(t)
+		m.put(spec.ConfigBucket, "ace.web.model", "opus")
+		m.assign("ace", "web", webPlan(), webTemplates)
+		m.changeRights("provisioner-ace", "$JS.API.STREAM.INFO.KV_mesh-controller_assignments")
+		m.client("ace", asUser("provisioner-ace"))
+		tr, err := nats.Connect(m.s.ClientURL(), nats.UserInfo("toolrunner-ace", "dev-only-toolrunner-ace"),
+			nats.CustomInboxPrefix("_INBOX.toolrunner.ace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		askUntilOn(t, tr, ask, "whether module web is assigned to node ace cannot be read yet: not permitted to read mesh-controller_assignments", 30*time.Second)
+	})
+}

@@ -50,6 +50,10 @@ type Daemon struct {
 	calls      []call // Do's calls of this batch, run once it is stabilized
 	ticking    bool   // the retry tick is armed (it sleeps at rest: loop.go)
 
+	// assignmentsNeverRead says why the assignments bucket was not read
+	// yet, while it never was (missing or refused: held.go); prov.ask says it.
+	assignmentsNeverRead string
+
 	status
 	metrics    *metrics
 	fillHealth *control.FillHealth // whether the fill socket answers (healthz)

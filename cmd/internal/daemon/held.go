@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -30,6 +31,14 @@ func (d *Daemon) hold(u bus.Update, wasRead bool) {
 		why = "the bus refuses this client the assignments bucket"
 	}
 	d.unread.Store(&why)
+	if !wasRead {
+		// prov.ask's why (ask.go), in the words of SPEC §4.6 and of
+		// explain for any other bucket.
+		d.assignmentsNeverRead = "bucket " + spec.AssignmentsBucket + " does not exist yet"
+		if u.NotPermitted {
+			d.assignmentsNeverRead = nodes.NotPermittedWhy(spec.AssignmentsBucket)
+		}
+	}
 	if wasRead {
 		d.log.Warn().Str("why", why).
 			Msg("every module is kept as it is until the assignments bucket can be read again")

@@ -79,6 +79,7 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 	ws.loaded = true
 	if u.Bucket == spec.AssignmentsBucket && u.Snapshot {
 		d.unread.Store(nil) // read: its Gone says what went meanwhile
+		d.assignmentsNeverRead = ""
 	}
 	if u.Snapshot || u.Missing {
 		d.mesh.BucketNotPermitted(u.Bucket, false) // it was read, or looked up
