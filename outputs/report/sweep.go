@@ -52,6 +52,32 @@ type Swept struct {
 	// permission violation): nothing of it can be read back while the
 	// rights stay so, and what waits for it would wait for nothing.
 	Read []string
+	// OutOfShape: the keys out of shape under this node that were deleted
+	// (SPEC §2.1), each with why, the first MaxSweptOutOfShape of them;
+	// OutOfShapeMore counts the others. The caller says each: a key
+	// deleted is never dropped unsaid.
+	OutOfShape     []KeyOutOfShape
+	OutOfShapeMore int
+}
+
+// KeyOutOfShape is a key out of its bucket's shape, with why.
+type KeyOutOfShape struct {
+	Bucket, Key string
+	Why         error
+}
+
+// MaxSweptOutOfShape bounds Swept.OutOfShape: only this node's client may
+// write under its node, so there are few, but one Sweep says at most this
+// many by key.
+const MaxSweptOutOfShape = 20
+
+// deletedOutOfShape records in out a key out of shape that was deleted.
+func (out *Swept) deletedOutOfShape(bucket, key string, why error) {
+	if len(out.OutOfShape) >= MaxSweptOutOfShape {
+		out.OutOfShapeMore++
+		return
+	}
+	out.OutOfShape = append(out.OutOfShape, KeyOutOfShape{Bucket: bucket, Key: key, Why: why})
 }
 
 // sweptBucket is, for each bucket swept, where a key's module is among
@@ -114,6 +140,7 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 					continue
 				}
 				out.Deleted++
+				out.deletedOutOfShape(sb.bucket, k, err)
 				continue
 			}
 			module := toks[sb.owner]

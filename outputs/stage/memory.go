@@ -211,6 +211,15 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 			}
 		}
 	}
+	// A key out of shape is said by key, as one the client reads is:
+	// deleted, it would be gone with no line saying what it was.
+	for _, k := range sw.OutOfShape {
+		s.cfg.Log.Warn().Str("bucket", k.Bucket).Str("key", k.Key).AnErr("why", k.Why).
+			Msg("key out of shape under this node: deleted (it belongs to no module)")
+	}
+	if sw.OutOfShapeMore > 0 {
+		s.cfg.Log.Warn().Int("keys", sw.OutOfShapeMore).Msg("more keys out of shape under this node deleted, not logged one by one")
+	}
 	if err != nil {
 		s.cfg.Log.Warn().Err(err).Msg("keys of modules no longer here not all deleted yet: trying again")
 	} else if sw.Deleted > 0 || len(sw.Gone) > 0 {
