@@ -110,3 +110,18 @@ func unhex(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// GivenEncoded says whether name reads as the key token of another name:
+// it holds an '=' escape DecodeToken reads (a=2Eb is the token of a.b). A
+// name is given as it is and encoded again (a=3D2Eb), so such a name was
+// most likely copied off a key; decoded is the name it encodes.
+func GivenEncoded(name string) (decoded string, ok bool) {
+	if !strings.Contains(name, "=") {
+		return "", false
+	}
+	d, err := DecodeToken(name)
+	if err != nil || d == name {
+		return "", false
+	}
+	return d, true
+}

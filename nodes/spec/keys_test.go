@@ -160,3 +160,13 @@ func FuzzDecodeToken(f *testing.F) {
 		}
 	})
 }
+
+func TestGivenEncoded(t *testing.T) {
+	for name, want := range map[string]string{"a=2Eb": "a.b", "shell=3Azsh": "shell:zsh", "x=3Dy": "x=y",
+		"a.b": "", "x=y": "", "ace": "", "=41": "", "a=2e": "", "=FF": ""} {
+		got, ok := GivenEncoded(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("GivenEncoded(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}

@@ -129,7 +129,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	d.log.Info().Str("fill_socket", d.cfg.FillSocket).Str("state_dir", d.cfg.StateDir).Msg("starting")
+	start := d.log.Info().Str("fill_socket", d.cfg.FillSocket).Str("state_dir", d.cfg.StateDir)
+	if tok := spec.EncodeToken(d.cfg.Node); tok != d.cfg.Node {
+		start = start.Str("node_token", tok) // SPEC §2.1: what its keys and subjects hold
+	}
+	start.Msg("starting")
+	if named, ok := spec.GivenEncoded(d.cfg.Node); ok {
+		d.log.Warn().Msgf("--node %q reads as the key token of the node %q: a name is given as it is, so this node's keys are %s.<module>, not %s.<module>; give --node %q for that node",
+			d.cfg.Node, named, spec.EncodeToken(d.cfg.Node), d.cfg.Node, named)
+	}
 	keys, err := vault.NewKeys()
 	if err != nil {
 		return err
