@@ -123,7 +123,9 @@ type Request struct {
 // come failed first, then stood asked, then by how many needs they hold. A
 // key of the needs, applied or collect bucket out of shape, or whose value
 // is out of shape as the verb's entries say it, is a finding of its own
-// with verdict "out of shape" (never judged as a need, report or item); a
+// with verdict "out of shape" (never judged as a need, report or item),
+// owned by mesh-provisioner-client, and so is an assignments key out of
+// shape whose value carries a plan, owned by mesh-controller; a
 // key whose node and module are assigned nowhere (or whose assignment
 // carries no plan) is an orphan, neither judged nor counted. A bucket that
 // does not exist yet is named in missing_buckets and judged as empty

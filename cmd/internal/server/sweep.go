@@ -239,7 +239,8 @@ func (s *sweeper) registryEntry(e jetstream.KeyValueEntry) {
 func (s *sweeper) assignment(e jetstream.KeyValueEntry) {
 	d, why := decodeShape(strings.Split(e.Key(), "."), shapes["applied"].tokens)
 	if why != "" {
-		return // not the provisioner's bucket to judge
+		s.assignmentOutOfShape(e, why) // said only when it carries a plan
+		return
 	}
 	var v struct {
 		Provisioning *struct {
