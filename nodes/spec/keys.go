@@ -125,3 +125,13 @@ func GivenEncoded(name string) (decoded string, ok bool) {
 	}
 	return d, true
 }
+
+// CheckUTF8 says why name is no name ("" when it is one): SPEC §2.1
+// encodes a name's UTF-8 form, so a name whose bytes are not UTF-8 stands
+// as a token DecodeToken refuses, out of shape in every bucket.
+func CheckUTF8(name string) string {
+	if utf8.ValidString(name) {
+		return ""
+	}
+	return "is not UTF-8 text: its key token (" + EncodeToken(name) + ") would be out of shape in every bucket (SPEC §2.1)"
+}

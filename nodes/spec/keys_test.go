@@ -170,3 +170,11 @@ func TestGivenEncoded(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckUTF8(t *testing.T) {
+	for name, bad := range map[string]bool{"ace": false, "Ünï.b d": false, "a\xff": true, "\xc3": true} {
+		if why := CheckUTF8(name); (why != "") != bad {
+			t.Errorf("CheckUTF8(%q) = %q", name, why)
+		}
+	}
+}

@@ -93,6 +93,9 @@ func New(cfg Config) (*Daemon, error) {
 	if msg := spec.CheckNameLen("--node", cfg.Node); msg != "" {
 		return nil, fmt.Errorf("%s", msg)
 	}
+	if msg := spec.CheckUTF8(cfg.Node); msg != "" {
+		return nil, fmt.Errorf("--node %q %s", cfg.Node, msg)
+	}
 	if msg := spec.CheckVaultPart(cfg.Node); msg != "" {
 		return nil, fmt.Errorf("--node %q %s", cfg.Node, msg)
 	}
