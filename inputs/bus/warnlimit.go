@@ -67,3 +67,23 @@ func (ls *WarnLimits) Allow(name string) (ok bool, heldBack int) {
 	}
 	return l.Allow()
 }
+
+// TakeHeld returns how many warnings were held back since the last one let
+// through, and forgets them (the next one let through says only those held
+// after): for saying the count when no next warning may come (the end of
+// a bucket's read).
+func (l *WarnLimit) TakeHeld() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.dropped
+	l.dropped = 0
+	return n
+}
+
+// TakeHeld is name's WarnLimit.TakeHeld (0 for a name never warned of).
+func (ls *WarnLimits) TakeHeld(name string) int {
+	if l := ls.by[name]; l != nil {
+		return l.TakeHeld()
+	}
+	return 0
+}

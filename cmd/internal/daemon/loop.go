@@ -56,6 +56,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case <-refill.C:
 			full = true
 			d.out.CheckOutputs(ctx) // an output bucket deleted or purged: this full send writes it again
+			d.saidHeldAll()         // keys out of shape held back: counted (watch.go)
 		case <-retry.C:
 			retrying = true
 		case <-d.out.HoldC():

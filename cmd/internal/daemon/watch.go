@@ -120,6 +120,9 @@ func (d *Daemon) apply(ctx context.Context, u bus.Update) {
 	if first && !isBase(u.Bucket) {
 		d.mesh.BucketRead(u.Bucket) // what it holds is known now (nodes/boundread.go)
 	}
+	if u.Snapshot {
+		d.saidHeld(u.Bucket)
+	}
 }
 
 // act does what a change of the mesh asks of the daemon: a key ignored or
@@ -199,6 +202,24 @@ func (d *Daemon) outOfShape(bucket, key string, err error) {
 		ev = ev.Int("not_logged_before", held)
 	}
 	ev.Msg(msg)
+}
+
+// saidHeld says how many warnings of keys out of shape in bucket were held
+// back and not said yet: at the end of a bucket's read, after which no
+// next warning may come to carry the count.
+func (d *Daemon) saidHeld(bucket string) {
+	if n := d.shapeWarns.TakeHeld(bucket); n > 0 {
+		d.log.Warn().Str("bucket", bucket).Int("keys", n).Msg("more keys out of shape: ignored for filling, not logged one by one")
+	}
+}
+
+// saidHeldAll is saidHeld for every bucket watched: at the refill tick, so
+// a flood of keys out of shape written while the client runs is counted
+// within a tick of it.
+func (d *Daemon) saidHeldAll() {
+	for b := range d.watches {
+		d.saidHeld(b)
+	}
 }
 
 func (d *Daemon) changed(module, key string) {
