@@ -94,6 +94,7 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 		toks, err := spec.DecodeKey(key, 3)
 		switch {
 		case err != nil:
+			m.nearMissPut(bucket, key, err)
 			return Change{OutOfShape: err}
 		case toks[0] != m.node:
 			return Change{Foreign: true}
@@ -110,6 +111,7 @@ func (m *NodeGraph) Put(bucket, key string, value []byte) Change {
 			err = fmt.Errorf("key %q has %d tokens, want 3 or 4 (node.module.provision[.local])", key, len(toks))
 		}
 		if err != nil {
+			m.nearMissPut(bucket, key, err)
 			return Change{OutOfShape: err}
 		}
 		m.putBound(bucket, key, value)
@@ -143,6 +145,9 @@ func (m *NodeGraph) Delete(bucket, key string) Change {
 		}
 	case spec.ConfigBucket:
 		toks, err := spec.DecodeKey(key, 3)
+		if err != nil {
+			m.nearMissDelete(bucket, key)
+		}
 		if err != nil || toks[0] != m.node {
 			return Change{}
 		}
@@ -156,6 +161,7 @@ func (m *NodeGraph) Delete(bucket, key string) Change {
 		}
 	default:
 		m.deleteBound(bucket, key)
+		m.nearMissDelete(bucket, key)
 	}
 	return Change{}
 }

@@ -72,7 +72,7 @@ func (m *NodeGraph) configWaits(bk string) string {
 	if why := m.ConfigUnreadable(); why != "" {
 		return why
 	}
-	return spec.ConfigBucket + " " + bk + ": not written yet"
+	return spec.ConfigBucket + " " + bk + ": not written yet" + m.nearMissWhy(spec.ConfigBucket, bk)
 }
 
 // ConfigUnreadable says why mesh-config_resolved cannot be read (the bus

@@ -83,6 +83,10 @@ type NodeGraph struct {
 	// itemLimit: the bus's limit on one message, which an item's record
 	// must fit (itemrecord.go); nil: not known.
 	itemLimit func() int64
+
+	// nearMiss: bucket → key as SPEC §2.1 writes it → a key out of shape
+	// under this node that reads as it (nearmiss.go).
+	nearMiss map[string]map[string]nearMissKey
 }
 
 type secretSource struct {

@@ -139,6 +139,7 @@ func (m *NodeGraph) ForgetBound(bucket string) {
 	delete(m.boundMissing, bucket)
 	delete(m.notPermitted, bucket)
 	delete(m.boundRead, bucket) // a later watch is read anew (boundread.go)
+	delete(m.nearMiss, bucket)
 }
 
 func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
@@ -151,7 +152,7 @@ func (m *NodeGraph) initBound(n *graph.Node, bucket, key string) {
 	case !ok && !m.boundRead[bucket]:
 		m.g.SetWaiting(n, unreadWhy(bucket, key)) // not "not written yet": nobody knows yet (boundread.go)
 	case !ok:
-		m.g.SetWaiting(n, bucket+" "+key+": not written yet")
+		m.g.SetWaiting(n, bucket+" "+key+": not written yet"+m.nearMissWhy(bucket, key))
 	default:
 		e, err := parseBoundEntry(raw) // a value that is null is one the entry lacks
 		if err != nil {

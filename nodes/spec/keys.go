@@ -135,3 +135,62 @@ func CheckUTF8(name string) string {
 	}
 	return "is not UTF-8 text: its key token (" + EncodeToken(name) + ") would be out of shape in every bucket (SPEC §2.1)"
 }
+
+// LenientKey reads a key out of shape as a writer that encodes names
+// otherwise than §2.1 says most likely meant it, for saying so beside what
+// waits for the key it reads as: an escape in lower-case hex or of a byte
+// that stands as itself is read, and with tail the tokens from the n-th on
+// are joined with '.' into the last (a name written unencoded, as
+// ace.web.db.url for the config key db.url). It gives the key as §2.1
+// writes it, and false when the key does not read so (fewer than n tokens,
+// more without tail, an empty token, an '=' without two hex digits, a byte
+// no token holds, bytes that are not UTF-8) or is in shape.
+func LenientKey(key string, n int, tail bool) (string, bool) {
+	toks := strings.Split(key, ".")
+	if len(toks) < n || len(toks) > n && !tail {
+		return "", false
+	}
+	parts := make([]string, 0, n)
+	for i, t := range toks {
+		var b strings.Builder
+		for j := 0; j < len(t); j++ {
+			c := t[j]
+			switch {
+			case plainByte(c):
+				b.WriteByte(c)
+			case c == '=' && j+2 < len(t) && isHexAnyCase(t[j+1]) && isHexAnyCase(t[j+2]):
+				b.WriteByte(hexAnyCase(t[j+1])<<4 | hexAnyCase(t[j+2]))
+				j += 2
+			default:
+				return "", false
+			}
+		}
+		if t == "" || !utf8.ValidString(b.String()) {
+			return "", false
+		}
+		if i >= n {
+			parts[n-1] += "." + b.String()
+			continue
+		}
+		parts = append(parts, b.String())
+	}
+	canon := EncodeKey(parts...)
+	if canon == key {
+		return "", false
+	}
+	return canon, true
+}
+
+func isHexAnyCase(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func hexAnyCase(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}

@@ -178,3 +178,27 @@ func TestCheckUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestLenientKey(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		n    int
+		tail bool
+		want string
+	}{
+		{"ace.web.db.url", 3, true, "ace.web.db=2Eurl"},
+		{"ace.claude=2Dcode.gitea-read", 3, false, "ace.claude-code.gitea-read"},
+		{"ace.web.shell=3azsh", 3, true, "ace.web.shell=3Azsh"},
+		{"ace.web.k", 3, true, ""},    // in shape
+		{"ace.web", 3, true, ""},      // too few
+		{"ace.a.b.c.d", 4, false, ""}, // too many without tail
+		{"ace.web.x=4", 3, true, ""},  // '=' without two hex digits
+		{"ace.web.=FF", 3, true, ""},  // not UTF-8
+		{"ace.web.=e2=82=ac", 3, true, "ace.web.=E2=82=AC"},
+	} {
+		got, ok := LenientKey(c.key, c.n, c.tail)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("LenientKey(%q, %d, %v) = %q, %v; want %q", c.key, c.n, c.tail, got, ok, c.want)
+		}
+	}
+}
