@@ -1,5 +1,7 @@
 package server
 
+import "github.com/novox/mesh-provisioner/nodes/spec"
+
 // A sweep narrowed to a node or module (mesh-provisioner sweep --node N,
 // --module M) that names nothing the mesh knows is a name mistyped, not a
 // mesh with nothing held back: a cron job whose sweep passes for ever on a
@@ -24,12 +26,24 @@ func (s *sweeper) nothingNamed(keysNamed bool) string {
 			return ""
 		}
 	}
+	var why string
 	switch {
 	case module == "":
-		return "no module is assigned to node " + node + " and no key names it"
+		why = "no module is assigned to node " + node + " and no key names it"
 	case node == "":
-		return "no module " + module + " is assigned anywhere and no key names it"
+		why = "no module " + module + " is assigned anywhere and no key names it"
 	default:
-		return "no module " + module + " is assigned to node " + node + " and no key names it"
+		why = "no module " + module + " is assigned to node " + node + " and no key names it"
 	}
+	return why + givenEncoded(node) + givenEncoded(module)
+}
+
+// givenEncoded says, for a name that reads as the key token of another
+// (a=2Eb, copied off a bucket's keys), which name that is: names are
+// given as they are, and the token is encoded again (SPEC §2.1).
+func givenEncoded(name string) string {
+	if decoded, ok := spec.GivenEncoded(name); ok {
+		return "; " + name + " is the key token of " + decoded + ": names are given as they are, not encoded"
+	}
+	return ""
 }
