@@ -24,8 +24,9 @@ import (
 // still called first), so any connection is heard, Connect's or not; a
 // handler set on the connection after that replaces the hearing, and a
 // refused lookup then ends as it did before, at its timeout, said a
-// timeout. Each refusal is heard by one request (hearing, below): an old
-// violation on the same subject does not make a later timeout a refusal.
+// timeout. A refusal is heard by the calls in flight on its subject as it
+// comes, or kept for one later timeout (hearing, below): an old violation
+// on the same subject does not make every later timeout a refusal.
 
 // RefusedError is a bucket's (or object store's) lookup, or a read of its
 // keys, the bus refused this connection: a permission violation on
@@ -150,9 +151,12 @@ func hear(ctx context.Context, js jetstream.JetStream, refused *RefusedError, ma
 }
 
 // hearing hands the publishes a connection is refused to the calls
-// awaiting them, each refusal to one call: the oldest awaiting one whose
-// request it names (a refusal answers one request, so two lookups of one
-// bucket in flight each take their own). A refusal no call awaited is
+// awaiting them, each refusal to every call in flight whose request it
+// names: the bus refuses this connection that subject now, so each of
+// them is refused too. (Each took one refusal, the oldest call first,
+// until a call ended by another's refusal before its own request went
+// out left the last one with none: it waited out its timeout.) A refusal
+// no call awaited is
 // kept for a while (heardMemory, at most maxHeard of them) for Refused to
 // take, once (askedAgain aside), after a call not heard so timed out.
 // The subscriptions a connection is refused (a watcher's delivery
@@ -291,13 +295,20 @@ func (h *hearing) heard(err error) {
 		sub = true
 	}
 	h.mu.Lock()
-	for i, w := range h.waiters {
+	var took []*waiter
+	h.waiters = slices.DeleteFunc(h.waiters, func(w *waiter) bool {
 		if w.sub == sub && w.match(subject) {
-			h.waiters = slices.Delete(h.waiters, i, i+1)
-			h.mu.Unlock()
-			w.refused(subject)
-			return
+			took = append(took, w)
+			return true
 		}
+		return false
+	})
+	if len(took) > 0 {
+		h.mu.Unlock()
+		for _, w := range took {
+			w.refused(subject)
+		}
+		return
 	}
 	if !sub && strings.Contains(subject, consumerDelete) {
 		// A consumer delete is nats.go's, in the background (a watcher

@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -98,6 +99,32 @@ func TestLookupsInFlightTogetherEachHearTheirRefusal(t *testing.T) {
 		if err := <-errs; !errors.As(err, new(*RefusedError)) {
 			t.Errorf("a lookup in flight with others: %v, want a RefusedError", err)
 		}
+	}
+}
+
+// TestARefusalIsHeardByEveryCallInFlightOnItsSubject: two calls await a
+// refusal of one subject and one refusal comes (the first call's context
+// ended by it before its own request went out, as happened under load to
+// one of TestLookupsInFlightTogetherEachHearTheirRefusal's eight: no
+// second refusal ever came). Both are refused: the bus refuses the
+// connection that subject now. It was handed to the oldest alone, and
+// the other waited out its 30 s.
+func TestARefusalIsHeardByEveryCallInFlightOnItsSubject(t *testing.T) {
+	const subject = "$JS.API.STREAM.INFO.KV_closed"
+	h := &hearing{}
+	var got []string
+	for range 2 {
+		forget := h.await(func(s string) bool { return s == subject }, func(s string) { got = append(got, s) })
+		defer forget()
+	}
+	other := h.await(func(s string) bool { return s == "$JS.API.STREAM.INFO.KV_open" }, func(s string) { t.Errorf("a call on another subject heard %s", s) })
+	defer other()
+	h.heard(fmt.Errorf("%w: Permissions Violation for Publish to %q", nats.ErrPermissionViolation, subject))
+	if len(got) != 2 {
+		t.Fatalf("one refusal with two calls in flight on its subject was heard by %d of them, want both", len(got))
+	}
+	if h.take(func(s string) bool { return s == subject }) {
+		t.Fatal("a refusal the calls in flight heard was also kept for a later timeout")
 	}
 }
 
