@@ -417,12 +417,15 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // registryMismatch says why a registry entry cannot be followed: it does
-// not parse, or it names a bucket or verb other than the one this client
-// reads the kind from. An entry that leaves a field out is not judged on it.
+// not parse, or it names a bucket, verb, key or field other than the one
+// this client reads the kind from (where a kind lives is all of them). An
+// entry that leaves a field out is not judged on it.
 func registryMismatch(kind string, entry []byte) string {
 	var e struct {
 		Bucket string `json:"bucket"`
 		Verb   string `json:"verb"`
+		Key    string `json:"key"`
+		Field  string `json:"field"`
 	}
 	if t := bytes.TrimSpace(entry); len(t) == 0 || t[0] != '{' {
 		return "the registry's entry for kind " + kind + " is not a JSON object"
@@ -440,6 +443,12 @@ func registryMismatch(kind string, entry []byte) string {
 	}
 	if e.Verb != "" && want.Verb != "" && e.Verb != want.Verb {
 		return "the registry says kind " + kind + " is asked on " + e.Verb + "; this client asks " + want.Verb
+	}
+	if e.Key != "" && want.Key != "" && e.Key != want.Key {
+		return "the registry says kind " + kind + " is at key " + e.Key + "; this client reads it at " + want.Key
+	}
+	if e.Field != "" && want.Field != "" && e.Field != want.Field {
+		return "the registry says kind " + kind + " is field " + e.Field + "; this client reads it from " + want.Field
 	}
 	return ""
 }
