@@ -163,15 +163,21 @@ func (r registryLoop) run(ctx context.Context) {
 				// again): watched from what it holds now on.
 				w, stopWatch = watchDrift(ctx, kv, true)
 			}
-			k, drift, done := waitNext(ctx, wait, r.kick, w, want)
+			pw := &purgeWatch{kv: kv, kinds: len(want)}
+			k, drift, done := waitNext(ctx, wait, r.kick, w, want, func() bool { return pw.purged(ctx) })
 			stopWatch()
 			if done {
 				return
 			}
 			if drift != nil {
 				delay := backoff.next(time.Now(), every)
-				log.Warn().Str("bucket", kv.Bucket()).Str("key", drift.key).Bool("deleted", drift.deleted).Dur("put_back_in", delay).
-					Msg("registry changed by another writer: the registry is compiled in the server, putting it back")
+				if drift.purged { // a purge, or markers compacted away: the pass says what it wrote
+					log.Info().Str("bucket", kv.Bucket()).Dur("put_back_in", delay).
+						Msg("registry bucket lost values without a delete (its stream purged?): publishing it again")
+				} else {
+					log.Warn().Str("bucket", kv.Bucket()).Str("key", drift.key).Bool("deleted", drift.deleted).Dur("put_back_in", delay).
+						Msg("registry changed by another writer: the registry is compiled in the server, putting it back")
+				}
 				if _, done := sleep(ctx, delay, r.kick); done {
 					return
 				}

@@ -29,10 +29,45 @@ import (
 // every second: within a few minutes they are back to once an interval.
 
 // registryDrift is a change of the registry by another writer: its key
-// and whether it was a delete.
+// and whether it was a delete; purged: the bucket's stream was purged
+// (purgeWatch), key empty.
 type registryDrift struct {
 	key     string
 	deleted bool
+	purged  bool
+}
+
+// A stream purge (`nats stream purge KV_mesh-provisioner_registry`, whole
+// or of one kind's subject) takes entries away without a delete marker,
+// which the watch does not hear. Between passes the writer looks at the
+// bucket's count of values every purgeLook: a count short of the table's
+// kinds (each has its value in the stream), or lower than at the last
+// look (a write never lowers it: a key written again replaces its value,
+// a delete its value by a marker), is a purge, and a drift.
+var purgeLook = 5 * time.Second
+
+// purgeWatch looks at the registry bucket's count of values.
+type purgeWatch struct {
+	kv    jetstream.KeyValue
+	kinds int
+	last  uint64 // the count at the last look
+	seen  bool   // a look was made
+}
+
+// purged says whether the bucket lost values since the last look (or
+// holds fewer than the table's kinds); false when it cannot be read (the
+// bucket gone: a kick follows).
+func (p *purgeWatch) purged(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	st, err := p.kv.Status(ctx)
+	if err != nil {
+		return false
+	}
+	n := st.Values()
+	short := n < uint64(p.kinds) || (p.seen && n < p.last)
+	p.last, p.seen = n, true
+	return short
 }
 
 // driftBackoff is when the next repair of a drifted registry is due.
@@ -96,11 +131,21 @@ func registryBytes(entries []Entry) map[string][]byte {
 }
 
 // waitNext waits d for the next pass, or until kick says to go on, or
-// until another writer changes the registry (w; nil: not watched). done
-// says ctx ended.
-func waitNext(ctx context.Context, d time.Duration, kick <-chan struct{}, w jetstream.KeyWatcher, want map[string][]byte) (kicked bool, drift *registryDrift, done bool) {
+// until another writer changes the registry (w; nil: not watched), or
+// until short (nil: not looked at), asked at once and then every
+// purgeLook, says the bucket was purged. done says ctx ended.
+func waitNext(ctx context.Context, d time.Duration, kick <-chan struct{}, w jetstream.KeyWatcher, want map[string][]byte, short func() bool) (kicked bool, drift *registryDrift, done bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	var looks <-chan time.Time
+	if short != nil {
+		if short() { // purged since the pass
+			return false, &registryDrift{deleted: true, purged: true}, false
+		}
+		look := time.NewTicker(purgeLook)
+		defer look.Stop()
+		looks = look.C
+	}
 	var updates <-chan jetstream.KeyValueEntry
 	if w != nil {
 		updates = w.Updates()
@@ -113,6 +158,10 @@ func waitNext(ctx context.Context, d time.Duration, kick <-chan struct{}, w jets
 			return false, nil, false
 		case <-kick:
 			return true, nil, false
+		case <-looks:
+			if short() {
+				return false, &registryDrift{deleted: true, purged: true}, false
+			}
 		case e, ok := <-updates:
 			switch {
 			case !ok:
