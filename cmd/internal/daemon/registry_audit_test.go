@@ -1,13 +1,16 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	srv "github.com/novox/mesh-provisioner/cmd/internal/server"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -225,5 +228,56 @@ func TestAKindTheRegistryNamesButTheClientDoesNotFillFailsTheModule(t *testing.T
 	r := m.waitState("ace", "odd", "failed")
 	if why := fmt.Sprint(r["reason"]); !strings.Contains(why, "foo") || !strings.Contains(why, "not one this client fills") {
 		t.Errorf("reason %q does not say kind foo is not filled", why)
+	}
+}
+
+// The client started on a bus where the server never ran (the lab's
+// buckets alone): explain says each kind waits for the registry bucket,
+// and the client has made no bucket; the real server started later makes
+// its four buckets and the registry, and the client fills without a
+// restart.
+func TestAClientStartedBeforeTheRealServerFillsOnceItRuns(t *testing.T) {
+	m := newBareMesh(t)
+	for _, b := range []string{spec.AssignmentsBucket, spec.ConfigBucket} {
+		m.bucket(b)
+	}
+	m.webModule()
+	lab := m.streams()
+	ctl := ctlSock(t)
+	m.client("ace", withControl(ctl))
+	bustest.Eventually(t, 10*time.Second, func() error {
+		e, text, err := explainTry(ctl, "web")
+		if err != nil {
+			return err
+		}
+		kinds := map[string]bool{}
+		for _, s := range roots(e) {
+			if s.Bucket == spec.RegistryBucket && s.Why == "bucket "+spec.RegistryBucket+" does not exist yet" {
+				kinds[s.Key] = true
+			}
+		}
+		if !kinds["config"] || !kinds["port"] || !kinds["dir"] {
+			return fmt.Errorf("explain does not say config, port and dir wait for the registry bucket:\n%s", text)
+		}
+		return nil
+	})
+	if got := m.streams(); !slices.Equal(got, lab) {
+		t.Fatalf("streams %q, want the lab's alone %q", got, lab)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.Run(ctx, srv.Config{NATSURL: m.s.ClientURL(), RegistryEvery: time.Hour, Log: zerolog.New(m.logs)})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+	m.waitFile("/etc/web/b.conf", "state = /var/lib/web\n")
+	m.waitState("ace", "web", "applied")
+	want := append(append([]string(nil), lab...), "KV_"+spec.AppliedBucket, "KV_"+spec.CollectBucket,
+		"KV_"+spec.NeedsBucket, "KV_"+spec.RegistryBucket)
+	slices.Sort(want)
+	if got := m.streams(); !slices.Equal(got, want) {
+		t.Errorf("streams %q, want the lab's and the server's %q", got, want)
 	}
 }
