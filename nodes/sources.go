@@ -417,11 +417,13 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // registryMismatch says why a registry entry cannot be followed: it does
-// not parse, or it names a bucket, verb, key or field other than the one
-// this client reads the kind from (where a kind lives is all of them). An
-// entry that leaves a field out is not judged on it.
+// not parse, it is another kind's, or it names a bucket, verb, key or
+// field other than the one this client reads the kind from (where a kind
+// lives is all of them). An entry that leaves a field out is not judged
+// on it.
 func registryMismatch(kind string, entry []byte) string {
 	var e struct {
+		Kind   string `json:"kind"`
 		Bucket string `json:"bucket"`
 		Verb   string `json:"verb"`
 		Key    string `json:"key"`
@@ -432,6 +434,9 @@ func registryMismatch(kind string, entry []byte) string {
 	}
 	if err := json.Unmarshal(entry, &e); err != nil {
 		return "the registry's entry for kind " + kind + " does not parse: " + err.Error()
+	}
+	if e.Kind != "" && e.Kind != kind { // another kind's entry put at this kind's key
+		return "the registry's entry at key " + kind + " is kind " + e.Kind + "'s"
 	}
 	// Where this client reads each kind is its row of the table (SPEC §6.1).
 	want, ok := spec.Lookup(spec.Kind(kind))

@@ -12,8 +12,8 @@ import (
 
 // The registry says where each kind lives: its bucket, its key and, for
 // a placement kind, the plan's field. An entry naming a key or a field
-// other than the one this client reads is not followed blindly: the
-// kind's needs wait saying so, as for another bucket or verb.
+// other than the one this client reads, or another kind, is not followed
+// blindly: the kind's needs wait saying so, as for another bucket or verb.
 func TestARegistryEntryNamingAnotherKeyOrFieldIsWaitedOn(t *testing.T) {
 	m := newMesh(t)
 	m.webModule()
@@ -21,7 +21,12 @@ func TestARegistryEntryNamingAnotherKeyOrFieldIsWaitedOn(t *testing.T) {
 	m.waitState("ace", "web", "applied")
 	dir, _ := m.get(spec.RegistryBucket, "dir")
 	config, _ := m.get(spec.RegistryBucket, "config")
+	secret, _ := m.get(spec.RegistryBucket, "secret")
 	for _, c := range []struct{ kind, entry, value, says string }{
+		// secret's entry put at config's key (a copy and paste by hand):
+		// no field of it names another bucket, and config's entry names
+		// no verb, so only its kind says it is not config's.
+		{"config", config, secret, "the registry's entry at key config is kind secret's"},
 		{"dir", dir, strings.Replace(dir, "provisioning.placement.dir", "provisioning.placement.port", 1),
 			"the registry says kind dir is field provisioning.placement.port; this client reads it from provisioning.placement.dir"},
 		{"config", config, strings.Replace(config, "<node>.<module>.<key>", "<module>.<key>", 1),
