@@ -90,3 +90,44 @@ func TestTheServersBucketsKeepOneValueAndRefuseRollupsAlsoWhenMadeAgain(t *testi
 		return nil
 	})
 }
+
+// A server started again (or a second one beside it) finds the registry
+// as the table says and writes nothing: every kind keeps its revision.
+func TestAServerStartedAgainRewritesNoKindOfTheRegistry(t *testing.T) {
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, Config{NATSURL: s.ClientURL(), RegistryEvery: time.Hour, Log: quietLog()}) }()
+	bustest.Eventually(t, 30*time.Second, provisionerBucketsThere(t, js))
+	kv := bucket(t, js, spec.RegistryBucket)
+	revs := map[string]uint64{}
+	bustest.Eventually(t, 10*time.Second, func() error {
+		for _, e := range Registry() {
+			got, err := kv.Get(testCtx(t), e.Kind)
+			if err != nil {
+				return fmt.Errorf("kind %s: %w", e.Kind, err)
+			}
+			revs[e.Kind] = got.Revision()
+		}
+		return nil
+	})
+	cancel()
+	<-done
+	st, err := js.Stream(testCtx(t), "KV_"+spec.RegistryBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := st.CachedInfo().State.LastSeq
+	runServer(t, s.ClientURL(), 300*time.Millisecond) // passes every 300 ms
+	runServer(t, s.ClientURL(), 300*time.Millisecond) // and a second one beside it
+	time.Sleep(2 * time.Second)                        // several passes of each
+	for kind, rev := range revs {
+		if got, err := kv.Get(testCtx(t), kind); err != nil || got.Revision() != rev {
+			t.Errorf("kind %s written again (%v)", kind, err)
+		}
+	}
+	if info, err := st.Info(testCtx(t)); err != nil || info.State.LastSeq != last {
+		t.Errorf("the registry was written: last sequence %d, was %d (%v)", info.State.LastSeq, last, err)
+	}
+}
