@@ -121,7 +121,7 @@ func TestAServerStartedAgainRewritesNoKindOfTheRegistry(t *testing.T) {
 	last := st.CachedInfo().State.LastSeq
 	runServer(t, s.ClientURL(), 300*time.Millisecond) // passes every 300 ms
 	runServer(t, s.ClientURL(), 300*time.Millisecond) // and a second one beside it
-	time.Sleep(2 * time.Second)                        // several passes of each
+	time.Sleep(2 * time.Second)                       // several passes of each
 	for kind, rev := range revs {
 		if got, err := kv.Get(testCtx(t), kind); err != nil || got.Revision() != rev {
 			t.Errorf("kind %s written again (%v)", kind, err)
