@@ -209,6 +209,14 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 				}
 			}
 			r.Digest = secretDigest(key, sentBytes[r.Path])
+		case fv != nil && r.Action == fill.ActionKept && r.Digest != fv.Digest():
+			// A seed kept that is not what the plan renders now: what is
+			// on disk is unknown to the client, and an earlier plan may
+			// have put a secret there (a template naming one, a secret's
+			// own path); the node-engine's digest of it would be an
+			// oracle for it. Keyed. One that is the render's bytes
+			// holds no secret.
+			r.Digest = secretDigest(key, []byte(r.Digest))
 		case fv != nil && shared(fv.Spec.Form):
 			// The node-engine's digest is of the whole file, which other
 			// modules' blocks or keys share and may hold their secrets:
