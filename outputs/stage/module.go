@@ -199,6 +199,14 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 				continue
 			}
 			r.Digest = secretDigest(key, []byte(r.Digest))
+		case fv != nil && shared(fv.Spec.Form):
+			// The node-engine's digest is of the whole file, which other
+			// modules' blocks or keys share and may hold their secrets:
+			// keyed, so no report is an oracle for one. A block or keys
+			// holding this module's secret too: the digest is of the
+			// file on disk, as every module sharing it reports it, not
+			// of the block or keys sent, which moved only with them.
+			r.Digest = secretDigest(key, []byte(r.Digest))
 		case fv != nil && fv.Secret:
 			// Keyed from the bytes sent: the value no longer holds them,
 			// and its node may have moved on since.
@@ -216,11 +224,6 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			// own path); the node-engine's digest of it would be an
 			// oracle for it. Keyed. One that is the render's bytes
 			// holds no secret.
-			r.Digest = secretDigest(key, []byte(r.Digest))
-		case fv != nil && shared(fv.Spec.Form):
-			// The node-engine's digest is of the whole file, which other
-			// modules' blocks or keys share and may hold their secrets:
-			// keyed too, so no report is an oracle for one.
 			r.Digest = secretDigest(key, []byte(r.Digest))
 		}
 		old, had := mo.files[r.Path]
