@@ -190,7 +190,7 @@ func runSeed(t *testing.T, bin string, seed uint64, n int) {
 				c.kill(syscall.SIGQUIT) // a goroutine dump in its log
 			}
 		}
-		fail("%v after the faults and churn stopped, the files have not caught up:\n  %s", bound, strings.Join(last, "\n  "))
+		fail("%v after the faults and churn stopped, the files have not caught up:\n  %s\n  %s", bound, strings.Join(last, "\n  "), logLines(real, last, 40))
 	}
 	t.Logf("caught up %v after the faults and churn stopped: %s", time.Since(stopped).Round(time.Millisecond), tally(fresh))
 	t.Logf("seed files kept: %d; messages heard by the leak scan: %d", len(seeds), leaks.messages())
