@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -24,24 +20,7 @@ import (
 // mesh_provisioner_sweep_unread_buckets{bucket,why}: why is not_permitted
 // (the bus refuses the server) or missing (not made yet).
 func TestMetricsSayWhichBucketsTheSweepCouldNotRead(t *testing.T) {
-	srv, err := spec.RightsOf(spec.RoleServer, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pub []spec.Rule
-	for _, r := range srv.Publish {
-		if !strings.Contains(strings.Join(r.Subjects, " "), spec.AssignmentsBucket) {
-			pub = append(pub, r)
-		}
-	}
-	srv.Publish = pub
-	lab, err := spec.RightsOf(spec.RoleLab, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, creds := authtest.Bus(t, []spec.Rights{srv, lab})
-	_, js := bustest.JetStream(t, s, nats.UserCredentials(creds[lab.User]))
-	ensure(t, js)
+	s, srvCreds, _, js := assignmentsUnreadable(t)
 	put(t, assignmentsKV(t, js), "ace.web", `{"provisioning":{}}`)
 	putNeed(t, bucket(t, js, spec.NeedsBucket), "ace", "web", "config", "port", "waiting", "not written yet")
 
@@ -49,7 +28,7 @@ func TestMetricsSayWhichBucketsTheSweepCouldNotRead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{NATSURL: s.ClientURL(), Creds: creds[srv.User], RegistryEvery: time.Hour, Metrics: addr, Log: quietLog()})
+		done <- Run(ctx, Config{NATSURL: s.ClientURL(), Creds: srvCreds, RegistryEvery: time.Hour, Metrics: addr, Log: quietLog()})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	bustest.Eventually(t, 10*time.Second, func() error {

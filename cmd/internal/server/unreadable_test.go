@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	natsd "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/auth/authtest"
@@ -25,27 +27,7 @@ import (
 // mesh-controller_assignments: context deadline exceeded", and the
 // command, whose request gave up first, said no more than a timeout.
 func TestAServerNotPermittedToReadTheAssignmentsStillSweeps(t *testing.T) {
-	srv, err := spec.RightsOf(spec.RoleServer, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pub []spec.Rule
-	for _, r := range srv.Publish {
-		if !strings.Contains(strings.Join(r.Subjects, " "), spec.AssignmentsBucket) {
-			pub = append(pub, r)
-		}
-	}
-	if len(pub) == len(srv.Publish) {
-		t.Fatal("the server's rights name no subject of the assignments bucket")
-	}
-	srv.Publish = pub
-	lab, err := spec.RightsOf(spec.RoleLab, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, creds := authtest.Bus(t, []spec.Rights{srv, lab})
-	nc, js := bustest.JetStream(t, s, nats.UserCredentials(creds[lab.User]))
-	ensure(t, js)
+	s, srvCreds, nc, js := assignmentsUnreadable(t)
 	as := assignmentsKV(t, js)
 	put(t, as, "ace.web", `{"provisioning":{}}`)
 	putNeed(t, bucket(t, js, spec.NeedsBucket), "ace", "web", "config", "port", "failed", "mesh-config_resolved ace.web.port: not a number")
@@ -53,7 +35,7 @@ func TestAServerNotPermittedToReadTheAssignmentsStillSweeps(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{NATSURL: s.ClientURL(), Creds: creds[srv.User], Log: zerolog.New(&bustest.Buffer{})})
+		done <- Run(ctx, Config{NATSURL: s.ClientURL(), Creds: srvCreds, Log: zerolog.New(&bustest.Buffer{})})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	bustest.Eventually(t, 10*time.Second, func() error {
@@ -92,4 +74,34 @@ func TestAServerNotPermittedToReadTheAssignmentsStillSweeps(t *testing.T) {
 	if _, err := AskFailedModules(actx, nc, "", ""); err != nil {
 		t.Errorf("what applied: %v", err)
 	}
+}
+
+// assignmentsUnreadable is a bus on which the server's user may not read
+// mesh-controller_assignments (its rights without that bucket's
+// subjects), with the buckets made by the lab's user: the bus, the
+// server's creds and a JetStream of the lab's user.
+func assignmentsUnreadable(t *testing.T) (*natsd.Server, string, *nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	srv, err := spec.RightsOf(spec.RoleServer, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pub []spec.Rule
+	for _, r := range srv.Publish {
+		if !strings.Contains(strings.Join(r.Subjects, " "), spec.AssignmentsBucket) {
+			pub = append(pub, r)
+		}
+	}
+	if len(pub) == len(srv.Publish) {
+		t.Fatal("the server's rights name no subject of the assignments bucket")
+	}
+	srv.Publish = pub
+	lab, err := spec.RightsOf(spec.RoleLab, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, creds := authtest.Bus(t, []spec.Rights{srv, lab})
+	nc, js := bustest.JetStream(t, s, nats.UserCredentials(creds[lab.User]))
+	ensure(t, js)
+	return s, creds[srv.User], nc, js
 }
