@@ -49,6 +49,8 @@ func TestMetricsSayWhichBucketsTheSweepCouldNotRead(t *testing.T) {
 	if got := value(t, fams, "mesh_provisioner_sweep_unread_buckets", "bucket", spec.AssignmentsBucket, "why", "not_permitted"); got != 1 {
 		t.Errorf("the assignments bucket the server may not read: %v, want 1", got)
 	}
+	// What the example rules read: every family they name is served here.
+	checkRules(t, text)
 }
 
 // TestMetricsSayABucketNotMadeYet: the assignments bucket is the
