@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -67,7 +68,91 @@ func Check(t testing.TB, path, prefix, served string) map[string]bool {
 					t.Errorf("%s: expr names %s, which is not served", r.Alert, n)
 				}
 			}
+			checkLabels(t, r.Alert, r.Expr, names, served)
 		}
 	}
 	return alerts
+}
+
+var (
+	selectorRE = regexp.MustCompile(`\b([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}`)
+	matcherRE  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
+	groupingRE = regexp.MustCompile(`\b(?:by|without)\s*\(([^)]*)\)`)
+	seriesRE   = regexp.MustCompile(`(?m)^([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}`)
+)
+
+// targetLabels are those Prometheus adds to every series it scrapes.
+var targetLabels = map[string]bool{"instance": true, "job": true}
+
+// checkLabels checks the labels expr names: each of a selector's matchers
+// and each by/without label is one a metric the expression names is
+// served with (or a target's, instance and job), and each value a
+// selector asks for with = is served, or named in the metric's HELP (a
+// value the metric takes only in some states of the mesh, e.g.
+// verdict="stood_asked"), so no rule waits on a series that never comes.
+func checkLabels(t testing.TB, alert, expr string, names []string, served string) {
+	t.Helper()
+	labels := map[string]map[string]map[string]bool{} // metric -> label -> values served
+	for _, m := range seriesRE.FindAllStringSubmatch(served, -1) {
+		if labels[m[1]] == nil {
+			labels[m[1]] = map[string]map[string]bool{}
+		}
+		for _, lm := range matcherRE.FindAllStringSubmatch(m[2], -1) {
+			if labels[m[1]][lm[1]] == nil {
+				labels[m[1]][lm[1]] = map[string]bool{}
+			}
+			labels[m[1]][lm[1]][lm[3]] = true
+		}
+	}
+	help := func(metric string) string {
+		for _, l := range strings.Split(served, "\n") {
+			if h, ok := strings.CutPrefix(l, "# HELP "+metric+" "); ok {
+				return h
+			}
+		}
+		return ""
+	}
+	for _, sel := range selectorRE.FindAllStringSubmatch(expr, -1) {
+		metric := sel[1]
+		for _, m := range matcherRE.FindAllStringSubmatch(sel[2], -1) {
+			label, op, value := m[1], m[2], m[3]
+			if targetLabels[label] {
+				continue
+			}
+			values, ok := labels[metric][label]
+			if !ok {
+				t.Errorf("%s: %s{%s…}: %s is served with no label %s", alert, metric, label, metric, label)
+				continue
+			}
+			if op == "=" && !values[value] && !regexp.MustCompile(`(^|[^a-z_])`+regexp.QuoteMeta(value)+`($|[^a-z_])`).MatchString(help(metric)) {
+				t.Errorf("%s: %s{%s=%q}: no such value served (served: %v) nor in its HELP", alert, metric, label, value, keys(values))
+			}
+		}
+	}
+	for _, g := range groupingRE.FindAllStringSubmatch(expr, -1) {
+		for _, label := range strings.Split(g[1], ",") {
+			label = strings.TrimSpace(label)
+			if label == "" || targetLabels[label] {
+				continue
+			}
+			found := false
+			for _, n := range names {
+				if _, ok := labels[n][label]; ok {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: groups by %s, a label none of %v is served with", alert, label, names)
+			}
+		}
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
