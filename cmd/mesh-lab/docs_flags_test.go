@@ -30,9 +30,10 @@ var commands = []struct{ pkg, name string }{
 }
 
 // foreign are flags the documents give to other programs: nsc's, nats's,
-// groupadd's and curl's (nats's --inbox-prefix: a tool runner asks on its
-// own inbox), and --password, which they name as refused.
-var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password", "unix-socket", "inbox-prefix"}
+// groupadd's, curl's and systemctl's (nats's --inbox-prefix: a tool runner
+// asks on its own inbox; systemctl's enable --now), and --password, which
+// they name as refused.
+var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password", "unix-socket", "inbox-prefix", "now"}
 
 var (
 	flagRE  = regexp.MustCompile(`(?:^|[\s\[(|"` + "`" + `])--([a-z][a-z0-9-]*)`)
