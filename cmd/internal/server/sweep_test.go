@@ -35,8 +35,10 @@ func assignmentsKV(t *testing.T, js jetstream.JetStream) jetstream.KeyValue {
 }
 
 // plantFleet fills every bucket the sweep reads with a small mesh in
-// trouble, and returns the time just after its last write: needs written
-// before the pause are older than stoodAfter by then, the rest younger.
+// trouble, and returns the time just after the pause, before any need
+// written after it: judged at that time, needs written before the pause
+// are older than it by the pause, the rest not older at all, however long
+// the writes after it take on a loaded machine.
 func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.Time {
 	t.Helper()
 	ensureRegistered(t, js)
@@ -54,6 +56,7 @@ func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.
 	putNeed(t, needs, "g14", "claude-code", "bound", "gitea-read:url", "failed", "gitea does not offer gitea-read")
 	putNeed(t, needs, "novox", "gitea", "bound", "route:url", "waiting", "route-proxy_bound novox.gitea.route: not written yet")
 	time.Sleep(pause)
+	judged := time.Now()
 	putNeed(t, needs, "ace", "claude-code", "config", "model", "met", "")
 	putNeed(t, needs, "g14", "claude-code", "config", "model", "met", "")
 	putNeed(t, needs, "ace", "claude-code", "config", "x", "waiting", "mesh-config_resolved has no x yet")
@@ -78,7 +81,7 @@ func plantFleet(t *testing.T, js jetstream.JetStream, pause time.Duration) time.
 	put(t, collect, "ace.shell=3Azsh.zsh", `{"collection":"shell:zsh","contributor":"zsh","item":"x"}`)
 	put(t, collect, "ace.shell=3Azsh.claude-code", `nope`)
 	put(t, collect, "old.shell=3Azsh.gone", `{"collection":"shell:zsh","contributor":"gone","item":"y"}`)
-	return time.Now()
+	return judged
 }
 
 // line is a finding in one line, for comparing.
@@ -444,7 +447,8 @@ func TestEveryFindingSaysSince(t *testing.T) {
 	s := bustest.Start(t)
 	_, js := bustest.JetStream(t, s)
 	before := time.Now().Add(-time.Second)
-	now := plantFleet(t, js, 0)
+	plantFleet(t, js, 0)
+	now := time.Now()
 	r, err := sweep(testCtx(t), js, SweepParams{StoodAfter: time.Hour}, now)
 	if err != nil {
 		t.Fatal(err)
