@@ -85,7 +85,12 @@ func startAsker(t *testing.T, script map[string][]string, refused time.Duration)
 	nc.Flush()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c := &Client{NC: nc, Node: "ace", Keys: keys, Timeout: time.Second}
+	// The scripted vault answers one ask at a time, sealing each: a
+	// hundred asked at once under -race on a loaded machine wait their
+	// turn well past a second, and an ask timed out is answered silent and
+	// asked again (an answer more than the test counts). A test of a silent
+	// vault sets its own short timeout.
+	c := &Client{NC: nc, Node: "ace", Keys: keys, Timeout: 30 * time.Second}
 	return NewAsker(ctx, c, backoff.Doubling{Min: 50 * time.Millisecond, Max: 200 * time.Millisecond}, refused), v
 }
 
