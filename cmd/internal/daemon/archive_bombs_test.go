@@ -108,8 +108,15 @@ func TestSixteenGzipBombsAreRefusedWithoutTheClientHoldingThemAllExpanded(t *tes
 	base := s[0].Value.Uint64()
 	stop := make(chan struct{})
 	peak := heapPeak(stop)
-	// No try again within the test: each bomb is read once.
-	m.client("ace", func(c *Config) { c.BackoffMin, c.BackoffMax = time.Hour, time.Hour })
+	// No try again within the test: each bomb is read once. So no try may
+	// end for time either: a try's timeout (30 s by default) counts the
+	// wait for an expansion slot (two at a time, inputs/archive/expand.go),
+	// and the last of 17 archives waits for 16 × 65 MiB expanded before it,
+	// which takes over 30 s under -race on a loaded machine (b7 was left
+	// waiting "not fetched within 30s").
+	m.client("ace", func(c *Config) {
+		c.BackoffMin, c.BackoffMax, c.FetchTimeout = time.Hour, time.Hour, 10*time.Minute
+	})
 	m.waitStateFor("ace", "web", "applied", 90*time.Second) // its archive read beside the bombs'
 	for i := range n {
 		// 16 × 65 MiB expanded a few at a time: well over 10 s under
