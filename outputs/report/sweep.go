@@ -249,7 +249,8 @@ func (out *Swept) keepItem(module, collection string, v []byte) {
 const sweepWait = 10 * time.Second
 
 // nodeEntries reads this node's keys in bucket, with their bytes, in one
-// pass (a watch of their last values, deletes left out). A read the bus
+// pass (a watch of their last values, deletes left out), once no replica
+// of its stream lags (awaitReplicas). A read the bus
 // refuses (Publisher.Hear heard it) is an error that is a
 // nats.ErrPermissionViolation, saying "not permitted to read".
 func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string][]byte, error) {
@@ -259,6 +260,10 @@ func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string]
 	}
 	var out map[string][]byte
 	read := func(ctx context.Context) (err error) {
+		// Not through a replica that has not caught up (replicas.go).
+		if err := awaitReplicas(ctx, kv); err != nil {
+			return err
+		}
 		out, err = readNode(ctx, kv, spec.EncodeToken(p.Node)+".>")
 		return err
 	}
