@@ -28,7 +28,7 @@ func TestARegistryEntryIsFollowedOnlyWhereItSaysWhatTheClientReads(t *testing.T)
 			"the registry says kind config is at key <module>.<key>; this client reads it at <node>.<module>.<key>"},
 		{"dir", `{"kind":"dir","field":"provisioning.placement.port"}`,
 			"the registry says kind dir is field provisioning.placement.port; this client reads it from provisioning.placement.dir"},
-		{"config", `{"kind":"secret","owner":"mesh-vault","verb":"mesh-vault.get"}`, "the registry's entry at key config is kind secret's"},
+		{"config", `{"kind":"secret","owner":"mesh-vault","verb":"mesh-vault.get"}`, "the registry's entry for kind config is kind secret's"},
 	} {
 		m.Put(spec.RegistryBucket, c.kind, []byte(c.entry))
 		m.Stabilize()

@@ -436,7 +436,7 @@ func registryMismatch(kind string, entry []byte) string {
 		return "the registry's entry for kind " + kind + " does not parse: " + err.Error()
 	}
 	if e.Kind != "" && e.Kind != kind { // another kind's entry put at this kind's key
-		return "the registry's entry at key " + kind + " is kind " + e.Kind + "'s"
+		return "the registry's entry for kind " + kind + " is kind " + e.Kind + "'s"
 	}
 	// Where this client reads each kind is its row of the table (SPEC §6.1).
 	want, ok := spec.Lookup(spec.Kind(kind))

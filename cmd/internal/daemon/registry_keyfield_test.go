@@ -26,7 +26,7 @@ func TestARegistryEntryNamingAnotherKeyOrFieldIsWaitedOn(t *testing.T) {
 		// secret's entry put at config's key (a copy and paste by hand):
 		// no field of it names another bucket, and config's entry names
 		// no verb, so only its kind says it is not config's.
-		{"config", config, secret, "the registry's entry at key config is kind secret's"},
+		{"config", config, secret, "the registry's entry for kind config is kind secret's"},
 		{"dir", dir, strings.Replace(dir, "provisioning.placement.dir", "provisioning.placement.port", 1),
 			"the registry says kind dir is field provisioning.placement.port; this client reads it from provisioning.placement.dir"},
 		{"config", config, strings.Replace(config, "<node>.<module>.<key>", "<module>.<key>", 1),
