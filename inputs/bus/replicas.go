@@ -1,4 +1,4 @@
-package report
+package bus
 
 import (
 	"context"
@@ -9,50 +9,57 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A Sweep reads this node's keys through a KV watch: an ordered consumer,
-// R1, which nats-server places on any online member holding the stream,
-// not on its leader. A member started again is such a member while it
-// still catches up with the stream, and reads through it then say what
-// the bucket held before (or nothing at all while its store is rebuilt):
-// a report older than the last one written was taken for it, so the new
-// client's report equal to the older one was never put and the bucket
-// kept the newer ("failed", while the file was fine) for good; a module
-// gone went unseen. Only the stream's leader answers a stream info
-// request, and it says how far behind it each replica's log is: the
-// sweep reads a bucket once none lags (awaitReplicas), and a bucket
-// whose replica has not caught up within replicaWait is not read this
-// time (the stage sweeps again at its next try, and the first fill waits
-// for it: stage.ReadingBack).
+// A read of a bucket's keys goes through a consumer (a KV watch: an
+// ordered consumer, R1), which nats-server places on any online member
+// holding the stream, not on its leader. A member started again is such
+// a member while it still catches up with the stream, and reads through
+// it then say what the bucket held before, or nothing at all while its
+// store is rebuilt: a client starting then read no assignment (every
+// module gone: its files removed), or an older report for the last one
+// written (never put again: the bucket kept a "failed" while the file was
+// fine). Only the stream's leader answers a stream info request, and it
+// says how far behind it each replica's log is: AwaitReplicas returns
+// once none lags, and a watch (watch.go) and the start's sweep
+// (report.Publisher.Caught) read a bucket only then.
 //
-// Only this node's client writes under this node, and the last run's
-// client is gone: what the sweep must read was committed before it
-// starts. So under a steady stream of other nodes' writes, where a healthy
-// follower is a few entries behind at any instant, a replica is behind
-// only if it has not, by one look, stored what the leader had committed at
-// the look before (its lag then exceeds the messages stored in between).
-// What is left: a replica whose log holds an entry not yet applied to its
-// store, for the moment between the two; nats-server gives a client no
-// way to read from the leader alone within a client's rights (spec.Rights:
-// reads by key under its node, no stream-wide message get).
-
-// replicaWait bounds how long a Sweep waits for one bucket's replicas to
-// catch up (it runs in the daemon's loop).
-var replicaWait = time.Second
+// Only this node's client writes under this node, and what a start must
+// read was committed before it starts (by the last run's client, by the
+// controller). So under a steady stream of other nodes' writes, where a
+// healthy follower is a few entries behind at any instant, a replica is
+// behind only if it has not, by one look, stored what the leader had
+// committed at the look before (its lag then exceeds the messages stored
+// in between). What is left: a replica whose log holds an entry not yet
+// applied to its store, for the moment between the two; nats-server gives
+// a client no way to read from the leader alone within a client's rights
+// (spec.Rights: reads by key under its node, no stream-wide message get).
 
 // replicaLook is the pause between two looks at a stream's replicas.
 const replicaLook = 50 * time.Millisecond
 
-// awaitReplicas returns once no online replica of kv's stream lags its
-// leader, or an error naming the one that still does after replicaWait.
-func awaitReplicas(ctx context.Context, kv jetstream.KeyValue) error {
-	ctx, cancel := context.WithTimeout(ctx, replicaWait)
+// AwaitReplicas returns once no online replica of kv's stream lags its
+// leader, or, after wait, a *LaggingError naming one that still does.
+func AwaitReplicas(parent context.Context, kv jetstream.KeyValue, wait time.Duration) error {
+	return awaitReplicas(parent, kv, nil, wait)
+}
+
+// awaitReplicas is AwaitReplicas with first, when not nil, as its first
+// look.
+func awaitReplicas(parent context.Context, kv jetstream.KeyValue, first *jetstream.StreamInfo, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, wait)
 	defer cancel()
 	var prev *jetstream.StreamInfo
 	for {
-		now, err := streamInfo(ctx, kv)
+		now, err := first, error(nil)
+		if now == nil {
+			now, err = streamInfo(ctx, kv)
+		}
+		first = nil
+		if err == nil && now == nil {
+			return nil // the library says nothing of the stream
+		}
 		if err != nil {
-			if prev != nil && errors.Is(err, context.DeadlineExceeded) {
-				return behind(prev, laggingReplica(nil, prev))
+			if prev != nil && parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				return behind(prev, laggingReplica(nil, prev), wait)
 			}
 			return err
 		}
@@ -62,17 +69,32 @@ func awaitReplicas(ctx context.Context, kv jetstream.KeyValue) error {
 		}
 		select {
 		case <-ctx.Done():
-			return behind(now, r)
+			if parent.Err() != nil {
+				return parent.Err()
+			}
+			return behind(now, r, wait)
 		case <-time.After(replicaLook):
 		}
 		prev = now
 	}
 }
 
-// behind is the error of a stream whose replica r still lags.
-func behind(info *jetstream.StreamInfo, r *jetstream.PeerInfo) error {
-	return fmt.Errorf("the stream's replica on %s is %d entries behind its leader %s and was not caught up within %v: read at the next try",
-		r.Name, r.Lag, info.Cluster.Leader, replicaWait)
+// LaggingError is AwaitReplicas' error: a replica of the stream was still
+// behind its leader when the wait ended.
+type LaggingError struct {
+	Replica, Leader string
+	Lag             uint64 // entries behind
+	Waited          time.Duration
+}
+
+func (e *LaggingError) Error() string {
+	return fmt.Sprintf("the stream's replica on %s is %d entries behind its leader %s, not caught up within %v",
+		e.Replica, e.Lag, e.Leader, e.Waited)
+}
+
+// behind is the error of a stream whose replica r still lags after wait.
+func behind(info *jetstream.StreamInfo, r *jetstream.PeerInfo, wait time.Duration) error {
+	return &LaggingError{Replica: r.Name, Leader: info.Cluster.Leader, Lag: r.Lag, Waited: wait}
 }
 
 // laggingReplica is an online replica of now's stream that lags: not

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -288,6 +289,20 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 		return stopGone, 0, nil
 	case err != nil:
 		return stopFailed, 0, fmt.Errorf("bus: looking at bucket %s: %w", w.bucket, err)
+	}
+	// Not through a member of the stream still catching up (replicas.go):
+	// waited for as long as for the initial values, then read all the
+	// same, said (a member that never catches up would hold it for good).
+	if err := awaitReplicas(ctx, kv, info, initTimeout); err != nil {
+		var lag *LaggingError
+		switch {
+		case ctx.Err() != nil:
+			return stopCtx, 0, nil
+		case errors.As(err, &lag):
+			w.log.Warn().Err(err).Msg("reading the bucket all the same: what it says may be behind until that replica catches up")
+		default:
+			return stopFailed, 0, fmt.Errorf("bus: looking at bucket %s: %w", w.bucket, err)
+		}
 	}
 	born := bornOf(info)
 	// The watcher's context lives as long as the watcher (or until the bus

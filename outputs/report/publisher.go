@@ -38,6 +38,12 @@ type Publisher struct {
 	// daemon hands it bus.HearKV: a read the bus refuses ends at once,
 	// with a nats.ErrPermissionViolation (sweep.go).
 	Hear func(ctx context.Context, bucket string, call func(context.Context) error) error
+	// Caught returns once no replica of kv's stream lags its leader, or an
+	// error saying which does after a short wait (nil: read at once). The
+	// daemon hands it bus.AwaitReplicas: a sweep's read goes through any
+	// member of the stream, and one started again serves the bucket as
+	// it was until it has caught up (sweep.go, caughtUp).
+	Caught func(ctx context.Context, kv jetstream.KeyValue) error
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue
@@ -55,7 +61,8 @@ type Publisher struct {
 	acks        reportAcks // PutReports' puts in flight (acks.go)
 	refused     refusals   // puts the bus refused (refused.go)
 	sigSeeds    [2]maphash.Seed
-	keySeed     maphash.Seed // keySum's
+	keySeed     maphash.Seed         // keySum's
+	lagSince    map[string]time.Time // bucket → when a sweep first found a replica of it lagging (caughtUp)
 }
 
 // sum stands for bytes, kept instead of them: a report's without its

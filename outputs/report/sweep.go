@@ -250,7 +250,7 @@ const sweepWait = 10 * time.Second
 
 // nodeEntries reads this node's keys in bucket, with their bytes, in one
 // pass (a watch of their last values, deletes left out), once no replica
-// of its stream lags (awaitReplicas). A read the bus
+// of its stream lags (caughtUp). A read the bus
 // refuses (Publisher.Hear heard it) is an error that is a
 // nats.ErrPermissionViolation, saying "not permitted to read".
 func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string][]byte, error) {
@@ -260,8 +260,7 @@ func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string]
 	}
 	var out map[string][]byte
 	read := func(ctx context.Context) (err error) {
-		// Not through a replica that has not caught up (replicas.go).
-		if err := awaitReplicas(ctx, kv); err != nil {
+		if err := p.caughtUp(ctx, bucket, kv); err != nil {
 			return err
 		}
 		out, err = readNode(ctx, kv, spec.EncodeToken(p.Node)+".>")
@@ -280,6 +279,40 @@ func (p *Publisher) nodeEntries(ctx context.Context, bucket string) (map[string]
 	}
 	return out, nil
 }
+
+// caughtUp returns once no replica of bucket's stream lags its leader
+// (Caught), or an error saying which does: the bucket is not read this
+// time, and the stage sweeps again at its next try. A replica that keeps
+// lagging for lagPatience is read through all the same (its error was
+// said at each try before): a member that never catches up would
+// otherwise hold every sweep, and the daemon's loop a second at each try.
+func (p *Publisher) caughtUp(ctx context.Context, bucket string, kv jetstream.KeyValue) error {
+	if p.Caught == nil {
+		return nil
+	}
+	err := p.Caught(ctx, kv)
+	if err == nil {
+		delete(p.lagSince, bucket)
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	if p.lagSince == nil {
+		p.lagSince = map[string]time.Time{}
+	}
+	since, ok := p.lagSince[bucket]
+	if !ok {
+		p.lagSince[bucket] = time.Now()
+	} else if time.Since(since) >= lagPatience {
+		return nil
+	}
+	return err
+}
+
+// lagPatience is how long a sweep leaves a bucket whose replica lags
+// unread before it reads it all the same (caughtUp).
+const lagPatience = 30 * time.Second
 
 // readNode reads the last values of kv's keys under filter.
 func readNode(ctx context.Context, kv jetstream.KeyValue, filter string) (map[string][]byte, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,31 +27,8 @@ type clusterMesh struct {
 
 func newClusterMesh(t *testing.T) *clusterMesh {
 	t.Helper()
-	const n = 3
-	var client, route [n]int
-	for i := range n {
-		client[i], route[i] = bustest.FreePort(t), bustest.FreePort(t)
-	}
-	cm := &clusterMesh{}
-	var urls []string
-	for i := range n {
-		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
-	}
-	cm.urls = strings.Join(urls, ",")
-	for i := range n {
-		tweak := func(o *server.Options) {
-			o.ServerName = fmt.Sprintf("s%d", i)
-			o.Port = client[i]
-			o.Cluster = server.ClusterOpts{Name: "mesh", Host: "127.0.0.1", Port: route[i]}
-			for j := range n {
-				if j != i {
-					o.Routes = append(o.Routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", route[j])})
-				}
-			}
-		}
-		cm.tweaks, cm.ports = append(cm.tweaks, tweak), append(cm.ports, client[i])
-		cm.servers = append(cm.servers, bustest.Start(t, tweak))
-	}
+	c := bustest.StartCluster(t, 3)
+	cm := &clusterMesh{servers: c.Servers, tweaks: c.Tweaks, ports: c.Ports, urls: c.URLs}
 	m := &mesh{t: t, s: cm.servers[0], fills: &fillLog{}, logs: &bustest.Buffer{}}
 	cm.mesh = m
 	t.Cleanup(func() {

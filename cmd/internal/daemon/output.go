@@ -26,6 +26,11 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		// And so does a read of its keys (the start's Sweep).
 		Hear: func(ctx context.Context, bucket string, call func(context.Context) error) error {
 			return bus.HearKV(ctx, d.js, bucket, call)
+		},
+		// Not through a member of the stream still catching up: a
+		// second at most in the daemon's loop (inputs/bus/replicas.go).
+		Caught: func(ctx context.Context, kv jetstream.KeyValue) error {
+			return bus.AwaitReplicas(ctx, kv, time.Second)
 		}}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{

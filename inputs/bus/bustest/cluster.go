@@ -1,0 +1,101 @@
+package bustest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Cluster is a JetStream cluster of nats-servers in the test process, on
+// loopback ports that stay theirs when a server is started again.
+type Cluster struct {
+	Servers []*server.Server
+	Tweaks  []func(*server.Options) // each server's name, ports and routes
+	Ports   []int                   // each server's client port
+	URLs    string                  // every server's client URL, comma-separated
+}
+
+// StartCluster starts n servers named s0, s1, … as the cluster "mesh".
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	client, route := make([]int, n), make([]int, n)
+	for i := range n {
+		client[i], route[i] = FreePort(t), FreePort(t)
+	}
+	c := &Cluster{Ports: client}
+	var urls []string
+	for i := range n {
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
+	}
+	c.URLs = strings.Join(urls, ",")
+	for i := range n {
+		tweak := func(o *server.Options) {
+			o.ServerName = fmt.Sprintf("s%d", i)
+			o.Port = client[i]
+			o.Cluster = server.ClusterOpts{Name: "mesh", Host: "127.0.0.1", Port: route[i]}
+			for j := range n {
+				if j != i {
+					o.Routes = append(o.Routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", route[j])})
+				}
+			}
+		}
+		c.Tweaks = append(c.Tweaks, tweak)
+		c.Servers = append(c.Servers, Start(t, tweak))
+	}
+	return c
+}
+
+// Stop stops server i and returns what starts it again on its ports
+// and store.
+func (c *Cluster) Stop(t testing.TB, i int) (startAgain func()) {
+	t.Helper()
+	again := Same(c.Servers[i])
+	Stop(c.Servers[i])
+	return func() {
+		t.Helper()
+		c.Servers[i] = Start(t, c.Tweaks[i], again)
+	}
+}
+
+// PutEventually puts value at key, tried again for up to 30 s: a bucket
+// of a cluster just made, or on a loaded machine, may have no leader yet
+// or answer late.
+func PutEventually(t testing.TB, kv jetstream.KeyValue, key string, value []byte) {
+	t.Helper()
+	Eventually(t, 30*time.Second, func() error {
+		_, err := kv.Put(context.Background(), key, value)
+		return err
+	})
+}
+
+// Follower is the index of a server that holds stream and is not its
+// leader, once it has one (waited for up to 30 s).
+func (c *Cluster) Follower(t testing.TB, js jetstream.JetStream, stream string) int {
+	t.Helper()
+	var leader string
+	Eventually(t, 30*time.Second, func() error {
+		st, err := js.Stream(context.Background(), stream)
+		if err != nil {
+			return err
+		}
+		if ci := st.CachedInfo().Cluster; ci == nil || ci.Leader == "" {
+			return fmt.Errorf("stream %s has no leader yet", stream)
+		} else {
+			leader = ci.Leader
+		}
+		return nil
+	})
+	for i, s := range c.Servers {
+		if s.Name() != leader {
+			return i
+		}
+	}
+	t.Fatalf("every server of the cluster leads %s", stream)
+	return 0
+}
