@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
@@ -53,15 +52,10 @@ func TestAReplicaLagsOnlyIfItHasNotStoredWhatTheLookBeforeSaw(t *testing.T) {
 // its files removed).
 func TestAWatchAfterAMemberRestartSnapshotsWhatTheBucketHolds(t *testing.T) {
 	c := bustest.StartCluster(t, 3)
-	nc, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js := newJS(t, nc)
+	_, js := c.Connect(t)
 	ctx := context.Background()
 	var kv jetstream.KeyValue
-	bustest.Eventually(t, 30*time.Second, func() error {
+	bustest.Eventually(t, 30*time.Second, func() (err error) {
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "assign", Replicas: 3})
 		return err
 	})
@@ -76,18 +70,7 @@ func TestAWatchAfterAMemberRestartSnapshotsWhatTheBucketHolds(t *testing.T) {
 	}
 	bustest.Eventually(t, 30*time.Second, func() error { return kv.Delete(ctx, fmt.Sprintf("ace.m%d", modules-1)) })
 	// Other nodes' writes while it was down: it has them to catch up on too.
-	for i := range 20000 {
-		if _, err := js.PublishAsync(fmt.Sprintf("$KV.assign.n%d.x", i%500), fmt.Append(nil, i)); err != nil {
-			t.Fatal(err)
-		}
-		if i%1000 == 999 { // within the publisher's bound on acks awaited
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				t.Fatal("other nodes' writes not acknowledged within a minute")
-			}
-		}
-	}
+	bustest.PutOthers(t, js, "assign", 20000)
 	want := "snapshot{"
 	for _, m := range []int{0, 1, 10, 11, 12, 13, 14, 15, 16, 17, 18, 2, 3, 4, 5, 6, 7, 8, 9} { // sorted by key
 		want += fmt.Sprintf("ace.m%d=new ", m)

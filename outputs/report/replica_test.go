@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	inbus "github.com/novox/mesh-provisioner/inputs/bus"
@@ -22,16 +21,11 @@ import (
 // keep the newer one (a "failed" while the file is fine) for good.
 func TestASweepAfterAMemberRestartReadsTheLastReportWritten(t *testing.T) {
 	c := bustest.StartCluster(t, 3)
-	nc, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	nc, js := c.Connect(t)
 	ctx := context.Background()
 	var kv jetstream.KeyValue
 	for _, b := range []string{needsBucket, collectBucket, appliedBucket} {
-		bustest.Eventually(t, 30*time.Second, func() error {
+		bustest.Eventually(t, 30*time.Second, func() (err error) {
 			kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b, Replicas: 3})
 			return err
 		})
@@ -49,18 +43,7 @@ func TestASweepAfterAMemberRestartReadsTheLastReportWritten(t *testing.T) {
 		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), report(m, "failed", "2026-01-01T00:00:09Z"))
 	}
 	// Other nodes' writes while it was down: it has them to catch up on too.
-	for i := range 20000 {
-		if _, err := js.PublishAsync(fmt.Sprintf("$KV.%s.n%d.x", appliedBucket, i%500), fmt.Append(nil, i)); err != nil {
-			t.Fatal(err)
-		}
-		if i%1000 == 999 { // within the publisher's bound on acks awaited
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				t.Fatal("other nodes' writes not acknowledged within a minute")
-			}
-		}
-	}
+	bustest.PutOthers(t, js, appliedBucket, 20000)
 	startAgain()
 	// Sweeps one after another while it catches up, as clients starting
 	// then would: each reads through a consumer placed on any member.

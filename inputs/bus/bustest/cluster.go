@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -98,4 +99,38 @@ func (c *Cluster) Follower(t testing.TB, js jetstream.JetStream, stream string) 
 	}
 	t.Fatalf("every server of the cluster leads %s", stream)
 	return 0
+}
+
+// Connect connects to every server of the cluster, reconnecting for ever.
+func (c *Cluster) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// PutOthers puts n values to bucket under 500 keys of other nodes
+// (n<i>.x), a thousand in flight at a time, as a fleet's other nodes
+// write: what a member stopped meanwhile has to catch up on.
+func PutOthers(t testing.TB, js jetstream.JetStream, bucket string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := js.PublishAsync(fmt.Sprintf("$KV.%s.n%d.x", bucket, i%500), fmt.Append(nil, i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 999 || i == n-1 { // within the publisher's bound on acks awaited
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-time.After(time.Minute):
+				t.Fatal("the other nodes' puts not acknowledged within a minute")
+			}
+		}
+	}
 }
