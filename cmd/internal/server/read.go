@@ -7,11 +7,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus"
 )
 
 // readTimeout bounds how long reading a bucket's keys up to the watcher's
 // end-of-snapshot marker may take.
 var readTimeout = 30 * time.Second
+
+// replicaWait bounds the wait for a bucket's replicas to catch up before
+// it is read (eachInSnapshot).
+const replicaWait = time.Second
 
 // readAll returns the latest entry of every key of kv matching one of the
 // filters (all keys when there are none), sorted by key. It reads the
@@ -67,6 +73,11 @@ func eachInSnapshot(ctx context.Context, kv jetstream.KeyValue, filters []string
 	if len(filters) == 0 {
 		filters = []string{">"}
 	}
+	// Not through a member of the stream still catching up, which serves
+	// the bucket as it was (inputs/bus/replicas.go): waited for a second,
+	// then read all the same (a sweep answers a request, and a member that
+	// never catches up would hold every one).
+	_ = bus.AwaitReplicas(ctx, kv, replicaWait)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// WatchFiltered rewrites the slice it is given: hand it a copy.
