@@ -23,27 +23,27 @@ func TestAFillFailureIsSaidSinceItBegan(t *testing.T) {
 	since := func() Said { said, _ := s.Said("web"); return said }
 
 	began := time.Now()
-	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: down"), nil)
+	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: down"), nil, nil)
 	if got := since(); got.Failure != "fill socket: down" || got.FailedSince.Before(began) {
 		t.Fatalf("after a failed fill begun at %v: %+v", began, got)
 	}
 	mo.failedAt = began.Add(-time.Hour) // as if it began an hour ago
 	first := since()
-	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: down"), nil)
+	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: down"), nil, nil)
 	if got := since(); !got.FailedSince.Equal(first.FailedSince) {
 		t.Errorf("the same failure again moved its since: %v, was %v", got.FailedSince, first.FailedSince)
 	}
-	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: 500 full disk"), nil)
+	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: 500 full disk"), nil, nil)
 	moved := since()
 	if moved.FailedSince.Before(began) {
 		t.Errorf("another failure is said since %v, the first began %v", moved.FailedSince, first.FailedSince)
 	}
-	mo.takeFill(v, req, sent, fill.Response{Files: []fill.FileResult{{Path: "/etc/a", Action: "created", Digest: "sha256:aa"}}}, nil, nil)
+	mo.takeFill(v, req, sent, fill.Response{Files: []fill.FileResult{{Path: "/etc/a", Action: "created", Digest: "sha256:aa"}}}, nil, nil, nil)
 	if got := since(); got.Failure != "" || !got.FailedSince.IsZero() {
 		t.Errorf("after a fill that succeeded: %+v", got)
 	}
 	again := time.Now()
-	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: 500 full disk"), nil)
+	mo.takeFill(v, req, sent, fill.Response{}, errors.New("fill socket: 500 full disk"), nil, nil)
 	if got := since(); got.FailedSince.Before(again) {
 		t.Errorf("a failure after a success is said since %v, before it began (%v)", got.FailedSince, again)
 	}

@@ -12,15 +12,27 @@ import (
 )
 
 // fillFailure is what the stage says of a failed fill: in the report, the
-// log, the status and explain. The node-engine's error text is untrusted
-// (it may quote a line of a file it was sent): for a request carrying a
-// secret-bearing file it is withheld, and only the status and the
-// request's paths it names are said (paths are the plan's, never a
-// secret); otherwise it is said, cut to report.MaxText.
-func fillFailure(err error, req *fill.Request, secret bool) string {
+// log, the status and explain. The node-engine's error text is untrusted:
+// it may quote a line of a file it was sent, or a program's last words,
+// which may print what the program read (a key it refused, from a file
+// this request did not carry: a request of changed files alone carries
+// only those). It is withheld for a request carrying a secret-bearing
+// file (secret), and for any request when it holds the value of a secret
+// the client holds (quotes, when not nil; nodes.NodeGraph.QuotesSecret);
+// only the status and the request's paths it names are said then (paths
+// are the plan's, never a secret). Otherwise it is said, cut to
+// report.MaxText.
+func fillFailure(err error, req *fill.Request, secret bool, quotes func(string) bool) string {
 	var se *fill.StatusError
-	if !secret || !errors.As(err, &se) {
+	if !errors.As(err, &se) {
 		return report.Bound(err.Error())
+	}
+	why := "the request carried a secret"
+	if !secret {
+		if quotes == nil || !quotes(se.Msg) {
+			return report.Bound(err.Error())
+		}
+		why = "it quotes a secret this client holds"
 	}
 	var named []string
 	for _, f := range req.Files {
@@ -29,7 +41,7 @@ func fillFailure(err error, req *fill.Request, secret bool) string {
 		}
 	}
 	msg := "fill socket " + se.Socket + ": " + strconv.Itoa(se.Status) + " " + http.StatusText(se.Status) +
-		": the node-engine's error text is withheld, as the request carried a secret (see the node-engine's log)"
+		": the node-engine's error text is withheld, as " + why + " (see the node-engine's log)"
 	if len(named) > 0 {
 		msg += "; it names " + strings.Join(named, ", ")
 	}

@@ -238,7 +238,7 @@ func (s *Stage) Land(d Done) {
 		f.again = s.handOver(d.job, holder) || f.again
 		d.job = nil
 	} else {
-		d.job.mo.takeFill(d.job.v, d.job.req, d.job.sent, d.job.resp, d.job.err, s.cfg.Key)
+		d.job.mo.takeFill(d.job.v, d.job.req, d.job.sent, d.job.resp, d.job.err, s.cfg.Key, s.cfg.QuotesSecret)
 		s.logRemoved(d.Module, d.job.resp)
 		s.heardHolder(d.Module, d.job.sent, d.job.err)
 		defer s.heardAnswer(d.Module, d.job, d.job.err) // once it is landed: it may send others again (refused.go)

@@ -210,7 +210,7 @@ func TestTakeFill(t *testing.T) {
 			}
 			mo.failure = c.failure
 			req := &fill.Request{Module: "web", Files: []fill.File{wire(pub), wire(sec)}}
-			mo.takeFill(v, req, sent, c.resp, c.err, key)
+			mo.takeFill(v, req, sent, c.resp, c.err, key, nil)
 			if !reflect.DeepEqual(mo.files, c.want) {
 				t.Errorf("files %+v\nwant  %+v", mo.files, c.want)
 			}

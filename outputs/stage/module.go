@@ -141,7 +141,8 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 // (path → value): the values are recorded as filled and the files'
 // actions and digests as what the report says; a secret-bearing file's
 // digest is keyed with key. A failed fill is recorded as the failure
-// (fillFailure: never the node-engine's text when req carried a secret).
+// (fillFailure: never the node-engine's text when req carried a secret
+// or the text quotes one, quotes saying so).
 // shared says whether a file of form may be shared with other modules
 // (SPEC §4.3): managed-block and managed-keys.
 func shared(form string) bool { return form == nodes.FormManagedBlock || form == nodes.FormManagedKeys }
@@ -150,9 +151,9 @@ func shared(form string) bool { return form == nodes.FormManagedBlock || form ==
 // name is no longer filled. A file the node-engine removed is not in the
 // report (SPEC §5.3's actions are written, unchanged, kept and merged,
 // each with a digest): the stage logs it (Land).
-func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte) {
+func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[string]*nodes.FileValue, resp fill.Response, err error, key []byte, quotes func(string) bool) {
 	if err != nil {
-		mo.fail(fillFailure(err, req, carriesSecret(sent)), time.Now())
+		mo.fail(fillFailure(err, req, carriesSecret(sent), quotes), time.Now())
 		mo.retry = true
 		mo.resend = mo.resend || req.Whole && !permanent(err)
 		var se *fill.StatusError

@@ -23,6 +23,11 @@ type Config struct {
 	Fill    *fill.Client
 	Pub     *report.Publisher
 	Key     []byte        // keys the digests of secret-bearing files in reports; nil: a random one
+	// QuotesSecret says whether a text holds a secret the client holds
+	// (nodes.NodeGraph.QuotesSecret; nil: none is looked for): the
+	// node-engine's error text is then withheld (failure.go). Called on
+	// the loop.
+	QuotesSecret func(text string) bool
 	FillGap time.Duration // a module filled less than this ago is held (0: never)
 	Log     zerolog.Logger
 	// Busy says more input is queued: needs then wait, up to needsDelay,

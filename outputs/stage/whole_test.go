@@ -22,7 +22,7 @@ func TestWholeRequestsAndRemovedFiles(t *testing.T) {
 		t.Helper()
 		req, sent, _ := fillRequest(v, mo, all)
 		if req != nil {
-			mo.takeFill(v, req, sent, resp, nil, key)
+			mo.takeFill(v, req, sent, resp, nil, key, nil)
 		}
 		return req
 	}

@@ -34,13 +34,17 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		}}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{
-		Node:     d.cfg.Node,
-		Fill:     &fill.Client{Socket: d.cfg.FillSocket, Timeout: d.cfg.FillTimeout, Wrap: quietconn.Wrap},
-		Pub:      pub,
-		FillGap:  d.cfg.FillGap,
-		Log:      d.log,
-		Busy:     func() bool { return len(d.updates)+len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
-		Awaiting: func() bool { return d.asker.Asking() || d.fetcher.Fetching() },
+		Node: d.cfg.Node,
+		Fill: &fill.Client{Socket: d.cfg.FillSocket, Timeout: d.cfg.FillTimeout, Wrap: quietconn.Wrap},
+		Pub:  pub,
+		// The node-engine's error text is not said when it quotes a
+		// secret (a program's last words): called on the loop, as the
+		// mesh is used.
+		QuotesSecret: func(text string) bool { return d.mesh.QuotesSecret(text) },
+		FillGap:      d.cfg.FillGap,
+		Log:          d.log,
+		Busy:         func() bool { return len(d.updates)+len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
+		Awaiting:     func() bool { return d.asker.Asking() || d.fetcher.Fetching() },
 		OnFill: func(took time.Duration, err error) {
 			d.metrics.filled(took, err)
 			d.fillHealth.Heard(err)

@@ -32,6 +32,7 @@ type stateFill struct {
 	state    string
 	restarts string
 	allow    []string
+	command  []string // the program restart or reload run (nil: a line in restarts)
 	log      bustest.Buffer
 	cancel   func()
 	done     chan struct{}
@@ -49,8 +50,12 @@ func (m *mesh) stateFill(allow ...string) *stateFill {
 
 func (f *stateFill) start() {
 	f.m.t.Helper()
+	command := f.command
+	if command == nil {
+		command = []string{"sh", "-c", fmt.Sprintf(`echo "$0 $1" >> %s`, f.restarts)}
+	}
 	fs := &fill.Server{Root: f.m.root, OnRequest: f.m.fills.add, StateDir: f.state, Allow: f.allow,
-		Command: []string{"sh", "-c", fmt.Sprintf(`echo "$0 $1" >> %s`, f.restarts)}, Log: zerolog.New(&f.log)}
+		Command: command, Log: zerolog.New(&f.log)}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel, f.done = cancel, make(chan struct{})
 	go func() { defer close(f.done); fs.Serve(ctx, f.sock) }()
