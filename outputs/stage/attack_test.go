@@ -292,3 +292,23 @@ func TestAnItemTheBusLostIsWrittenAgainByTheNextSendAfterTheBusCameBack(t *testi
 		t.Errorf("after the bus came back, the item the bus lost is %q", val)
 	}
 }
+
+// A node-engine's answer to a DELETE that quotes a secret the client
+// holds (another module's: the module leaving holds none by then) is not
+// logged; the status is.
+func TestANodeEngineRefusingARemovalWithASecretInItsTextLogsNoSecret(t *testing.T) {
+	const secret = "LEAK-CANARY-de1e7e-another-modules-key"
+	r := newRig(t)
+	r.misbehaving(func(fill.Request) string { return "cannot remove: unit says key " + secret + " is in use" })
+	r.s.cfg.QuotesSecret = func(text string) bool { return strings.Contains(text, secret) }
+	ctx := context.Background()
+	r.s.Remove(ctx, "old")
+	r.send(ctx, views{}, nil, false)
+	log := r.log.String()
+	if !strings.Contains(log, "did not remove") || !strings.Contains(log, "500") || !strings.Contains(log, "withheld") {
+		t.Fatalf("the log does not say the removal failed with a 500, its text withheld:\n%s", log)
+	}
+	if strings.Contains(log, secret) {
+		t.Fatalf("the log shows the secret:\n%s", log)
+	}
+}

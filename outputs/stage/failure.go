@@ -48,6 +48,18 @@ func fillFailure(err error, req *fill.Request, secret bool, quotes func(string) 
 	return report.Bound(msg)
 }
 
+// sayable is err as a log line may say it: a node-engine's text that
+// quotes a secret the client holds (Config.QuotesSecret) is withheld, as
+// fillFailure withholds it (a DELETE's error: the module's own secrets are
+// let go once it leaves, but a text may quote any other of the node's).
+func (s *Stage) sayable(err error) error {
+	se, ok := errors.AsType[*fill.StatusError](err)
+	if !ok || s.cfg.QuotesSecret == nil || !s.cfg.QuotesSecret(se.Msg) {
+		return err
+	}
+	return errors.New(fillFailure(err, &fill.Request{}, false, s.cfg.QuotesSecret))
+}
+
 // carriesSecret says whether any file of the request holds a secret or a
 // consumers list.
 func carriesSecret(sent map[string]*nodes.FileValue) bool {

@@ -50,12 +50,12 @@ func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
 			s.deleteWait = map[string]*refusal{}
 		}
 		s.deleteWait[module] = &refusal{delay: delay, until: s.now().Add(delay)}
-		s.cfg.Log.Warn().Err(err).Str("module", module).Dur("again_in", delay).Msg("the node-engine refused to remove the module's files: trying again")
+		s.cfg.Log.Warn().Err(s.sayable(err)).Str("module", module).Dur("again_in", delay).Msg("the node-engine refused to remove the module's files: trying again")
 		return
 	}
 	delete(s.deleteWait, module)
 	if err != nil {
-		s.cfg.Log.Warn().Err(err).Str("module", module).Msg("the node-engine did not remove the module's files: trying again at the next tick")
+		s.cfg.Log.Warn().Err(s.sayable(err)).Str("module", module).Msg("the node-engine did not remove the module's files: trying again at the next tick")
 		return
 	}
 	if s.removing[module] {
