@@ -19,17 +19,17 @@ import (
 
 // Config is what a Stage writes to and how.
 type Config struct {
-	Node    string
-	Fill    *fill.Client
-	Pub     *report.Publisher
-	Key     []byte        // keys the digests of secret-bearing files in reports; nil: a random one
+	Node string
+	Fill *fill.Client
+	Pub  *report.Publisher
+	Key  []byte // keys the digests of secret-bearing files in reports; nil: a random one
 	// QuotesSecret says whether a text holds a secret the client holds
 	// (nodes.NodeGraph.QuotesSecret; nil: none is looked for): the
 	// node-engine's error text is then withheld (failure.go). Called on
 	// the loop.
 	QuotesSecret func(text string) bool
-	FillGap time.Duration // a module filled less than this ago is held (0: never)
-	Log     zerolog.Logger
+	FillGap      time.Duration // a module filled less than this ago is held (0: never)
+	Log          zerolog.Logger
 	// Busy says more input is queued: needs then wait, up to needsDelay,
 	// for it to settle. Nil: never busy.
 	Busy func() bool
