@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
@@ -19,6 +21,7 @@ import (
 // ports, every bucket R3: m.s is the first server, servers all three.
 type clusterMesh struct {
 	*mesh
+	cluster *bustest.Cluster
 	servers []*server.Server
 	tweaks  []func(*server.Options) // each server's cluster options
 	ports   []int                   // each server's client port
@@ -28,7 +31,7 @@ type clusterMesh struct {
 func newClusterMesh(t *testing.T) *clusterMesh {
 	t.Helper()
 	c := bustest.StartCluster(t, 3)
-	cm := &clusterMesh{servers: c.Servers, tweaks: c.Tweaks, ports: c.Ports, urls: c.URLs}
+	cm := &clusterMesh{cluster: c, servers: c.Servers, tweaks: c.Tweaks, ports: c.Ports, urls: c.URLs}
 	m := &mesh{t: t, s: cm.servers[0], fills: &fillLog{}, logs: &bustest.Buffer{}}
 	cm.mesh = m
 	t.Cleanup(func() {
@@ -52,6 +55,17 @@ func newClusterMesh(t *testing.T) *clusterMesh {
 	})
 	m.provision(3)
 	return cm
+}
+
+// assign is mesh.assign through a cluster that may be electing the
+// assignments bucket's leader (a put there timed out at once).
+func (cm *clusterMesh) assign(node, module string, p nodes.Plan, templates map[string]string) {
+	cm.t.Helper()
+	if len(templates) > 0 {
+		p.Templates.Ref, p.Templates.Digest = cm.archive(node+"-"+module, templates)
+	}
+	b, _ := json.Marshal(nodes.Assignment{Node: node, Module: module, Provisioning: p})
+	cm.putEventually(spec.AssignmentsBucket, spec.EncodeKey(node, module), string(b))
 }
 
 // putEventually puts through a cluster that may be electing a leader.
