@@ -23,13 +23,9 @@ func TestASweepAfterAMemberRestartReadsTheLastReportWritten(t *testing.T) {
 	c := bustest.StartCluster(t, 3)
 	nc, js := c.Connect(t)
 	ctx := context.Background()
-	var kv jetstream.KeyValue
-	for _, b := range []string{needsBucket, collectBucket, appliedBucket} {
-		bustest.Eventually(t, 30*time.Second, func() (err error) {
-			kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b, Replicas: 3})
-			return err
-		})
-	}
+	c.KV(t, js, needsBucket)
+	c.KV(t, js, collectBucket)
+	kv := c.KV(t, js, appliedBucket)
 	const modules = 20
 	report := func(m int, state, at string) []byte {
 		return fmt.Appendf(nil, `{"node":"ace","module":"m%d","state":"%s","at":"%s"}`, m, state, at)
@@ -37,14 +33,11 @@ func TestASweepAfterAMemberRestartReadsTheLastReportWritten(t *testing.T) {
 	for m := range modules {
 		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), report(m, "applied", "2026-01-01T00:00:00Z"))
 	}
-	lag := c.Follower(t, js, "KV_"+appliedBucket) // the member that will lag
-	startAgain := c.Stop(t, lag)
-	for m := range modules {
-		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), report(m, "failed", "2026-01-01T00:00:09Z"))
-	}
-	// Other nodes' writes while it was down: it has them to catch up on too.
-	bustest.PutOthers(t, js, appliedBucket, 20000)
-	startAgain()
+	c.MissedByAMember(t, js, appliedBucket, func() {
+		for m := range modules {
+			bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), report(m, "failed", "2026-01-01T00:00:09Z"))
+		}
+	})
 	// Sweeps one after another while it catches up, as clients starting
 	// then would: each reads through a consumer placed on any member.
 	read, unread := 0, 0

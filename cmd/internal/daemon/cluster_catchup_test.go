@@ -36,15 +36,12 @@ func TestAClientStartedWhileAMemberCatchesUpPutsTheReportItsFillSays(t *testing.
 	cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 	cm.stateIs("ace", "web", "applied")
 
-	applied := "KV_" + spec.AppliedBucket
-	lag := cm.cluster.Follower(t, cm.js, applied)
-	startAgain := cm.cluster.Stop(t, lag)
-	f.stop() // the refill finds no fill socket: "failed", which the member misses
-	cm.stateIs("ace", "web", "failed")
-	stop()
-	f.start()
-	bustest.PutOthers(t, cm.js, spec.AppliedBucket, 20000) // what else it misses
-	startAgain()
+	lag := cm.cluster.MissedByAMember(t, cm.js, spec.AppliedBucket, func() {
+		f.stop() // the refill finds no fill socket: "failed", which the member misses
+		cm.stateIs("ace", "web", "failed")
+		stop()
+		f.start()
+	})
 	cm.servers[lag] = cm.cluster.Servers[lag]
 
 	cm.startClient("ace", onCluster, f.socket)

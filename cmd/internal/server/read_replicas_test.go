@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
@@ -19,22 +16,16 @@ func TestAReadAfterAMemberRestartSaysWhatTheBucketHolds(t *testing.T) {
 	c := bustest.StartCluster(t, 3)
 	_, js := c.Connect(t)
 	ctx := context.Background()
-	var kv jetstream.KeyValue
-	bustest.Eventually(t, 30*time.Second, func() (err error) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mesh-provisioner_applied", Replicas: 3})
-		return err
-	})
+	kv := c.KV(t, js, "mesh-provisioner_applied")
 	const modules = 20
 	for m := range modules {
 		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), []byte("applied"))
 	}
-	lag := c.Follower(t, js, "KV_mesh-provisioner_applied") // the member that will lag
-	startAgain := c.Stop(t, lag)
-	for m := range modules {
-		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), []byte("failed"))
-	}
-	bustest.PutOthers(t, js, "mesh-provisioner_applied", 20000)
-	startAgain()
+	c.MissedByAMember(t, js, "mesh-provisioner_applied", func() {
+		for m := range modules {
+			bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), []byte("failed"))
+		}
+	})
 	// Reads one after another while it catches up: each goes through a
 	// consumer placed on any member.
 	for try := range 30 {

@@ -134,3 +134,29 @@ func PutOthers(t testing.TB, js jetstream.JetStream, bucket string, n int) {
 		}
 	}
 }
+
+// KV makes bucket with a replica on every server, tried again for up to
+// 30 s while the cluster elects its leaders.
+func (c *Cluster) KV(t testing.TB, js jetstream.JetStream, bucket string) jetstream.KeyValue {
+	t.Helper()
+	var kv jetstream.KeyValue
+	Eventually(t, 30*time.Second, func() (err error) {
+		kv, err = js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: bucket, Replicas: len(c.Servers)})
+		return err
+	})
+	return kv
+}
+
+// MissedByAMember stops a server holding bucket's stream that does not
+// lead it, runs missed (what it is to miss), puts 20,000 of other nodes'
+// values to bucket (PutOthers) and starts it again: it then catches up
+// with all of it, for a second or so. It returns the server's index.
+func (c *Cluster) MissedByAMember(t testing.TB, js jetstream.JetStream, bucket string, missed func()) int {
+	t.Helper()
+	lag := c.Follower(t, js, "KV_"+bucket)
+	startAgain := c.Stop(t, lag)
+	missed()
+	PutOthers(t, js, bucket, 20000)
+	startAgain()
+	return lag
+}
