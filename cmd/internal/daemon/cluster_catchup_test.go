@@ -23,7 +23,7 @@ import (
 // bus's draw, so this test alone catches a regression now and then (with
 // the sweep's check gone it failed one run in about a dozen, the first
 // load then waiting for its watches' checks). Each check is shown alone by
-// TestASweepAfterAMemberRestartReadsTheLastReportWritten (outputs/report)
+// TestASweepAfterAMemberRestartReadsTheLastReportWritten (here)
 // and TestAWatchAfterAMemberRestartSnapshotsWhatTheBucketHolds (inputs/bus).
 func TestAClientStartedWhileAMemberCatchesUpPutsTheReportItsFillSays(t *testing.T) {
 	cm := newClusterMesh(t)

@@ -29,9 +29,7 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		},
 		// Not through a member of the stream still catching up: a
 		// second at most in the daemon's loop (inputs/bus/replicas.go).
-		Caught: func(ctx context.Context, kv jetstream.KeyValue) error {
-			return bus.AwaitReplicas(ctx, kv, time.Second)
-		}}
+		Caught: caughtUp}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{
 		Node: d.cfg.Node,
@@ -59,4 +57,11 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		// nothing by the stage on its own either (outputs/stage/daemonhold.go).
 		Held: func(module string) bool { return d.mesh.HoldsUnread(module) },
 	})
+}
+
+// caughtUp is the publisher's Caught: a sweep waits a second at most for
+// a bucket's replicas (inputs/bus/replicas.go), as it runs in the
+// daemon's loop.
+func caughtUp(ctx context.Context, kv jetstream.KeyValue) error {
+	return bus.AwaitReplicas(ctx, kv, time.Second)
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -107,6 +109,7 @@ var kickGap = time.Second
 // the next one due, not sooner, as it may be long.
 type registryLoop struct {
 	kv     jetstream.KeyValue
+	js     jetstream.JetStream // the purge looks' (purgeWatch); nil: the bucket's count alone
 	every  time.Duration
 	log    zerolog.Logger
 	stats  *Stats
@@ -163,7 +166,7 @@ func (r registryLoop) run(ctx context.Context) {
 				// again): watched from what it holds now on.
 				w, stopWatch = watchDrift(ctx, kv, true)
 			}
-			pw := &purgeWatch{kv: kv, kinds: len(want)}
+			pw := &purgeWatch{kv: kv, js: r.js, keys: slices.Sorted(maps.Keys(want)), kinds: len(want)}
 			k, drift, done := waitNext(ctx, wait, r.kick, w, want, func() bool { return pw.purged(ctx) })
 			stopWatch()
 			if done {

@@ -46,20 +46,30 @@ type registryDrift struct {
 // a delete its value by a marker), is a purge, and a drift.
 var purgeLook = 5 * time.Second
 
-// purgeWatch looks at the registry bucket's count of values.
+// purgeWatch looks at the registry bucket's count of values. With the
+// bus's JetStream at hand (js), a look asks the stream for its count of
+// values by subject instead, and a kind of the table without one
+// is a purge: the count alone missed a kind's subject purged between a
+// pass and the first look after it while a delete marker of a key of no
+// kind (which the pass had just deleted) made the count the table's again.
 type purgeWatch struct {
 	kv    jetstream.KeyValue
+	js    jetstream.JetStream // nil: the count alone
+	keys  []string            // the table's keys
 	kinds int
 	last  uint64 // the count at the last look
 	seen  bool   // a look was made
 }
 
 // purged says whether the bucket lost values since the last look (or
-// holds fewer than the table's kinds); false when it cannot be read (the
-// bucket gone: a kick follows).
+// holds fewer than the table's kinds, or, with js, no value of one of
+// them); false when it cannot be read (the bucket gone: a kick follows).
 func (p *purgeWatch) purged(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
+	if p.js != nil {
+		return p.kindGone(ctx)
+	}
 	st, err := p.kv.Status(ctx)
 	if err != nil {
 		return false
@@ -68,6 +78,26 @@ func (p *purgeWatch) purged(ctx context.Context) bool {
 	short := n < uint64(p.kinds) || (p.seen && n < p.last)
 	p.last, p.seen = n, true
 	return short
+}
+
+// kindGone says whether a kind of the table has no value in the
+// registry's stream (one stream info request, its subjects counted).
+func (p *purgeWatch) kindGone(ctx context.Context) bool {
+	prefix := "$KV." + p.kv.Bucket() + "."
+	st, err := p.js.Stream(ctx, "KV_"+p.kv.Bucket())
+	if err != nil {
+		return false
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	if err != nil {
+		return false
+	}
+	for _, k := range p.keys {
+		if info.State.Subjects[prefix+k] == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // driftBackoff is when the next repair of a drifted registry is due.

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,4 +57,47 @@ func TestARegistryStreamPurgedIsPutBackWithinSeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	bustest.Eventually(t, 15*time.Second, all)
+}
+
+// A kind's subject purged right after a pass that deleted a key of no
+// kind (its delete marker counts as a value): the count of values is the
+// table's again, and a look that starts then saw no purge. A look by
+// subject does.
+func TestAPurgeLookFindsAKindGoneWhoseCountAMarkerMakesUp(t *testing.T) {
+	s := bustest.Start(t)
+	_, js := bustest.JetStream(t, s)
+	ctx := testCtx(t)
+	if err := EnsureBuckets(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
+	kv := bucket(t, js, spec.RegistryBucket)
+	want := registryBytes(Registry())
+	if _, _, err := PublishRegistry(ctx, kv, Registry()); err != nil {
+		t.Fatal(err)
+	}
+	put(t, kv, "weird", `{}`)
+	if err := kv.Delete(ctx, "weird"); err != nil { // its marker stays
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, "KV_"+spec.RegistryBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject("$KV."+spec.RegistryBucket+".dir")); err != nil {
+		t.Fatal(err)
+	}
+	byCount := &purgeWatch{kv: kv, kinds: len(want)}
+	if byCount.purged(ctx) {
+		t.Fatal("the count alone found the purge: this is not the case it misses")
+	}
+	bySubject := &purgeWatch{kv: kv, js: js, keys: slices.Sorted(maps.Keys(want)), kinds: len(want)}
+	if !bySubject.purged(ctx) {
+		t.Fatal("a look by subject did not find kind dir gone")
+	}
+	if err := func() error { _, _, err := PublishRegistry(ctx, kv, Registry()); return err }(); err != nil {
+		t.Fatal(err)
+	}
+	if bySubject.purged(ctx) {
+		t.Fatal("a look by subject finds a kind gone once the pass put it back")
+	}
 }

@@ -188,7 +188,7 @@ func Run(ctx context.Context, cfg Config) error {
 	purge := func(ctx context.Context) (map[string]int, error) {
 		return purgeMarkers(ctx, js, cfg.MarkersKeptFor, time.Now())
 	}
-	reg := registryLoop{kv: kv, every: cfg.RegistryEvery, log: log, stats: stats, ensure: ensure, kick: kick,
+	reg := registryLoop{kv: kv, js: js, every: cfg.RegistryEvery, log: log, stats: stats, ensure: ensure, kick: kick,
 		purge: purge, purgeEvery: cfg.PurgeEvery}
 	wg.Go(func() { reg.run(wctx) })
 	stop, err := serveQueryWith(busCtx, nc, js, log, sweeps, stats)

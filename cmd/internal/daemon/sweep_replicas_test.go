@@ -1,4 +1,4 @@
-package report
+package daemon
 
 import (
 	"context"
@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	inbus "github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+	"github.com/novox/mesh-provisioner/nodes/spec"
+	"github.com/novox/mesh-provisioner/outputs/report"
 )
 
 // A member of an R3 cluster started again lags behind its stream while it
@@ -23,19 +22,19 @@ func TestASweepAfterAMemberRestartReadsTheLastReportWritten(t *testing.T) {
 	c := bustest.StartCluster(t, 3)
 	nc, js := c.Connect(t)
 	ctx := context.Background()
-	c.KV(t, js, needsBucket)
-	c.KV(t, js, collectBucket)
-	kv := c.KV(t, js, appliedBucket)
+	c.KV(t, js, spec.NeedsBucket)
+	c.KV(t, js, spec.CollectBucket)
+	kv := c.KV(t, js, spec.AppliedBucket)
 	const modules = 20
-	report := func(m int, state, at string) []byte {
+	reportOf := func(m int, state, at string) []byte {
 		return fmt.Appendf(nil, `{"node":"ace","module":"m%d","state":"%s","at":"%s"}`, m, state, at)
 	}
 	for m := range modules {
-		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), report(m, "applied", "2026-01-01T00:00:00Z"))
+		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), reportOf(m, "applied", "2026-01-01T00:00:00Z"))
 	}
-	c.MissedByAMember(t, js, appliedBucket, func() {
+	c.MissedByAMember(t, js, spec.AppliedBucket, func() {
 		for m := range modules {
-			bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), report(m, "failed", "2026-01-01T00:00:09Z"))
+			bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), reportOf(m, "failed", "2026-01-01T00:00:09Z"))
 		}
 	})
 	// Sweeps one after another while it catches up, as clients starting
@@ -45,11 +44,9 @@ func TestASweepAfterAMemberRestartReadsTheLastReportWritten(t *testing.T) {
 		if try == 300 {
 			t.Fatalf("%d of %d sweeps read the applied bucket", read, try)
 		}
-		p := &Publisher{NC: nc, JS: js, Node: "ace", Now: time.Now, Caught: func(ctx context.Context, kv jetstream.KeyValue) error {
-			return inbus.AwaitReplicas(ctx, kv, time.Second)
-		}}
+		p := &report.Publisher{NC: nc, JS: js, Node: "ace", Now: time.Now, Caught: caughtUp}
 		sw, err := p.Sweep(ctx, func(string) bool { return true })
-		if !slices.Contains(sw.Read, appliedBucket) {
+		if !slices.Contains(sw.Read, spec.AppliedBucket) {
 			// Not read this time: the error says which replica lags.
 			if err == nil || !strings.Contains(err.Error(), "entries behind its leader") {
 				t.Fatalf("try %d: the applied bucket not read, and the error says %v", try, err)
