@@ -27,8 +27,8 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Hear: func(ctx context.Context, bucket string, call func(context.Context) error) error {
 			return bus.HearKV(ctx, d.js, bucket, call)
 		},
-		// Not through a member of the stream still catching up: a
-		// second at most in the daemon's loop (inputs/bus/replicas.go).
+		// Not through a member of the stream still catching up
+		// (caughtUp).
 		Caught: caughtUp}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{
@@ -59,9 +59,14 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 	})
 }
 
-// caughtUp is the publisher's Caught: a sweep waits a second at most for
-// a bucket's replicas (inputs/bus/replicas.go), as it runs in the
-// daemon's loop.
+// caughtUp is the publisher's Caught: a sweep waits 300 ms at most for a
+// bucket's replicas (inputs/bus/replicas.go), as it runs in the daemon's
+// loop; a bucket not caught up by then, or whose stream info did not
+// come, is read at the next try (a bus just back whose API answered late
+// held the loop a second a bucket, and a change waited for it).
 func caughtUp(ctx context.Context, kv jetstream.KeyValue) error {
-	return bus.AwaitReplicas(ctx, kv, time.Second)
+	return bus.AwaitReplicas(ctx, kv, caughtUpWait)
 }
+
+// caughtUpWait is caughtUp's wait.
+const caughtUpWait = 300 * time.Millisecond
