@@ -39,11 +39,11 @@ type Publisher struct {
 	// with a nats.ErrPermissionViolation (sweep.go).
 	Hear func(ctx context.Context, bucket string, call func(context.Context) error) error
 	// Caught returns once no replica of kv's stream lags its leader, or an
-	// error saying which does after a short wait (nil: read at once). The
-	// daemon hands it bus.AwaitReplicas: a sweep's read goes through any
-	// member of the stream, and one started again serves the bucket as
-	// it was until it has caught up (sweep.go, caughtUp).
-	Caught func(ctx context.Context, kv jetstream.KeyValue) error
+	// error saying which does after wait (nil: read at once). The daemon
+	// hands it bus.AwaitReplicas: a sweep's read goes through any member
+	// of the stream, and one started again serves the bucket as it was
+	// until it has caught up (sweep.go, caughtUp).
+	Caught func(ctx context.Context, kv jetstream.KeyValue, wait time.Duration) error
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue

@@ -290,7 +290,7 @@ func (p *Publisher) caughtUp(ctx context.Context, bucket string, kv jetstream.Ke
 	if p.Caught == nil {
 		return nil
 	}
-	err := p.Caught(ctx, kv)
+	err := p.Caught(ctx, kv, caughtWait)
 	if err == nil {
 		delete(p.lagSince, bucket)
 		return nil
@@ -309,6 +309,12 @@ func (p *Publisher) caughtUp(ctx context.Context, bucket string, kv jetstream.Ke
 	}
 	return err
 }
+
+// caughtWait is how long a sweep waits for one bucket's replicas (it runs
+// in the daemon's loop): a bucket not caught up by then, or whose stream
+// info did not come, is read at the next try (a bus just back whose API
+// answered late held the loop a second a bucket, and a change waited).
+const caughtWait = 300 * time.Millisecond
 
 // lagPatience is how long a sweep leaves a bucket whose replica lags
 // unread before it reads it all the same (caughtUp).

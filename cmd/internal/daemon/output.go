@@ -27,9 +27,8 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Hear: func(ctx context.Context, bucket string, call func(context.Context) error) error {
 			return bus.HearKV(ctx, d.js, bucket, call)
 		},
-		// Not through a member of the stream still catching up
-		// (caughtUp).
-		Caught: caughtUp}
+		// Not through a member of the stream still catching up.
+		Caught: bus.AwaitReplicas}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{
 		Node: d.cfg.Node,
@@ -58,15 +57,3 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Held: func(module string) bool { return d.mesh.HoldsUnread(module) },
 	})
 }
-
-// caughtUp is the publisher's Caught: a sweep waits 300 ms at most for a
-// bucket's replicas (inputs/bus/replicas.go), as it runs in the daemon's
-// loop; a bucket not caught up by then, or whose stream info did not
-// come, is read at the next try (a bus just back whose API answered late
-// held the loop a second a bucket, and a change waited for it).
-func caughtUp(ctx context.Context, kv jetstream.KeyValue) error {
-	return bus.AwaitReplicas(ctx, kv, caughtUpWait)
-}
-
-// caughtUpWait is caughtUp's wait.
-const caughtUpWait = 300 * time.Millisecond

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/report"
@@ -44,7 +45,7 @@ func TestASweepAfterAMemberRestartReadsTheLastReportWritten(t *testing.T) {
 		if try == 300 {
 			t.Fatalf("%d of %d sweeps read the applied bucket", read, try)
 		}
-		p := &report.Publisher{NC: nc, JS: js, Node: "ace", Now: time.Now, Caught: caughtUp}
+		p := &report.Publisher{NC: nc, JS: js, Node: "ace", Now: time.Now, Caught: bus.AwaitReplicas}
 		sw, err := p.Sweep(ctx, func(string) bool { return true })
 		if !slices.Contains(sw.Read, spec.AppliedBucket) {
 			// Not read this time: the error says which replica lags.
