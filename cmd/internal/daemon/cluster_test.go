@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -18,28 +17,24 @@ import (
 )
 
 // clusterMesh is a mesh on a three-server JetStream cluster on loopback
-// ports, every bucket R3: m.s is the first server, servers all three.
+// ports, every bucket R3: m.s is the first server, cluster all three.
 type clusterMesh struct {
 	*mesh
 	cluster *bustest.Cluster
-	servers []*server.Server
-	tweaks  []func(*server.Options) // each server's cluster options
-	ports   []int                   // each server's client port
-	urls    string                  // every server's client URL, comma-separated
 }
 
 func newClusterMesh(t *testing.T) *clusterMesh {
 	t.Helper()
 	c := bustest.StartCluster(t, 3)
-	cm := &clusterMesh{cluster: c, servers: c.Servers, tweaks: c.Tweaks, ports: c.Ports, urls: c.URLs}
-	m := &mesh{t: t, s: cm.servers[0], fills: &fillLog{}, logs: &bustest.Buffer{}}
+	cm := &clusterMesh{cluster: c}
+	m := &mesh{t: t, s: cm.cluster.Servers[0], fills: &fillLog{}, logs: &bustest.Buffer{}}
 	cm.mesh = m
 	t.Cleanup(func() {
 		for _, c := range m.cancel {
 			c()
 		}
 	})
-	nc, err := nats.Connect(cm.urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	nc, err := nats.Connect(cm.cluster.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +88,7 @@ func (cm *clusterMesh) connectedTo(d *Daemon) int {
 		if err != nil {
 			return fmt.Errorf("client not connected")
 		}
-		for i, port := range cm.ports {
+		for i, port := range cm.cluster.Ports {
 			if u.Port() == fmt.Sprint(port) {
 				at = i
 				return nil
@@ -114,13 +109,13 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "vanilla")
 	cm.assign("ace", "web", webPlan(), webTemplates)
 	states := cm.statesOf("ace", "web")
-	d := cm.client("ace", func(c *Config) { c.Bus.URL = cm.urls })
+	d := cm.client("ace", func(c *Config) { c.Bus.URL = cm.cluster.URLs })
 	cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 	cm.waitState("ace", "web", "applied")
 
 	k := cm.connectedTo(d)
-	again := bustest.Same(cm.servers[k])
-	bustest.Stop(cm.servers[k])
+	again := bustest.Same(cm.cluster.Servers[k])
+	bustest.Stop(cm.cluster.Servers[k])
 	start := time.Now()
 	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "mint")
 	cm.waitFileFor("/etc/web/c.conf", "flavour = mint\n", 45*time.Second)
@@ -129,7 +124,7 @@ func TestInAClusterTheClientFailsOverAndKeepsFilling(t *testing.T) {
 		t.Fatalf("still connected to the killed server s%d", k)
 	}
 
-	cm.servers[k] = bustest.Start(t, cm.tweaks[k], again)
+	cm.cluster.Servers[k] = bustest.Start(t, cm.cluster.Tweaks[k], again)
 	cm.putEventually(spec.ConfigBucket, "ace.web.model", "sonnet")
 	cm.waitFileFor("/etc/web/a.conf", "model = sonnet\nport = 8080\n", 45*time.Second)
 	bustest.Eventually(cm.t, 30*time.Second, func() error {
@@ -162,7 +157,7 @@ func TestInAClusterAWatchWhoseConsumersServerIsKilledIsMadeAgain(t *testing.T) {
 	cm.assign("ace", "web", webPlan(), webTemplates)
 
 	d, host, other := cm.clientBesideItsConsumer(t, "KV_"+spec.ConfigBucket)
-	bustest.Stop(cm.servers[host])
+	bustest.Stop(cm.cluster.Servers[host])
 	start := time.Now()
 	cm.putEventually(spec.ConfigBucket, "ace.web.flavour", "mint")
 	cm.waitFileFor("/etc/web/c.conf", "flavour = mint\n", 20*time.Second)
@@ -217,12 +212,12 @@ func (cm *clusterMesh) clientBesideItsConsumer(t *testing.T, stream string) (d *
 			})
 		}
 		awaitConsumers(0) // a client stopped before this try deletes its own
-		other = try % len(cm.servers)
+		other = try % len(cm.cluster.Servers)
 		var stop func()
-		d, stop = cm.startClient("ace", func(c *Config) { c.Bus.URL = fmt.Sprintf("nats://127.0.0.1:%d", cm.ports[other]) })
+		d, stop = cm.startClient("ace", func(c *Config) { c.Bus.URL = fmt.Sprintf("nats://127.0.0.1:%d", cm.cluster.Ports[other]) })
 		cm.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 		awaitConsumers(1)
-		for i, s := range cm.servers {
+		for i, s := range cm.cluster.Servers {
 			if s.Name() == consumers[0] {
 				host = i
 			}
