@@ -51,7 +51,8 @@ func TestKeysOutOfShapeHeldBackLiveAreCountedAtTheRefillTick(t *testing.T) {
 }
 
 // waitSaidOrCounted waits for the log to say n keys out of shape of
-// bucket, by key (at most ten) or counted.
+// bucket (or more: a re-read says them again), by key (at most ten) or
+// counted.
 func (m *mesh) waitSaidOrCounted(bucket string, n int) {
 	m.t.Helper()
 	bustest.Eventually(m.t, 5*time.Second, func() error {
@@ -72,8 +73,11 @@ func (m *mesh) waitSaidOrCounted(bucket string, n int) {
 				counted += l.Keys
 			}
 		}
-		if one+counted != n || one > 10 {
-			return fmt.Errorf("%d keys said by key and %d counted, want %d in all (at most 10 by key):\n%s", one, counted, n, m.logs.String())
+		// At least n: a re-read of the bucket (its watch made again, on a
+		// loaded machine) says its keys out of shape again, and counted
+		// 57 of 30 once in CI; none may go unsaid.
+		if one+counted < n || one > 10 {
+			return fmt.Errorf("%d keys said by key and %d counted, want %d at least in all (at most 10 by key):\n%s", one, counted, n, m.logs.String())
 		}
 		return nil
 	})
