@@ -208,6 +208,9 @@ func (s *Stage) Back() <-chan Done { return s.back }
 func (s *Stage) launchFill(j *outJob) {
 	j.mo.lastFill = time.Now()
 	s.launch(j.v.Name, func(ctx context.Context) Done {
+		if s.cfg.OnFillSent != nil {
+			s.cfg.OnFillSent()
+		}
 		start := time.Now()
 		resp, err := s.cfg.Fill.Fill(ctx, *j.req)
 		if s.cfg.OnFill != nil {

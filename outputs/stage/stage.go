@@ -40,6 +40,10 @@ type Config struct {
 	// OnFill, if set, is told of each fill request's latency and outcome;
 	// it is called from the worker that sent the fill.
 	OnFill func(took time.Duration, err error)
+	// OnFillSent, if set, is told as each fill request is sent, before
+	// OnFill is told its outcome (a request out long with no answer says a
+	// node-engine that hangs: control.FillHealth).
+	OnFillSent func()
 	// OnState, if set, is told when a module's state changes, as soon as
 	// its report is written ("" before the first and once it has left),
 	// so a count by state never lags the bucket by a batch.

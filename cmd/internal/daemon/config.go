@@ -37,6 +37,10 @@ type Config struct {
 	// "not answering" (default fill.DefaultTimeout, 5 min: longer than
 	// mesh-fill may take to run a slow restart).
 	FillTimeout time.Duration
+	// FillHang: fill requests out this long with no answer from the fill
+	// socket meanwhile say the client unhealthy on /healthz before they
+	// time out (default control.DefaultFillHang, 2 min).
+	FillHang time.Duration
 	// TemplatesRoot, when set, is the directory file:// templates refs must
 	// lie below (archive.Store.Root); empty: anywhere the daemon can read.
 	TemplatesRoot string

@@ -109,7 +109,7 @@ func New(cfg Config) (*Daemon, error) {
 		cfg:        cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
 		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
-		metrics: newMetrics(), fillHealth: &control.FillHealth{Socket: cfg.FillSocket},
+		metrics: newMetrics(), fillHealth: &control.FillHealth{Socket: cfg.FillSocket, HangAfter: cfg.FillHang},
 	}
 	c := d.mesh.Counters()
 	d.metrics.engine(func() (uint64, uint64, uint64, uint64) {

@@ -55,3 +55,38 @@ func TestHealthzFailsWhileTheFillSocketDoesNotAnswerButNotForASilentVault(t *tes
 	health(http.StatusOK, "ok")
 	m.waitFile("/etc/web/c.conf", "flavour = lime\n")
 }
+
+// A fill socket that takes a request and answers nothing (a node-engine
+// that hangs) makes the client unhealthy once the request has waited
+// Config.FillHang, long before the request's own timeout, and healthy
+// again once the socket answers.
+func TestHealthzFailsWhileAFillRequestWaitsLongForAnAnswer(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	gate, release := m.fillGate(m.sock)
+	defer release()
+	sock := ctlSock(t)
+	m.client("ace", withControl(sock), func(c *Config) {
+		c.FillSocket, c.FillTimeout, c.FillHang = gate, time.Minute, time.Second
+	})
+	health := func(want int, says string) {
+		t.Helper()
+		bustest.Eventually(t, 10*time.Second, func() error {
+			code, b, err := ctlTry(sock, "/healthz")
+			if err != nil {
+				return err
+			}
+			if code != want || !strings.Contains(string(b), says) {
+				return fmt.Errorf("/healthz %d %q, want %d saying %q", code, b, want, says)
+			}
+			if healthy := metric(scrape(t, sock), "provisioner_healthy"); (healthy == 1) != (want == http.StatusOK) {
+				return fmt.Errorf("/healthz %d but provisioner_healthy %v", code, healthy)
+			}
+			return nil
+		})
+	}
+	health(http.StatusServiceUnavailable, "the fill socket "+gate+" has answered nothing since ")
+	release()
+	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+	health(http.StatusOK, "ok")
+}

@@ -46,8 +46,9 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 			d.metrics.filled(took, err)
 			d.fillHealth.Heard(err)
 		},
-		OnState:  d.metrics.moduleState,
-		Removals: filepath.Join(d.cfg.StateDir, "removals.json"),
+		OnFillSent: d.fillHealth.Sent,
+		OnState:    d.metrics.moduleState,
+		Removals:   filepath.Join(d.cfg.StateDir, "removals.json"),
 		// The bindings of plans that do not parse, for the next start
 		// (nodes/keptplans.go).
 		KeptPlans: filepath.Join(d.cfg.StateDir, "kept-plans.json"),
