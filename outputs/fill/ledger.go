@@ -26,6 +26,10 @@ type held struct {
 	Path string   `json:"path,omitempty"` // as the module named it; none in an older state file (keyed by it)
 	Form string   `json:"form"`
 	Keys []string `json:"keys,omitempty"` // managed-keys: the keys it set
+	// OnChange is the program the file's request named (none: nil; an
+	// older state file has none): removing the file, or the module's block
+	// from it, is a change on disk that program is told of (removeprograms.go).
+	OnChange *OnChange `json:"on_change,omitempty"`
 }
 
 // moduleState is one module's state file; its files are keyed by where
@@ -268,7 +272,8 @@ func (l *ledger) hold(module string, files map[string]held) (saved bool, err err
 }
 
 func sameHeld(a, b held) bool {
-	return a.Path == b.Path && a.Form == b.Form && slices.Equal(a.Keys, b.Keys)
+	return a.Path == b.Path && a.Form == b.Form && slices.Equal(a.Keys, b.Keys) &&
+		(a.OnChange == nil) == (b.OnChange == nil) && (a.OnChange == nil || *a.OnChange == *b.OnChange)
 }
 
 // save writes module's state file, or removes it when it holds nothing

@@ -1,6 +1,7 @@
 package fill
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path"
@@ -47,7 +48,7 @@ func (s *Server) removals(ds *dirs, module string, drop map[string]held) (blocks
 			gone = append(gone, t)
 			continue
 		}
-		st := step{file: File{Path: p, Form: form}, t: t, action: ActionRemoved, remove: true, uid: -1, gid: -1}
+		st := step{file: File{Path: p, Form: form, OnChange: removedProgram(drop[at])}, t: t, action: ActionRemoved, remove: true, uid: -1, gid: -1}
 		if t.exists() {
 			if err := oneName(t); err != nil {
 				s.Log.Warn().Str("module", module).Str("path", p).Err(err).Msg("no longer named, but its block is left")
@@ -129,28 +130,28 @@ func stepPaths(sts []step) []string {
 // may hold files in more directories than one request may open (its
 // requests without whole add to what it holds), and it must still be
 // removable.
-func (s *Server) removeModule(module string) ([]FileResult, error) {
+func (s *Server) removeModule(ctx context.Context, module string) ([]FileResult, []Program, error) {
 	// the module is gone: no program of its earlier requests is owed
 	if err := s.state.ran(module, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	drop := s.state.files(module)
 	if len(drop) == 0 {
-		return []FileResult{}, nil
+		return []FileResult{}, nil, nil
 	}
 	var blocks []step
 	var gone []target
 	for _, part := range dirParts(drop, s.dirLimit) {
 		b, g, err := s.removeIn(module, part)
 		if err != nil {
-			return nil, err // what is removed stays so; the module still holds it all, and its next DELETE goes on
+			return nil, nil, err // what is removed stays so; the module still holds it all, and its next DELETE goes on
 		}
 		blocks, gone = append(blocks, b...), append(gone, g...)
 	}
 	if err := s.state.record(module, nil, true); err != nil {
-		return nil, fmt.Errorf("files removed, but %w", err)
+		return nil, nil, fmt.Errorf("files removed, but %w", err)
 	}
-	return s.removed(module, blocks, gone), nil
+	return s.removed(module, blocks, gone), s.blocksPrograms(ctx, module, blocks), nil
 }
 
 // removeIn removes the files of drop, in directories of their own opened

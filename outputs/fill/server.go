@@ -238,13 +238,13 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, module stri
 	if s.clientGone(r, module) {
 		return
 	}
-	files, err := s.removeModule(module)
+	files, progs, err := s.removeModule(r.Context(), module)
 	if err != nil {
 		s.answerError(w, module, fmt.Errorf("module %s: %w", module, err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(DeleteResponse{Files: files})
+	_ = json.NewEncoder(w).Encode(DeleteResponse{Files: files, Programs: progs})
 }
 
 // lock takes the module (one request of a module at a time, so what it
@@ -312,7 +312,7 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 
 	named := make(map[string]held, len(steps)) // by where each path leads
 	for _, st := range steps {
-		named[st.t.at()] = held{Path: st.file.Path, Form: st.file.Form, Keys: st.keys}
+		named[st.t.at()] = held{Path: st.file.Path, Form: st.file.Form, Keys: st.keys, OnChange: heldProgram(st.file.OnChange)}
 	}
 	for p := range named {
 		delete(drop, p)
@@ -322,7 +322,8 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		return fail(err)
 	}
 	all := append(steps[:len(steps):len(steps)], blocks...)
-	progs := programs(steps)
+	// a file removed, or a block taken out, is a change on disk its program is told of
+	progs := programs(slices.Concat(steps, s.allowedSteps(req.Module, slices.Clone(blocks)), s.removedSteps(req.Module, drop, gone)))
 	if req.Whole {
 		// the module's declaration is this request: a program an earlier
 		// request left pending for a unit it no longer names is not owed

@@ -113,9 +113,11 @@ func headline(progs []Program) *Program {
 }
 
 // DeleteResponse is the 200 body of DELETE /v1/modules/<module>: the files
-// removed (or whose block was), each "removed".
+// removed (or whose block was), each "removed", and the programs of the
+// shared files whose block was taken out (removeprograms.go).
 type DeleteResponse struct {
-	Files []FileResult `json:"files"`
+	Files    []FileResult `json:"files"`
+	Programs []Program    `json:"programs,omitempty"`
 }
 
 // errorBody is the 4xx/5xx body.
