@@ -147,6 +147,10 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	// written (a full disk under `--json > sweep.json`) is a sweep not
 	// made, exit 2, not a clean mesh.
 	out := &firstError{w: stdout}
+	if r.Summary.Failed > 0 && len(r.FailedModules) == 0 {
+		// a server older than the reply's failed_modules: asked of the reports
+		r.FailedModules = failedModules(ctx, nc, r, *node, *module, stderr)
+	}
 	if *asJSON {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
@@ -158,9 +162,6 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		}
 		_, _ = out.Write(control.JSONSafe(b.Bytes()))
 	} else {
-		if r.Summary.Failed > 0 {
-			r.FailedModules = failedModules(ctx, nc, r, *node, *module, stderr)
-		}
 		server.WriteSweep(out, r)
 	}
 	if out.err != nil {

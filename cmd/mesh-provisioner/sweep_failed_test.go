@@ -35,8 +35,9 @@ func failedMesh(t *testing.T) string {
 
 // Modules whose reports say failed hold the mesh back though every need
 // is met: the sweep exits 1 and its output names them with their reasons
-// and says how many failed; the JSON's findings stay needs only. A mesh
-// all applied exits 0.
+// and says how many failed; the JSON's findings stay needs only, and its
+// failed_modules names them (a CI step reads it). A mesh all applied
+// exits 0.
 func TestSweepExitsOneWhenAModuleFailedWithItsNeedsMet(t *testing.T) {
 	url := failedMesh(t)
 	code, out, errs := runSweep("--nats", url)
@@ -62,8 +63,10 @@ func TestSweepExitsOneWhenAModuleFailedWithItsNeedsMet(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
 		t.Fatalf("--json: exit %d, %v:\n%s", code, err, out)
 	}
-	if len(r.Findings) != 0 || r.Summary.Failed != 2 || strings.Contains(out, "fill socket refused") {
-		t.Errorf("--json: the failed modules are more than counted:\n%s", out)
+	if len(r.Findings) != 0 || r.Summary.Failed != 2 || len(r.FailedModules) != 2 ||
+		r.FailedModules[0] != (server.FailedModule{Key: "a.web", Node: "a", Module: "web", Reason: "plan: template web.conf: unknown kind \"nope\"\x1b[2J", At: r.FailedModules[0].At}) ||
+		r.FailedModules[1].Key != "b.web" || r.FailedModules[1].Reason != "fill socket refused" {
+		t.Errorf("--json: findings stay needs only, and failed_modules names a/web and b/web with their reasons (not the orphan z/gone):\n%s", out)
 	}
 
 	code, out, errs = runSweep("--nats", url, "--node", "c")

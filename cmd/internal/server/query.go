@@ -112,7 +112,8 @@ type Request struct {
 //	 "missing_buckets": ["mesh-controller_assignments"],
 //	 "findings": [{"verdict", "owner", "kind", "name", "why", "since", "count", "needs": [{"node", "module"}]}],
 //	 "orphans": [{"bucket", "key", "why"}],
-//	 "no_report": [{"node", "module"}]}
+//	 "no_report": [{"node", "module"}],
+//	 "failed_modules": [{"key", "node", "module", "reason", "at"}]}
 //
 // (see SweepReply). A need is failed, stood asked (waiting for longer
 // than stood_after since its KV entry was written), waiting or met; its
@@ -133,7 +134,9 @@ type Request struct {
 // every page; findings, then orphans, then no_report (the modules
 // assigned with a plan whose node wrote no report, summary.no_report
 // counts them and summary.no_report_stood those assigned longer than
-// stood_after ago: an addition to SPEC's reply) are paged as entries are, and the
+// stood_after ago: an addition to SPEC's reply), then failed_modules (the
+// modules summary.failed counts, by key, with their report's reason and
+// at: an addition too) are paged as entries are, and the
 // pages after the first come from the sweep page 0 made while it is kept
 // (a minute), so that all pages are of one sweep ("at" says which). A
 // finding whose needs alone would not fit lists as many as fit and says

@@ -66,7 +66,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 		res:    &sweepResult{at: now, needs: map[needLabels]int{}, modules: map[string]int{}},
 		groups: map[groupKey]*group{}, reported: map[NodeModule]bool{}}
 	s.res.reply = SweepReply{What: "sweep", At: now.UTC().Format(time.RFC3339Nano), StoodAfter: p.StoodAfter.String(),
-		Findings: []Finding{}, Orphans: []Orphan{}, NoReport: []NodeModule{}}
+		Findings: []Finding{}, Orphans: []Orphan{}, NoReport: []NodeModule{}, FailedModules: []FailedModule{}}
 
 	steps := []struct {
 		bucket string
@@ -483,6 +483,8 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 		sum.Waiting++
 	case "failed":
 		sum.Failed++
+		s.res.reply.FailedModules = append(s.res.reply.FailedModules,
+			FailedModule{Key: e.Key(), Node: d[0], Module: d[1], Reason: v.Reason, At: v.At})
 	default: // "removed": checkReport let no other state by
 		sum.Removed++
 	}
@@ -522,6 +524,7 @@ func (s *sweeper) finish() {
 		}
 	}
 	sort.Slice(r.NoReport, func(i, j int) bool { return lessNodeModule(r.NoReport[i], r.NoReport[j]) })
+	sort.Slice(r.FailedModules, func(i, j int) bool { return r.FailedModules[i].Key < r.FailedModules[j].Key })
 	for k, g := range s.groups {
 		sort.Slice(g.needs, func(i, j int) bool { return lessNodeModule(g.needs[i], g.needs[j]) })
 		why := g.why

@@ -45,6 +45,7 @@ func askSweepOnce(ctx context.Context, nc *nats.Conn, req Request) (SweepReply, 
 		all.Findings = append(all.Findings, r.Findings...)
 		all.Orphans = append(all.Orphans, r.Orphans...)
 		all.NoReport = append(all.NoReport, r.NoReport...)
+		all.FailedModules = append(all.FailedModules, r.FailedModules...)
 		return nil
 	})
 	if err != nil {

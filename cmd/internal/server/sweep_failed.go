@@ -9,14 +9,13 @@ import (
 )
 
 // FailedModule is a module whose report (the applied bucket) says failed,
-// with the report's reason and time: what the sweep's people's output
-// names when modules failed, as the sweep's reply only counts them.
+// with the report's reason and time (SweepReply.FailedModules).
 type FailedModule struct {
-	Key    string // its key in the applied bucket
-	Node   string
-	Module string
-	Reason string
-	At     string // the report's at, RFC 3339
+	Key    string `json:"key"` // its key in the applied bucket
+	Node   string `json:"node"`
+	Module string `json:"module"`
+	Reason string `json:"reason"`
+	At     string `json:"at"` // the report's at, RFC 3339
 }
 
 // AskFailedModules asks the verb for the reports (what "applied") narrowed

@@ -43,12 +43,15 @@ type SweepReply struct {
 	// plan, no report written), by node then module: not in SPEC §6.2's
 	// reply, added so that an operator learns which they are.
 	NoReport []NodeModule `json:"no_report"`
-	Error    string       `json:"error,omitempty"`
-
-	// FailedModules is not part of the reply: the modules whose report
-	// says failed, as mesh-provisioner sweep reads them after the sweep
-	// (AskFailedModules), for WriteSweep to name.
-	FailedModules []FailedModule `json:"-"`
+	// FailedModules names the modules Summary.Failed counts (their report
+	// says failed), by key, with the report's reason and time: not in
+	// SPEC §6.2's reply, added so that `sweep --json` (a CI step) names
+	// which modules failed, not only how many, also when no need of theirs
+	// failed (a plan or templates archive refused). A server older than
+	// it sends none: mesh-provisioner sweep then asks for the reports
+	// (AskFailedModules).
+	FailedModules []FailedModule `json:"failed_modules"`
+	Error         string         `json:"error,omitempty"`
 }
 
 // Summary counts the modules by the state of their report (the applied

@@ -144,7 +144,7 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 // sweepPage is one page of the reply, and how many pages it has: the head
 // (what, at, stood_after, summary, missing_buckets, unreadable_buckets,
 // nothing_named) on every page,
-// findings, orphans then no_report paged as the other answers are.
+// findings, orphans, no_report then failed_modules paged as the other answers are.
 func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	head := plainJSON(struct {
 		What              string   `json:"what"`
@@ -156,7 +156,7 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 		NothingNamed      string   `json:"nothing_named,omitempty"`
 	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets, r.UnreadableBuckets, r.NothingNamed})
 	head = head[1 : len(head)-1]
-	lists := []itemList{{"findings", nil}, {"orphans", nil}, {"no_report", nil}}
+	lists := []itemList{{"findings", nil}, {"orphans", nil}, {"no_report", nil}, {"failed_modules", nil}}
 	room := limit - listsOverhead(head, lists)
 	for _, f := range r.Findings {
 		lists[0].items = append(lists[0].items, findingJSON(f, room))
@@ -166,6 +166,10 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	}
 	for _, m := range r.NoReport {
 		lists[2].items = append(lists[2].items, plainJSON(m))
+	}
+	for _, m := range r.FailedModules {
+		m.Reason = spec.Cut(m.Reason, room/4) // a client's long reason never leaves the mesh without a sweep
+		lists[3].items = append(lists[3].items, plainJSON(m))
 	}
 	return pageListsOf(head, page, lists, limit)
 }
