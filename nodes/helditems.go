@@ -7,8 +7,9 @@ import (
 	"github.com/novox/mesh-provisioner/graph"
 )
 
-// holdItems keeps, while mod's value does not parse (PlanError.Unparsed),
-// the items its last plan that parsed contributed: each item node stays,
+// holdItems keeps, while mod fails (its value does not parse, its plan
+// breaks a rule, a template of it does not parse, a path it claims is
+// another's), the items its last plan that held contributed: each item node stays,
 // read by its collection, waiting with why and reading nothing, so the
 // text it last had stays in the collection (itemsKept, computeCollection)
 // and the stage leaves its record in mesh-provisioner_collect as it is (a
@@ -21,8 +22,12 @@ import (
 // of its collections twice. A value that does not parse says nothing of
 // what the module contributes, so what it last contributed stands (as its
 // bindings and offers do: keepBindings). A plan that parses and breaks a
-// rule, a value with no plan, or the key deleted still takes the items
-// out. Fixed, the same item node is rendered from the new plan: recorded
+// rule, or whose templates do not, fails its module the same way (SPEC §3
+// names both), and an outside audit found a missing `credential` or an
+// unclosed `${` in one module stripping its block from every collector
+// and reloading their programs: its items are held too. A value with no
+// plan, or the key deleted, is the module leaving and still takes the
+// items out. Fixed, the same item node is rendered from the new plan: recorded
 // and its collectors filled again only if its text changed (cutoff).
 //
 // A client started on a value that does not parse has no plan of the
@@ -37,7 +42,10 @@ import (
 // fill (while it waits for the vault: firstLooks) holds items never
 // computed: the last run's text stands for them too.
 func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
-	why := "the plan of " + mod.name + " does not parse: its item stays as last recorded"
+	why := mod.name + " failed: its item stays as last recorded"
+	if mod.unparsed {
+		why = "the plan of " + mod.name + " does not parse: its item stays as last recorded"
+	}
 	hold := func(c string) *graph.Node {
 		n := m.derived(itemKey(mod.name, c), func(graph.In) (any, error) { return nil, graph.Wait("%s", why) },
 			nil, &Origin{Module: mod.name, Collection: c})
@@ -47,7 +55,12 @@ func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
 	}
 	held := map[string]bool{}
 	for _, n := range old {
-		if c := n.Meta.(*Origin).Collection; !n.Removed() && !held[c] {
+		c := n.Meta.(*Origin).Collection
+		_, kept := m.itemsKept[n]
+		if _, before := mod.itemsBefore[c]; !kept && !before {
+			continue // never had a text, in this run or the last: nothing recorded to hold
+		}
+		if !n.Removed() && !held[c] {
 			// An item never computed (its plan parsed in the start's
 			// snapshot, then broke before the first fill) has no text
 			// kept: the last run's stands for it.
@@ -69,8 +82,8 @@ func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
 
 // ItemsBefore hands over what the last run recorded in the collect bucket
 // for this node's modules (module → collection → text, the start's Sweep).
-// A module whose value does not parse holds those items (holdItems); one
-// whose plan parses has each of its items stand as recorded while it waits
+// A module whose plan is refused (its value does not parse, or it breaks
+// a rule) holds those items (holdItems); one whose plan parses has each of its items stand as recorded while it waits
 // without having been ready in this run (recordedBefore). Only before the
 // first stabilization, like HeldBefore.
 func (m *NodeGraph) ItemsBefore(items map[string]map[string][]byte) {
@@ -81,7 +94,7 @@ func (m *NodeGraph) ItemsBefore(items map[string]map[string][]byte) {
 		mod := m.mods[name]
 		switch {
 		case mod == nil:
-		case mod.asg == nil && mod.unparsed:
+		case mod.asg == nil:
 			mod.itemsBefore = items[name]
 			m.rebuild(mod)
 		case mod.asg != nil:

@@ -150,7 +150,9 @@ func graphSnapshot(m *NodeGraph) string {
 	return b.String()
 }
 
-func freshGraph(w *propWorld) *NodeGraph {
+// freshGraph is a client started on w, the collect bucket holding before
+// (module → collection → text: what the last run recorded).
+func freshGraph(w *propWorld, before map[string]map[string][]byte) *NodeGraph {
 	m := NewNodeGraph("ace")
 	registryAll(m)
 	var sis []int
@@ -161,6 +163,7 @@ func freshGraph(w *propWorld) *NodeGraph {
 	for _, si := range sis {
 		putPropSlot(m, w, si)
 	}
+	m.ItemsBefore(before)
 	for k, v := range w.bound {
 		m.Put("gitea_bound", k, []byte(propBoundVals[v]))
 	}
@@ -232,10 +235,29 @@ func TestIncrementalEqualsFreshForBindingsOffersAndCollections(t *testing.T) {
 			m.Stabilize()
 			answerVault(m, w, m.TakeNewSecrets())
 			m.Stabilize()
-			got, want := graphSnapshot(m), graphSnapshot(freshGraph(w))
+			got, want := graphSnapshot(m), graphSnapshot(freshGraph(w, heldItems(m)))
 			if got != want {
 				rt.Fatalf("after %v\nincremental:\n%s\nfresh:\n%s", log, got, want)
 			}
 		}
 	})
+}
+
+// heldItems is what the collect bucket holds of the modules m fails for a
+// refused plan: the items they hold as last recorded (holdItems), which a
+// client started afresh reads back (ItemsBefore). The rest of the bucket
+// is what the graph computes, from scratch as incrementally.
+func heldItems(m *NodeGraph) map[string]map[string][]byte {
+	out := map[string]map[string][]byte{}
+	for n, text := range m.itemsKept {
+		o := n.Meta.(*Origin)
+		if mod := m.mods[o.Module]; n.Removed() || mod == nil || mod.asg != nil {
+			continue
+		}
+		if out[o.Module] == nil {
+			out[o.Module] = map[string][]byte{}
+		}
+		out[o.Module][o.Collection] = text
+	}
+	return out
 }

@@ -31,9 +31,6 @@ func (m *NodeGraph) rebuild(mod *module) {
 	var declared []*graph.Node
 	if mod.asg == nil {
 		reasons = append(reasons, mod.planErr)
-		if mod.unparsed {
-			m.holdItems(mod, oldItems)
-		}
 	} else if p := &mod.asg.Provisioning; len(p.Files)+len(p.Items) > 0 {
 		archive = m.archiveLeaf(mod)
 		mod.owning[archive] = true
@@ -41,13 +38,13 @@ func (m *NodeGraph) rebuild(mod *module) {
 			tmpls, reasons = m.parseTemplates(p, a.members)
 		}
 	}
-	mod.itemsBefore = nil // taken by holdItems, or of no use once a plan parses
 	if mod.asg != nil && len(reasons) == 0 && (archive == nil || tmpls != nil) {
 		reasons = m.checkPlaceholders(mod, tmpls)
 	}
 	reasons = append(reasons, m.claim(mod)...)
 	if len(reasons) > 0 {
 		m.g.SetFailed(mod.plan, strings.Join(reasons, "; "))
+		m.holdItems(mod, oldItems) // what it contributed stands while it fails (helditems.go)
 	} else {
 		m.g.Set(mod.plan, m.planValue(mod))
 		if archive == nil || tmpls != nil {
@@ -61,6 +58,7 @@ func (m *NodeGraph) rebuild(mod *module) {
 	// templates not read (the archive waits or cannot be used), or the
 	// module failed before (a plan refused, a template that does not
 	// parse, a placeholder check, a path clash), they stay as written.
+	mod.itemsBefore = nil // taken by holdItems, or of no use once a plan holds
 	mod.needsUnknown = len(reasons) > 0 || archive != nil && tmpls == nil
 	inputs := []*graph.Node{mod.plan}
 	if archive != nil {

@@ -18,8 +18,9 @@ import (
 // Fixed, the item is rendered from the new plan and recorded only if it
 // changed. Before, the item left the bucket and the collector's file at
 // once (its program restarted), and came back when the plan was fixed
-// (restarted again). A plan that parses but breaks a rule still takes the
-// item out, as a plan with no provisioning does.
+// (restarted again). A plan that parses but breaks a rule, or whose
+// template does not parse, keeps the item the same way; a plan with no
+// provisioning (the module leaving) takes it out.
 func TestAContributorsPlanThatDoesNotParseKeepsItsItem(t *testing.T) {
 	m := newMesh(t)
 	f := m.stateFill()
@@ -95,18 +96,26 @@ func TestAContributorsPlanThatDoesNotParseKeepsItsItem(t *testing.T) {
 	m.waitValue(spec.CollectBucket, key, itemJSON(zshColl, "beta", "export B=2\n"))
 	m.waitFile("/etc/zsh/zshrc", strings.Replace(with, "B=1", "B=2", 1))
 
-	// A plan that parses but breaks a rule takes the item out, as today.
+	// A plan that parses but breaks a rule, or whose template does not
+	// parse, fails beta alone too (SPEC §3 names both): its item stays.
+	m.contribute("ace", "beta", "export B=1\n")
+	m.waitFile("/etc/zsh/zshrc", with)
+	m.waitValue(spec.CollectBucket, key, item)
+	rev, restarts = m.revision(spec.CollectBucket, key), f.programRestarts()
 	m.assign("ace", "beta", nodes.Plan{
 		Files: []nodes.FileSpec{{Path: "/etc/beta", Template: "item", Mode: "999"}},
 		Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
 	}, map[string]string{"item": "export B=2\n"})
 	m.waitFailed("ace", "beta", "999")
-	m.waitGone(spec.CollectBucket, key)
-	m.waitFile("/etc/zsh/zshrc", without)
+	untouched("beta's plan breaks a rule")
+	m.assign("ace", "beta", nodes.Plan{
+		Files: []nodes.FileSpec{{Path: "/etc/beta", Template: "conf"}},
+		Items: []nodes.ItemSpec{{Collection: zshColl, Template: "item"}},
+	}, map[string]string{"conf": "b = ${config:k\n", "item": "export B=2\n"})
+	m.waitFailed("ace", "beta", "conf")
+	untouched("beta's template does not parse")
 
-	// Back, then a value with no plan: out too.
-	m.contribute("ace", "beta", "export B=1\n")
-	m.waitFile("/etc/zsh/zshrc", with)
+	// A value with no plan is beta leaving: its item goes.
 	m.put(spec.AssignmentsBucket, "ace.beta", `{"node":"ace","module":"beta"}`)
 	m.waitGone(spec.CollectBucket, key)
 	m.waitFileFor("/etc/zsh/zshrc", without, 10*time.Second)
