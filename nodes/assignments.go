@@ -139,6 +139,16 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		t := asg.Provisioning.Templates
 		used := len(asg.Provisioning.Files)+len(asg.Provisioning.Items) > 0
 		switch held, ok := m.archives[name]; {
+		case ok && held.state == graph.Ready && held.digest == t.Digest:
+			// Its archive is here as this plan names it (a plan refused
+			// meanwhile kept it): nothing to fetch, nothing to wait for.
+		case t.Digest != oldDigest && m.shareArchive(name, t.Digest):
+			defer m.pruneParsed()
+			// Another module holds it (one archive, several modules):
+			// SPEC §3, a second plan naming the same digest fetches nothing.
+			// Without it the module reported waiting "not fetched yet" for
+			// the moments the cache took to answer (an outside audit saw
+			// applied → waiting → applied for a plan fixed).
 		case t.Digest != oldDigest:
 			delete(m.archives, name)
 			defer m.pruneParsed()

@@ -173,7 +173,14 @@ func TestAnItemNamingASecretOrConsumersOrACollectorNamingAnUnlistedCollectionFai
 }
 
 func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing.T) {
-	m := zshCollectingA()
+	// a's archive is its own (zsh's, digestA, would be shared: one digest, one archive)
+	const digestOwn = "sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.zsh", collectorPlan("ace", "zsh", "c"))
+	m.SetArchive("zsh", digestA, map[string][]byte{"t": []byte("${collected:c}")})
+	m.Put(spec.AssignmentsBucket, "ace.a", planJSON("ace", "a", Plan{Items: []ItemSpec{{Collection: "c", Template: "i"}},
+		Templates: TemplatesRef{Ref: "file:///t/a.tar", Digest: digestOwn}}))
 	m.Stabilize()
 	v := m.View("a")
 	if len(v.Items) != 1 || v.Items[0].State != graph.Waiting || !strings.Contains(v.Items[0].Why, "not fetched yet") {
@@ -182,7 +189,7 @@ func TestAnItemWaitingForItsTemplatesIsShownAndLeftOutOfItsCollection(t *testing
 	if got := file(m, "zsh", "/etc/zsh"); got.Value == nil || len(got.Value.mustBytes()) != 0 {
 		t.Fatalf("collector %+v", got)
 	}
-	m.SetArchive("a", digestA, map[string][]byte{"i": []byte("")})
+	m.SetArchive("a", digestOwn, map[string][]byte{"i": []byte("")})
 	m.Stabilize()
 	if got := string(file(m, "zsh", "/etc/zsh").Value.mustBytes()); got != "# a\n\n" {
 		t.Fatalf("an empty item: %q", got)

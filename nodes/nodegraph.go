@@ -37,6 +37,7 @@ type NodeGraph struct {
 	notPermitted    map[string]bool // buckets the bus refuses this client
 	secrets         map[string]secretSource
 	archives        map[string]archiveSource // by module
+	readyArchive    map[string]string        // digest → a module its archive was set ready for (checked when read: shareArchive)
 
 	// What every assignment on every node binds, for consumers lists
 	// (only those with a provisions entry: heldbinds.go).

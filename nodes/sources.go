@@ -391,12 +391,34 @@ func (m *NodeGraph) ArchiveTried(module string) time.Time {
 	return a.tried
 }
 
+// shareArchive gives module the archive of digest another module holds
+// ready, if one does (its members are only read); it says whether one did.
+func (m *NodeGraph) shareArchive(module, digest string) bool {
+	other, ok := m.readyArchive[digest]
+	if !ok || other == module {
+		return false
+	}
+	a, ok := m.archives[other]
+	if !ok || a.state != graph.Ready || a.digest != digest {
+		delete(m.readyArchive, digest) // it moved on since
+		return false
+	}
+	m.archives[module] = archiveSource{digest: digest, state: graph.Ready, members: a.members, tried: a.tried}
+	return true
+}
+
 func (m *NodeGraph) setArchive(module string, a archiveSource) {
 	mod := m.mods[module]
 	if mod == nil || mod.asg == nil || mod.asg.Provisioning.Templates.Digest != a.digest {
 		return // stale: the plan moved on
 	}
 	m.archives[module] = a
+	if a.state == graph.Ready {
+		if m.readyArchive == nil {
+			m.readyArchive = map[string]string{}
+		}
+		m.readyArchive[a.digest] = module
+	}
 	m.rebuild(mod)
 }
 
