@@ -54,8 +54,9 @@ func whyOnly[V any](check func([]string, []byte) (V, string)) func([]string, []b
 // "registry". Node, Module, Contributor and Collection narrow the answer to
 // keys whose token of that name is that value (Module stands for
 // Contributor with what=collect); a field that is not a token of the asked
-// bucket's keys narrows nothing and is ignored (a caller may send the same
-// fields whatever it asks). Page picks one page of a paged answer (see ServeQuery).
+// bucket's keys (contributor for needs, node for the registry) is a bad
+// request, as it is for the sweep: ignored, it answered the whole bucket
+// to a request that meant a part of it. Page picks one page of a paged answer (see ServeQuery).
 type Request struct {
 	What        string `json:"what,omitempty"`
 	Node        string `json:"node,omitempty"`
@@ -373,11 +374,33 @@ func narrowing(req Request) (map[int]string, error) {
 			}
 		}
 		if pos < 0 {
-			continue // not a token of this bucket's keys: nothing to narrow (SPEC §6.2: optional narrowing)
+			// Not a token of this bucket's keys: it would narrow nothing,
+			// and the whole bucket answered to a request that meant a part
+			// of it (an operator asking for contributor zsh's needs got
+			// every need of the mesh). Said, as the sweep says it.
+			return nil, fmt.Errorf("%s narrows nothing in %s, whose keys are %s: narrow it by %s", name, req.What,
+				strings.Join(sh.tokens, "."), strings.Join(narrowable(req.What), ", "))
 		}
 		narrow[pos] = spec.EncodeToken(v)
 	}
 	return narrow, nil
+}
+
+// narrowable are the request's fields that narrow what.
+func narrowable(what string) []string {
+	var out []string
+	for _, t := range shapes[what].tokens {
+		if t == "node" || t == "module" || t == "collection" || t == "contributor" {
+			out = append(out, t)
+		}
+	}
+	if what == "collect" {
+		out = append(out, "module (as contributor)")
+	}
+	if len(out) == 0 {
+		return []string{"nothing (it is answered whole)"}
+	}
+	return out
 }
 
 // filters turns a narrowing into watch filters: the narrowed tokens up to

@@ -228,10 +228,22 @@ func TestQueryRefusesBadRequests(t *testing.T) {
 	if r, raw := askRaw(t, nc, nil); r.Error != "" || r.What != "registry" {
 		t.Errorf("empty request answered %s", raw)
 	}
-	// A field that is no token of the asked bucket's keys narrows nothing
-	// (SPEC §6.2: all but what are optional narrowing): answered, not refused.
-	for _, body := range []string{`{"what": "registry", "node": "ace"}`, `{"what": "needs", "collection": "x"}`,
-		`{"what": "applied", "contributor": "x"}`} {
+	// A field that is no token of the asked bucket's keys would narrow
+	// nothing: refused, saying what does narrow it (answered, it gave the
+	// whole bucket to a request that meant a part of it), as the sweep
+	// refuses one. An empty field is no narrowing at all.
+	for body, says := range map[string]string{
+		`{"what": "registry", "node": "ace"}`:     "node narrows nothing in registry, whose keys are kind: narrow it by nothing",
+		`{"what": "needs", "collection": "x"}`:    "collection narrows nothing in needs, whose keys are node.module.kind.name: narrow it by node, module",
+		`{"what": "applied", "contributor": "x"}`: "contributor narrows nothing in applied, whose keys are node.module: narrow it by node, module",
+		`{"what": "needs", "contributor": "zsh"}`: "contributor narrows nothing in needs",
+	} {
+		if r, raw := askRaw(t, nc, []byte(body)); !strings.Contains(r.Error, says) || r.Entries != nil {
+			t.Errorf("%s answered %s, want an error saying %q", body, raw, says)
+		}
+	}
+	for _, body := range []string{`{"what": "registry", "node": ""}`, `{"what": "needs", "collection": "", "contributor": ""}`,
+		`{"what": "collect", "node": "ace", "collection": "x", "contributor": "y"}`} {
 		if r, raw := askRaw(t, nc, []byte(body)); r.Error != "" || r.Entries == nil {
 			t.Errorf("%s answered %s, want its entries", body, raw)
 		}
