@@ -173,7 +173,7 @@ func ParseTemplate(name string, text []byte) (*Template, error) {
 		if len(kind) == 0 {
 			return nil, fail(j, false, "placeholder %q has an empty kind", "${"+string(body)+"}")
 		}
-		if !validKind(kind) {
+		if !spec.ValidKind(kind) {
 			return nil, fail(j, false, "placeholder %q: kind %q is not [a-z][a-z0-9-]*", "${"+string(body)+"}", string(kind))
 		}
 		if len(pname) == 0 {
@@ -249,19 +249,6 @@ func placeholderTooLong(kind, name string) string {
 		return spec.CheckNameLen(what+": its collection", c)
 	}
 	return ""
-}
-
-func validKind(k []byte) bool {
-	if len(k) == 0 || k[0] < 'a' || k[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(k); i++ {
-		c := k[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // cursor turns byte offsets, asked in increasing order, into line and column.

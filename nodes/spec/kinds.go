@@ -7,6 +7,21 @@ package spec
 // spelt the same.
 type Kind string
 
+// ValidKind says whether k is a kind's spelling, [a-z][a-z0-9-]* (SPEC
+// §4.1): what a template may name, and so what a need's key may hold.
+func ValidKind[T string | []byte](k T) bool {
+	if len(k) == 0 || k[0] < 'a' || k[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // The kinds this client fills.
 const (
 	Config       Kind = "config"

@@ -448,6 +448,14 @@ func decodeShape(toks, names []string) (decoded []string, why string) {
 		if err != nil {
 			return nil, fmt.Sprintf("%s: %v", names[i], err)
 		}
+		// What no client writes: a kind no template may name (SPEC
+		// §4.1), a name longer than any a client takes.
+		if names[i] == "kind" && !spec.ValidKind(v) {
+			return nil, fmt.Sprintf("kind %q is not [a-z][a-z0-9-]* (SPEC §4.1)", spec.Cut(v, 64))
+		}
+		if len(t) > spec.MaxNameBytes {
+			return nil, fmt.Sprintf("%s: %d bytes encoded, over %d", names[i], len(t), spec.MaxNameBytes)
+		}
 		decoded[i] = v
 	}
 	return decoded, ""

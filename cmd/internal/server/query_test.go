@@ -379,3 +379,41 @@ func TestQueryPagesLargeValues(t *testing.T) {
 		t.Errorf("page past the end: %+v", last)
 	}
 }
+
+// A need's key whose kind no template may name ([a-z][a-z0-9-]*, SPEC
+// §4.1), or whose name is longer than any client takes, is out of the
+// needs bucket's shape: said in out_of_shape with why, not listed as a
+// need (no client writes one), and the sweep makes it an out-of-shape
+// finding rather than a need of an unknown owner.
+func TestANeedKeyWithAKindNoTemplateMayNameIsOutOfShape(t *testing.T) {
+	s := bustest.Start(t)
+	nc, js := bustest.JetStream(t, s)
+	ensure(t, js)
+	needs := bucket(t, js, spec.NeedsBucket)
+	long := strings.Repeat("z", 300)
+	want := map[string]string{
+		"n6.cc.Config.x":       `kind "Config" is not [a-z][a-z0-9-]*`,
+		"n6.cc.9x.y":           `kind "9x" is not`,
+		"n6.cc.con_fig.z":      `kind "con_fig" is not`,
+		"n6.cc.a=3Ab.w":        `kind "a:b" is not`,
+		"n6.cc.config." + long: "name: 300 bytes encoded, over 255",
+		spec.EncodeKey("n6", "cc", "config", "k"): "",
+	}
+	for k := range want {
+		put(t, needs, k, `{"state":"waiting","why":"w"}`)
+	}
+	serveQuery(t, nc, js)
+	r, _ := ask(t, nc, map[string]any{"what": "needs", "node": "n6"})
+	if len(r.Entries) != 1 || str(t, r.Entries[0]["key"]) != "n6.cc.config.k" {
+		t.Errorf("entries: want n6.cc.config.k alone: %v", r.Entries)
+	}
+	said := map[string]string{}
+	for _, o := range r.OutOfShape {
+		said[o.Key] = o.Why
+	}
+	for k, why := range want {
+		if why != "" && !strings.Contains(said[k], why) {
+			t.Errorf("%.40s…: out_of_shape says %q, want %q", k, said[k], why)
+		}
+	}
+}
