@@ -103,6 +103,9 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 		if st.bucket == spec.AssignmentsBucket {
 			s.assignments = true
 		}
+		if st.bucket == spec.NeedsBucket {
+			s.needKeys = r.entries // a report's waits are looked up in it (moduleWait)
+		}
 		sel := make([]jetstream.KeyValueEntry, 0, len(r.entries))
 		for _, e := range r.entries {
 			if len(r.narrow) == 0 || selected(strings.Split(e.Key(), "."), r.narrow) {
@@ -188,8 +191,9 @@ type sweeper struct {
 	plans       map[NodeModule]assigned
 	groups      map[groupKey]*group
 	oos         []Finding
-	reported    map[NodeModule]bool // the modules with a report in the applied bucket
-	onNodes     map[string][]string // the nodes each module is assigned on with a plan (whyUnassigned)
+	reported    map[NodeModule]bool                // the modules with a report in the applied bucket
+	onNodes     map[string][]string                // the nodes each module is assigned on with a plan (whyUnassigned)
+	needKeys    map[string]jetstream.KeyValueEntry // the needs bucket as read, by key (nil: not read)
 }
 
 // bucketRead is what fetch read of one bucket.

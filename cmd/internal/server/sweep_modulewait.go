@@ -2,6 +2,8 @@ package server
 
 import (
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // ownerPlan answers a module's own wait: the controller publishes the
@@ -24,15 +26,53 @@ func (s *sweeper) moduleWait(e jetstream.KeyValueEntry, node, module string, v r
 		return
 	}
 	for _, w := range v.Waiting {
+		kind, name, owner := kindModule, module, ownerPlan
 		if w.Kind != kindModule {
-			continue
+			if !s.waitUnrecorded(node, module, w.Kind, w.Name) {
+				continue // judged as its need
+			}
+			kind, name = w.Kind, w.Name
+			owner = s.owner(kind, name, w.Why, node, module)
 		}
 		verdict := VerdictWaiting
-		if s.now.Sub(e.Created()) > s.p.StoodAfter {
+		stood := s.now.Sub(e.Created()) > s.p.StoodAfter
+		if stood {
 			verdict = VerdictStoodAsked
-			s.res.reply.Summary.StoodModules++
 		}
-		s.res.needs[needLabels{metricVerdict(verdict), kindModule, ownerPlan}]++
-		s.group(groupKey{verdict, ownerPlan, kindModule, module, sharedWhy(w.Why, node, module)}, e, w.Why, node, module)
+		switch n := &s.res.reply.Summary.Needs; {
+		case kind == kindModule && stood:
+			s.res.reply.Summary.StoodModules++
+		case kind == kindModule:
+		case stood: // counted as the need it stands for
+			n.StoodAsked++
+		default:
+			n.Waiting++
+		}
+		s.res.needs[needLabels{metricVerdict(verdict), s.kindLabelOr(kind), ownerLabel(owner)}]++
+		s.group(groupKey{verdict, owner, kind, name, sharedWhy(w.Why, node, module)}, e, w.Why, node, module)
 	}
+}
+
+// waitUnrecorded says whether a waiting report's wait of kind and name
+// has no need in the needs bucket to be judged by: a secret the plan
+// declares without a path and no template names (SPEC §5.2 records
+// placeholders; the module waits for it all the same). Unjudged, such a
+// module stood waiting for ever with the sweep exiting 0 (an outside
+// audit). The needs bucket not read (missing, refused): every wait is
+// judged by its need, as before.
+func (s *sweeper) waitUnrecorded(node, module, kind, name string) bool {
+	if s.needKeys == nil {
+		return false
+	}
+	_, recorded := s.needKeys[spec.EncodeKey(node, module, kind, name)]
+	return !recorded
+}
+
+// kindLabelOr is kind as mesh_provisioner_needs labels it, a module's own
+// wait included.
+func (s *sweeper) kindLabelOr(kind string) string {
+	if kind == kindModule {
+		return kindModule
+	}
+	return s.kindLabel(kind)
 }

@@ -112,3 +112,42 @@ func webOnAceAndG14(t *testing.T) jetstream.JetStream {
 	put(t, as, "g14.web", `{"provisioning":{}}`)
 	return js
 }
+
+// A waiting report may wait for what no need records: a secret its plan
+// declares without a path and no template names (SPEC §5.2 records
+// placeholders). Its files are written, its report says waiting for it,
+// and the sweep named it nowhere and exited 0 however long it stood (an
+// outside audit). Such a wait is judged as the need it stands for: kind
+// and name as the report says, owner the registry's, counted among the
+// needs; a wait whose need is recorded is judged by the need alone.
+func TestASweepJudgesAReportsWaitThatNoNeedRecords(t *testing.T) {
+	js := webOnAceAndG14(t)
+	applied := bucket(t, js, spec.AppliedBucket)
+	const why = `mesh-vault: own/web/unused absent (asked 3 times)`
+	put(t, applied, "ace.web", `{"node":"ace","module":"web","state":"waiting","files":[{"path":"/etc/web/x.conf","action":"written","digest":"sha256:00"}],"waiting":[{"kind":"secret","name":"unused","why":"`+why+`"}]}`)
+	// g14's wait has its need recorded: judged once, by the need
+	put(t, applied, "g14.web", `{"node":"g14","module":"web","state":"waiting","files":[],"waiting":[{"kind":"config","name":"port","why":"not written yet"}]}`)
+	put(t, bucket(t, js, spec.NeedsBucket), "g14.web.config.port", `{"node":"g14","module":"web","kind":"config","name":"port","state":"waiting","why":"not written yet"}`)
+
+	res, err := sweep(testCtx(t), js, SweepParams{StoodAfter: 10 * time.Minute}, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.reply
+	if !r.Held() || r.Summary.Needs.StoodAsked != 2 || len(r.Findings) != 2 {
+		t.Fatalf("held %v, summary %+v, findings %+v; want two stood asked (ace's secret, g14's config), held", r.Held(), r.Summary, r.Findings)
+	}
+	var secret *Finding
+	for i, f := range r.Findings {
+		if f.Kind == "secret" {
+			secret = &r.Findings[i]
+		}
+		if f.Count != 1 {
+			t.Errorf("finding %+v judged %d times", f, f.Count)
+		}
+	}
+	if secret == nil || secret.Name != "unused" || secret.Owner != "mesh-vault" || secret.Verdict != VerdictStoodAsked ||
+		secret.Why != why || len(secret.Needs) != 1 || secret.Needs[0] != (NodeModule{"ace", "web"}) {
+		t.Fatalf("the secret's wait: %+v", secret)
+	}
+}
