@@ -141,3 +141,24 @@ func TestManagedKeysKeepACRLFFilesLineEndings(t *testing.T) {
 	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/etc/app.ini", Form: FormManagedKeys, Content: []byte("A=9\r\nC=3\r\n")}}})
 	mustRead(t, p, "A=9\nB=2\nC=3\n")
 }
+
+// A file holding a module's block twice (an operator's copy): writing
+// the first alone left the second stale and still read by the program.
+// The fill is refused naming both places, nothing written, the file as
+// it was; mended by hand, it is filled.
+func TestAFileHoldingAModulesBlockTwiceIsRefused(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	p := filepath.Join(root, "etc/ssh/sshd_config")
+	twice := "Port 22\n# BEGIN mesh m\nAllowUsers alice\n# END mesh m\n# BEGIN mesh m\nAllowUsers alice\n# END mesh m\n"
+	writeFile(t, p, twice)
+	req := Request{Module: "m", Files: []File{{Path: "/etc/ssh/sshd_config", Form: FormManagedBlock, Content: []byte("AllowUsers bob\n")}}}
+	_, err := c.Fill(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "holds the block of module m twice") || !strings.Contains(err.Error(), "line 5") {
+		t.Errorf("a block twice: %v, want it refused naming line 5", err)
+	}
+	mustRead(t, p, twice)
+	writeFile(t, p, "Port 22\n# BEGIN mesh m\nAllowUsers alice\n# END mesh m\n")
+	fillOK(t, c, req)
+	mustRead(t, p, "Port 22\n# BEGIN mesh m\nAllowUsers bob\n# END mesh m\n")
+}

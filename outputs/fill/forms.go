@@ -316,6 +316,14 @@ func findBlock(p, module string, current []byte) (lines []string, bi, ei int, er
 	if bi >= 0 && ei < 0 {
 		return nil, 0, 0, refuse("path %q holds %q without %q", p, begin, end)
 	}
+	// A second block of the module (copied by hand): the first alone
+	// would be written, the second left stale and still read by the
+	// program. Refused like broken markers, saying where.
+	for i := ei + 1; bi >= 0 && i < len(lines); i++ {
+		if t := strings.TrimSpace(lines[i]); t == begin || t == end {
+			return nil, 0, 0, refuse("path %q holds the block of module %s twice (%q again at line %d, after the block at lines %d-%d): one must go, by hand", p, module, t, i+1, bi+1, ei+1)
+		}
+	}
 	return lines, bi, ei, nil
 }
 
