@@ -73,6 +73,20 @@ func TestWithoutAllowEveryPathIsAllowedAndThatIsSaid(t *testing.T) {
 	}
 }
 
+// An --allow glob written with the root in front allows a path below
+// the root's own path again, never what it meant: said at start.
+func TestAnAllowGlobBeginningWithTheRootIsWarnedOf(t *testing.T) {
+	root := t.TempDir()
+	log := newLog(t)
+	c, _ := runUntilStopped(t, &Server{Root: root, Allow: []string{root + "/etc/*", "/srv/**"}}, log)
+	if _, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{{Path: "/etc/x", Form: FormOwned}}}); err == nil {
+		t.Error("/etc/x allowed by a glob of the root's own path")
+	}
+	if want := "--allow glob begins with --root"; !strings.Contains(log.String(), want) || strings.Count(log.String(), want) != 1 {
+		t.Errorf("log does not say %q once (for the one glob):\n%s", want, log.String())
+	}
+}
+
 func TestCheckAllow(t *testing.T) {
 	for _, tc := range []struct {
 		glob string

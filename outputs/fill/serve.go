@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,15 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 	}
 	if len(s.Allow) == 0 {
 		s.Log.Warn().Msg("no --allow: every path may be written (below the root, if one is set)")
+	}
+	if root := strings.TrimSuffix(s.Root, "/"); root != "" {
+		for _, g := range s.Allow {
+			if strings.HasPrefix(g, root+"/") {
+				// matched against the request's path, which is below the root
+				s.Log.Warn().Str("allow", g).Str("root", s.Root).
+					Msg("--allow glob begins with --root: globs are matched against the paths requests name, below the root (/etc/* for " + root + "/etc/*), so this one allows only " + root + g)
+			}
+		}
 	}
 	if len(s.AllowUnits) == 0 {
 		s.Log.Warn().Msg("no --allow-unit: every unit may be restarted or reloaded")
