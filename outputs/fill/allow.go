@@ -182,8 +182,11 @@ func CheckAllow(glob string, unit bool) string {
 		}
 		return ""
 	}
-	if !strings.HasPrefix(glob, "/") || !doublestar.ValidatePattern(glob) {
-		return fmt.Sprintf("--allow %q is not a glob of absolute paths", glob)
+	if !strings.HasPrefix(glob, "/") {
+		return fmt.Sprintf("--allow %q is not a glob of absolute paths (it must begin with /)", glob)
+	}
+	if !doublestar.ValidatePattern(glob) {
+		return fmt.Sprintf("--allow %q is not a glob: %v (a [ opens a class that a ] must close; \\[ is a literal [)", glob, doublestar.ErrBadPattern)
 	}
 	// A request's path is refused unless clean (plan.go), so a glob with a
 	// trailing slash, "//", "." or ".." matches nothing a request may name:

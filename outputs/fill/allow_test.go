@@ -100,6 +100,12 @@ func TestCheckAllow(t *testing.T) {
 			t.Errorf("CheckAllow(%q, %v) = %q", tc.glob, tc.unit, msg)
 		}
 	}
+	// each says what is wrong with it
+	for glob, says := range map[string]string{"etc/**": "must begin with /", "/etc/[": "syntax error in pattern"} {
+		if msg := CheckAllow(glob, false); !strings.Contains(msg, says) {
+			t.Errorf("CheckAllow(%q) = %q, want it to say %q", glob, msg, says)
+		}
+	}
 }
 
 // TestADirectoryGlobAllowsWhatIsBelowTheDirectoryNotTheDirectoryItself:
