@@ -140,8 +140,11 @@ type Request struct {
 // at: an addition too) are paged as entries are, and the
 // pages after the first come from the sweep page 0 made while it is kept
 // (a minute), so that all pages are of one sweep ("at" says which). A
-// finding whose needs alone would not fit lists as many as fit and says
-// "needs_left_out". AskSweep asks and joins the pages.
+// finding whose needs would not fit in a page is paged too: its parts,
+// each the finding with more of its needs and, after the first,
+// "continued": true (findingParts); "needs_left_out" says only what a
+// part could not hold beside a why too long for a page. AskSweep asks
+// and joins the pages, and the parts.
 func ServeQuery(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, log zerolog.Logger) (stop func(), err error) {
 	return serveQueryWith(ctx, nc, js, log, newSweepCache(js), nil)
 }

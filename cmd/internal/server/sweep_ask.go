@@ -37,12 +37,13 @@ func askSweepOnce(ctx context.Context, nc *nats.Conn, req Request) (SweepReply, 
 		}
 		if page == 0 {
 			all = r
+			all.Findings = joinFindings(nil, r.Findings)
 			return nil
 		}
 		if r.At != all.At {
 			return errors.Join(errSweepMoved, errAskAgain)
 		}
-		all.Findings = append(all.Findings, r.Findings...)
+		all.Findings = joinFindings(all.Findings, r.Findings)
 		all.Orphans = append(all.Orphans, r.Orphans...)
 		all.NoReport = append(all.NoReport, r.NoReport...)
 		all.FailedModules = append(all.FailedModules, r.FailedModules...)
@@ -53,4 +54,19 @@ func askSweepOnce(ctx context.Context, nc *nats.Conn, req Request) (SweepReply, 
 	}
 	all.Page, all.Pages = 0, 0
 	return all, nil
+}
+
+// joinFindings appends more to all, a part of a finding (Continued) to
+// the finding before it.
+func joinFindings(all, more []Finding) []Finding {
+	for _, f := range more {
+		if f.Continued && len(all) > 0 {
+			last := &all[len(all)-1]
+			last.Needs = append(last.Needs, f.Needs...)
+			last.NeedsLeftOut += f.NeedsLeftOut
+			continue
+		}
+		all = append(all, f)
+	}
+	return all
 }

@@ -15,9 +15,10 @@ import (
 )
 
 // A module waiting on its archive on more nodes than a page can name is
-// one finding that names as many as fit and says how many it left out,
-// and where to find them: its nodes wrote reports, not needs, so the
-// verb's what=needs lists none of them; what=applied does.
+// one finding whose parts go on over the pages, joined whole by AskSweep;
+// one that still leaves nodes out says where to find them: its nodes
+// wrote reports, not needs, so the verb's what=needs lists none of them;
+// what=applied does.
 func TestAModuleWaitTooLargeForAPageSaysWhereTheRestAre(t *testing.T) {
 	s := bustest.Start(t, func(o *natsd.Options) { o.MaxPayload = 8 * 1024 })
 	nc, js := bustest.JetStream(t, s)
@@ -49,9 +50,12 @@ func TestAModuleWaitTooLargeForAPageSaysWhereTheRestAre(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Findings) != 1 || r.Findings[0].Count != 600 || r.Findings[0].NeedsLeftOut == 0 || r.Summary.StoodModules != 600 {
+	if len(r.Findings) != 1 || r.Findings[0].Count != 600 || len(r.Findings[0].Needs) != 600 || r.Findings[0].NeedsLeftOut != 0 || r.Summary.StoodModules != 600 {
 		t.Fatalf("summary %+v, %d findings", r.Summary, len(r.Findings))
 	}
+	// A part that left needs out (not even one fitting beside its text)
+	// sends the operator to the reports, not to the needs.
+	r.Findings[0].Needs, r.Findings[0].NeedsLeftOut = r.Findings[0].Needs[:10], 590
 	var text bytes.Buffer
 	WriteSweep(&text, r)
 	if strings.Contains(text.String(), "what=needs lists them") || !strings.Contains(text.String(), "what=applied") {

@@ -95,8 +95,11 @@ type NeedCounts struct {
 // its shape or whose value is not (values.go). Since is the earliest last
 // state change of its needs (out of shape: when its key's entry was
 // written). Count is how many needs it holds; Needs
-// lists them, all but NeedsLeftOut of them when the list alone would not
-// fit in a reply.
+// lists them. A finding whose needs would not fit in one page is paged as
+// a list is: its first part on one page, the rest on the pages after,
+// each part the same finding with Continued set and more of its needs
+// (AskSweep joins them). NeedsLeftOut says how many a part left out only
+// when not even one need fits beside the finding's text.
 type Finding struct {
 	Verdict      string       `json:"verdict"`
 	Owner        string       `json:"owner"`
@@ -109,6 +112,9 @@ type Finding struct {
 	Count        int          `json:"count"`
 	Needs        []NodeModule `json:"needs"` // a list always, empty for a key out of shape (no null: SPEC's findings each carry one)
 	NeedsLeftOut int          `json:"needs_left_out,omitempty"`
+	// Continued says this is the finding before it in the reply, continued
+	// (on the next page): its Needs are more of that finding's.
+	Continued bool `json:"continued,omitempty"`
 }
 
 // NodeModule names one module on one node.

@@ -159,7 +159,7 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	lists := []itemList{{"findings", nil}, {"orphans", nil}, {"no_report", nil}, {"failed_modules", nil}}
 	room := limit - listsOverhead(head, lists)
 	for _, f := range r.Findings {
-		lists[0].items = append(lists[0].items, findingJSON(f, room))
+		lists[0].items = append(lists[0].items, findingParts(f, room)...)
 	}
 	for _, o := range r.Orphans {
 		lists[1].items = append(lists[1].items, plainJSON(o))
@@ -172,6 +172,39 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 		lists[3].items = append(lists[3].items, plainJSON(m))
 	}
 	return pageListsOf(head, page, lists, limit)
+}
+
+// findingParts is f as JSON items of at most room bytes each: one, or,
+// when its needs do not fit in one, as many parts as they take, each after
+// the first Continued (paged as a list's items are: no need is left out).
+func findingParts(f Finding, room int) [][]byte {
+	whole := f
+	for _, s := range []*string{&f.Why, &f.Name, &f.Key} {
+		*s = spec.Cut(*s, room/4) // as findingJSON cuts them, before the parts are measured
+	}
+	if b := plainJSON(f); len(b) <= room || len(f.Needs) <= 1 {
+		return [][]byte{findingJSON(whole, room)}
+	}
+	var parts [][]byte
+	rest := f.Needs
+	for len(rest) > 0 {
+		p := f
+		p.Continued = len(parts) > 0
+		p.Needs = rest
+		b := plainJSON(p)
+		n := len(rest)
+		for len(b) > room && n > 1 {
+			n = max(min(n-1, n*room/len(b)*9/10), 1)
+			p.Needs = rest[:n]
+			b = plainJSON(p)
+		}
+		if len(b) > room { // not even one need fits beside the text: as findingJSON says it
+			b = findingJSON(p, room)
+		}
+		parts = append(parts, b)
+		rest = rest[n:]
+	}
+	return parts
 }
 
 // findingJSON is f as JSON in at most room bytes: a finding whose needs
