@@ -33,7 +33,7 @@ var commands = []struct{ pkg, name string }{
 // groupadd's, curl's and systemctl's (nats's --inbox-prefix: a tool runner
 // asks on its own inbox; systemctl's enable --now), and --password, which
 // they name as refused.
-var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password", "unix-socket", "inbox-prefix", "now"}
+var foreign = []string{"name", "allow-pub", "allow-sub", "allow-pub-response", "history", "system", "password", "unix-socket", "inbox-prefix", "now", "max-bytes"}
 
 var (
 	flagRE  = regexp.MustCompile(`(?:^|[\s\[(|"` + "`" + `])--([a-z][a-z0-9-]*)`)
