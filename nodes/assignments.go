@@ -128,6 +128,8 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 		oldDigest, oldRef = mod.asg.Provisioning.Templates.Digest, mod.asg.Provisioning.Templates.Ref
 	}
 	m.formsMoved(name, mod.asg, asg)
+	m.nameDigest(mod.asg, -1)
+	m.nameDigest(asg, +1)
 	mod.asg, mod.planErr, mod.unparsed = asg, "", false
 	if pe := (*PlanError)(nil); errors.As(perr, &pe) {
 		mod.unparsed = pe.Unparsed

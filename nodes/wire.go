@@ -592,6 +592,7 @@ func (m *NodeGraph) refreshCollection(c string) {
 // removeModule takes a module off this node.
 func (m *NodeGraph) removeModule(mod *module) {
 	delete(m.mods, mod.name)
+	m.nameDigest(mod.asg, -1)
 	defer m.unclaim(mod.name)
 	defer func() { // its secrets held without a leaf; those with one go in collect
 		for name := range m.secrets {
