@@ -72,6 +72,10 @@ func (w wrapDialer) Dial(network, address string) (net.Conn, error) {
 	return w.wrap(c), nil
 }
 
+// PingInterval is how often a connection pings the bus: two pings
+// unanswered say the connection stale, and it reconnects.
+var PingInterval = 30 * time.Second
+
 // Connect opens a connection that never gives up: it reconnects forever with
 // backoff, and a bus that is not up yet is waited for in the background (the
 // returned connection is then not yet connected; nats.go buffers what is
@@ -84,6 +88,15 @@ func Connect(o Options) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name(o.Name),
 		nats.MaxReconnects(-1),
+		// A link that dies without a word (a half-open TCP connection: a
+		// firewall's state dropped, a peer's host gone) is found by pings
+		// alone: nats.go's defaults (every 2 min, two unanswered) left it
+		// unnoticed for up to 6 min, /healthz saying connected and no
+		// change reaching the node (an outside audit). One every 30 s, two
+		// unanswered: found within 90 s, at a PING and its PONG each 30 s
+		// at rest (docs/PERFORMANCE.md: idle).
+		nats.PingInterval(PingInterval),
+		nats.MaxPingsOutstanding(2),
 		nats.CustomReconnectDelay(reconnectDelay),
 		nats.RetryOnFailedConnect(true),
 		nats.ConnectHandler(func(nc *nats.Conn) {
