@@ -42,9 +42,12 @@ type Asker struct {
 	// once every forgetEvery (tests set it), or when a sample says so.
 	forgetEvery time.Duration
 	forgotAt    time.Time // when Retain last looked at every name
-	// unanswered: an ask got no answer from the vault (silent, error)
-	// since the vault last answered one (vaultBack).
+	// unanswered: an ask got no answer from the vault (silent: no reply,
+	// no vault listening) and no other ask was answered since it was
+	// sent: the vault is away, and its next answer says it is back
+	// (vaultBack). heard is when the vault last replied to any ask.
 	unanswered bool
+	heard      time.Time
 }
 
 // Retain looks at every name answered for good when forgetEvery passed
@@ -273,7 +276,7 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 	select {
 	case a.out <- an:
 		defer a.mu.Unlock()
-		a.delivered(name, st, gen, res.Outcome)
+		a.delivered(name, st, gen, res, at)
 		return
 	default:
 	}
@@ -288,17 +291,29 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 	if !a.current(name, st, gen) {
 		return // retained no more while its answer was on the way
 	}
-	a.delivered(name, st, gen, res.Outcome)
+	a.delivered(name, st, gen, res, at)
 }
 
-// delivered lets go of ask gen, its answer (outcome o) queued, and
+// delivered lets go of ask gen (sent at), its answer res queued, and
 // schedules the next ask of name; a.mu is held.
-func (a *Asker) delivered(name string, st *askState, gen uint64, o Outcome) {
+//
+// Only a vault that answered nothing since an ask was sent is taken for
+// away: one that answers other names and leaves this one silent, or
+// replies with what cannot be read (a short box, an unknown status), is
+// there, and the name follows its own backoff. Before, any answer after
+// such a name re-asked it at once with its backoff reset: 60 asks in 7
+// minutes where SPEC §4.2's 1 s doubling to 1 min makes 12 (an outside
+// audit).
+func (a *Asker) delivered(name string, st *askState, gen uint64, res Result, at time.Time) {
 	st.inflight = false
-	switch o {
-	case Silent, Error:
-		a.unanswered = true
+	o := res.Outcome
+	switch {
+	case !res.Replied:
+		if o == Silent && !a.heard.After(at) {
+			a.unanswered = true
+		}
 	default:
+		a.heard = time.Now()
 		if a.unanswered {
 			a.unanswered = false
 			a.vaultBack(name)

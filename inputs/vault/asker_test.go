@@ -24,6 +24,7 @@ type scriptedVault struct {
 	asked  map[string][]time.Time
 	gate   chan struct{} // when set, no ask is answered before it is closed
 	silent bool          // asks are recorded and not answered (the vault down)
+	mute   map[string]bool // names whose asks are recorded and never answered
 }
 
 func (v *scriptedVault) setSilent(silent bool) {
@@ -64,7 +65,7 @@ func startAsker(t *testing.T, script map[string][]string, refused time.Duration)
 		n := len(v.asked[q.Secret])
 		v.asked[q.Secret] = append(v.asked[q.Secret], time.Now())
 		steps := v.script[q.Secret]
-		gate, silent := v.gate, v.silent
+		gate, silent := v.gate, v.silent || v.mute[q.Secret]
 		v.mu.Unlock()
 		if silent {
 			return
@@ -466,5 +467,41 @@ func TestARefusalOfAnAskMadeBeforeTheAssignmentWasWrittenAgainIsNotTaken(t *test
 		if n := len(v.times(c.name)); n != 2 {
 			t.Fatalf("%s asked %d times, want 2", c.name, n)
 		}
+	}
+}
+
+// A vault that answers other names and leaves one silent is there: the
+// silent name is asked again on its own backoff (SPEC §4.2: 1 s doubling
+// to 1 min), not at once after every answer to another name. Before, each
+// answer re-asked it with its backoff reset (an outside audit: 60 asks in
+// 7 minutes where the backoff makes 12).
+func TestANameTheVaultLeavesSilentWhileAnsweringOthersKeepsItsBackoff(t *testing.T) {
+	a, v := startAsker(t, map[string][]string{"busy": {StatusSealed}}, time.Hour)
+	a.backoff = backoff.Doubling{Min: 200 * time.Millisecond, Max: time.Second}
+	a.client.Timeout = 100 * time.Millisecond
+	v.mu.Lock()
+	v.mute = map[string]bool{"quiet": true}
+	v.mu.Unlock()
+	a.Ask("quiet", "")
+	a.Ask("busy", "")
+	stop := time.After(3 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-a.Answers():
+		case <-tick.C:
+			a.Fresh("busy", "") // the vault answers another name every 50 ms
+		case <-stop:
+			done = true
+		}
+	}
+	// backoff 200 ms, 400 ms, 800 ms, 1 s … after each 100 ms timeout:
+	// about 6 asks in 3 s; reset at each other answer, one every 50 ms.
+	if n := len(v.times("quiet")); n < 2 || n > 8 {
+		t.Errorf("quiet asked %d times in 3 s while the vault answered busy every 50 ms; want its backoff's 2–8", n)
+	}
+	if n := len(v.times("busy")); n < 20 {
+		t.Errorf("busy asked %d times: the vault was not answering it", n)
 	}
 }

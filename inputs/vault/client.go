@@ -89,6 +89,9 @@ type Result struct {
 	Outcome Outcome
 	Value   []byte
 	Reason  string
+	// Replied says the vault replied (whatever it said, a reply out of
+	// shape too): an Error without it is the ask's own failure.
+	Replied bool
 }
 
 // String says the outcome and reason, never the value.
@@ -171,7 +174,9 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 		}
 		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s on %s: %v", secret, subject, err)}
 	}
-	return readReply(c.Keys, secret, msg.Data)
+	r := readReply(c.Keys, secret, msg.Data)
+	r.Replied = true
+	return r
 }
 
 // readReply reads the vault's reply data to an ask for secret: the value
