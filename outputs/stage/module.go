@@ -36,6 +36,7 @@ type moduleOut struct {
 	needsKnown                bool
 	state                     string
 	loggedReason              string    // the reason of the report last logged (statelog.go)
+	loggedWaits               uint64    // what the waiting report last logged waits for, kinds and names (statelog.go)
 	failure                   string    // the fill socket's failure, until a fill succeeds
 	failedAt                  time.Time // when failure began: moved when its text changes (fail)
 	itemFail                  string    // an item the bus cannot hold (report.TooLargeError), until the items are recorded

@@ -372,6 +372,7 @@ func (s *Stage) reported(mo *moduleOut, r report.Report, w report.Written) {
 	}
 	if r.State == mo.state {
 		s.logFailedAgain(mo, r)
+		s.logWaitingAgain(mo, r)
 		return
 	}
 	switch {

@@ -1,6 +1,10 @@
 package stage
 
-import "github.com/novox/mesh-provisioner/outputs/report"
+import (
+	"hash/maphash"
+
+	"github.com/novox/mesh-provisioner/outputs/report"
+)
 
 // logWaiting is how many of a module's waits its state change's log line
 // lists (the report and explain list them all).
@@ -36,6 +40,39 @@ func (s *Stage) logState(mo *moduleOut, r report.Report) {
 	}
 	ev.Msg("module " + r.State)
 	mo.loggedReason = r.Reason
+	mo.loggedWaits = waitsSum(r)
+}
+
+// logWaitingAgain logs a waiting module's report that waits for other
+// things than the one last logged (a kind and name come or go, not a why
+// that says how often it was asked): its state did not change, but what
+// it waits for did. Without it the one event of a module said what it
+// waited for first (its templates archive, fetched a moment later) and
+// never the config key or placement that held it after (an outside
+// audit).
+func (s *Stage) logWaitingAgain(mo *moduleOut, r report.Report) {
+	if r.State == "waiting" && waitsSum(r) != mo.loggedWaits {
+		s.logState(mo, r)
+	}
+}
+
+var waitsSeed = maphash.MakeSeed()
+
+// waitsSum sums the kinds and names a waiting report waits for (0 for
+// another state).
+func waitsSum(r report.Report) uint64 {
+	if r.State != "waiting" {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(waitsSeed)
+	for _, w := range r.Waiting {
+		h.WriteString(w.Kind)
+		h.WriteByte(0)
+		h.WriteString(w.Name)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
 }
 
 // logFailedAgain logs a failed module's report whose reason is not the

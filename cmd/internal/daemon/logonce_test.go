@@ -127,3 +127,36 @@ func TestAReReadOfTheAssignmentsSaysNoAssignmentWritten(t *testing.T) {
 		}
 	}
 }
+
+// A module that stays waiting while what it waits for changes says so in
+// its log: one event each time the kinds and names it waits for change
+// (its archive fetched, then a config key still missing), none while they
+// stay (a vault name asked again, a refill tick). Before, its one event
+// named the archive it waited for a moment at first, and the config key
+// that held it after was said nowhere in the log (an outside audit).
+func TestAWaitingModuleSaysWhatItWaitsForWhenThatChanges(t *testing.T) {
+	m := newMesh(t)
+	m.client("ace", func(c *Config) { c.Refill = 100 * time.Millisecond })
+	from := len(m.logs.String())
+	m.assign("ace", "cw", nodes.Plan{Files: []nodes.FileSpec{{Path: "/etc/cw/c.conf", Template: "c"}}},
+		map[string]string{"c": "k=${config:k}\nj=${config:j}\n"})
+	m.waitWaiting("ace", "cw", "config")
+	m.settle()
+	time.Sleep(300 * time.Millisecond) // refill ticks: nothing more to say
+	m.settle()
+	lines := m.linesOf(from, "cw", "ace.cw")
+	last := lines[len(lines)-1]
+	if !contains(last, `"message":"module waiting"`) || !contains(last, `"name":"k"`) || !contains(last, `"name":"j"`) {
+		t.Fatalf("the log does not say cw waits for config k and j:\n%s", strings.Join(lines, "\n"))
+	}
+	from = len(m.logs.String())
+	m.put(spec.ConfigBucket, "ace.cw.k", "1")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if lines := m.linesOf(from, "cw", "ace.cw"); len(lines) != 1 || !contains(lines[0], `"name":"j"`) || contains(lines[0], `"name":"k"`) {
+			return fmt.Errorf("once k is there the log says:\n%s", strings.Join(lines, "\n"))
+		}
+		return nil
+	})
+	m.put(spec.ConfigBucket, "ace.cw.j", "2")
+	m.waitState("ace", "cw", "applied")
+}
