@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +32,25 @@ func ask[T any](sock string, stderr io.Writer, q func(c *control.Client, ctx con
 	return v, true
 }
 
+// askJSON is ask for a --json command: its failure is also said on
+// stdout as {"error": "…"}, so a machine reading stdout reads JSON either
+// way (it read nothing, and the exit status alone).
+func askJSON(sock string, stdout, stderr io.Writer, q func(c *control.Client, ctx context.Context) ([]byte, error)) int {
+	var failed error
+	b, ok := ask(sock, stderr, func(c *control.Client, ctx context.Context) ([]byte, error) {
+		b, err := q(c, ctx)
+		failed = err
+		return b, err
+	})
+	if !ok {
+		e, _ := json.Marshal(map[string]string{"error": failed.Error()})
+		stdout.Write(append(control.JSONSafe(e), '\n'))
+		return 1
+	}
+	stdout.Write(b)
+	return 0
+}
+
 func status(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
@@ -45,12 +65,7 @@ func status(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *asJSON {
-		b, ok := ask(*sock, stderr, (*control.Client).ModulesJSON)
-		if !ok {
-			return 1
-		}
-		stdout.Write(b)
-		return 0
+		return askJSON(*sock, stdout, stderr, (*control.Client).ModulesJSON)
 	}
 	m, ok := ask(*sock, stderr, (*control.Client).Modules)
 	if !ok {
@@ -93,12 +108,7 @@ func explain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *asJSON {
-		b, ok := ask(*sock, stderr, func(c *control.Client, ctx context.Context) ([]byte, error) { return c.ExplainJSON(ctx, module) })
-		if !ok {
-			return 1
-		}
-		stdout.Write(b)
-		return 0
+		return askJSON(*sock, stdout, stderr, func(c *control.Client, ctx context.Context) ([]byte, error) { return c.ExplainJSON(ctx, module) })
 	}
 	e, ok := ask(*sock, stderr, func(c *control.Client, ctx context.Context) (*control.Explanation, error) {
 		return c.Explain(ctx, module)

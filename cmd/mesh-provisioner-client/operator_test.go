@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,13 @@ func TestAModuleNotOnTheNodeIsSaidWithTheModulesThatAre(t *testing.T) {
 		{"graph", "dot", "--module", "ghost", "--control", w.sock},
 	} {
 		code, out, errOut := runCLI(args...)
+		if slices.Contains(args, "--json") { // said on stdout too, as JSON
+			var e struct{ Error string }
+			if json.Unmarshal([]byte(out), &e) != nil || !strings.Contains(e.Error, "module ghost is not on node ace") {
+				t.Fatalf("%v: stdout %q", args, out)
+			}
+			out = ""
+		}
 		if code != 1 || out != "" || !strings.Contains(errOut, "module ghost is not on node ace; modules on node ace: db, web") {
 			t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
 		}
@@ -141,6 +149,15 @@ func TestTheCommandsSayPlainlyWhenTheDaemonIsNotRunning(t *testing.T) {
 			if code != 1 || out != "" || !strings.HasPrefix(errOut, "the daemon is not running: ") || !strings.Contains(errOut, sock) {
 				t.Fatalf("%v: exit %d\nstdout %q\nstderr %q", args, code, out, errOut)
 			}
+		}
+	}
+	// --json says it on stdout too, as JSON: a machine reads JSON either way.
+	for _, args := range [][]string{{"status", "--json", "--control", absent}, {"graph", "explain", "--json", "--control", absent, "web"}} {
+		code, out, errOut := runCLI(args...)
+		var e struct{ Error string }
+		if err := json.Unmarshal([]byte(out), &e); code != 1 || err != nil || !strings.HasPrefix(e.Error, "the daemon is not running: ") ||
+			!strings.HasPrefix(errOut, "the daemon is not running: ") {
+			t.Fatalf("%v: exit %d\nstdout %q (%v)\nstderr %q", args, code, out, err, errOut)
 		}
 	}
 	if code, _, errOut := runCLI("graph", "explain", "--control", absent); code != 2 || !strings.Contains(errOut, "usage:") {
