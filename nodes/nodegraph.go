@@ -38,7 +38,7 @@ type NodeGraph struct {
 	secrets         map[string]secretSource
 	archives        map[string]archiveSource // by module
 	readyArchive    map[string]string        // digest → a module its archive was set ready for (checked when read: shareArchive)
-	digestNamed     map[string]int           // templates digest → how many of this node's plans name it (NamesDigest)
+	digestNamed     map[string]int           // templates digest → how many of this node's plans name it (KeepsArchive)
 
 	// What every assignment on every node binds, for consumers lists
 	// (only those with a provisions entry: heldbinds.go).
@@ -249,11 +249,14 @@ func (m *NodeGraph) existing(kind, name string) *graph.Node {
 // ref and digest (a fetch for a plan that moved on is dropped). An archive
 // got from an older ref is still used if its digest is the plan's
 // (setArchive).
-// NamesDigest says whether a plan of this node names the templates archive
-// of digest: a module given another's archive (shareArchive) fetched
-// none, so the archive a fetch got for a module that left is kept while
-// another plan still names it (the daemon's cache keeps by it too).
-func (m *NodeGraph) NamesDigest(digest string) bool { return m.digestNamed[digest] > 0 }
+// KeepsArchive says whether the archive a fetch w got is still to be kept:
+// its module still wants it (WantsArchive), or another plan of this node
+// names its digest. A module given another's archive (shareArchive)
+// fetched none of its own, so the archive stays while any plan names it
+// (the daemon's fetcher and cache keep by it).
+func (m *NodeGraph) KeepsArchive(w ArchiveWant) bool {
+	return m.WantsArchive(w) || m.digestNamed[w.Digest] > 0
+}
 
 // nameDigest counts asg's templates digest by n (+1: a plan names it, -1:
 // no longer).

@@ -22,10 +22,16 @@ func (s *Server) allowed(f File) error {
 	if len(s.Allow) > 0 && !matchAny(s.Allow, f.Path, matchPath) {
 		return forbid("path %q is outside the paths mesh-fill may write (--allow %s)", f.Path, strings.Join(s.Allow, " "))
 	}
-	if u := f.OnChange.Unit; u != "" && len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, u, path.Match) {
+	if u := f.OnChange.Unit; u != "" && !s.unitAllowed(u) {
 		return forbid("path %q: unit %q is outside the units mesh-fill may restart or reload (--allow-unit %s)", f.Path, u, strings.Join(s.AllowUnits, " "))
 	}
 	return nil
+}
+
+// unitAllowed says whether mesh-fill may restart or reload unit: it is
+// within Server.AllowUnits, or that list is empty.
+func (s *Server) unitAllowed(unit string) bool {
+	return len(s.AllowUnits) == 0 || matchAny(s.AllowUnits, unit, path.Match)
 }
 
 // allowedAt refuses (403) path p when at, where it leads through a parent

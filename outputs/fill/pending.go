@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 
@@ -190,7 +189,7 @@ func (s *Server) runPending(ctx context.Context, atStart map[string][]Program) {
 				continue
 			}
 			owed = append(owed, p)
-			if len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, p.Unit, path.Match) {
+			if !s.unitAllowed(p.Unit) {
 				s.Log.Warn().Str("module", module).Str("unit", p.Unit).Str("action", p.Action).
 					Msg("program pending since mesh-fill stopped, but its unit is outside --allow-unit now: not run")
 				continue

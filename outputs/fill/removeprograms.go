@@ -2,7 +2,6 @@ package fill
 
 import (
 	"context"
-	"path"
 	"slices"
 )
 
@@ -60,7 +59,7 @@ func (s *Server) removedSteps(module string, drop map[string]held, gone []target
 func (s *Server) allowedSteps(module string, steps []step) []step {
 	return slices.DeleteFunc(steps, func(st step) bool {
 		f := st.file
-		if u := f.OnChange.Unit; u != "" && len(s.AllowUnits) > 0 && !matchAny(s.AllowUnits, u, path.Match) {
+		if u := f.OnChange.Unit; u != "" && !s.unitAllowed(u) {
 			s.Log.Warn().Str("module", module).Str("path", f.Path).Str("unit", f.OnChange.Unit).
 				Msg("removed, but its program is not told: its unit is outside --allow-unit now")
 			return true

@@ -193,9 +193,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	// held for a module between two templates archives is kept (forgotten
 	// on a reconnect, and so asked again when a file reads it).
 	d.asker.Retain(func(n string) bool { return d.mesh.WantsSecret(n) || d.mesh.HoldsSecret(n) })
-	// An archive stays while a plan names it: a module given another's
-	// (nodes' shareArchive) fetched none of its own.
-	d.fetcher.Retain(func(w nodes.ArchiveWant) bool { return d.mesh.WantsArchive(w) || d.mesh.NamesDigest(w.Digest) })
+	d.fetcher.Retain(d.mesh.KeepsArchive)
 	for _, name := range d.mesh.TakeNewSecrets() {
 		if d.mesh.WantsSecret(name) {
 			d.asker.Ask(name, d.mesh.CredentialOf(name))
