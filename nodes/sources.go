@@ -318,12 +318,22 @@ func (m *NodeGraph) TakeNewSecrets() []string {
 func (m *NodeGraph) vaultLeaf(name string) *graph.Node {
 	return m.leaf(KindVault, name, &Origin{Vault: name}, func(n *graph.Node) {
 		m.g.MarkSecret(n)
-		if s, ok := m.secrets[name]; ok && s.state == graph.Ready {
+		s, ok := m.secrets[name]
+		switch {
+		case ok && s.state == graph.Ready:
 			m.g.Set(n, s.value) // held from earlier in this run: not asked again
 			return
+		case ok && s.state == graph.Failed:
+			// Refused earlier in this run (the module's files made anew):
+			// the vault's word stands until its next ask, which the Asker
+			// has set (Ask asks no more while one is).
+			m.g.SetFailed(n, s.why)
+		case ok:
+			m.g.SetWaiting(n, s.why)
+		default:
+			m.g.SetWaiting(n, "vault "+name+": not asked yet")
 		}
 		m.newSecrets = append(m.newSecrets, name)
-		m.g.SetWaiting(n, "vault "+name+": not asked yet")
 	})
 }
 

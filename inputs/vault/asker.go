@@ -86,9 +86,14 @@ func NewAsker(ctx context.Context, c *Client, b backoff.Doubling, refusedRetry t
 func (a *Asker) Answers() <-chan Answer { return a.out }
 
 // Ask asks the vault for name now, unless an ask of it is under way (then
-// again once it is answered if credential moved). credential is the form a
-// provisions entry's request carries ("" for other names); every later ask
-// of name (again, Fresh) carries it too.
+// again once it is answered if credential moved) or the vault answered it
+// and its next ask is set (its backoff, the refused retry): a file made
+// anew that reads a name asked already (a module's plan moved to another
+// templates archive rebuilds its files) asks nothing more, where it asked
+// again at once, a second ask beside the one AskRefusedOf makes as the
+// plan is written (an outside audit). credential is the form a provisions
+// entry's request carries ("" for other names); every later ask of name
+// (again, Fresh) carries it too, and one that moved is asked at once.
 func (a *Asker) Ask(name, credential string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -100,10 +105,10 @@ func (a *Asker) Ask(name, credential string) {
 	moved := st.credential != credential
 	st.credential = credential
 	switch {
-	case !st.inflight:
+	case st.inflight:
+		st.again = st.again || moved
+	case moved || !st.answered || st.timer == nil:
 		a.ask(name, st)
-	case moved:
-		st.again = true
 	}
 }
 

@@ -30,3 +30,33 @@ func TestTheRefusedNamesGivenAreAskedAgainAtOnce(t *testing.T) {
 		t.Fatalf("%s asked %d times, want once: it is sealed", held, n)
 	}
 }
+
+// A name the vault answered and whose next ask is set (the refused retry,
+// an absence's backoff) is not asked again by Ask: a module's files made
+// anew (its plan moved to another templates archive) read it again. Before,
+// each such Ask asked at once, beside the ask AskRefusedOf makes as the
+// plan is written: two asks of one refused consumer credential 8 ms apart
+// (an outside audit). A sealed name is asked again (its value is the
+// graph's to keep), and so is one whose credential form moved.
+func TestAskingAgainANameAnsweredAndDueAgainAsksNothing(t *testing.T) {
+	refused, sealed := "pair/gitea/gitea-read/g14/cc", "own/cc/other"
+	a, v := startAsker(t, map[string][]string{refused: {StatusRefused}, sealed: {StatusSealed}}, time.Hour)
+	for _, n := range []string{refused, sealed} {
+		a.Ask(n, "")
+		nextAnswer(t, a)
+	}
+	for _, n := range []string{refused, sealed} {
+		a.Ask(n, "")
+	}
+	if an := nextAnswer(t, a); an.Name != sealed {
+		t.Fatalf("%s answered, want only %s asked again", an.Name, sealed)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(v.times(refused)); n != 1 {
+		t.Fatalf("%s asked %d times, want once: its refusal stands until the refused retry", refused, n)
+	}
+	a.Ask(refused, "token")
+	if an := nextAnswer(t, a); an.Name != refused {
+		t.Fatalf("%s answered, want %s asked with its new form", an.Name, refused)
+	}
+}
