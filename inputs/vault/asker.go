@@ -66,6 +66,8 @@ type askState struct {
 	gen        uint64      // the ask under way or last made
 	last       Outcome     // the last answer delivered
 	answered   bool        // last holds an answer
+	wasSilent  bool        // before the last answer, none or a silence
+	spread     int         // asks set for a moment within a spread (askWithin) still to come
 	timer      *time.Timer // the next ask, when one is due
 	// written: when an assignment the vault judges the name by was last
 	// written while an ask of it was under way (AskRefusedOf, AskRefused);
@@ -148,29 +150,41 @@ func (a *Asker) Fresh(name, credential string) bool {
 func (a *Asker) Reask(spread time.Duration, keep func(name string) bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// Every name is asked again within spread: a reply to the first is not
+	// the vault back for the others (vaultBack would ask them all at once,
+	// the storm the spread is for).
+	a.unanswered = false
 	for name, st := range a.asks {
-		if !keep(name) {
-			continue
+		if keep(name) {
+			a.askWithin(name, st, spread)
 		}
-		var after time.Duration
-		if spread > 0 {
-			after = rand.N(spread)
-		}
-		gen := st.gen
-		time.AfterFunc(after, func() {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			if a.ctx.Err() != nil || a.asks[name] != st || st.gen != gen {
-				return // dropped, or asked anew meanwhile
-			}
-			if st.inflight {
-				st.again = true
-				return
-			}
-			st.attempt = 0
-			a.ask(name, st)
-		})
 	}
+}
+
+// askWithin asks name again at a random moment within spread, as Fresh
+// does, unless it is dropped or asked anew before then; a.mu is held.
+// Until then vaultBack leaves it to its moment.
+func (a *Asker) askWithin(name string, st *askState, spread time.Duration) {
+	var after time.Duration
+	if spread > 0 {
+		after = rand.N(spread)
+	}
+	gen := st.gen
+	st.spread++
+	time.AfterFunc(after, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		st.spread--
+		if a.ctx.Err() != nil || a.asks[name] != st || st.gen != gen {
+			return // dropped, or asked anew meanwhile
+		}
+		if st.inflight {
+			st.again = true
+			return
+		}
+		st.attempt = 0
+		a.ask(name, st)
+	})
 }
 
 // Retain forgets every name keep refuses: no more asks, an answer still to
@@ -276,6 +290,7 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 		return
 	}
 	changed := !st.answered || st.last != res.Outcome
+	st.wasSilent = !st.answered || st.last == Silent
 	st.last, st.answered = res.Outcome, true
 	an := Answer{Name: name, Result: res, At: at, Changed: changed}
 	select {
@@ -303,11 +318,16 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 // schedules the next ask of name; a.mu is held.
 //
 // Only a vault that answered nothing since an ask was sent is taken for
-// away: one that answers other names and leaves this one silent, or
-// replies with what cannot be read (a short box, an unknown status), is
-// there, and the name follows its own backoff. Before, any answer after
-// such a name re-asked it at once with its backoff reset: 60 asks in 7
-// minutes where SPEC §4.2's 1 s doubling to 1 min makes 12 (an outside
+// away, and only a reply to a name it had left silent (or a new one) says
+// it is back:
+// one that answers other names and leaves this one silent, or replies
+// with what cannot be read (a short box, an unknown status), is there,
+// and the name follows its own backoff. Before, any answer after such a
+// name re-asked it at once with its backoff reset: 60 asks in 7 minutes
+// where SPEC §4.2's 1 s doubling to 1 min makes 12 (an outside audit);
+// and on a quiet node, where the silent name's 5 s went by with no other
+// ask under way, the next answer to another name (asked once a minute)
+// did the same, 5-6 asks a minute where the backoff makes one (a second
 // audit).
 func (a *Asker) delivered(name string, st *askState, gen uint64, res Result, at time.Time) {
 	st.inflight = false
@@ -319,10 +339,10 @@ func (a *Asker) delivered(name string, st *askState, gen uint64, res Result, at 
 		}
 	default:
 		a.heard = time.Now()
-		if a.unanswered {
-			a.unanswered = false
+		if a.unanswered && st.wasSilent {
 			a.vaultBack(name)
 		}
+		a.unanswered = false
 	}
 	var after time.Duration
 	switch o {
@@ -356,7 +376,7 @@ func (a *Asker) delivered(name string, st *askState, gen uint64, res Result, at 
 // of clients is spread by their backoffs' jitter, as at a cold start.
 func (a *Asker) vaultBack(name string) {
 	for n, st := range a.pending {
-		if n == name || st.inflight || st.timer == nil || !st.answered || (st.last != Silent && st.last != Error) {
+		if n == name || st.inflight || st.spread > 0 || st.timer == nil || !st.answered || (st.last != Silent && st.last != Error) {
 			continue
 		}
 		st.attempt = 0
@@ -364,35 +384,42 @@ func (a *Asker) vaultBack(name string) {
 	}
 }
 
-// AskRefusedOf asks again at once each name the vault refused that is
-// asked in module's name (moduleOf), and says how many: module's
-// assignment was written (again), and the vault judges an ask by the
-// assignments, so its refusal may no longer stand. The store lost and made
-// again, a client asking in the gap between the buckets made and the
-// assignments written back was refused, and held it for the refused retry
-// (10 minutes) with everything back. Only the names awaiting an ask are
-// looked at (a.pending); a refusal of an ask under way is not taken but
-// asked again (refusedAgain).
-func (a *Asker) AskRefusedOf(module string) int {
+// AskRefusedOf asks again each name the vault refused that is asked in
+// module's name (moduleOf), at once or, with spread, at a random moment
+// within it, and says how many: module's assignment was written (again),
+// and the vault judges an ask by the assignments, so its refusal may no
+// longer stand. The store lost and made again, a client asking in the gap
+// between the buckets made and the assignments written back was refused,
+// and held it for the refused retry (10 minutes) with everything back.
+// Only the names awaiting an ask are looked at (a.pending); a refusal of
+// an ask under way is not taken but asked again (refusedAgain). A spread
+// is for the assignments read again as the bus comes back: every client
+// of a mesh reads them at once (SPEC §4.2 r2's jitter).
+func (a *Asker) AskRefusedOf(module string, spread time.Duration) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now, n := time.Now(), 0
 	for name, st := range a.pending {
-		if moduleOf(name) == module && a.refusedAgain(name, st, now) {
+		if moduleOf(name) == module && a.refusedAgain(name, st, now, spread) {
 			n++
 		}
 	}
 	return n
 }
 
-// refusedAgain asks name again now when the vault refused it, and says so;
-// an ask of it under way is marked so its refusal is not taken (run). An
-// assignment the vault judges name by was written at now. a.mu is held.
-func (a *Asker) refusedAgain(name string, st *askState, now time.Time) bool {
+// refusedAgain asks name again (now, or within spread) when the vault
+// refused it, and says so; an ask of it under way is marked so its
+// refusal is not taken (run). An assignment the vault judges name by was
+// written at now. a.mu is held.
+func (a *Asker) refusedAgain(name string, st *askState, now time.Time, spread time.Duration) bool {
 	switch {
 	case st.inflight:
 		st.written = now
 	case st.answered && st.last == Refused && a.pending[name] == st:
+		if spread > 0 {
+			a.askWithin(name, st, spread)
+			return true
+		}
 		st.attempt = 0
 		a.ask(name, st)
 		return true

@@ -22,8 +22,8 @@ type scriptedVault struct {
 	mu     sync.Mutex
 	script map[string][]string
 	asked  map[string][]time.Time
-	gate   chan struct{} // when set, no ask is answered before it is closed
-	silent bool          // asks are recorded and not answered (the vault down)
+	gate   chan struct{}   // when set, no ask is answered before it is closed
+	silent bool            // asks are recorded and not answered (the vault down)
 	mute   map[string]bool // names whose asks are recorded and never answered
 }
 
@@ -423,7 +423,7 @@ func TestARefusedNameIsAskedAgainWhenItsModulesAssignmentIsWritten(t *testing.T)
 			t.Fatalf("%s: %v, want refused", an.Name, an.Result)
 		}
 	}
-	if n := a.AskRefusedOf("app"); n != 1 {
+	if n := a.AskRefusedOf("app", 0); n != 1 {
 		t.Fatalf("AskRefusedOf(app) asked %d names again, want 1", n)
 	}
 	if an := nextAnswer(t, a); an.Name != mine || an.Result.Outcome != Sealed {
@@ -433,7 +433,7 @@ func TestARefusedNameIsAskedAgainWhenItsModulesAssignmentIsWritten(t *testing.T)
 	if n := len(v.times(other)); n != 1 {
 		t.Fatalf("%s asked %d times, want once: its module's assignment was not written", other, n)
 	}
-	if n := a.AskRefusedOf("app"); n != 0 {
+	if n := a.AskRefusedOf("app", 0); n != 0 {
 		t.Fatalf("AskRefusedOf(app) asked %d names again once sealed, want 0", n)
 	}
 }
@@ -447,8 +447,8 @@ func TestARefusalOfAnAskMadeBeforeTheAssignmentWasWrittenAgainIsNotTaken(t *test
 		name    string
 		written func(a *Asker)
 	}{
-		{"own/app/api-key", func(a *Asker) { a.AskRefusedOf("app") }},
-		{"pair/gitea/gitea-read/g14/cc", func(a *Asker) { a.AskRefused([]string{"pair/gitea/gitea-read/g14/cc"}) }},
+		{"own/app/api-key", func(a *Asker) { a.AskRefusedOf("app", 0) }},
+		{"pair/gitea/gitea-read/g14/cc", func(a *Asker) { a.AskRefused([]string{"pair/gitea/gitea-read/g14/cc"}, 0) }},
 	} {
 		a, v := startAsker(t, map[string][]string{c.name: {StatusRefused, StatusSealed}}, time.Hour)
 		release := v.holdAnswers()
@@ -503,5 +503,41 @@ func TestANameTheVaultLeavesSilentWhileAnsweringOthersKeepsItsBackoff(t *testing
 	}
 	if n := len(v.times("busy")); n < 20 {
 		t.Errorf("busy asked %d times: the vault was not answering it", n)
+	}
+}
+
+// On a quiet node, a name the vault leaves silent keeps its backoff when
+// the vault answers another name now and then: the silence went by with
+// no other ask under way (nothing heard since it was sent), which alone
+// looked like the vault away, so each answer to the other name took the
+// vault for back and re-asked the silent name at once, its backoff reset
+// (an outside audit: 5-6 asks a minute where the backoff makes one). A
+// reply to a name the vault answered before says nothing of its return.
+func TestANameTheVaultLeavesSilentOnAQuietNodeKeepsItsBackoff(t *testing.T) {
+	a, v := startAsker(t, map[string][]string{"busy": {StatusAbsent}}, time.Hour)
+	a.backoff = backoff.Doubling{Min: 400 * time.Millisecond, Max: 2 * time.Second}
+	a.client.Timeout = 100 * time.Millisecond
+	v.mu.Lock()
+	v.mute = map[string]bool{"quiet": true}
+	v.mu.Unlock()
+	a.Ask("busy", "")
+	<-a.Answers()
+	a.Ask("quiet", "")
+	stop := time.After(3 * time.Second)
+	tick := time.NewTicker(600 * time.Millisecond)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-a.Answers():
+		case <-tick.C:
+			a.Fresh("busy", "") // answered (absent) every 600 ms, after quiet's silence
+		case <-stop:
+			done = true
+		}
+	}
+	// 100 ms timeouts, then 400 ms, 800 ms, 1.6 s: asks at about 0, 0.5,
+	// 1.4 and 3.1 s.
+	if n := len(v.times("quiet")); n < 2 || n > 4 {
+		t.Errorf("quiet asked %d times in 3 s while the vault answered busy every 600 ms; want its backoff's 2–4", n)
 	}
 }

@@ -16,7 +16,7 @@ func TestTheRefusedNamesGivenAreAskedAgainAtOnce(t *testing.T) {
 		a.Ask(n, "")
 		nextAnswer(t, a)
 	}
-	if n := a.AskRefused([]string{mine, held, "pair/gitea/gitea-read/g14/never"}); n != 1 {
+	if n := a.AskRefused([]string{mine, held, "pair/gitea/gitea-read/g14/never"}, 0); n != 1 {
 		t.Fatalf("AskRefused asked %d names again, want 1", n)
 	}
 	if an := nextAnswer(t, a); an.Name != mine || an.Result.Outcome != Sealed {

@@ -92,6 +92,9 @@ type Result struct {
 	// Replied says the vault replied (whatever it said, a reply out of
 	// shape too): an Error without it is the ask's own failure.
 	Replied bool
+	// NoResponders says the bus answered at once that nothing listens
+	// for asks (Silent): no vault at all, rather than a slow one.
+	NoResponders bool
 }
 
 // String says the outcome and reason, never the value.
@@ -151,6 +154,13 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 	if c.NC == nil || c.Keys == nil || c.Keys.public == nil {
 		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s: client has no connection or no keys", secret)}
 	}
+	if !c.NC.IsConnected() {
+		// Not sent: nats.go would buffer it and send it as the bus comes
+		// back, its wait long over, every such ask of the node at the same
+		// instant, where the Asker asks again within a spread (Reask,
+		// SPEC §4.2 r2); an outside audit saw 40 asks in 45 ms.
+		return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s: the bus is not connected", secret)}
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -168,7 +178,7 @@ func (c *Client) ask(ctx context.Context, secret, module, credential string) Res
 		case ctx.Err() != nil:
 			return Result{Outcome: Error, Reason: fmt.Sprintf("asking the vault for %s: %v", secret, ctx.Err())}
 		case errors.Is(err, nats.ErrNoResponders):
-			return Result{Outcome: Silent, Reason: fmt.Sprintf("no vault answers %s", subject)}
+			return Result{Outcome: Silent, NoResponders: true, Reason: fmt.Sprintf("no vault answers %s", subject)}
 		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 			return Result{Outcome: Silent, Reason: fmt.Sprintf("no reply from the vault on %s within %s", subject, timeout)}
 		}

@@ -297,6 +297,23 @@ func TestASilentVaultMakesWaitingNotFailedAndItsReturnApplies(t *testing.T) {
 	}
 }
 
+// With no vault on the bus at all, the bus says so at once (no
+// responders): the module waits saying no vault listens, not "no answer
+// within 300ms" (an outside audit read a slow vault in asks 1 s apart).
+func TestNoVaultOnTheBusIsSaidSoNotTakenForASlowOne(t *testing.T) {
+	m := newMesh(t)
+	m.put(spec.ConfigBucket, "ace.app.model", "opus")
+	m.assign("ace", "app", appPlan(), appTemplates)
+	m.client("ace")
+	bustest.Eventually(m.t, 10*time.Second, func() error {
+		r, _ := m.report("ace", "app")
+		if w := waitingText(r); r["state"] != "waiting" || !contains(w, "no vault answers on mesh-vault.get.provisioner.ace") || contains(w, "no answer within") {
+			return fmt.Errorf("report %v", r)
+		}
+		return nil
+	})
+}
+
 func TestARefusedSecretFailsWithTheVaultsReasonAndIsAskedAgainLater(t *testing.T) {
 	const retry = 800 * time.Millisecond
 	m, v := appMesh(t, ownApp, provApp)

@@ -156,14 +156,16 @@ func (d *Daemon) act(ctx context.Context, bucket, key string, c nodes.Change, li
 		d.changed(c.Added, "") // a tool runner told "not assigned" asks again (SPEC §5.4 r2)
 	}
 	if (c.Assigned != "" || len(c.Pairs) > 0) && d.asker != nil {
-		own, paired := d.asker.AssignmentWritten(c.Assigned, c.Pairs)
 		// A re-read (the bus back) wrote nothing: asked again all the same
-		// (it may have been put meanwhile), said at debug level, where it
-		// was an info line per module at every reconnect (SPEC §5.1).
-		ev := d.log.Info
+		// (it may have been put meanwhile), within the reconnect's spread
+		// (every client of a mesh reads at once: SPEC §4.2 r2), said at
+		// debug level, where it was an info line per module at every
+		// reconnect (SPEC §5.1).
+		ev, spread := d.log.Info, time.Duration(0)
 		if !live {
-			ev = d.log.Debug
+			ev, spread = d.log.Debug, d.cfg.ReaskSpread
 		}
+		own, paired := d.asker.AssignmentWritten(c.Assigned, c.Pairs, spread)
 		if own > 0 {
 			ev().Str("module", c.Assigned).Int("names", own).Msg("assignment written: the vault asked again for what it refused")
 		}
