@@ -310,7 +310,7 @@ func (p *Publisher) finish(ctx context.Context, op *syncOp) error {
 			continue
 		}
 		k := op.key(name)
-		if err := op.kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		if err := p.deleteKey(ctx, op.bucket, k); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: delete: %w", op.bucket, k, err))
 			continue
 		}
@@ -601,7 +601,7 @@ func (p *Publisher) nextReport(ctx context.Context, kv jetstream.KeyValue, kvErr
 	}
 	key = spec.EncodeKey(p.Node, r.Module)
 	if r.State == "removed" {
-		*w = p.removedReport(ctx, kv, key, r.Module, b)
+		*w = p.removedReport(ctx, key, r.Module, b)
 		return nil, sig, "", true
 	}
 	return b, sig, key, false
@@ -656,8 +656,8 @@ func (p *Publisher) reportSig(b []byte) sum {
 
 // removedReport deletes a module's report and publishes that it was
 // removed.
-func (p *Publisher) removedReport(ctx context.Context, kv jetstream.KeyValue, key, module string, b []byte) Written {
-	if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+func (p *Publisher) removedReport(ctx context.Context, key, module string, b []byte) Written {
+	if err := p.deleteKey(ctx, spec.AppliedBucket, key); err != nil {
 		return Written{Err: err}
 	}
 	return p.reported(module, "removed", b, nil)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -91,4 +92,25 @@ func (p *Publisher) awaitAck(ctx context.Context, f jetstream.PubAckFuture, from
 		case <-note: // another put's, maybe: looked at again
 		}
 	}
+}
+
+// deleteKey deletes bucket's key (a delete marker, as kv.Delete puts) and
+// waits for its ack as a put's (awaitAck, at most ackWait): a delete the
+// bus refuses ends at once. Before, each delete waited its ack through
+// kv.Delete until ctx's end: one refused key of a module gone held the
+// start's Sweep (in the daemon's loop) its whole 10 s, failed the other
+// buckets' deletes on the same deadline, and so again at every retry tick
+// while the rights stayed so — fills delayed by seconds, prov.ask and the
+// control socket unanswered (an outside audit).
+func (p *Publisher) deleteKey(ctx context.Context, bucket, key string) error {
+	m := nats.NewMsg("$KV." + bucket + "." + key)
+	m.Header.Set("KV-Operation", "DEL")
+	from := p.refused.n.Load()
+	f, err := p.JS.PublishMsgAsync(m)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, ackWait)
+	defer cancel()
+	return p.awaitAck(ctx, f, from)
 }

@@ -135,7 +135,7 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 				// to no module, and only this node's client may write
 				// here, so it goes (§4.7 r2) rather than stand in the
 				// server's sweep as the client's for ever.
-				if err := p.kvs[sb.bucket].Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+				if err := p.deleteKey(ctx, sb.bucket, k); err != nil {
 					errs = append(errs, fmt.Errorf("%s %s: delete: %w", sb.bucket, k, err))
 					continue
 				}
@@ -188,7 +188,7 @@ func (p *Publisher) Sweep(ctx context.Context, live func(module string) bool) (S
 			default:
 				gone[module] = true
 				delete(p.needsSynced, module) // its needs, back, are written again
-				if err := p.kvs[sb.bucket].Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+				if err := p.deleteKey(ctx, sb.bucket, k); err != nil {
 					errs = append(errs, fmt.Errorf("%s %s: delete: %w", sb.bucket, k, err))
 					continue
 				}
