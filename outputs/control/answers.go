@@ -31,6 +31,9 @@ type Answers struct {
 	Graph      *nodes.NodeGraph
 	// State is what the daemon says of the module v is the view of.
 	State func(v *nodes.ModuleView) ModuleState
+	// Removing lists the modules taken off whose removal the node-engine
+	// has not answered yet (nil: none).
+	Removing func() []string
 }
 
 // StateWord is the word a module's report says for the view's state s.
@@ -44,6 +47,9 @@ func StateWord(s graph.State) string {
 // Modules is /v1/modules' answer.
 func (a Answers) Modules() Modules {
 	out := Modules{Node: a.Node, At: time.Now(), Modules: []ModuleStatus{}}
+	if a.Removing != nil {
+		out.Removing = a.Removing()
+	}
 	for _, name := range a.Graph.Modules() {
 		v := a.Graph.View(name)
 		st := a.State(v)

@@ -52,6 +52,12 @@ func WriteStatus(w io.Writer, m *Modules) error {
 	if _, err := fmt.Fprintf(w, "\n%d %s on node %s%s.\n", len(m.Modules), noun, Escape(m.Node), summary); err != nil {
 		return err
 	}
+	if len(m.Removing) > 0 {
+		if _, err := fmt.Fprintf(w, "Taken off, files not removed yet (the node-engine has not answered; tried again at each tick): %s.\n",
+			Escape(strings.Join(m.Removing, ", "))); err != nil {
+			return err
+		}
+	}
 	if len(m.NotReady) > 0 { // "0 modules" of a client that has read nothing yet says nothing of the node
 		_, err := fmt.Fprintf(w, "Not ready: %s.\n", Escape(strings.Join(m.NotReady, "; ")))
 		return err

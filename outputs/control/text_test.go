@@ -49,6 +49,19 @@ func TestStatusOfAClientNotReadySaysWhy(t *testing.T) {
 	}
 }
 
+// Modules taken off whose files the node-engine has not removed yet are
+// said after the count: "0 modules" alone read as a clean node.
+func TestStatusSaysTheModulesWhoseRemovalWaits(t *testing.T) {
+	m := &Modules{Node: "n9", At: at, Removing: []string{"api", "db"}}
+	b := text(t, func(w io.Writer) error { return WriteStatus(w, m) })
+	want := "MODULE  STATE  FILES  SINCE  REASON\n" +
+		"\n0 modules on node n9.\n" +
+		"Taken off, files not removed yet (the node-engine has not answered; tried again at each tick): api, db.\n"
+	if b != want {
+		t.Fatalf("status:\n%s\nwant:\n%s", b, want)
+	}
+}
+
 func TestExplanationNamesEachOutputAndTheChainDownToTheRoot(t *testing.T) {
 	since := at.Add(-4 * time.Minute)
 	e := &Explanation{Node: "ace", Module: "web", State: "waiting", Since: since, At: at, Outputs: []Output{

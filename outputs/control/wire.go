@@ -31,6 +31,10 @@ type Modules struct {
 	// not connected, the initial load not done, …); none when it is. A
 	// client that has not read its modules yet lists none: this says so.
 	NotReady []string `json:"not_ready"`
+	// Removing: the modules taken off this node whose removal the
+	// node-engine has not answered yet (SPEC §4.7: tried again at every
+	// tick): their files are still on disk.
+	Removing []string `json:"removing"`
 }
 
 // ModuleStatus is one module of /v1/modules.
@@ -151,6 +155,9 @@ func filledSteps(ss []Step) []Step {
 func (m *Modules) fillLists() {
 	if m.NotReady == nil {
 		m.NotReady = []string{}
+	}
+	if m.Removing == nil {
+		m.Removing = []string{}
 	}
 	if m.Modules == nil {
 		m.Modules = []ModuleStatus{}

@@ -208,17 +208,28 @@ func (s *Stage) Back() <-chan Done { return s.back }
 func (s *Stage) launchFill(j *outJob) {
 	j.mo.lastFill = time.Now()
 	s.launch(j.v.Name, func(ctx context.Context) Done {
-		if s.cfg.OnFillSent != nil {
-			s.cfg.OnFillSent()
-		}
-		start := time.Now()
-		resp, err := s.cfg.Fill.Fill(ctx, *j.req)
-		if s.cfg.OnFill != nil {
-			s.cfg.OnFill(time.Since(start), err)
-		}
+		var resp fill.Response
+		err := s.told(func() (err error) {
+			resp, err = s.cfg.Fill.Fill(ctx, *j.req)
+			return err
+		})
 		j.resp, j.err = resp, err
 		return Done{job: j}
 	})
+}
+
+// told makes one request to the fill socket (a fill, a removal), telling
+// OnFillSent and OnFill of it.
+func (s *Stage) told(request func() error) error {
+	if s.cfg.OnFillSent != nil {
+		s.cfg.OnFillSent()
+	}
+	start := time.Now()
+	err := request()
+	if s.cfg.OnFill != nil {
+		s.cfg.OnFill(time.Since(start), err)
+	}
+	return err
 }
 
 // Land takes in a request's outcome (on the loop, from Back): what the node-engine did is recorded now, and the module's

@@ -29,10 +29,17 @@ func (s *Stage) Remove(_ context.Context, module string) {
 	s.launchDelete(module)
 }
 
-// launchDelete sends module's DELETE off the loop.
+// launchDelete sends module's DELETE off the loop. Its outcome is the
+// fill socket's health as a fill's is (OnFill): a node whose departed
+// modules' files stay on disk because the node-engine does not answer
+// read healthy before, with no error counted (an outside audit).
 func (s *Stage) launchDelete(module string) {
 	s.launch(module, func(ctx context.Context) Done {
-		files, err := s.cfg.Fill.Delete(ctx, module)
+		var files []fill.FileResult
+		err := s.told(func() (err error) {
+			files, err = s.cfg.Fill.Delete(ctx, module)
+			return err
+		})
 		return Done{removed: files, err: err}
 	})
 }

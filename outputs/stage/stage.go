@@ -37,10 +37,12 @@ type Config struct {
 	// vault ask, a templates archive's fetch): needs then wait for it, as
 	// they wait for the requests in flight (FlushNeeds). Nil: never.
 	Awaiting func() bool
-	// OnFill, if set, is told of each fill request's latency and outcome;
-	// it is called from the worker that sent the fill.
+	// OnFill, if set, is told of each request to the fill socket's latency
+	// and outcome (a fill, or a module's removal: a node-engine that does
+	// not answer removals is as unhealthy as one that does not fill); it
+	// is called from the worker that sent the request.
 	OnFill func(took time.Duration, err error)
-	// OnFillSent, if set, is told as each fill request is sent, before
+	// OnFillSent, if set, is told as each such request is sent, before
 	// OnFill is told its outcome (a request out long with no answer says a
 	// node-engine that hangs: control.FillHealth).
 	OnFillSent func()

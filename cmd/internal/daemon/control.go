@@ -55,7 +55,11 @@ func (d *Daemon) notReady() []string {
 // answers builds the control socket's answers from the mesh: call it on
 // the loop.
 func (d *Daemon) answers() control.Answers {
-	return control.Answers{Node: d.cfg.Node, FillSocket: d.cfg.FillSocket, Graph: d.mesh, State: d.moduleState}
+	a := control.Answers{Node: d.cfg.Node, FillSocket: d.cfg.FillSocket, Graph: d.mesh, State: d.moduleState}
+	if d.out != nil {
+		a.Removing = d.out.Removing
+	}
+	return a
 }
 
 // moduleState is what the module's report says (control.StateOf).

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +91,52 @@ func TestHealthzFailsWhileAFillRequestWaitsLongForAnAnswer(t *testing.T) {
 	release()
 	m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
 	health(http.StatusOK, "ok")
+}
+
+// A module taken off while the node-engine does not answer: its files stay
+// on disk until the DELETE is answered (SPEC §4.7, tried again at every
+// tick), and the client says so — /healthz 503 as for a fill, the fill
+// socket's errors counted, /v1/modules and status listing the module whose
+// removal waits. Before, it read healthy, with 0 errors counted and "0
+// modules", its departed modules' files still there (an outside audit).
+func TestARemovalTheNodeEngineDoesNotAnswerIsSaid(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	m.webModule()
+	sock := ctlSock(t)
+	m.client("ace", withControl(sock), f.socket)
+	m.waitState("ace", "web", "applied")
+
+	f.stop()
+	m.del(spec.AssignmentsBucket, "ace.web")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		code, b := ctlGet(t, sock, "/healthz")
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(b), "the fill socket "+f.sock+" has not answered since ") {
+			return fmt.Errorf("/healthz %d %q", code, b)
+		}
+		if n := metric(scrape(t, sock), "provisioner_fill_socket_errors_total"); n < 1 {
+			return fmt.Errorf("fill socket errors %v", n)
+		}
+		var ms struct{ Removing []string }
+		if _, b := ctlGet(t, sock, "/v1/modules"); json.Unmarshal(b, &ms) != nil || !slices.Equal(ms.Removing, []string{"web"}) {
+			return fmt.Errorf("/v1/modules %s, want web removing", b)
+		}
+		return nil
+	})
+	if _, _, err := m.file("/etc/web/a.conf"); err != nil {
+		t.Fatalf("web's file went with the node-engine away: %v", err)
+	}
+
+	f.start()
+	m.waitNoFile("/etc/web/a.conf")
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if code, b := ctlGet(t, sock, "/healthz"); code != http.StatusOK {
+			return fmt.Errorf("/healthz %d %q", code, b)
+		}
+		var ms struct{ Removing []string }
+		if _, b := ctlGet(t, sock, "/v1/modules"); json.Unmarshal(b, &ms) != nil || ms.Removing == nil || len(ms.Removing) > 0 {
+			return fmt.Errorf("/v1/modules %s, want none removing", b)
+		}
+		return nil
+	})
 }

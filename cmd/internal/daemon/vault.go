@@ -48,7 +48,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 			// Said at once by the bus: no vault listens at all, which is
 			// not a slow one (an outside audit read "within 5s" for asks
 			// 1 s apart).
-			why = "no vault answers on " + spec.VaultGetSubject(d.cfg.Node) + " (none listening)"
+			why = "no answer: no vault listens on " + spec.VaultGetSubject(d.cfg.Node)
 		}
 		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": "+why, a.At)
 		if a.Changed {

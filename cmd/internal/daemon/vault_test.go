@@ -307,7 +307,7 @@ func TestNoVaultOnTheBusIsSaidSoNotTakenForASlowOne(t *testing.T) {
 	m.client("ace")
 	bustest.Eventually(m.t, 10*time.Second, func() error {
 		r, _ := m.report("ace", "app")
-		if w := waitingText(r); r["state"] != "waiting" || !contains(w, "no vault answers on mesh-vault.get.provisioner.ace") || contains(w, "no answer within") {
+		if w := waitingText(r); r["state"] != "waiting" || !contains(w, "no answer: no vault listens on mesh-vault.get.provisioner.ace") || contains(w, "no answer within") {
 			return fmt.Errorf("report %v", r)
 		}
 		return nil
