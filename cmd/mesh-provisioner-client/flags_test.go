@@ -19,6 +19,10 @@ func TestRunRefusesNonsenseDurationsNamingTheFlag(t *testing.T) {
 			t.Errorf("run %s %s: exit %d, stderr %q; want 2 naming the flag", c.flag, c.value, code, stderr)
 		}
 	}
+	code, _, stderr := runCLI("run", "--node", "ace", "--nats", "nats://127.0.0.1:1", "--control", "", "--fill-gap", "-1s")
+	if code != 2 || !strings.Contains(stderr, "--fill-gap -1s: must not be negative") {
+		t.Errorf("run --fill-gap -1s: exit %d, stderr %q; want 2 naming the flag", code, stderr)
+	}
 }
 
 // A password on the command line is seen by every user of the machine in

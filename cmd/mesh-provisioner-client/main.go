@@ -142,6 +142,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
+	if cfg.FillGap < 0 { // 0 is a gap of none; a negative one was taken unsaid
+		fmt.Fprintf(stderr, "run: --fill-gap %s: must not be negative (0: no gap)\n", cfg.FillGap)
+		return 2
+	}
 	if cfg.Node == "" { // said with what to give (daemon.New says only that it is missing)
 		fmt.Fprintln(stderr, "run: no --node given: give --node N, this node's name as its assignments' keys <node>.<module> say it")
 		return 2
