@@ -27,14 +27,15 @@ type Fetched struct {
 }
 
 // Broken says whether err means what is at the ref cannot be used (its
-// digest is not the plan's, a member is unsafe, a limit is broken, a
-// file:// ref is outside the templates root): the module fails with that
-// reason. Otherwise the archive is not there yet or the source did not
-// answer, and the module waits. Either way a Fetcher fetches it again: what
-// is at the ref may be replaced.
+// digest is not the plan's, its bytes of the plan's digest do not read as
+// a tar, a member is unsafe, a limit is broken, a file:// ref is outside
+// the templates root): the module fails with that reason. Otherwise the
+// archive is not there yet or the source did not answer, and the module
+// waits. Either way a Fetcher fetches it again: what is at the ref may be
+// replaced.
 func Broken(err error) bool {
-	return errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrUnsafeMember) || errors.Is(err, ErrLimit) ||
-		errors.Is(err, ErrOutsideRoot)
+	return errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrNotTar) || errors.Is(err, ErrUnsafeMember) ||
+		errors.Is(err, ErrLimit) || errors.Is(err, ErrOutsideRoot)
 }
 
 // DefaultTimeout is how long one try of a fetch may take (Fetcher.Timeout).
@@ -52,11 +53,11 @@ const DefaultRecheck = 5 * time.Second
 // before it uploads the archive, or the ref may still hold an older one, so
 // bytes that do not match the plan's digest today may match once replaced,
 // and the module then proceeds with no new plan. A failure no new bytes at
-// the ref could cure (an unsafe member, a limit) costs no more than one try
-// per backoff cap; keeping one rule keeps it simple. Each try ends after
-// Timeout: a source that does not answer is reported (its error names the
-// ref) and tried again, and holds up no other fetch. Safe for concurrent
-// use.
+// the ref could cure (not a tar, an unsafe member, a limit) costs no more
+// than one try per backoff cap; keeping one rule keeps it simple. Each try
+// ends after Timeout: a source that does not answer is reported (its error
+// names the ref) and tried again, and holds up no other fetch. Safe for
+// concurrent use.
 type Fetcher struct {
 	// Timeout bounds one try (DefaultTimeout if not positive); past it the
 	// try fails with a reason saying so, worth waiting on. Set it before

@@ -18,6 +18,11 @@ func FuzzReadArchive(f *testing.F) {
 			if files != nil {
 				t.Fatal("files returned with an error")
 			}
+			// The bytes are the plan's (their digest chose them): no
+			// fetch again mends them, so every refusal fails the module.
+			if !Broken(err) {
+				t.Fatalf("refused, but not Broken: %v", err)
+			}
 			return
 		}
 		if len(files) > lim.members {

@@ -121,7 +121,7 @@ type reading struct {
 // digest, in this process or after a restart (from the cache under Dir),
 // fetches nothing. The map returned is shared between callers: do not
 // modify it. Errors name ref and wrap ErrNotThereYet, ErrDigestMismatch,
-// ErrUnsafeMember or ErrLimit where those apply.
+// ErrNotTar, ErrUnsafeMember or ErrLimit where those apply.
 //
 // What Get returns is kept in memory, and on disk, until a Fetcher's
 // Retain drops it (retain).

@@ -56,14 +56,17 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // readArchive reads a tar, gzipped or not (told by the magic bytes 1f 8b),
 // and returns its regular files by name. Errors do not name the ref; the
-// caller adds it.
+// caller adds it. r holds bytes already fetched whole and checked against
+// the plan's digest (in memory), so a failure to read them is the bytes'
+// own and wraps ErrNotTar: it fails the module (Broken) rather than wait
+// for a fetch again that would get the same bytes.
 func readArchive(r io.Reader, lim limits) (map[string][]byte, error) {
 	br := bufio.NewReader(r)
 	var stream io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("reading gzip: %w", err)
+			return nil, fmt.Errorf("%w: reading gzip: %w", ErrNotTar, err)
 		}
 		defer zr.Close()
 		stream = zr
@@ -86,7 +89,7 @@ func readArchive(r io.Reader, lim limits) (map[string][]byte, error) {
 			if cr.exceeded {
 				return nil, fmt.Errorf("%w: contents over %s uncompressed", ErrLimit, mib(lim.bytes))
 			}
-			return nil, fmt.Errorf("reading tar: %w", err)
+			return nil, fmt.Errorf("%w: reading tar: %w", ErrNotTar, err)
 		}
 		entries++
 		if entries > lim.members {
@@ -122,7 +125,7 @@ func readArchive(r io.Reader, lim limits) (map[string][]byte, error) {
 			if cr.exceeded {
 				return nil, tooBig(hdr.Name)
 			}
-			return nil, fmt.Errorf("reading member %q: %w", hdr.Name, err)
+			return nil, fmt.Errorf("%w: reading member %q: %w", ErrNotTar, hdr.Name, err)
 		}
 		total += hdr.Size
 		files[name] = data

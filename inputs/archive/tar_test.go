@@ -138,12 +138,12 @@ func TestNotATar(t *testing.T) {
 	data := []byte("this is not a tar archive, nor gzip; it is text long enough to fill a header block? no")
 	ref, _ := writeArchive(t, "x.tar", data)
 	_, err := (&Store{}).Get(context.Background(), ref, digestOf(data))
-	wantErr(t, err, nil, ref, "reading tar")
+	wantErr(t, err, ErrNotTar, ref, "reading tar")
 
 	gzBad := []byte{0x1f, 0x8b, 0x08, 0, 0, 0}
 	ref, _ = writeArchive(t, "x.tgz", gzBad)
 	_, err = (&Store{}).Get(context.Background(), ref, digestOf(gzBad))
-	wantErr(t, err, nil, ref, "reading gzip")
+	wantErr(t, err, ErrNotTar, ref, "reading gzip")
 }
 
 // A directory member's name is checked like any other's (an absolute one
