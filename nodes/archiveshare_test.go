@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -46,5 +47,27 @@ func TestAPlanNamingAnArchiveHeldAlreadyIsFilledWithoutAFetch(t *testing.T) {
 	m.Stabilize()
 	if v := m.View("one"); v.State != graph.Ready {
 		t.Errorf("one fixed is %v %q, want ready at once", v.State, v.Reason)
+	}
+}
+
+// A template missing from an archive held already is said naming that
+// archive by the plan's digest, not only by the plan's ref: the ref was
+// not read (the digest was held), and may hold the template (an outside
+// audit was told it was "not in the templates archive file:///…/t2.tgz",
+// which held it).
+func TestATemplateMissingFromAnArchiveHeldAlreadyIsSaidByTheDigest(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	m.Put(spec.AssignmentsBucket, "ace.one", planJSON("ace", "one", Plan{Files: []FileSpec{{Path: "/etc/one", Template: "t"}}}))
+	m.SetArchive("one", digestA, map[string][]byte{"t": []byte("static\n")})
+	m.Stabilize()
+
+	two := Plan{Files: []FileSpec{{Path: "/etc/two", Template: "pl.conf"}}, Templates: TemplatesRef{Ref: "file:///t/t2.tgz", Digest: digestA}}
+	m.Put(spec.AssignmentsBucket, "ace.two", planJSON("ace", "two", two))
+	m.Stabilize()
+	v := m.View("two")
+	want := `files[0] (/etc/two): template "pl.conf" is not in the templates archive sha256:aaaaaaaaaaaa… (the plan's digest; ref file:///t/t2.tgz)`
+	if v.State != graph.Failed || !strings.Contains(v.Reason, want) {
+		t.Fatalf("two is %v %q, want failed saying %q", v.State, v.Reason, want)
 	}
 }

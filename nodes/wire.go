@@ -143,7 +143,17 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[stri
 			} else {
 				who = fmt.Sprintf("items[%d] (%s)", i-len(p.Files), p.Items[i-len(p.Files)].Collection)
 			}
-			reasons = append(reasons, fmt.Sprintf("%s: template %q is not in the templates archive %s", who, name, p.Templates.Ref))
+			// The archive is named by the plan's digest, not its ref: one
+			// held already under that digest (another module's, cached) is
+			// used and the ref not read (SPEC §3), so the ref may hold the
+			// template where the archive used does not. The digest is the
+			// plan's own, public: never that of bytes a ref held.
+			digest := p.Templates.Digest
+			if len(digest) > len("sha256:")+12 {
+				digest = digest[:len("sha256:")+12] + "…"
+			}
+			reasons = append(reasons, fmt.Sprintf("%s: template %q is not in the templates archive %s (the plan's digest; ref %s)",
+				who, name, digest, p.Templates.Ref))
 			continue
 		}
 		if c, ok := cache[name]; ok && bytes.Equal(c.text, text) {

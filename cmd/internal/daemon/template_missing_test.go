@@ -28,7 +28,7 @@ func TestATemplateTheArchiveLacksFailsItsModuleNamingTheFileAndTheArchive(t *tes
 	r := m.waitState("ace", "app", "failed")
 	why := fmt.Sprint(r["reason"])
 	for _, says := range []string{`template "app.conf"`, "files[1] (/etc/app/app.conf)", `template "zsh-item.sh"`,
-		"items[0] (shell:zsh:normal)", "is not in the templates archive " + ref} {
+		"items[0] (shell:zsh:normal)", "is not in the templates archive sha256:", "… (the plan's digest; ref " + ref + ")"} {
 		if !contains(why, says) {
 			t.Errorf("reason %q does not say %q", why, says)
 		}
