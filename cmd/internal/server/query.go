@@ -304,6 +304,11 @@ func readAnswer(ctx context.Context, js jetstream.JetStream, req Request, limit 
 	return &keptAnswer{entries: entries, outOfShape: outOfShape}, nil
 }
 
+// maxEchoed bounds what of a request's bytes a decoding error quotes: the
+// refusal must fit the bus whatever the request holds (each field the
+// verb quotes itself is cut to maxQuoted, see quoted).
+const maxEchoed = 2 * maxQuoted
+
 // parseRequest reads a request: strict JSON (unknown fields and fields of
 // the wrong type refused), what defaulted and checked. An empty body is
 // the default query; JSON that is no object is refused, null too
@@ -318,7 +323,8 @@ func parseRequest(body []byte) (Request, error) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return req, fmt.Errorf("request is not a query: %w", err)
+			// Cut: encoding/json quotes an unknown field's name whole.
+			return req, fmt.Errorf("request is not a query: %s", spec.Cut(err.Error(), maxEchoed))
 		}
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 			return req, fmt.Errorf("request is not a query: data after the JSON object")
@@ -333,13 +339,16 @@ func parseRequest(body []byte) (Request, error) {
 	if _, ok := shapes[req.What]; !ok && req.What != "sweep" {
 		what := req.What
 		req.What = ""
-		return req, fmt.Errorf("what %q is not one of registry, needs, applied, collect, sweep", what)
+		return req, fmt.Errorf("what %s is not one of registry, needs, applied, collect, sweep", quoted(what))
 	}
 	if req.StoodAfter != "" && req.What != "sweep" {
 		return req, fmt.Errorf("stood_after is for what sweep, not %s", req.What)
 	}
 	if req.Page < 0 {
 		return req, fmt.Errorf("page %d is negative", req.Page)
+	}
+	if err := checkNameLens(req); err != nil {
+		return req, err
 	}
 	return req, nil
 }
@@ -361,7 +370,7 @@ func narrowing(req Request) (map[int]string, error) {
 	if req.Module != "" {
 		if req.What == "collect" {
 			if req.Contributor != "" && req.Contributor != req.Module {
-				return nil, fmt.Errorf("module %q and contributor %q disagree (module stands for contributor in collect)", req.Module, req.Contributor)
+				return nil, fmt.Errorf("module %s and contributor %s disagree (module stands for contributor in collect)", quoted(req.Module), quoted(req.Contributor))
 			}
 			given["contributor"] = req.Module
 		} else {

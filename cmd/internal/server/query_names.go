@@ -37,7 +37,7 @@ func checkFieldNames(body []byte) error {
 		}
 		name, _ := t.(string)
 		if !requestFields[name] {
-			return fmt.Errorf("request is not a query: unknown field %q (the fields are what, node, module, contributor, collection, stood_after and page, in lower case)", name)
+			return fmt.Errorf("request is not a query: unknown field %s (the fields are what, node, module, contributor, collection, stood_after and page, in lower case)", quoted(name))
 		}
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {

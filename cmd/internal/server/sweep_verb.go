@@ -133,10 +133,10 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("stood_after %q is not a duration%s", s, durationHint(s))
+		return 0, fmt.Errorf("stood_after %s is not a duration%s", quoted(s), durationHint(s))
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("stood_after %q is not positive", s)
+		return 0, fmt.Errorf("stood_after %s is not positive", quoted(s))
 	}
 	return d, nil
 }

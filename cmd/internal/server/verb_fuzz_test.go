@@ -22,6 +22,7 @@ func FuzzParseRequest(f *testing.F) {
 		`{"what": "applied", "stood_after": "1s"}`, `{"what": "needs", "page": -1}`, `{"what": "needs", "page": 1e30}`,
 		`{"what": "x"}`, `{"what": 7}`, `{"WHAT": "needs"}`, `{"other": 1}`, `{} {}`, `null`, `[]`, `"needs"`, `{`,
 		`{"what": "needs", "node": "a.b", "module": "*"}`,
+		`{"what": "needs", "node": "` + strings.Repeat("a", 2000) + `"}`, `{"` + strings.Repeat("w", 2000) + `": 1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -33,6 +34,9 @@ func FuzzParseRequest(f *testing.F) {
 			}
 			if !json.Valid(errorReply(err)) {
 				t.Fatalf("%q: error reply %q is not JSON", body, errorReply(err))
+			}
+			if len(errorReply(err)) > 1024 { // a refusal quotes the request cut: it fits any bus
+				t.Fatalf("%.80q…: error reply of %d bytes", body, len(errorReply(err)))
 			}
 			return
 		}
