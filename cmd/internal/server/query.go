@@ -184,7 +184,12 @@ func serveQueryWith(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 			defer func() { <-slots }()
 			rctx, cancel := context.WithTimeout(hctx, readTimeout+5*time.Second)
 			defer cancel()
-			reply, what, ok := v.answer(rctx, m.Data, maxPayload(nc))
+			limit := maxPayload(nc)
+			reply, what, ok := v.answer(rctx, m.Data, limit)
+			if len(reply) > limit {
+				log.Warn().Str("what", what).Int("bytes", len(reply)).Int("max_payload", limit).Msg("query reply too large for the bus: answered with an error")
+				reply, ok = tooLargeReply(len(reply), limit), false
+			}
 			stats.request(what, ok)
 			if err := m.Respond(reply); err != nil {
 				log.Warn().Err(err).Str("subject", spec.QuerySubject).Int("bytes", len(reply)).Msg("query reply not sent")

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 )
 
@@ -29,6 +30,17 @@ func errorReply(err error) []byte {
 	b := []byte(`{"error":`)
 	b = appendString(b, err.Error())
 	return append(b, '}')
+}
+
+// tooLargeReply is the {"error"} that stands for a reply of n bytes the
+// bus would not carry (its max payload limit): the pages are cut to fit,
+// but an item larger than a page stands alone on its page (a bus may
+// take a key longer than its payload: max_control_line over
+// max_payload), and an error is not cut to a page. Unsent, the reply left the requester with a timeout and
+// only the server's log said why (SPEC §6.2: bad requests get {"error"}).
+func tooLargeReply(n, limit int) []byte {
+	return errorReply(fmt.Errorf("the reply of %d bytes exceeds the bus's max payload of %d bytes and was not sent "+
+		"(a key, value or error in it is too large for one page: narrow the request, or raise the bus's max_payload)", n, limit))
 }
 
 func oosJSON(key, why string) []byte {
