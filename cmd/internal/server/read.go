@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // readTimeout bounds how long reading a bucket's keys up to the watcher's
@@ -83,7 +84,9 @@ func eachInSnapshot(ctx context.Context, kv jetstream.KeyValue, filters []string
 	// WatchFiltered rewrites the slice it is given: hand it a copy.
 	w, err := kv.WatchFiltered(wctx, append([]string(nil), filters...), opts...)
 	if err != nil {
-		return fmt.Errorf("watching bucket %s %v: %w", kv.Bucket(), filters, err)
+		// The filters are cut: built from a request's names, they once
+		// made the refusal too large for the bus (maxEchoed).
+		return fmt.Errorf("watching bucket %s %s: %w", kv.Bucket(), spec.Cut(fmt.Sprint(filters), maxEchoed), err)
 	}
 	defer func() { _ = w.Stop() }()
 	timer := time.NewTimer(readTimeout)
