@@ -174,10 +174,12 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		// §6.2's (the sweep was made, and nothing in it failed): a cron
 		// job that must catch a typo reads stderr or nothing_named.
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %s (is the name right?)\n", control.JSONSafe([]byte(r.NothingNamed)))
-	} else if n := r.Summary.Needs; (*node != "" || *module != "") && r.Summary.Modules+r.Summary.NoReport+n.Met+n.Waiting+n.StoodAsked+n.Failed == 0 {
-		// Assigned without a provisioning plan (or a server that does not
-		// say nothing_named): not a mesh with nothing held.
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: no module with a provisioning plan is assigned to %s\n", narrowed(*node, *module))
+	} else if r.NoPlan != "" {
+		// Assigned without a provisioning plan, as the server read the
+		// assignments: not a mesh with nothing held. (Not guessed from
+		// all counts being zero, which a module whose report is out of
+		// shape once made them.)
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %s\n", control.JSONSafe([]byte(r.NoPlan)))
 	}
 	if r.Held() {
 		return 1
@@ -260,18 +262,6 @@ func noBusHint(err error) string {
 		return " (something there took the connection but did not greet as a NATS server: give --nats the bus's client port (4222 unless set otherwise), not its monitoring port or another service's)"
 	}
 	return ""
-}
-
-// narrowed says which part of the mesh a sweep was narrowed to.
-func narrowed(node, module string) string {
-	switch {
-	case node != "" && module != "":
-		return "node " + node + " as module " + module
-	case node != "":
-		return "node " + node
-	default:
-		return "any node as module " + module
-	}
 }
 
 // firstError is w keeping the first error a write returned (and writing

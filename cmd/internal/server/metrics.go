@@ -88,7 +88,7 @@ func newMetrics(sweeps *sweepCache, log zerolog.Logger) (*prometheus.Registry, *
 
 var (
 	modulesDesc = prometheus.NewDesc("mesh_provisioner_modules",
-		"Modules by the state of their last report (the applied bucket; no_report: assigned with a plan, and no report of it written), from the sweep.", []string{"state"}, nil)
+		"Modules by the state of their last report (the applied bucket; no_report: assigned with a plan, and no report of it written; out_of_shape: a report the server cannot read, named by the sweep's out-of-shape finding), from the sweep.", []string{"state"}, nil)
 	needsDesc = prometheus.NewDesc("mesh_provisioner_needs",
 		"Needs by verdict (met, waiting, stood_asked, failed, out_of_shape), kind and owner, from the sweep; kind=\"module\": a module waiting on its own plan or templates archive with no need waiting; kind=\"unknown\": every kind the registry does not name (and a need key out of shape); out_of_shape needs are owned by their writer, mesh-provisioner-client; owner=\"unknown (no provisions entry)\": every bound need whose provider is not known.",
 		[]string{"verdict", "kind", "owner"}, nil)
@@ -160,7 +160,7 @@ func (c *sweepCollector) Collect(ch chan<- prometheus.Metric) {
 		c.cost, c.lastAt = processCPU()-cpu, r.at
 	}
 	c.mu.Unlock()
-	for _, state := range []string{"applied", "waiting", "failed", "removed", "no_report"} {
+	for _, state := range []string{"applied", "waiting", "failed", "removed", "no_report", reportStateOutOfShape} {
 		ch <- prometheus.MustNewConstMetric(modulesDesc, prometheus.GaugeValue, float64(r.modules[state]), state)
 	}
 	for l, n := range r.needs {

@@ -15,13 +15,16 @@ import (
 // the mesh is what `mesh-provisioner sweep --json` says of it (SPEC §6.3
 // "recomputed from the sweep"): the modules by state, the needs by verdict
 // (summed over kind and owner; kind "module", a module waiting on its own
-// plan or archive, is a finding and no need of the summary), the orphans.
+// plan or archive, is a finding and no need of the summary), the orphans;
+// a module whose report is out of shape under state out_of_shape.
 func TestMetricsAgreeWithTheSweepOnTheSameBus(t *testing.T) {
 	s := bustest.Start(t)
 	nc, js := bustest.JetStream(t, s)
 	plantFleet(t, js, 0)
 	as := assignmentsKV(t, js)
 	put(t, as, "h1.lost", `{"provisioning":{"files":[{"path":"/etc/lost","template":"t"}]}}`) // no report: no client on h1
+	put(t, as, "h2.odd", `{"provisioning":{}}`)
+	put(t, bucket(t, js, spec.AppliedBucket), "h2.odd", `garbage`) // a report out of shape: a module all the same
 
 	addr := fmt.Sprintf("127.0.0.1:%d", bustest.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,13 +50,16 @@ func TestMetricsAgreeWithTheSweepOnTheSameBus(t *testing.T) {
 
 	sum := reply.Summary
 	for state, want := range map[string]int{"applied": sum.Applied, "waiting": sum.Waiting, "failed": sum.Failed,
-		"removed": sum.Removed, "no_report": sum.NoReport} {
+		"removed": sum.Removed, "no_report": sum.NoReport, "out_of_shape": sum.ReportOutOfShape} {
 		if got := value(t, fams, "mesh_provisioner_modules", "state", state); got != float64(want) {
 			t.Errorf("mesh_provisioner_modules{state=%q} = %v, the sweep's summary says %d", state, got, want)
 		}
 	}
 	if sum.NoReport != 1 {
 		t.Errorf("the sweep counts %d modules without a report, want 1 (h1/lost)", sum.NoReport)
+	}
+	if sum.ReportOutOfShape != 1 || sum.Applied+sum.Waiting+sum.Failed+sum.Removed+sum.ReportOutOfShape != sum.Modules {
+		t.Errorf("summary %+v: want h2/odd's report out of shape, and the modules' states summing to modules", sum)
 	}
 	byVerdict := map[string]float64{}
 	for _, m := range fams["mesh_provisioner_needs"].Metric {

@@ -135,7 +135,10 @@ type Request struct {
 // every page; findings, then orphans, then no_report (the modules
 // assigned with a plan whose node wrote no report, summary.no_report
 // counts them and summary.no_report_stood those assigned longer than
-// stood_after ago: an addition to SPEC's reply), then failed_modules (the
+// stood_after ago: an addition to SPEC's reply; a module whose report is
+// out of shape is among summary.modules, counted in
+// summary.report_out_of_shape and, written longer than stood_after ago,
+// report_out_of_shape_stood), then failed_modules (the
 // modules summary.failed counts, by key, with their report's reason and
 // at: an addition too) are paged as entries are, and the
 // pages after the first come from the sweep page 0 made while it is kept

@@ -117,6 +117,7 @@ func sweep(ctx context.Context, js jetstream.JetStream, p SweepParams, now time.
 	}
 	s.finish()
 	s.res.reply.NothingNamed = s.nothingNamed(keysNamed)
+	s.res.reply.NoPlan = s.noPlan()
 	return s.res, nil
 }
 
@@ -476,7 +477,7 @@ func (s *sweeper) report(e jetstream.KeyValueEntry) {
 	s.reported[NodeModule{d[0], d[1]}] = true
 	v, why := checkReport(d, e.Value())
 	if why != "" {
-		s.outOfShape(spec.AppliedBucket, e, why)
+		s.reportOutOfShape(e, why)
 		return
 	}
 	sum := &s.res.reply.Summary

@@ -47,3 +47,36 @@ func givenEncoded(name string) string {
 	}
 	return ""
 }
+
+// noPlan says that the sweep's narrowing names no module assigned with a
+// provisioning plan (empty when it names one, or is none, or the sweep
+// cannot tell, or nothingNamed already says that it names nothing): its
+// modules are assigned without a plan, or only keys bear the name
+// (orphans). Derived from the assignments read, not from the counts:
+// `mesh-provisioner sweep` said it whenever every count was zero, so of
+// a node whose one module's report was out of shape (counted nowhere then)
+// it said no module was assigned.
+func (s *sweeper) noPlan() string {
+	node, module := s.p.Node, s.p.Module
+	if node == "" && module == "" || !s.assignments || len(s.res.reply.UnreadableBuckets) > 0 || s.res.reply.NothingNamed != "" {
+		return ""
+	}
+	for nm, a := range s.plans {
+		if a.plan && (node == "" || nm.Node == node) && (module == "" || nm.Module == module) {
+			return ""
+		}
+	}
+	return "no module with a provisioning plan is assigned to " + narrowed(node, module)
+}
+
+// narrowed says which part of the mesh a sweep was narrowed to.
+func narrowed(node, module string) string {
+	switch {
+	case node != "" && module != "":
+		return "node " + node + " as module " + module
+	case node != "":
+		return "node " + node
+	default:
+		return "any node as module " + module
+	}
+}

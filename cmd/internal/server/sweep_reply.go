@@ -36,9 +36,13 @@ type SweepReply struct {
 	// nothing the mesh knows: no assignment and no key bears it
 	// (sweep_named.go). Not in SPEC §6.2's reply: a mistyped name is told
 	// from a mesh with nothing held back.
-	NothingNamed string    `json:"nothing_named,omitempty"`
-	Findings     []Finding `json:"findings"`
-	Orphans      []Orphan  `json:"orphans"`
+	NothingNamed string `json:"nothing_named,omitempty"`
+	// NoPlan says that the narrowing names no module assigned with a
+	// provisioning plan, though it names something (sweep_named.go): not
+	// in SPEC §6.2's reply either; the command says it on stderr.
+	NoPlan   string    `json:"no_plan,omitempty"`
+	Findings []Finding `json:"findings"`
+	Orphans  []Orphan  `json:"orphans"`
 	// NoReport names the modules Summary.NoReport counts (assigned with a
 	// plan, no report written), by node then module: not in SPEC §6.2's
 	// reply, added so that an operator learns which they are.
@@ -73,6 +77,14 @@ type Summary struct {
 	// is silent on modules without a report; a cron job must notice a
 	// node whose client never came up for its new modules).
 	NoReportStood int `json:"no_report_stood,omitempty"`
+	// ReportOutOfShape counts the modules (among Modules) whose report
+	// is out of shape (each also a finding "out of shape" naming its
+	// key), and ReportOutOfShapeStood those of them whose report was
+	// written longer than stood_after ago: held back as a module without
+	// a report is (not in SPEC §6.2's reply; such a module counted
+	// nowhere).
+	ReportOutOfShape      int `json:"report_out_of_shape,omitempty"`
+	ReportOutOfShapeStood int `json:"report_out_of_shape_stood,omitempty"`
 	// StoodModules counts the modules waiting, with no need to judge them
 	// by, on their own plan or templates archive (a finding of kind
 	// "module") for longer than stood_after.
@@ -133,10 +145,11 @@ type Orphan struct {
 
 // Held says whether the sweep found something that holds the mesh back:
 // a need failed or stood asked, a module stood asked on its own plan or
-// archive or without a report, or a module's report says failed (a plan
+// archive, without a report or with its report out of shape, or a
+// module's report says failed (a plan
 // or a fill that failed leaves its needs met; SPEC §6.2's exit 1 is for
 // anything that failed).
 func (r SweepReply) Held() bool {
 	return r.Summary.Failed > 0 || r.Summary.Needs.Failed > 0 || r.Summary.Needs.StoodAsked > 0 || r.Summary.StoodModules > 0 ||
-		r.Summary.NoReportStood > 0
+		r.Summary.NoReportStood > 0 || r.Summary.ReportOutOfShapeStood > 0
 }

@@ -56,6 +56,12 @@ func WriteSweep(w io.Writer, r SweepReply) {
 	if s.Removed > 0 {
 		fmt.Fprintf(w, ", %d removed", s.Removed)
 	}
+	if s.ReportOutOfShape > 0 {
+		fmt.Fprintf(w, ", %d with %s out of shape (named above)", s.ReportOutOfShape, plural(s.ReportOutOfShape, "its report", "their report"))
+		if s.ReportOutOfShapeStood > 0 {
+			fmt.Fprintf(w, ", %d of them for over %s", s.ReportOutOfShapeStood, control.Escape(r.StoodAfter))
+		}
+	}
 	fmt.Fprintln(w)
 	if s.NoReport > 0 {
 		fmt.Fprintf(w, "%d assigned without a report (their node's client has not reported)", s.NoReport)

@@ -143,7 +143,7 @@ func ParseStoodAfter(s string) (time.Duration, error) {
 
 // sweepPage is one page of the reply, and how many pages it has: the head
 // (what, at, stood_after, summary, missing_buckets, unreadable_buckets,
-// nothing_named) on every page,
+// nothing_named, no_plan) on every page,
 // findings, orphans, no_report then failed_modules paged as the other answers are.
 func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 	head := plainJSON(struct {
@@ -154,7 +154,8 @@ func sweepPage(r SweepReply, page, limit int) ([]byte, int) {
 		MissingBuckets    []string `json:"missing_buckets,omitempty"`
 		UnreadableBuckets []string `json:"unreadable_buckets,omitempty"`
 		NothingNamed      string   `json:"nothing_named,omitempty"`
-	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets, r.UnreadableBuckets, r.NothingNamed})
+		NoPlan            string   `json:"no_plan,omitempty"`
+	}{r.What, r.At, r.StoodAfter, r.Summary, r.MissingBuckets, r.UnreadableBuckets, r.NothingNamed, r.NoPlan})
 	head = head[1 : len(head)-1]
 	lists := []itemList{{"findings", nil}, {"orphans", nil}, {"no_report", nil}, {"failed_modules", nil}}
 	room := limit - listsOverhead(head, lists)

@@ -100,7 +100,9 @@ func TestSweepSaysValuesDisagreeingWithTheirKeysOutOfShape(t *testing.T) {
 		}
 	}
 	sum := r.reply.Summary
-	want := Summary{Modules: 2, Applied: 2, Needs: NeedCounts{Met: 4}, OutOfShape: oos}
+	// The three modules whose report is out of shape are modules all the
+	// same (assigned, and their client wrote): counted, not judged.
+	want := Summary{Modules: 5, Applied: 2, ReportOutOfShape: 3, Needs: NeedCounts{Met: 4}, OutOfShape: oos}
 	if sum != want {
 		t.Errorf("summary %+v\n   want %+v", sum, want)
 	}
