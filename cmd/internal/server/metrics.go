@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // metricsEvery is how often at most the metrics sweep the mesh: a scrape
@@ -94,6 +96,15 @@ var (
 		[]string{"verdict", "kind", "owner"}, nil)
 	orphansDesc = prometheus.NewDesc("mesh_provisioner_orphans",
 		"Keys of the needs, applied and collect buckets whose module is assigned nowhere, from the sweep.", nil, nil)
+	// outOfShapeDesc counts every key the sweep says out of shape, where
+	// mesh_provisioner_needs counts only the needs bucket's: a report or
+	// item out of shape (or an assignment carrying a plan) was in
+	// summary.out_of_shape and in no series. By bucket, as
+	// mesh_provisioner_sweep_unread_buckets labels them: four values at
+	// most, each served (0 too) so that an alert sees it rise.
+	outOfShapeDesc = prometheus.NewDesc("mesh_provisioner_out_of_shape",
+		"Keys out of shape (the key, or its value) by bucket, from the sweep: its out-of-shape findings, summing to its summary.out_of_shape; the needs bucket's are also in mesh_provisioner_needs{verdict=\"out_of_shape\"}, the applied bucket's of modules assigned in mesh_provisioner_modules{state=\"out_of_shape\"}.",
+		[]string{"bucket"}, nil)
 	unreadDesc = prometheus.NewDesc("mesh_provisioner_sweep_unread_buckets",
 		"1 for each bucket the sweep could not read and judged as empty (why: missing, not made yet; not_permitted, the bus refuses the server's user), from the sweep; no series while every bucket is read.",
 		[]string{"bucket", "why"}, nil)
@@ -130,7 +141,7 @@ func processCPU() time.Duration {
 }
 
 func (c *sweepCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{modulesDesc, needsDesc, orphansDesc, unreadDesc, sweepAtDesc} {
+	for _, d := range []*prometheus.Desc{modulesDesc, needsDesc, orphansDesc, outOfShapeDesc, unreadDesc, sweepAtDesc} {
 		ch <- d
 	}
 }
@@ -167,6 +178,15 @@ func (c *sweepCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(needsDesc, prometheus.GaugeValue, float64(n), l.verdict, l.kind, l.owner)
 	}
 	ch <- prometheus.MustNewConstMetric(orphansDesc, prometheus.GaugeValue, float64(len(r.reply.Orphans)))
+	oos := map[string]int{spec.NeedsBucket: 0, spec.AppliedBucket: 0, spec.CollectBucket: 0, spec.AssignmentsBucket: 0}
+	for _, f := range r.reply.Findings {
+		if f.Verdict == VerdictOutOfShape {
+			oos[f.Bucket]++
+		}
+	}
+	for b, n := range oos {
+		ch <- prometheus.MustNewConstMetric(outOfShapeDesc, prometheus.GaugeValue, float64(n), b)
+	}
 	// The buckets the sweep reads are five, each its own (the labels are
 	// bounded): judged as empty, they would read as a mesh without modules.
 	for _, b := range r.reply.MissingBuckets {

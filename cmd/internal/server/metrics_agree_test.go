@@ -16,7 +16,8 @@ import (
 // "recomputed from the sweep"): the modules by state, the needs by verdict
 // (summed over kind and owner; kind "module", a module waiting on its own
 // plan or archive, is a finding and no need of the summary), the orphans;
-// a module whose report is out of shape under state out_of_shape.
+// a module whose report is out of shape under state out_of_shape; the
+// keys out of shape, by bucket.
 func TestMetricsAgreeWithTheSweepOnTheSameBus(t *testing.T) {
 	s := bustest.Start(t)
 	nc, js := bustest.JetStream(t, s)
@@ -76,6 +77,13 @@ func TestMetricsAgreeWithTheSweepOnTheSameBus(t *testing.T) {
 		if byVerdict[verdict] != float64(want) {
 			t.Errorf("mesh_provisioner_needs{verdict=%q} sums to %v, the sweep's summary says %d", verdict, byVerdict[verdict], want)
 		}
+	}
+	oos := 0.0
+	for _, m := range fams["mesh_provisioner_out_of_shape"].GetMetric() {
+		oos += m.Gauge.GetValue()
+	}
+	if oos != float64(sum.OutOfShape) {
+		t.Errorf("mesh_provisioner_out_of_shape sums to %v, the sweep's summary says %d", oos, sum.OutOfShape)
 	}
 	if got := value(t, fams, "mesh_provisioner_orphans"); got != float64(len(reply.Orphans)) || got != float64(sum.Orphans) {
 		t.Errorf("mesh_provisioner_orphans = %v, the sweep names %d (summary %d)", got, len(reply.Orphans), sum.Orphans)
