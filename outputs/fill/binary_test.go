@@ -45,3 +45,42 @@ func TestNoMergeIntoABinaryFile(t *testing.T) {
 		})
 	}
 }
+
+// TestNoNULIsMergedIntoAFile: managed-keys or managed-block content
+// holding a NUL byte is refused (400 naming the path and the line, never
+// the content), nothing of its request written. Before, it was merged
+// (200), and the file was binary from then on: every module's keys and
+// blocks there were refused for good, the corrected content too.
+func TestNoNULIsMergedIntoAFile(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root, Command: []string{"true"}})
+	for _, form := range []string{FormManagedKeys, FormManagedBlock} {
+		t.Run(form, func(t *testing.T) {
+			shared, other := "/etc/"+form+".conf", "/etc/"+form+".other"
+			p := filepath.Join(root, shared)
+			writeFile(t, p, "Port 22\n")
+			bad := Request{Module: "m-" + form, Whole: true, Files: []File{
+				{Path: other, Form: FormOwned, Content: []byte("x\n")},
+				{Path: shared, Form: form, Content: []byte("A=1\nSECRET=s3cret\x00tail\n")},
+			}}
+			_, err := c.Fill(t.Context(), bad)
+			se, ok := errors.AsType[*StatusError](err)
+			if !ok || se.Status != http.StatusBadRequest {
+				t.Fatalf("content holding a NUL: %v, want a 400", err)
+			}
+			if !strings.Contains(se.Msg, shared) || !strings.Contains(se.Msg, "line 2") || !strings.Contains(se.Msg, "NUL") {
+				t.Errorf("refusal %q should name the path, the line and the NUL", se.Msg)
+			}
+			if strings.Contains(se.Msg, "s3cret") {
+				t.Errorf("refusal %q quotes the content", se.Msg)
+			}
+			mustRead(t, p, "Port 22\n")
+			mustAbsent(t, filepath.Join(root, other))
+
+			// the file stays one every module merges into
+			bad.Files[1].Content = []byte("SECRET=s3cret\n")
+			fillOK(t, c, bad)
+			fillOK(t, c, Request{Module: "n-" + form, Files: []File{{Path: shared, Form: FormManagedBlock, Content: []byte("B=2\n")}}})
+		})
+	}
+}

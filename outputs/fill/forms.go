@@ -89,6 +89,24 @@ func mergeable(t target, form string) error {
 	return nil
 }
 
+// checkText refuses managed-keys or managed-block content holding a NUL
+// byte: written, it made the file one mergeable refuses, so every module's
+// keys and blocks there, the writer's corrected content too, were refused
+// from then on (and a managed-keys file is left as it is when its module
+// goes: nothing could mend it). The error names the line, never its text
+// (it may hold a secret). Owned and seed files may be binary.
+func checkText(f File) error {
+	if f.Form != FormManagedKeys && f.Form != FormManagedBlock {
+		return nil
+	}
+	if i := bytes.IndexByte(f.Content, 0); i >= 0 {
+		line := bytes.Count(f.Content[:i], []byte("\n")) + 1
+		return refuse("path %q: line %d of its %s content holds a NUL byte: mesh-fill merges only text, "+
+			"and would merge into the file no more; send a binary file owned", f.Path, line, f.Form)
+	}
+	return nil
+}
+
 func changed(current, merged []byte) ([]byte, string, error) {
 	if bytes.Equal(current, merged) {
 		return current, ActionUnchanged, nil

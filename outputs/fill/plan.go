@@ -323,8 +323,8 @@ func notUnitChar(r rune) bool {
 }
 
 // checkShape refuses (400) a file whose path, form, on_change or mode is out of
-// shape, whatever is on disk (a seed kept too) and whatever the
-// allow-lists say.
+// shape, or whose merged content is no text (checkText), whatever is on
+// disk (a seed kept too) and whatever the allow-lists say.
 func checkShape(f File) error {
 	if err := checkPath(f.Path); err != nil {
 		return err
@@ -341,6 +341,9 @@ func checkShape(f File) error {
 		if _, err := parseMode(f.Path, f.Mode); err != nil {
 			return err
 		}
+	}
+	if err := checkText(f); err != nil {
+		return err
 	}
 	if f.noContent {
 		// SPEC §4.3's content is text, "" for an empty file: a file sent
