@@ -1,6 +1,7 @@
 package fill
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"os"
@@ -73,4 +74,34 @@ func allocated() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.TotalAlloc
+}
+
+// TestNoMergedFileGrowsPastWhatIsReadToMerge: a managed block whose file
+// would be over maxRead bytes once merged is refused (400 naming the path
+// and the size), the file left: every module's fill there (the block's
+// own removal too) would be refused after, the file too large to read.
+func TestNoMergedFileGrowsPastWhatIsReadToMerge(t *testing.T) {
+	defer func(was int64) { maxRead = was }(maxRead)
+	maxRead = 1 << 20
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root})
+	p := filepath.Join(root, "big.conf")
+	line := "# a long comment line of a long configuration file\n"
+	text := strings.Repeat(line, int(maxRead/2)/len(line)) // half of it
+	writeFile(t, p, text)
+	block := bytes.Repeat([]byte("v"), int(maxRead/2+64<<10)) // and more than half
+	_, err := c.Fill(t.Context(), Request{Module: "m", Files: []File{
+		{Path: "/ok", Form: FormOwned, Content: []byte("ok\n")},
+		{Path: "/big.conf", Form: FormManagedBlock, Content: block},
+	}})
+	se, ok := errors.AsType[*StatusError](err)
+	if !ok || se.Status != http.StatusBadRequest || !strings.Contains(se.Msg, `"/big.conf"`) || !strings.Contains(se.Msg, "would be") {
+		t.Fatalf("a merge past %d bytes: %v, want a 400 naming the path and the size", maxRead, err)
+	}
+	mustAbsent(t, filepath.Join(root, "ok"))
+	if got := readFile(t, p); got != text {
+		t.Errorf("the file there was changed (%d bytes)", len(got))
+	}
+	// within it, the block is merged
+	fillOK(t, c, Request{Module: "m", Files: []File{{Path: "/big.conf", Form: FormManagedBlock, Content: []byte("v\n")}}})
 }

@@ -47,8 +47,9 @@ type stateID struct {
 // maxRead bounds the bytes of the files there one request reads to merge
 // into (managed-keys, managed-block, seed): as much as a request may
 // carry. Its files' own texts are no larger, and a legitimate
-// configuration file is far smaller.
-const maxRead = MaxBody
+// configuration file is far smaller. A variable for a test to make it
+// small.
+var maxRead int64 = MaxBody
 
 // take counts n more bytes read for the request, or refuses (400) a file
 // of n bytes that would take it past maxRead.

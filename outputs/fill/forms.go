@@ -11,6 +11,19 @@ import (
 // files the action is settled later (written or unchanged) together with
 // mode and owner.
 func content(f File, module string, t target, base []byte) (want []byte, action string, err error) {
+	want, action, err = formContent(f, module, t, base)
+	if err == nil && (f.Form == FormManagedKeys || f.Form == FormManagedBlock) && int64(len(want)) > maxRead {
+		// read whole to merge into at every fill (dirs.take), a file past
+		// maxRead is refused to every module's keys and blocks, its own
+		// block's removal too: it is not made so
+		return nil, "", refuse("path %q: merged, the file would be %d bytes; mesh-fill reads at most %d bytes of a file it merges into, "+
+			"and would merge into it no more; make the content shorter, or the file owned", f.Path, len(want), maxRead)
+	}
+	return want, action, err
+}
+
+// formContent is content before its size is checked.
+func formContent(f File, module string, t target, base []byte) (want []byte, action string, err error) {
 	switch f.Form {
 	case FormOwned:
 		return f.Content, "", nil
