@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/google/renameio/v2"
 	"github.com/rs/zerolog"
 )
 
@@ -304,7 +303,7 @@ func (l *ledger) writeState(module string, files map[string]held) error {
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(p, raw, 0o600); err != nil {
+	if err := writeStateFile(p, raw); err != nil {
 		return fmt.Errorf("writing state file %s: %w", p, err)
 	}
 	return syncStateDir(l.dir)

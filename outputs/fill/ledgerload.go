@@ -14,7 +14,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// load reads every module's state file from dir, made 0700 when missing.
+// load reads every module's state file from dir, made 0700 when missing,
+// and removes the temp files a mesh-fill stopped mid-write left there
+// (stagedStateFile).
 // The files of an older state file, keyed by the paths as named, are keyed
 // by where locate says those lead.
 //
@@ -51,6 +53,14 @@ func (l *ledger) load(dir string, log zerolog.Logger, locate func(string) string
 	}
 	var bad []error
 	for _, e := range entries {
+		if stagedStateFile(e.Name()) {
+			if err := removeStaged(dir, e); err != nil {
+				log.Warn().Str("state_dir", dir).Str("file", e.Name()).Err(err).Msg("stale temp file of a state file not removed")
+			} else {
+				log.Warn().Str("state_dir", dir).Str("file", e.Name()).Msg("stale temp file of a state file removed: left by a mesh-fill stopped mid-write")
+			}
+			continue
+		}
 		if strings.HasPrefix(e.Name(), "pending-") && strings.HasSuffix(e.Name(), ".json") {
 			if err := l.loadPending(filepath.Join(dir, e.Name())); err != nil {
 				bad = append(bad, err)

@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/google/renameio/v2"
 )
 
 // A request's programs run after its files are renamed into place. A
@@ -118,7 +116,7 @@ func (l *ledger) ran(module string, failed []Program) error {
 func (l *ledger) writePending(module string, progs []Program) error {
 	raw, err := json.Marshal(pendingState{Module: module, Programs: progs})
 	if err == nil {
-		err = renameio.WriteFile(l.pendingFile(module), raw, 0o600)
+		err = writeStateFile(l.pendingFile(module), raw)
 	}
 	if err == nil {
 		err = syncStateDir(l.dir)
