@@ -66,7 +66,7 @@ func decodeRequest(r io.Reader) (Request, error) {
 		return req, err
 	}
 	if tok, err := dec.Token(); err != nil && err != io.EOF {
-		return req, fmt.Errorf("more after the request's object: %w", err) // a MaxBytesError stays one
+		return req, fmt.Errorf("more after the request's object: %w", err)
 	} else if err == nil {
 		return req, fmt.Errorf("more after the request's object (%v); a body is one JSON object", tok)
 	}

@@ -104,7 +104,7 @@ func (s *Server) Serve(ctx context.Context, socketPath string) error {
 		return fmt.Errorf("fill socket %s: listening: %w", socketPath, err)
 	}
 	defer os.Remove(socketPath) // closing the listener leaves it (unixsock)
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes,
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: maxHeaderBytes,
 		ReadTimeout: orDefault(s.ReadTimeout, DefaultReadTimeout), IdleTimeout: orDefault(s.IdleTimeout, DefaultIdleTimeout),
 		ErrorLog: httpErrorLog(s.Log, socketPath)}
 	conns := s.newConnCap() // over the cap: answered 503 at once, never read (conncap.go)

@@ -124,6 +124,11 @@ type Server struct {
 	// dirLimit is the most directories one request may work in (0: no
 	// limit); Serve sets it from the open-file limit (dirlimit.go).
 	dirLimit int
+	// bodyBytes is how many bytes of request bodies are held (body.go),
+	// bodyBytesMax, when set (by a test), their bound in place of
+	// bodyBudget's.
+	bodyBytes    atomic.Int64
+	bodyBytesMax int64
 }
 
 // DefaultSyncFSFrom is Server.SyncFSFrom's default: a change of a few
@@ -161,40 +166,50 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use %s", r.Method, want))
 		return
 	}
+	if want == http.MethodDelete {
+		release, ok := s.admit(w, r)
+		if !ok {
+			return
+		}
+		defer release()
+		s.serveDelete(w, r, strings.TrimPrefix(r.URL.Path, ModulesPath))
+		return
+	}
+	if r.ContentLength > MaxBody { // said at once, nothing of it read
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes, over %d bytes", r.ContentLength, int64(MaxBody)))
+		return
+	}
+	// Read whole before a slot is taken: a peer sending it slowly holds
+	// no slot (body.go). Read to its end, the server then watches the
+	// connection, and the request's context ends if the client goes
+	// (clientGone).
+	body, letGo, err := s.readBody(w, r)
+	if err != nil {
+		s.answerBody(w, err)
+		return
+	}
+	defer letGo()
 	release, ok := s.admit(w, r)
 	if !ok {
 		return
 	}
 	defer release()
-	if want == http.MethodDelete {
-		s.serveDelete(w, r, strings.TrimPrefix(r.URL.Path, ModulesPath))
-		return
-	}
-	s.serveFill(w, r)
+	s.serveFill(w, r, body, letGo)
 }
 
-func (s *Server) serveFill(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength > MaxBody { // said at once, nothing of it read
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes, over %d bytes", r.ContentLength, int64(MaxBody)))
-		return
-	}
-	req, err := decodeRequest(http.MaxBytesReader(w, r.Body, MaxBody)) // one file at a time, at most MaxFiles
+// serveFill decodes body, a fill's, lets go of it (letGo) and carries
+// the request out.
+func (s *Server) serveFill(w http.ResponseWriter, r *http.Request, body io.Reader, letGo func()) {
+	req, err := decodeRequest(body) // one file at a time, at most MaxFiles
+	letGo()
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		var ref *refusal
-		switch {
-		case errors.As(err, &tooBig):
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
-		case errors.As(err, &ref):
+		if ref := (*refusal)(nil); errors.As(err, &ref) {
 			s.answerError(w, loggedName(req.Module), err)
-		default:
+		} else {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("decoding the request: %v", err))
 		}
 		return
 	}
-	// Read to its end: the server then watches the connection, and the
-	// request's context ends if the client goes (clientGone).
-	_, _ = io.Copy(io.Discard, r.Body)
 	if err := checkModule(req.Module); err != nil { // before its name goes anywhere: a lock, a log line
 		s.answerError(w, loggedName(req.Module), err)
 		return

@@ -20,13 +20,16 @@ func (s *Server) maxRequests() int {
 	return DefaultMaxRequests
 }
 
-// admit takes one of the server's MaxRequests slots for a request, before
-// its body is read: a burst of requests held up to MaxBody each in memory
-// at once, and could exhaust it. A request over the cap waits for a slot
-// (it is not refused: the client's cold start sends several at once), as
-// long as its client waits and at most the read timeout; past that it is
-// answered 503 naming the cap. Its body then has the whole read timeout
-// again. ok false: answered, or its client gone.
+// admit takes one of the server's MaxRequests slots for a request, once
+// its body is read (readBody: one sent slowly held a slot, and with eight
+// every fill, for the whole read timeout), before it is decoded and
+// carried out: a burst of requests decoded at once held up to MaxBody of
+// files each in memory, and could exhaust it (the bodies read and not yet
+// decoded are bounded apart: bodyBudget). A request over the cap waits
+// for a slot (it is not refused: the client's cold start sends several at
+// once), as long as its client waits and at most the read timeout; past
+// that it is answered 503 naming the cap. What follows then has the whole
+// read timeout again. ok false: answered, or its client gone.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	s.slotsOnce.Do(func() { s.slots = make(chan struct{}, s.maxRequests()) })
 	select {
@@ -50,7 +53,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), 
 			return nil, false
 		}
 	}
-	// the wait is not the body's: its read has the whole timeout
+	// the wait is not the request's: what follows has the whole timeout
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(orDefault(s.ReadTimeout, DefaultReadTimeout)))
 	var once sync.Once
 	return func() { once.Do(func() { <-s.slots }) }, true
