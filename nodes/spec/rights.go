@@ -76,7 +76,7 @@ func RightsOf(role, node string, providers []string) (Rights, error) {
 		return Rights{}, fmt.Errorf("role %s takes no node (got %q)", role, node)
 	}
 	for _, p := range providers {
-		if err := checkName("provider", p); err != nil {
+		if err := checkProviderName(p); err != nil {
 			return Rights{}, fmt.Errorf("role %s: %w", role, err)
 		}
 	}
@@ -163,6 +163,36 @@ func checkName(what, name string) error {
 	}
 	if why := CheckNameLen(what+" "+name, name); why != "" {
 		return fmt.Errorf("%s", why)
+	}
+	return nil
+}
+
+// fixedRoles are the roles whose user and inbox are one name each, for
+// the whole mesh.
+var fixedRoles = []string{RoleServer, RoleVault, RoleController, RoleConfig, RoleOperator, RoleLab}
+
+// checkProviderName is checkName for a provider, which also refuses a name
+// another role's user or inboxes stand under: a provider P is user P with
+// inbox _INBOX.P, so a provider named provisioner or toolrunner could read
+// every node's client's or tool runner's answers (_INBOX.provisioner.>:
+// config values, sealed vault replies; _INBOX.toolrunner.>: prov.ask's
+// answers), and one named mesh-vault, provisioner-ace or lab was another
+// user of the same name (a configuration nats-server refuses, or, with
+// nsc, that user's rights replaced by a provider's). An outside audit.
+func checkProviderName(p string) error {
+	if err := checkName("provider", p); err != nil {
+		return err
+	}
+	for _, word := range []string{"provisioner", "toolrunner"} { // the clients' and tool runners' users and inboxes
+		if p == word || strings.HasPrefix(p, word+"-") {
+			return fmt.Errorf("provider %q: a provider's name is its user's and its inbox's (_INBOX.%s), and %s… names the %s users and inboxes: name the provider otherwise", p, p, word, word)
+		}
+	}
+	for _, role := range fixedRoles {
+		r, _ := RightsOf(role, "", nil)
+		if p == r.User || "_INBOX."+p == r.Inbox {
+			return fmt.Errorf("provider %q: a provider's name is its user's and its inbox's (_INBOX.%s), and %s is the %s role's: name the provider otherwise", p, p, p, role)
+		}
 	}
 	return nil
 }

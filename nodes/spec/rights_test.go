@@ -114,6 +114,18 @@ func TestRightsOfRefusesWhatCannotBe(t *testing.T) {
 		{RoleVault, "", []string{"gitea"}, "takes no provider"},
 		{RoleProvider, "", nil, "exactly one provider"},
 		{RoleClient, strings.Repeat("n", MaxNameBytes+1), nil, "MaxNameBytes"},
+		// A provider named as another role's user or inboxes would take
+		// them (an outside audit: provider provisioner read every node's
+		// client's answers under _INBOX.provisioner.>).
+		{RoleProvider, "", []string{"provisioner"}, "name the provider otherwise"},
+		{RoleProvider, "", []string{"toolrunner"}, "name the provider otherwise"},
+		{RoleProvider, "", []string{"provisioner-ace"}, "name the provider otherwise"},
+		{RoleProvider, "", []string{"toolrunner-ace"}, "name the provider otherwise"},
+		{RoleProvider, "", []string{"mesh-vault"}, "the vault role's"},
+		{RoleProvider, "", []string{"mesh-provisioner"}, "the server role's"},
+		{RoleProvider, "", []string{"mesh-operator"}, "the operator role's"},
+		{RoleProvider, "", []string{"lab"}, "the lab role's"},
+		{RoleClient, "ace", []string{"gitea", "provisioner"}, "name the provider otherwise"},
 	} {
 		if _, err := RightsOf(c.role, c.node, c.providers); err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("RightsOf(%q, %q, %q) = %v; want an error saying %s", c.role, c.node, c.providers, err, c.says)

@@ -287,6 +287,10 @@ func (v *Vault) handle(m *nats.Msg) {
 
 // serve answers one request.
 func (v *Vault) serve(m *nats.Msg) {
+	if why := foreignReply(m.Subject, m.Reply); why != "" {
+		v.log.Warn().Str("subject", m.Subject).Str("reply", spec.Cut(m.Reply, 200)).Str("why", why).Msg("vault ask not answered")
+		return
+	}
 	ask := Ask{Subject: m.Subject}
 	var req request
 	if err := json.Unmarshal(m.Data, &req); err != nil {
