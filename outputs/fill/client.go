@@ -68,6 +68,9 @@ type StatusError struct {
 	Msg    string
 	Held   string // a 409's path another module's declaration holds, when the node-engine says which
 	Holder string // the module holding Held, when the node-engine says which
+	// HeldKey, when set, is the managed-keys key of Held that Holder
+	// manages: Held itself is shared, not Holder's alone.
+	HeldKey string
 }
 
 func (e *StatusError) Error() string {
@@ -254,7 +257,7 @@ func answer(sock string, status int, raw []byte, out any) error {
 		msg = spec.CutMiddle(msg, 370)
 		e := &StatusError{Socket: sock, Status: status, Msg: msg}
 		if status == http.StatusConflict {
-			e.Held, e.Holder = eb.Path, eb.Holder
+			e.Held, e.Holder, e.HeldKey = eb.Path, eb.Holder, eb.Key
 		}
 		return e
 	}

@@ -167,8 +167,10 @@ func TestModulesSharingAPathWithDifferentModesSettleOnTheStricter(t *testing.T) 
 // A 409 for a path another module's declaration holds says which path
 // and which module holds it (errorBody.Path and Holder, StatusError.Held
 // and Holder): the client lets go of what its module no longer names
-// without it, and learns who holds it. A key claimed twice names none: the
-// path is shared, and leaving it out would let go of nothing held elsewhere.
+// without it, and learns who holds it. A key claimed twice names the path
+// and its holder too, and the key (errorBody.Key, StatusError.HeldKey):
+// the path is shared, so the client does not leave it out (that would let
+// go of nothing held elsewhere), but tells a module that left from a clash.
 func TestAConflictOverAPathHeldElsewhereNamesThePath(t *testing.T) {
 	c := startServer(t, &Server{Root: t.TempDir()})
 	fillOK(t, c, Request{Module: "b", Whole: true, Files: []File{
@@ -180,7 +182,7 @@ func TestAConflictOverAPathHeldElsewhereNamesThePath(t *testing.T) {
 		t.Errorf("owned path held by b: %#v", err)
 	}
 	_, err = c.Fill(context.Background(), Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("K=2\n")}}})
-	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "" || se.Holder != "" {
+	if se, ok := err.(*StatusError); !ok || se.Status != http.StatusConflict || se.Held != "/etc/env" || se.Holder != "b" || se.HeldKey != "K" {
 		t.Errorf("key claimed twice: %#v", err)
 	}
 }

@@ -1,6 +1,8 @@
 package fill
 
 import (
+	"errors"
+	"net/http"
 	"path/filepath"
 	"testing"
 )
@@ -31,4 +33,18 @@ func TestAKeyDroppedFromADeclarationIsFreeForAnother(t *testing.T) {
 		t.Fatalf("f seeding e's freed path: %v", err)
 	}
 	mustRead(t, filepath.Join(root, "etc/e"), "f\n")
+}
+
+// A key another module manages is a 409 naming the path, the key and the
+// holder (as a path another module holds names path and holder), so the
+// client tells its own race with a module that left from a real clash;
+// before, it carried the text alone.
+func TestAKeyHeldElsewhereIsA409NamingPathKeyAndHolder(t *testing.T) {
+	c := startServer(t, &Server{Root: t.TempDir()})
+	fillOK(t, c, Request{Module: "a", Whole: true, Files: []File{{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("K=a\n")}}})
+	_, err := c.Fill(t.Context(), Request{Module: "b", Whole: true, Files: []File{{Path: "/etc/env", Form: FormManagedKeys, Content: []byte("K=b\n")}}})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusConflict || se.Held != "/etc/env" || se.Holder != "a" || se.HeldKey != "K" {
+		t.Fatalf("b managing a's key: %#v, want a 409 naming /etc/env, key K and holder a", err)
+	}
 }

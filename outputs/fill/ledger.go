@@ -162,7 +162,7 @@ func (l *ledger) checkOwners(module string, steps []step) error {
 				return heldElsewhere(p, other, "path %q is module %q's (%s%s); module %q may not write it (%s)", p, other, h.Form, as, module, form)
 			}
 			if k, ok := sharedKey(held{Form: form, Keys: st.keys}, h); ok {
-				return conflict("path %q: key %q is managed by module %q%s; module %q may not manage it too", p, k, other, as, module)
+				return keyHeldElsewhere(p, k, other, "path %q: key %q is managed by module %q%s; module %q may not manage it too", p, k, other, as, module)
 			}
 		}
 	}

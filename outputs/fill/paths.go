@@ -22,6 +22,7 @@ type refusal struct {
 	msg    string
 	path   string // a path another module holds (409; errorBody.Path)
 	holder string // the module holding path (errorBody.Holder)
+	key    string // the managed-keys key of path holder holds (errorBody.Key), the path itself shared
 	// stateDir: the path leads into mesh-fill's state dir (inStateDir)
 	stateDir bool
 }
@@ -38,6 +39,15 @@ func forbid(format string, args ...any) error {
 
 func conflict(format string, args ...any) error {
 	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...)}
+}
+
+// keyHeldElsewhere is a 409 for key of the managed-keys file p, which
+// module holder's declaration manages (the path is shared; the key is
+// not). It names path, key and holder as heldElsewhere does, so the
+// client tells its own races with a module that left from a real clash,
+// for a key as for a path: before, it said only the text.
+func keyHeldElsewhere(p, key, holder, format string, args ...any) error {
+	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...), path: p, holder: holder, key: key}
 }
 
 // heldElsewhere is a 409 for path p, which module holder's declaration holds.

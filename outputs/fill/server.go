@@ -299,7 +299,7 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 	}
 	body := errorBody{Error: err.Error()}
 	if ref != nil {
-		body.Path, body.Holder = ref.path, ref.holder
+		body.Path, body.Holder, body.Key = ref.path, ref.holder, ref.key
 	}
 	writeJSONError(w, status, body)
 }

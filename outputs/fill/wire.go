@@ -133,4 +133,7 @@ type errorBody struct {
 	// who holds it (SPEC §4.3), which the client's own order of claims
 	// may not know (a holder whose plan it refused since it started).
 	Holder string `json:"holder,omitempty"`
+	// Key, when set, is the managed-keys key of Path that Holder manages:
+	// the path is shared, only the key is Holder's.
+	Key string `json:"key,omitempty"`
 }

@@ -255,10 +255,12 @@ func (s *Stage) Holders() map[string]string {
 }
 
 // heardHolder keeps the holder a 409 to module's request named for a
-// path the request carried.
+// path the request carried. A key's 409 (HeldKey) is not kept: the path is
+// shared, and the mesh's order of claims would take it for the holder's
+// own (nodes.NodeGraph.Holds).
 func (s *Stage) heardHolder(module string, sent map[string]*nodes.FileValue, err error) {
 	se, ok := errors.AsType[*fill.StatusError](err)
-	if !ok || se.Held == "" || se.Holder == "" || se.Holder == module || sent[se.Held] == nil {
+	if !ok || se.Held == "" || se.Holder == "" || se.HeldKey != "" || se.Holder == module || sent[se.Held] == nil {
 		return
 	}
 	if s.holders == nil {

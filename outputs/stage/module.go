@@ -158,7 +158,9 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		mo.retry = true
 		mo.resend = mo.resend || req.Whole && !permanent(err)
 		var se *fill.StatusError
-		if req.Whole && errors.As(err, &se) && se.Held != "" && sent[se.Held] != nil {
+		// A key's 409 (HeldKey) leaves its shared path in: leaving it out
+		// would let go of nothing held elsewhere.
+		if req.Whole && errors.As(err, &se) && se.Held != "" && se.HeldKey == "" && sent[se.Held] != nil {
 			if mo.heldElsewhere == nil {
 				mo.heldElsewhere = map[string]bool{}
 			}

@@ -106,3 +106,38 @@ func TestAModuleTakingAPathOfOneThatLeftWhileTheClientWasDownIsNeverSaidFailed(t
 		return nil
 	})
 }
+
+// The same for a key of a managed-keys file the two modules share: the
+// node-engine's 409 for a key names its path, key and the module that
+// left (it said only the text before, so the key's new manager was said
+// failed until its refusal's wait passed), and the key's new value lands
+// with the module applied and never said failed.
+func TestAModuleTakingAKeyOfOneThatLeftWhileTheClientWasDownIsNeverSaidFailed(t *testing.T) {
+	m := newMesh(t)
+	f := m.stateFill()
+	keys := func(tmpl string) nodes.FileSpec {
+		return nodes.FileSpec{Path: "/etc/x.env", Template: tmpl, Form: "managed-keys"}
+	}
+	m.assign("ace", "web", nodes.Plan{Files: []nodes.FileSpec{keys("env")}}, map[string]string{"env": "K=web\n"})
+	_, stop := m.startClient("ace", f.socket)
+	m.waitFile("/etc/x.env", "K=web\n")
+	m.waitState("ace", "web", "applied")
+	m.settle()
+	stop()
+
+	m.del(spec.AssignmentsBucket, "ace.web")
+	m.assign("ace", "web2", nodes.Plan{Files: []nodes.FileSpec{keys("env")}}, map[string]string{"env": "K=web2\n"})
+	events := m.subjectsData(spec.AppliedSubject("ace", "web2"))
+	last := m.deleteLast(f.sock)
+	m.client("ace", func(c *Config) { c.FillSocket = last })
+	m.waitFile("/etc/x.env", "K=web2\n")
+	m.waitState("ace", "web2", "applied")
+	m.settle()
+	for _, e := range events() {
+		var r struct{ State, Reason string }
+		json.Unmarshal([]byte(e[strings.IndexByte(e, ' ')+1:]), &r)
+		if r.State == "failed" {
+			t.Errorf("web2 said failed: %s", r.Reason)
+		}
+	}
+}
