@@ -37,10 +37,6 @@ func forbid(format string, args ...any) error {
 	return &refusal{status: http.StatusForbidden, msg: fmt.Sprintf(format, args...)}
 }
 
-func conflict(format string, args ...any) error {
-	return &refusal{status: http.StatusConflict, msg: fmt.Sprintf(format, args...)}
-}
-
 // keyHeldElsewhere is a 409 for key of the managed-keys file p, which
 // module holder's declaration manages (the path is shared; the key is
 // not). It names path, key and holder as heldElsewhere does, so the
