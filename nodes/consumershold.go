@@ -76,8 +76,47 @@ func (m *NodeGraph) computeConsumers(in graph.In) (any, error) {
 		delete(m.consumersHeld.first, self.Key().Name)
 	case m.consumersHeld.round != nil && m.heldByRound(in):
 		return self.Value(), nil // cut off: nothing below moves
+	case m.boundAwaitsVault(in, self.Key().Name):
+		return self.Value(), nil
 	}
 	return computeConsumersList(in)
+}
+
+// boundAwaitsVault says a list that has a value keeps it while a consumer
+// bound since waits for its credential's first ask to come back (the
+// vault's answer, or none within its 5 s), at most FirstConsumersWait
+// (ReleaseDue): one change of the assignments that
+// unbinds a consumer and binds another (a consumer's local changed, a
+// consumer moved to another node) is then one fill, from the old list
+// straight to the new. Before, the list without either was filled at
+// once and the new one ms later, when the vault answered: the provider's
+// program restarted twice and the moved consumer was out of its file in
+// between (an outside audit). A consumer added alone costs nothing more
+// (the list without it is the one held).
+func (m *NodeGraph) boundAwaitsVault(in graph.In, pk string) bool {
+	h := &m.consumersHeld
+	if h.released[pk] {
+		delete(h.released, pk)
+		return false
+	}
+	bindings, _ := in.Value(0).([]Binding)
+	for i, b := range bindings {
+		if i+1 >= in.Len() || in.State(i+1) == graph.Ready {
+			continue
+		}
+		if _, known := m.secrets[b.Credential]; known {
+			continue // its first ask came back (an answer, or none within the vault's 5 s): nothing more to wait for
+		}
+		if _, held := h.first[pk]; !held {
+			if h.first == nil {
+				h.first = map[string]time.Time{}
+			}
+			h.first[pk] = m.g.Now()
+		}
+		return true
+	}
+	delete(h.first, pk)
+	return false
 }
 
 // firstRoundOpen says why list pk's first value still waits ("" when it
