@@ -83,7 +83,8 @@ func (m *NodeGraph) holdItems(mod *module, old []*graph.Node) {
 // ItemsBefore hands over what the last run recorded in the collect bucket
 // for this node's modules (module → collection → text, the start's Sweep).
 // A module whose plan is refused (its value does not parse, or it breaks
-// a rule) holds those items (holdItems); one whose plan parses has each of its items stand as recorded while it waits
+// a rule) or that failed already (a template that does not parse, a path
+// clash) holds those items (holdItems); one whose plan parses has each of its items stand as recorded while it waits
 // without having been ready in this run (recordedBefore). Only before the
 // first stabilization, like HeldBefore.
 func (m *NodeGraph) ItemsBefore(items map[string]map[string][]byte) {
@@ -94,10 +95,16 @@ func (m *NodeGraph) ItemsBefore(items map[string]map[string][]byte) {
 		mod := m.mods[name]
 		switch {
 		case mod == nil:
-		case mod.asg == nil:
+		case mod.asg == nil || mod.plan != nil && mod.plan.State() == graph.Failed:
+			// Its plan refused, or one that parses failed already (a
+			// template of a cached archive that does not parse, a path
+			// another module holds): held as recorded. Before, only a
+			// value that does not parse held them; the others had no
+			// item node to keep a text on, and a restart deleted the item
+			// and rewrote its collectors (an outside audit).
 			mod.itemsBefore = items[name]
 			m.rebuild(mod)
-		case mod.asg != nil:
+		default:
 			m.recordedBefore(mod, items[name])
 		}
 	}

@@ -78,7 +78,7 @@ func TestAContributorsPlanThatDoesNotParseKeepsItsItem(t *testing.T) {
 	// The client restarted while beta's plan still does not parse: the
 	// item the last run recorded stays, in the bucket and in the file.
 	stop()
-	m.client("ace", f.socket, sameState)
+	_, stop = m.startClient("ace", f.socket, sameState)
 	m.waitFailed("ace", "beta", "assignment JSON does not parse")
 	m.waitState("ace", "zsh", "applied")
 	untouched("the client restarted while beta's plan does not parse")
@@ -114,6 +114,14 @@ func TestAContributorsPlanThatDoesNotParseKeepsItsItem(t *testing.T) {
 	}, map[string]string{"conf": "b = ${config:k\n", "item": "export B=2\n"})
 	m.waitFailed("ace", "beta", "conf")
 	untouched("beta's template does not parse")
+	// The client restarted on it (its archive read back from the state
+	// dir, the module failed at once): the item stays (an outside audit:
+	// deleted, the collector rewritten and restarted).
+	stop()
+	m.client("ace", f.socket, sameState)
+	m.waitFailed("ace", "beta", "conf")
+	m.waitState("ace", "zsh", "applied")
+	untouched("the client restarted while beta's template does not parse")
 
 	// A value with no plan is beta leaving: its item goes.
 	m.put(spec.AssignmentsBucket, "ace.beta", `{"node":"ace","module":"beta"}`)
