@@ -48,9 +48,13 @@ func (s *Server) bodyBudget() int64 {
 // slot for the whole read timeout (2 minutes): eight such held every fill
 // of the node that long. The room held is counted against bodyBudget as
 // it is taken (errBodiesFull past it, nothing kept); release gives it
-// back, once the body is decoded. The read deadline is left at the read
-// timeout, for the wait for a slot; passed, when the body was not read
-// whole (net/http would wait as long to read the rest of a short one).
+// back, once the body is decoded. Read whole, the connection is left with
+// no read deadline (net/http's watch for the client going reads it: a
+// deadline passed while the request waits for a slot or runs would end
+// that watch as if the client had gone, and every later request on the
+// connection with it; admit's own timer bounds the wait for a slot);
+// not read whole, the deadline is passed (net/http would wait as long to
+// read the rest of a short one).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body io.Reader, release func(), err error) {
 	rc := http.NewResponseController(w)
 	timeout := orDefault(s.ReadTimeout, DefaultReadTimeout)
@@ -59,7 +63,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body io.Reade
 	defer func() {
 		at := time.Now() // not read whole: the rest is not waited for, the connection closed after the answer
 		if err == nil {
-			at = at.Add(timeout) // for the wait for a slot
+			at = time.Time{} // read whole: none (above)
 		}
 		_ = rc.SetReadDeadline(at)
 	}()

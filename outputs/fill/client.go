@@ -168,7 +168,7 @@ func (c *Client) do(ctx context.Context, method, route string, req *Request, out
 		status, raw, err := cn.roundTrip(ctx, deadline, method, route, req)
 		if err == nil {
 			err = answer(sock, status, raw, out) // before the next request reuses raw
-			c.keep(cn)
+			c.keepAfter(cn, err)
 			return err
 		}
 		cn.close()
@@ -186,8 +186,21 @@ func (c *Client) do(ctx context.Context, method, route string, req *Request, out
 		return requestError(ctx, sock, timeout, err)
 	}
 	err = answer(sock, status, raw, out)
-	c.keep(cn)
+	c.keepAfter(cn, err)
 	return err
+}
+
+// keepAfter keeps cn after a request answered, unless the answer was not
+// what the protocol says (a 2xx whose body is not the answer's JSON): a
+// node-engine whose connection went wrong (an empty 200 for each request
+// on it) is not asked on it again, where every later request, a refill
+// every minute, got the same (an outside audit).
+func (c *Client) keepAfter(cn *conn, err error) {
+	if _, refused := errors.AsType[*StatusError](err); err != nil && !refused {
+		cn.close()
+		return
+	}
+	c.keep(cn)
 }
 
 // take is a kept connection, or nil.

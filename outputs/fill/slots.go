@@ -28,10 +28,21 @@ func (s *Server) maxRequests() int {
 // decoded are bounded apart: bodyBudget). A request over the cap waits
 // for a slot (it is not refused: the client's cold start sends several at
 // once), as long as its client waits and at most the read timeout; past
-// that it is answered 503 naming the cap. What follows then has the whole
-// read timeout again. ok false: answered, or its client gone.
+// that it is answered 503 naming the cap. ok false: answered, or its
+// client gone.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	s.slotsOnce.Do(func() { s.slots = make(chan struct{}, s.maxRequests()) })
+	// Its body is read (a fill's, whole, before: body.go; a DELETE has
+	// none): from here the connection is read only by net/http's watch for
+	// the client going, so no deadline (the wait for a slot is bounded by
+	// the timer below). A deadline passed while the request waited or ran (its programs may take ProgramTimeout, 2 min, as long as
+	// the read timeout) ended that watch as if the client had gone: the
+	// connection's context was cancelled, and every later request on the
+	// kept connection was taken for its client gone, not applied and
+	// answered an empty 200 (an outside audit: healthy modules reported
+	// failed at every refill until a restart). net/http sets the next
+	// request's own deadlines as it reads it.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	select {
 	case s.slots <- struct{}{}:
 	default:
@@ -53,8 +64,6 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), 
 			return nil, false
 		}
 	}
-	// the wait is not the request's: what follows has the whole timeout
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(orDefault(s.ReadTimeout, DefaultReadTimeout)))
 	var once sync.Once
 	return func() { once.Do(func() { <-s.slots }) }, true
 }

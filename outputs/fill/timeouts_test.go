@@ -81,3 +81,29 @@ func TestAKeptConnectionClosedWhileIdleIsDialledAgain(t *testing.T) {
 		t.Fatalf("after the idle close: %+v", resp)
 	}
 }
+
+// A request whose program runs past the read timeout (a restart as slow
+// as ProgramTimeout) leaves its kept connection good: the next requests
+// on it are applied and answered. Before, the read deadline, left running
+// while the request ran, ended net/http's watch for the client going as
+// if it had gone: every later request on the connection was not applied
+// and answered an empty 200 (an outside audit), through the real client
+// too, whose refills kept using the connection.
+func TestARequestRunningPastTheReadTimeoutLeavesItsConnectionGood(t *testing.T) {
+	root := t.TempDir()
+	c := startServer(t, &Server{Root: root, ReadTimeout: 300 * time.Millisecond,
+		Command: []string{"sh", "-c", `case "$1" in slow.service) sleep 0.8;; esac`}})
+	slow := Request{Module: "slow", Whole: true, Files: []File{{Path: "/slow", Form: FormOwned, Content: []byte("s\n"),
+		OnChange: OnChange{Action: "restart", Unit: "slow.service"}}}}
+	if _, err := c.Fill(t.Context(), slow); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		path := fmt.Sprintf("/other-%d", i)
+		resp, err := c.Fill(t.Context(), Request{Module: "other", Files: []File{{Path: path, Form: FormOwned, Content: []byte("o\n")}}})
+		if err != nil || len(resp.Files) != 1 {
+			t.Fatalf("request %d after the slow one: %+v, %v", i, resp, err)
+		}
+		mustRead(t, root+path, "o\n")
+	}
+}
