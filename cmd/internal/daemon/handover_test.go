@@ -64,6 +64,19 @@ func (m *mesh) deleteLast(to string) string {
 	})
 }
 
+// neverFailed fails t if one of the events (subject, space, report) said
+// module failed.
+func neverFailed(t *testing.T, module string, events []string) {
+	t.Helper()
+	for _, e := range events {
+		var r struct{ State, Reason string }
+		json.Unmarshal([]byte(e[strings.IndexByte(e, ' ')+1:]), &r)
+		if r.State == "failed" {
+			t.Errorf("%s said failed: %s", module, r.Reason)
+		}
+	}
+}
+
 // A module that took over a path of a module that left the node while
 // the client was down is not said failed at start: the node-engine's 409
 // names the module that left, whose removal (SPEC §4.7 r2) the client
@@ -89,13 +102,7 @@ func TestAModuleTakingAPathOfOneThatLeftWhileTheClientWasDownIsNeverSaidFailed(t
 	m.waitFile("/etc/x.conf", "web2\n")
 	m.waitState("ace", "web2", "applied")
 	m.settle()
-	for _, e := range events() {
-		var r struct{ State, Reason string }
-		json.Unmarshal([]byte(e[strings.IndexByte(e, ' ')+1:]), &r)
-		if r.State == "failed" {
-			t.Errorf("web2 said failed: %s", r.Reason)
-		}
-	}
+	neverFailed(t, "web2", events())
 	if l := m.logs.String(); strings.Contains(l, `"module":"web2","state":"failed"`) {
 		t.Errorf("web2 logged failed:\n%s", l)
 	}
@@ -133,11 +140,5 @@ func TestAModuleTakingAKeyOfOneThatLeftWhileTheClientWasDownIsNeverSaidFailed(t 
 	m.waitFile("/etc/x.env", "K=web2\n")
 	m.waitState("ace", "web2", "applied")
 	m.settle()
-	for _, e := range events() {
-		var r struct{ State, Reason string }
-		json.Unmarshal([]byte(e[strings.IndexByte(e, ' ')+1:]), &r)
-		if r.State == "failed" {
-			t.Errorf("web2 said failed: %s", r.Reason)
-		}
-	}
+	neverFailed(t, "web2", events())
 }
