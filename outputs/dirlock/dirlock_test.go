@@ -50,3 +50,27 @@ func TestAnUnusableDirIsAnError(t *testing.T) {
 		t.Fatalf("Take under a file: %v", err)
 	}
 }
+
+// A directory removed while held is taken again by Again, so a second
+// process started on its path is refused as before; one held as it was
+// says nothing was made again.
+func TestADirectoryRemovedWhileHeldIsTakenAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	h, err := Hold(dir, "mesh-provisioner-client", "node ace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	if remade, err := h.Again(); remade || err != nil {
+		t.Fatalf("Again of a directory held as it was: %v, %v", remade, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if remade, err := h.Again(); !remade || err != nil {
+		t.Fatalf("Again of a directory removed: %v, %v; want it made and taken again", remade, err)
+	}
+	if _, err := Take(dir, "mesh-provisioner-client", "node bee"); !errors.As(err, new(*InUseError)) {
+		t.Fatalf("a second taker after Again: %v, want an *InUseError", err)
+	}
+}

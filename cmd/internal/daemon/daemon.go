@@ -19,14 +19,16 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/ask"
 	"github.com/novox/mesh-provisioner/outputs/control"
+	"github.com/novox/mesh-provisioner/outputs/dirlock"
 	"github.com/novox/mesh-provisioner/outputs/report"
 	"github.com/novox/mesh-provisioner/outputs/stage"
 )
 
 // Daemon is one node's client.
 type Daemon struct {
-	cfg Config
-	log zerolog.Logger
+	cfg      Config
+	log      zerolog.Logger
+	stateDir *dirlock.Held // taken for Run (statedir.go)
 	// shapeWarns bounds the warnings of keys ignored, by bucket (watch.go).
 	shapeWarns bus.WarnLimits
 
@@ -127,11 +129,12 @@ func New(cfg Config) (*Daemon, error) {
 // one it cannot use or another client holds ends it at once, with a
 // *StartError.
 func (d *Daemon) Run(ctx context.Context) error {
-	unlock, err := lockStateDir(d.cfg.StateDir, d.cfg.Node)
+	held, err := lockStateDir(d.cfg.StateDir, d.cfg.Node)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer held.Release()
+	d.stateDir = held
 	start := d.log.Info().Str("fill_socket", d.cfg.FillSocket).Str("state_dir", d.cfg.StateDir)
 	if tok := spec.EncodeToken(d.cfg.Node); tok != d.cfg.Node {
 		start = start.Str("node_token", tok) // SPEC §2.1: what its keys and subjects hold

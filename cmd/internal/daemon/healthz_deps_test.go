@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,4 +141,27 @@ func TestARemovalTheNodeEngineDoesNotAnswerIsSaid(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The state dir removed while the client runs is made again and taken at
+// the refill tick, said at warn level: its lock went with it, and a second
+// client started on the path took it unsaid (an outside audit).
+func TestAStateDirRemovedWhileTheClientRunsIsTakenAgain(t *testing.T) {
+	m := newMesh(t)
+	m.webModule()
+	state := filepath.Join(t.TempDir(), "state")
+	m.client("ace", func(c *Config) { c.StateDir = state }, refillEvery(300*time.Millisecond))
+	m.waitState("ace", "web", "applied")
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if !strings.Contains(m.logs.String(), "state dir gone while the client ran: made again and taken") {
+			return fmt.Errorf("not said")
+		}
+		return nil
+	})
+	if _, err := lockStateDir(state, "bee"); err == nil || !strings.Contains(err.Error(), "in use by another mesh-provisioner-client") {
+		t.Fatalf("a second client on the state dir made again: %v, want it refused", err)
+	}
 }

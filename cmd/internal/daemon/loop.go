@@ -57,6 +57,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 			full = true
 			d.out.CheckOutputs(ctx) // an output bucket deleted or purged: this full send writes it again
 			d.saidHeldAll()         // keys out of shape held back: counted (watch.go)
+			d.stateDirAgain()       // removed while the client ran: taken again (statedir.go)
 		case <-retry.C:
 			retrying = true
 		case <-d.out.HoldC():
