@@ -122,6 +122,18 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	}{r.Outcome.String(), r.Reason})
 }
 
+// SilentWhy is what a name left Silent waits with: no answer within
+// timeout, or, when the bus said at once that nothing listens on subject
+// (NoResponders), that no vault does — not a slow one (an outside audit
+// read "within 5s" for asks 1 s apart). Kept free of the ask's time, so
+// asking again moves no need (SPEC §5.2).
+func (r Result) SilentWhy(timeout time.Duration, subject string) string {
+	if r.NoResponders {
+		return "no answer: no vault listens on " + subject
+	}
+	return "no answer within " + timeout.String()
+}
+
 // Client asks the vault for secrets in the name of one node.
 type Client struct {
 	NC   *nats.Conn

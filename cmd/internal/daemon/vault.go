@@ -43,14 +43,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 			d.log.Warn().Str("secret", a.Name).Str("reason", r.Reason).Dur("retry_after", d.cfg.RefusedRetry).Msg(msg)
 		}
 	case vault.Silent:
-		why := "no answer within " + d.cfg.VaultTimeout.String()
-		if r.NoResponders {
-			// Said at once by the bus: no vault listens at all, which is
-			// not a slow one (an outside audit read "within 5s" for asks
-			// 1 s apart).
-			why = "no answer: no vault listens on " + spec.VaultGetSubject(d.cfg.Node)
-		}
-		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": "+why, a.At)
+		d.mesh.SecretWaiting(a.Name, "vault "+a.Name+": "+r.SilentWhy(d.cfg.VaultTimeout, spec.VaultGetSubject(d.cfg.Node)), a.At)
 		if a.Changed {
 			msg := "the vault does not answer: asking again with backoff"
 			if pair {
