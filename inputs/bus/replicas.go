@@ -97,30 +97,17 @@ func behind(info *jetstream.StreamInfo, r *jetstream.PeerInfo, wait time.Duratio
 	return &LaggingError{Replica: r.Name, Leader: info.Cluster.Leader, Lag: r.Lag, Waited: wait}
 }
 
-// unheardFor is how long the leader has not heard a replica (PeerInfo's
-// Active) before that replica is taken for gone: the stream's raft group
-// hears each live member every second (nats-server's heartbeat), a member
-// catching up after a restart more often, and a member that crashed
-// never again — yet the cluster counts it online for up to 150 s, its lag
-// growing with the stream's writes. It can serve no read, stale or not.
-// Before, a watch waited its whole 30 s for it, and a crash of the very
-// server a client was connected to (the client reconnects elsewhere and
-// reads every bucket again) held every change from its files 36-43 s,
-// while /healthz said all was well (an outside audit, a 3-server cluster).
-const unheardFor = 5 * time.Second
-
 // laggingReplica is an online replica of now's stream that lags: not
 // current, and (when there was a look before, prev) behind by more than
 // the messages stored since prev, so it has not stored yet what the
-// leader had committed at prev. A replica the leader has not heard for
-// unheardFor is gone, not behind. nil when none does (or the stream is
-// not clustered).
+// leader had committed at prev. nil when none does (or the stream is not
+// clustered).
 func laggingReplica(prev, now *jetstream.StreamInfo) *jetstream.PeerInfo {
 	if now.Cluster == nil {
 		return nil
 	}
 	for _, r := range now.Cluster.Replicas {
-		if r == nil || r.Offline || r.Current || r.Active > unheardFor {
+		if r == nil || r.Offline || r.Current {
 			continue
 		}
 		if prev != nil && now.State.LastSeq >= prev.State.LastSeq && r.Lag <= now.State.LastSeq-prev.State.LastSeq {
