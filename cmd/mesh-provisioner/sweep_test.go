@@ -160,6 +160,19 @@ func TestSweepExitsZeroWhenNothingHoldsBack(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "needs 1: 1 met, 0 waiting") {
 		t.Errorf("node h: exit %d\n%s%s", code, out, errs)
 	}
+	// --json prints the reply, whose lists are lists when empty: a script
+	// looping over "findings" failed on exactly the healthy case, null
+	// (an outside audit).
+	code, out, errs = runSweep("--nats", url, "--node", "h", "--json")
+	var reply map[string]any
+	if err := json.Unmarshal([]byte(out), &reply); code != 0 || err != nil {
+		t.Fatalf("node h --json: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	for _, list := range []string{"findings", "orphans"} {
+		if l, ok := reply[list].([]any); !ok || len(l) != 0 {
+			t.Errorf("node h --json: %s is %#v, not []\n%s", list, reply[list], out)
+		}
+	}
 	// A waiting need that has not stood long holds nothing back either.
 	code, out, errs = runSweep("--nats", url, "--node", "w", "--module", "claude-code", "--stood-after", "1h")
 	if code != 0 || !strings.Contains(out, "1 waiting, 0 stood asked") {

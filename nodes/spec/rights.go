@@ -219,10 +219,10 @@ func clientRights(node string, providers []string) Rights {
 		Rule{Why: "its answers to " + AskSubject(node) + ", on the tool runner's inbox alone (" + answersWhy + ")",
 			Subjects: []string{toolRunnerInbox(node) + ".>"}},
 	)
-	return Rights{Role: RoleClient, User: "provisioner-" + node, Inbox: "_INBOX.provisioner." + node,
+	return Rights{Role: RoleClient, User: "provisioner-" + node, Inbox: ClientInbox(node),
 		Comment:   "the provisioner client of node " + node + " (SPEC bus account provisioner." + node + ")",
 		Publish:   pub,
-		Subscribe: []Rule{{Subjects: []string{"_INBOX.provisioner." + node + ".>", VaultChangedSubject, AskSubject(node)}}}}
+		Subscribe: []Rule{{Subjects: []string{ClientInbox(node) + ".>", VaultChangedSubject, AskSubject(node)}}}}
 }
 
 func serverRights() Rights {

@@ -38,6 +38,17 @@ func VaultGetNode(subject string) (string, error) {
 	return node, nil
 }
 
+// ClientBusName is the bus connection name of node's client,
+// provisioner.<node>, the node one key token (§2.1) as in every subject:
+// its inbox (ClientInbox) is then one token whatever the name holds (a
+// node "n.1" had its replies under node n's inbox, _INBOX.provisioner.n.>,
+// where n's vault answers could be sent to it).
+func ClientBusName(node string) string { return "provisioner." + EncodeToken(node) }
+
+// ClientInbox is the prefix of node's client's reply subjects,
+// _INBOX.provisioner.<node>: the only inbox its rights let it hear.
+func ClientInbox(node string) string { return "_INBOX." + ClientBusName(node) }
+
 // AppliedSubject is prov.applied.<node>.<module>, a module's report.
 func AppliedSubject(node, module string) string { return appliedPrefix + EncodeKey(node, module) }
 

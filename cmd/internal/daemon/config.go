@@ -7,11 +7,12 @@ import (
 
 	"github.com/novox/mesh-provisioner/inputs/archive"
 	"github.com/novox/mesh-provisioner/inputs/bus"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // BusName is the client's connection name on the bus, whose inbox
-// (_INBOX.provisioner.<node>) its user's rights let it hear.
-func BusName(node string) string { return "provisioner." + node }
+// (_INBOX.provisioner.<node>, spec.ClientInbox) its user's rights let it hear.
+func BusName(node string) string { return spec.ClientBusName(node) }
 
 // Config is what `mesh-provisioner-client run` is given.
 type Config struct {

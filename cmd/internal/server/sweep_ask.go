@@ -37,7 +37,7 @@ func askSweepOnce(ctx context.Context, nc *nats.Conn, req Request) (SweepReply, 
 		}
 		if page == 0 {
 			all = r
-			all.Findings = joinFindings(nil, r.Findings)
+			all.Findings = joinFindings([]Finding{}, r.Findings) // [] when none, as the verb says
 			return nil
 		}
 		if r.At != all.At {

@@ -3,12 +3,11 @@ package devvault
 import (
 	"strings"
 
-	"github.com/novox/mesh-provisioner/inputs/bus"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // clientInboxes is the prefix every node's client's inbox stands under
-// (bus.InboxPrefix of its bus name, provisioner.<node>).
+// (spec.ClientInbox: _INBOX.provisioner.<node>).
 const clientInboxes = "_INBOX.provisioner."
 
 // foreignReply says why the vault does not answer an ask on subject
@@ -33,7 +32,7 @@ func foreignReply(subject, reply string) string {
 	if err != nil {
 		return "its subject names no node"
 	}
-	if own := bus.InboxPrefix("provisioner."+node) + "."; !strings.HasPrefix(reply, own) {
+	if own := spec.ClientInbox(node) + "."; !strings.HasPrefix(reply, own) {
 		return "its reply subject is another node's inbox, not " + own + "…"
 	}
 	return ""
