@@ -124,7 +124,8 @@ func (m *NodeGraph) boundAwaitsVault(in graph.In, pk string) bool {
 // no answer from the vault itself yet, and either the vault answered
 // none of them (the list waits with no time limit: vaultSilentWhy; or,
 // none asked yet, firstRoundWhy) or FirstConsumersWait has not passed
-// since the vault first answered one (it records when). A pair/ name's
+// since the vault first answered one (it records when: the ask of the
+// earliest answer). A pair/ name's
 // answer is kept while its binding stands (pairHeldFor), so a list made
 // again has what the vault last said of it.
 func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) string {
@@ -136,10 +137,14 @@ func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) string {
 	answered, silent := false, false // silent: one asked and not answered
 	var open [3]string               // the first credentials not answered, in list order
 	n := 0                           // how many are not
+	var firstAsk time.Time           // the earliest ask of those answered
 	for i, b := range bindings {
 		s, asked := m.secrets[b.Credential]
 		if s.answered {
 			answered = true
+			if firstAsk.IsZero() || s.asked.Before(firstAsk) {
+				firstAsk = s.asked
+			}
 		}
 		if i+1 >= in.Len() || in.State(i+1) == graph.Ready || s.answered {
 			continue
@@ -160,11 +165,24 @@ func (m *NodeGraph) firstRoundOpen(in graph.In, pk string) string {
 		}
 		return vaultSilentWhy(open[:min(n, len(open))], n)
 	}
-	if _, waiting := m.consumersHeld.first[pk]; !waiting {
+	since, waiting := m.consumersHeld.first[pk]
+	if !waiting {
+		// From the vault's first answer, not from this look: a client
+		// started again asks while its first fill waits (up to 5 s) for
+		// the answers, and counting from here held a provider with one
+		// credential the vault left silent 5 s more, reported waiting
+		// with no files at every restart (an outside audit).
+		since = m.g.Now()
+		if !firstAsk.IsZero() && firstAsk.Before(since) {
+			since = firstAsk
+		}
 		if m.consumersHeld.first == nil {
 			m.consumersHeld.first = map[string]time.Time{}
 		}
-		m.consumersHeld.first[pk] = m.g.Now()
+		m.consumersHeld.first[pk] = since
+	}
+	if m.g.Now().Sub(since) >= FirstConsumersWait {
+		return "" // waited for long enough: made of those it holds
 	}
 	return firstRoundWhy
 }

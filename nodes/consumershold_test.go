@@ -76,6 +76,26 @@ func TestAConsumersListsFirstValueWaitsForEveryAnswerOrFiveSeconds(t *testing.T)
 	}
 }
 
+// The FirstConsumersWait a list's first value may wait runs from the
+// vault's first answer, not from the list's first look: a client started
+// again asks while its first fill waits for the answers (up to 5 s), and a
+// provider with one credential the vault left silent was then held 5 s
+// more from the first look, reported waiting with no files at every
+// restart (an outside audit). Answered 6 s before its first look, the
+// list is made at once of those the vault answered.
+func TestAConsumersListsFirstWaitRunsFromTheVaultsFirstAnswer(t *testing.T) {
+	m := providerOfTwo(t)
+	now := time.Now()
+	m.g.Now = func() time.Time { return now }
+	asked := now.Add(-6 * time.Second)
+	m.SetSecret("pair/gitea/gitea-read/ace/cc", []byte("s-ace"), asked)
+	m.SecretWaiting("pair/gitea/gitea-read/g14/cc", "vault: no answer within 5s", asked)
+	m.Stabilize()
+	if v := consumerValues(t, m); len(v) != 1 || v[0] != "s-ace" || m.ConsumersHeld() {
+		t.Fatalf("the list is %v (held %v), want s-ace alone at its first look", v, m.ConsumersHeld())
+	}
+}
+
 // After the bus came back, a list keeps its value until every credential
 // it reads is answered again (or the round's time is up), then moves once.
 func TestAConsumersListMovesOnceForTheReaskRound(t *testing.T) {
