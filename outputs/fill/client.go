@@ -71,6 +71,10 @@ type StatusError struct {
 	// HeldKey, when set, is the managed-keys key of Held that Holder
 	// manages: Held itself is shared, not Holder's alone.
 	HeldKey string
+	// ProgramFailed: a 5xx the node-engine says came once the request
+	// was carried out (its files in place), from a restart or reload it
+	// ran, still owed (errorBody.ProgramFailed).
+	ProgramFailed bool
 }
 
 func (e *StatusError) Error() string {
@@ -272,6 +276,7 @@ func answer(sock string, status int, raw []byte, out any) error {
 		if status == http.StatusConflict {
 			e.Held, e.Holder, e.HeldKey = eb.Path, eb.Holder, eb.Key
 		}
+		e.ProgramFailed = status >= 500 && eb.ProgramFailed
 		return e
 	}
 	if err := json.Unmarshal(raw, out); err != nil {

@@ -45,6 +45,15 @@ func programs(steps []step) []Program {
 	return out
 }
 
+// programsFailed is a request's failure that came once it was carried
+// out: its files written and removed and recorded as the module's, a
+// restart or reload it ran failed (kept pending: the module's next
+// request runs it again). Its answer says so (errorBody.ProgramFailed).
+type programsFailed struct{ err error }
+
+func (e *programsFailed) Error() string { return e.err.Error() }
+func (e *programsFailed) Unwrap() error { return e.err }
+
 // runPrograms restarts or reloads each unit once, going on past a failure;
 // it returns the programs that failed, and an error joining their failures.
 func (s *Server) runPrograms(ctx context.Context, module string, progs []Program) (failed []Program, err error) {

@@ -301,6 +301,9 @@ func (s *Server) answerError(w http.ResponseWriter, module string, err error) {
 	if ref != nil {
 		body.Path, body.Holder, body.Key = ref.path, ref.holder, ref.key
 	}
+	if pf := (*programsFailed)(nil); errors.As(err, &pf) {
+		body.ProgramFailed = true
+	}
 	writeJSONError(w, status, body)
 }
 
@@ -415,7 +418,7 @@ func (s *Server) fill(ctx context.Context, req Request) (Response, error) {
 		s.Log.Error().Str("module", req.Module).Err(rerr).Msg("programs run, but still pending: they run again at the next start")
 	}
 	if err != nil {
-		return fail(fmt.Errorf("files filled, but %w", err))
+		return fail(fmt.Errorf("files filled, but %w", &programsFailed{err}))
 	}
 	return resp, nil
 }

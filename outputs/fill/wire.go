@@ -136,4 +136,13 @@ type errorBody struct {
 	// Key, when set, is the managed-keys key of Path that Holder manages:
 	// the path is shared, only the key is Holder's.
 	Key string `json:"key,omitempty"`
+	// ProgramFailed says (a 500) that the request was carried out, its
+	// files written and removed and recorded as the module's declaration,
+	// and that what failed is a restart or reload it ran (named in Error;
+	// kept pending: the module's next request runs it again, SPEC §4.3
+	// (r2)). The same request fails the same way until the unit is mended,
+	// so the client tries it again with backoff, not at every tick. Absent
+	// (a node-engine that does not say it, or any other failure): the
+	// client tries again at every tick.
+	ProgramFailed bool `json:"program_failed,omitempty"`
 }
