@@ -29,18 +29,37 @@ import (
 // tried again at every tick, as before (SPEC §4.3). A request too large
 // for the client to send waits so too, and a DELETE refused (remove.go).
 //
+// A 5xx that says a program failed (fill.StatusError.ProgramFailed: the
+// request was carried out, its files are in place, and the restart or
+// reload it ran failed; the node-engine keeps it owed and runs it again
+// with the module's next request, whatever it carries) waits the same
+// way: sent at every tick, it restarted a unit that fails to start ~700
+// times an hour. Unlike a refusal's, its wait holds a full send too (the
+// refill tick, a reconnect) while the module's files are those the
+// failed request carried or filled before: that send would only run the
+// program again. Once the wait passes the module's request goes whole
+// (moduleOut.resend), so a file changed on disk meanwhile is put back then.
+// Any other value of a file (a change) goes at once, and a fill that holds
+// forgets the wait: the next failure waits a tick again. A 5xx not saying
+// so (mesh-fill failing to write, its state dir; a node-engine that does
+// not say it) is tried at every tick, as before: nothing of the request
+// may be in place, and the next try may hold.
+//
 // refusedMax is a few minutes rather than the refill interval: the refill
 // tick sends every module whole anyway (1 min by default), so with the
-// default the cap is never reached; on a node whose --refill was set long,
-// a fix made on the node-engine's side alone (an --allow widened, a hard
-// link broken) is still taken within refusedMax.
+// default a refusal's cap is never reached; on a node whose --refill was
+// set long, a fix made on the node-engine's side alone (an --allow
+// widened, a hard link broken) is still taken within refusedMax. A failed
+// program's wait, which the refill tick does not cut short, reaches it: a
+// unit mended by hand is restarted by the client within refusedMax.
 const refusedMax = 5 * time.Minute
 
 // defaultRetry is Config.Retry's default: the daemon's retry tick's.
 const defaultRetry = 5 * time.Second
 
-// refusal is a module's last fill request, refused (permanent); a
-// DELETE's holds its wait alone (Stage.deleteWait).
+// refusal is a module's last fill request, refused (permanent) or whose
+// program failed (programFailed); a DELETE's holds its wait alone
+// (Stage.deleteWait).
 type refusal struct {
 	whole bool
 	plan  string
@@ -51,6 +70,9 @@ type refusal struct {
 	// once it lets go (its DELETE or whole request answered), the request
 	// goes again at once.
 	holder string
+	// program: not refused but carried out, a program it ran failing
+	// (programFailed): a full send carrying nothing new waits too.
+	program bool
 }
 
 // permanent says err is a refusal of the request itself, the same request
@@ -67,6 +89,15 @@ func permanent(err error) bool {
 	return se.Status != http.StatusRequestTimeout && se.Status != http.StatusTooManyRequests
 }
 
+// programFailed says err is a 5xx the node-engine says came once the
+// request was carried out, from a restart or reload it ran that failed
+// (fill.StatusError.ProgramFailed): the program is still owed, and any
+// request of the module runs it again.
+func programFailed(err error) bool {
+	se, ok := errors.AsType[*fill.StatusError](err)
+	return ok && se.ProgramFailed
+}
+
 // unreachable says err is a request that found no one at the socket (its
 // dial failed): the node-engine down, or restarting. A request that timed
 // out or whose connection broke is not (a node-engine that hangs on, or
@@ -80,10 +111,17 @@ func unreachable(err error) bool {
 // refusedHeld says the module's request would be the one refused last,
 // whose wait has not passed: it is not sent now (the retry tick comes
 // back for it). A module with nothing to send forgets its refusal: its
-// next request is a new one.
-func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut) bool {
+// next request is a new one. A full send (all) is held only by a failed
+// program's wait (programHeld).
+func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut, all bool) bool {
 	r := mo.refused
 	if r == nil {
+		return false
+	}
+	if r.program {
+		return s.programHeld(v, mo, r)
+	}
+	if all {
 		return false
 	}
 	whole, files, ok := toFill(v, mo, false)
@@ -97,6 +135,35 @@ func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut) bool {
 	for _, i := range files {
 		f := &v.Files[i]
 		if old := r.sent[f.Path]; old == nil || old != f.Value && !old.Equal(f.Value) {
+			return false
+		}
+	}
+	return s.now().Before(r.until)
+}
+
+// programHeld says a request of the module, whole or not, would carry
+// nothing but what the node-engine holds already, as far as the stage
+// knows: the plan is the one of the request whose program failed (r), and
+// each file's value is the one that request carried, or, one it did not
+// carry, the one last filled. Such a request would only run the failed
+// program again: it waits for r's wait. Whether it is whole does not
+// matter: the node-engine runs the program owed with any request.
+func (s *Stage) programHeld(v *nodes.ModuleView, mo *moduleOut, r *refusal) bool {
+	_, files, ok := toFill(v, mo, true)
+	if !ok {
+		mo.refused = nil
+		return false
+	}
+	if v.Plan != r.plan {
+		return false
+	}
+	for _, i := range files {
+		f := &v.Files[i]
+		old := r.sent[f.Path]
+		if old == nil {
+			old = mo.filled[f.Path]
+		}
+		if old == nil || old != f.Value && !old.Equal(f.Value) {
 			return false
 		}
 	}
@@ -132,8 +199,8 @@ func (s *Stage) heardAnswer(module string, j *outJob, err error) {
 	}
 	if j != nil {
 		mo := j.mo
-		if permanent(err) {
-			r := &refusal{whole: j.req.Whole, plan: j.v.Plan, sent: j.sent, delay: s.cfg.Retry}
+		if permanent(err) || programFailed(err) {
+			r := &refusal{whole: j.req.Whole, plan: j.v.Plan, sent: j.sent, delay: s.cfg.Retry, program: programFailed(err)}
 			if mo.refused != nil {
 				r.delay = min(2*mo.refused.delay, refusedMax)
 			}

@@ -35,6 +35,8 @@ type engine struct {
 	// allow: the uids it admits (fill.Server.AllowUIDs); log: its log.
 	allow []int
 	log   bustest.Buffer
+	// command: its --on-change-command (nil: true, every program holds).
+	command []string
 }
 
 func (r *rig) engine() *engine {
@@ -59,7 +61,11 @@ func (r *rig) refusingEngine() (*engine, func() int) {
 func (e *engine) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	srv := &fill.Server{Root: e.root, Command: []string{"true"}, Log: zerolog.New(&e.log), AllowUIDs: e.allow, OnRequest: func(req fill.Request) {
+	command := e.command
+	if command == nil {
+		command = []string{"true"}
+	}
+	srv := &fill.Server{Root: e.root, Command: command, Log: zerolog.New(&e.log), AllowUIDs: e.allow, OnRequest: func(req fill.Request) {
 		e.mu.Lock()
 		e.got[req.Module]++
 		e.mu.Unlock()

@@ -59,8 +59,9 @@ type Config struct {
 	// still binds them (keptplans.go); "": kept in memory alone.
 	KeptPlans string
 	// Retry is the daemon's retry tick: a request the node-engine refused
-	// (a 4xx) goes again unchanged no sooner than this, doubling up to
-	// refusedMax at each refusal in a row (refused.go). 0: 5 s.
+	// (a 4xx), or whose program failed (a 5xx saying so), goes again
+	// unchanged no sooner than this, doubling up to refusedMax at each
+	// failure in a row (refused.go). 0: 5 s.
 	Retry time.Duration
 	// Held says the daemon holds module: nothing of it goes out (daemonhold.go). Nil: none.
 	Held func(module string) bool
@@ -316,8 +317,11 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	s.queueNeeds(views, v, mo, force)
 	mo.takeItems(v)
 	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
-	if !all && s.refusedHeld(v, mo) {
+	if s.refusedHeld(v, mo, all) {
 		mo.refusedWait = true // refused as it is: its report stays, and it goes once its wait passed (refused.go)
+		// A full send held (a failed program's wait): the request that
+		// goes once it passed is whole, as this one was to be.
+		mo.resend = mo.resend || all
 		return j
 	}
 	if !free {
