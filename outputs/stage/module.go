@@ -49,8 +49,8 @@ type moduleOut struct {
 	// when none had (a reconnect's refill carries no new value): the
 	// module stayed failed "not answering" once the node-engine was back,
 	// and a file changed on disk stayed so, until the refill tick. A 4xx
-	// is left to the refusal's own wait (refused.go), and a failed
-	// program's 5xx goes whole once its wait passed.
+	// is left to the refusal's own wait (refused.go), and so is a failed
+	// program's 5xx.
 	resend      bool
 	refused     *refusal // its last request, refused with a 4xx or its program failed: sent again unchanged only after a wait (refused.go)
 	refusedWait bool     // its request is the one refused last, held for its wait (refusedHeld): sent once it passed (refusalDue)

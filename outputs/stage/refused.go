@@ -34,13 +34,15 @@ import (
 // reload it ran failed; the node-engine keeps it owed and runs it again
 // with the module's next request, whatever it carries) waits the same
 // way: sent at every tick, it restarted a unit that fails to start ~700
-// times an hour. Unlike a refusal's, its wait holds a full send too (the
-// refill tick, a reconnect) while the module's files are those the
-// failed request carried or filled before: that send would only run the
-// program again. Once the wait passes the module's request goes whole
-// (moduleOut.resend), so a file changed on disk meanwhile is put back then.
-// Any other value of a file (a change) goes at once, and a fill that holds
-// forgets the wait: the next failure waits a tick again. A 5xx not saying
+// times an hour. Its wait holds a retry whether or not it would be whole,
+// while the module's files are those the failed request carried or filled
+// before. As a refusal's, it does not hold a full send (the refill tick, a
+// reconnect: SPEC §4.3 sends every file again, and a file changed on disk
+// is put back), which runs the program owed again: a unit that fails to
+// start is restarted once a refill (1 min by default) and at the wait's
+// tries, not at every tick. Any other value of a file (a change) goes at
+// once, and a fill that holds forgets the wait: the next failure waits a
+// tick again. A 5xx not saying
 // so (mesh-fill failing to write, its state dir; a node-engine that does
 // not say it) is tried at every tick, as before: nothing of the request
 // may be in place, and the next try may hold.
@@ -49,9 +51,8 @@ import (
 // tick sends every module whole anyway (1 min by default), so with the
 // default a refusal's cap is never reached; on a node whose --refill was
 // set long, a fix made on the node-engine's side alone (an --allow
-// widened, a hard link broken) is still taken within refusedMax. A failed
-// program's wait, which the refill tick does not cut short, reaches it: a
-// unit mended by hand is restarted by the client within refusedMax.
+// widened, a hard link broken) is still taken within refusedMax, and a
+// unit mended by hand is restarted by the client within it.
 const refusedMax = 5 * time.Minute
 
 // defaultRetry is Config.Retry's default: the daemon's retry tick's.
@@ -111,18 +112,17 @@ func unreachable(err error) bool {
 // refusedHeld says the module's request would be the one refused last,
 // whose wait has not passed: it is not sent now (the retry tick comes
 // back for it). A module with nothing to send forgets its refusal: its
-// next request is a new one. A full send (all) is held only by a failed
-// program's wait (programHeld).
+// next request is a new one. A full send (all) is never held.
 func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut, all bool) bool {
 	r := mo.refused
 	if r == nil {
 		return false
 	}
+	if all {
+		return false // the refill tick, a reconnect: every file sent again (SPEC §4.3)
+	}
 	if r.program {
 		return s.programHeld(v, mo, r)
-	}
-	if all {
-		return false
 	}
 	whole, files, ok := toFill(v, mo, false)
 	if !ok {

@@ -319,9 +319,6 @@ func (s *Stage) prepare(views Views, v *nodes.ModuleView, all, free bool) *outJo
 	j := &outJob{v: v, mo: mo, syncItems: force || mo.itemsDirty}
 	if s.refusedHeld(v, mo, all) {
 		mo.refusedWait = true // refused as it is: its report stays, and it goes once its wait passed (refused.go)
-		// A full send held (a failed program's wait): the request that
-		// goes once it passed is whole, as this one was to be.
-		mo.resend = mo.resend || all
 		return j
 	}
 	if !free {
