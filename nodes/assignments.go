@@ -53,6 +53,9 @@ type module struct {
 	// (they are not read, or the plan failed before they were wired):
 	// ModuleView.NeedsUnknown.
 	needsUnknown bool
+	// failedNeeds: the placeholders its plan makes impossible, when they
+	// fail it (ModuleView.FailedNeeds).
+	failedNeeds []NeedView
 	// wiring finds a placeholder's need node while rebuild runs; nil
 	// otherwise (a map per module, kept, cost more than its needs).
 	wiring map[Placeholder]*graph.Node

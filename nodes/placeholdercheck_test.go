@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +110,75 @@ func TestABrokenOrMissingTemplateIsSaidOnceHoweverManyFilesNameIt(t *testing.T) 
 		if n := strings.Count(v.Reason, want); n != 1 {
 			t.Errorf("the reason says %q %d times, want once: %q", want, n, v.Reason)
 		}
+	}
+}
+
+// Each placeholder that fails its module at plan level is one of the
+// view's FailedNeeds, failed, its why what the reason says of it (each
+// template's, once); a module failing for no placeholder has none, and
+// neither has a fixed one.
+func TestThePlaceholdersAtFaultAreTheViewsFailedNeeds(t *testing.T) {
+	m := NewNodeGraph("ace")
+	registryAll(m)
+	p := Plan{Secrets: []SecretSpec{{Name: "api"}}, Collections: []CollectionSpec{{Name: "c", Comment: "#"}}}
+	p.Files = []FileSpec{{Path: "/etc/x/a", Template: "t"}, {Path: "/etc/x/b", Template: "t"}}
+	p.Items = []ItemSpec{{Collection: "c0", Template: "i"}}
+	m.Put(spec.AssignmentsBucket, "ace.x", planJSON("ace", "x", p))
+	m.SetArchive("x", digestA, map[string][]byte{
+		"t": []byte("${secret:api} ${secret:nope} ${collected:c} ${collected:d} ${bound:b}"),
+		"i": []byte("${secret:api} ${secret:nope}"),
+	})
+	m.Stabilize()
+	v := m.View("x")
+	if v.State != graph.Failed || !v.NeedsUnknown {
+		t.Fatalf("%v %q (needs unknown %v), want failed", v.State, v.Reason, v.NeedsUnknown)
+	}
+	want := []NeedView{
+		{Kind: "bound", Name: "b", State: graph.Failed, Why: `t:1:60: ${bound:b}: bound name "b": want <provision>[/<local>]:<key>`},
+		{Kind: "collected", Name: "d", State: graph.Failed, Why: "t:1:45: ${collected:d} names collection d which collections[] does not list"},
+		{Kind: "secret", Name: "api", State: graph.Failed, Why: "i:1:1: an item names ${secret:api}: an item is kept in a bucket, and no secret is"},
+		{Kind: "secret", Name: "nope", State: graph.Failed, Why: "t:1:15: ${secret:nope} names no secret of the plan (secrets[] or a named provisions[] entry); " +
+			"i:1:15: an item names ${secret:nope}: an item is kept in a bucket, and no secret is"},
+	}
+	if !slices.Equal(v.FailedNeeds, want) {
+		t.Errorf("failed needs\n %+v\nwant\n %+v", v.FailedNeeds, want)
+	}
+	for _, n := range v.FailedNeeds {
+		for why := range strings.SplitSeq(n.Why, "; ") {
+			if !strings.Contains(v.Reason, why) {
+				t.Errorf("the reason %q does not say %q", v.Reason, why)
+			}
+		}
+	}
+
+	const digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	const digestC = "sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+	p.Templates.Ref = "file:///t/x.tar"
+
+	// A kind this client does not fill.
+	p.Templates.Digest = digestB
+	m.Put(spec.AssignmentsBucket, "ace.x", planJSON("ace", "x", p))
+	m.SetArchive("x", digestB, map[string][]byte{"t": []byte("${made-up:q}"), "i": []byte("")})
+	m.Stabilize()
+	if v := m.View("x"); len(v.FailedNeeds) != 1 || v.FailedNeeds[0].Kind != "made-up" || v.FailedNeeds[0].Name != "q" ||
+		v.FailedNeeds[0].Why != `t:1:1: placeholder ${made-up:q}: kind "made-up" is not one this client fills` {
+		t.Errorf("a kind not filled: failed needs %+v", v.FailedNeeds)
+	}
+
+	// Failing for no placeholder (a mode others may write), then fixed.
+	p.Templates.Digest = digestC
+	p.Files[0].Mode = "0666"
+	p.Files[0].Template = "i"
+	m.Put(spec.AssignmentsBucket, "ace.x", planJSON("ace", "x", p))
+	m.SetArchive("x", digestC, map[string][]byte{"t": []byte("${secret:api}"), "i": []byte("")})
+	m.Stabilize()
+	if v := m.View("x"); v.State != graph.Failed || v.FailedNeeds != nil {
+		t.Errorf("failing for its mode: %v %q, failed needs %+v, want none", v.State, v.Reason, v.FailedNeeds)
+	}
+	p.Files[0].Mode = ""
+	m.Put(spec.AssignmentsBucket, "ace.x", planJSON("ace", "x", p))
+	m.Stabilize()
+	if v := m.View("x"); v.State == graph.Failed || v.FailedNeeds != nil {
+		t.Errorf("fixed: %v %q, failed needs %+v, want none", v.State, v.Reason, v.FailedNeeds)
 	}
 }

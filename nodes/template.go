@@ -305,13 +305,22 @@ func (t *Template) ErrorAt(p Placeholder, msg string) *TemplateError {
 // CheckKinds refuses a template naming a kind this client does not fill,
 // at the first such placeholder.
 func CheckKinds(t *Template) error {
+	if _, err := firstUnfilled(t); err != nil {
+		return err
+	}
+	return nil
+}
+
+// firstUnfilled is t's first placeholder of a kind this client does not
+// fill and the error saying so; a nil error when there is none.
+func firstUnfilled(t *Template) (Placeholder, *TemplateError) {
 	for _, pt := range t.parts {
 		if ph := t.phs[pt.idx]; !spec.IsFilled(ph.Kind) {
-			return &TemplateError{File: t.Name, Line: int(pt.line), Col: int(pt.col),
+			return ph, &TemplateError{File: t.Name, Line: int(pt.line), Col: int(pt.col),
 				Msg: fmt.Sprintf("placeholder %s: kind %q is not one this client fills", ph, ph.Kind)}
 		}
 	}
-	return nil
+	return Placeholder{}, nil
 }
 
 // Render writes t with each placeholder replaced by value(p), verbatim:

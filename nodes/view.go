@@ -113,6 +113,15 @@ type ModuleView struct {
 	// under a provider that reads the needs bucket; their states stay as
 	// last written, and the report says the module failed and why.
 	NeedsUnknown bool
+	// FailedNeeds: with NeedsUnknown, the placeholders that fail the
+	// module at plan level (its plan makes them impossible: a secret it
+	// does not declare, consumers of a provision it does not provide, an
+	// item naming a secret, a bound provision or a collection it does not
+	// list, a kind this client does not fill), each failed with what the
+	// reason says of it. Each is written as a need, failed, while the
+	// others stay as written (SPEC §5.2: a fleet operator, and the
+	// server's sweep, see which need failed the module).
+	FailedNeeds []NeedView
 }
 
 // FileView is one file of a module.
@@ -161,7 +170,7 @@ func (m *NodeGraph) ViewLean(module string) *ModuleView {
 	if mod == nil {
 		return nil
 	}
-	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(), NeedsUnknown: mod.needsUnknown}
+	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(), NeedsUnknown: mod.needsUnknown, FailedNeeds: mod.failedNeeds}
 	if v.State != graph.Ready {
 		v.Reason = m.RootReason(mod.node)
 	}
@@ -221,6 +230,7 @@ func (m *NodeGraph) CountNeedStates(module string, counts map[graph.State]int) {
 			counts[n.State()]++
 		}
 	}
+	counts[graph.Failed] += len(mod.failedNeeds) // written failed (ModuleView.FailedNeeds)
 }
 
 // NeedsLen is how many needs Needs would list, without making the list.

@@ -29,17 +29,18 @@ func (m *NodeGraph) rebuild(mod *module) {
 	var archive *graph.Node
 	var tmpls map[string]*Template
 	var declared []*graph.Node
+	faults := placeholderFaults{} // the placeholders the plan makes impossible
 	if mod.asg == nil {
 		reasons = append(reasons, mod.planErr)
 	} else if p := &mod.asg.Provisioning; len(p.Files)+len(p.Items) > 0 {
 		archive = m.archiveLeaf(mod)
 		mod.owning[archive] = true
 		if a := m.archives[mod.name]; a.state == graph.Ready && a.digest == p.Templates.Digest {
-			tmpls, reasons = m.parseTemplates(p, a.members)
+			tmpls, reasons = m.parseTemplates(p, a.members, faults)
 		}
 	}
 	if mod.asg != nil && len(reasons) == 0 && (archive == nil || tmpls != nil) {
-		reasons = m.checkPlaceholders(mod, tmpls)
+		reasons = m.checkPlaceholders(mod, tmpls, faults)
 	}
 	reasons = append(reasons, m.claim(mod)...)
 	if len(reasons) > 0 {
@@ -60,6 +61,10 @@ func (m *NodeGraph) rebuild(mod *module) {
 	// parse, a placeholder check, a path clash), they stay as written.
 	mod.itemsBefore = nil // taken by holdItems, or of no use once a plan holds
 	mod.needsUnknown = len(reasons) > 0 || archive != nil && tmpls == nil
+	mod.failedNeeds = nil
+	if len(reasons) > 0 {
+		mod.failedNeeds = faults.needs()
+	}
 	inputs := []*graph.Node{mod.plan}
 	if archive != nil {
 		inputs = append(inputs, archive)
@@ -115,7 +120,8 @@ func (m *NodeGraph) archiveLeaf(mod *module) *graph.Node {
 // parseTemplates parses every template the plan's files and items name. A
 // template is parsed once per archive digest, however many modules use it
 // (a parsed template is never changed, so modules share it).
-func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[string]*Template, []string) {
+// A placeholder of a kind this client does not fill is one of faults.
+func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte, faults placeholderFaults) (map[string]*Template, []string) {
 	cache := m.parsed[p.Templates.Digest]
 	if cache == nil {
 		cache = map[string]parsedTemplate{}
@@ -162,7 +168,10 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte) (map[stri
 		}
 		t, err := ParseTemplate(name, text)
 		if err == nil {
-			err = CheckKinds(t)
+			if ph, kerr := firstUnfilled(t); kerr != nil {
+				faults.add(ph, kerr.Error())
+				err = kerr
+			}
 		}
 		if err != nil {
 			said[name] = true
@@ -202,8 +211,9 @@ func (m *NodeGraph) pruneParsed() {
 // files or items name it, against sets of what the plan holds: a plan of
 // 10,000 files naming one template of 4,096 placeholders, each looked up
 // in a list of 10,000 secrets, held the client's loop for hours, and its
-// reason said each fault once per file.
-func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) []string {
+// reason said each fault once per file. Each placeholder at fault is one
+// of faults, with what its reason says of it.
+func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template, faults placeholderFaults) []string {
 	p := &mod.asg.Provisioning
 	if msg := tooManyPlaceholders(p, tmpls); msg != "" {
 		return []string{msg}
@@ -261,7 +271,9 @@ func (m *NodeGraph) checkPlaceholders(mod *module, tmpls map[string]*Template) [
 				}
 			}
 			if msg != "" {
-				reasons = append(reasons, t.ErrorAt(ph, msg).Error())
+				why := t.ErrorAt(ph, msg).Error()
+				reasons = append(reasons, why)
+				faults.add(ph, why)
 			}
 		}
 	}
