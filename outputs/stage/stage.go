@@ -425,9 +425,12 @@ func (s *Stage) queueNeeds(views Views, v *nodes.ModuleView, mo *moduleOut, forc
 		// were wired: its needs are not known, and stay as written. A
 		// state queued before is dropped (listed from the graph at the
 		// flush, it would be none: every need deleted); they are synced
-		// again once its files are wired.
+		// again once its files are wired. The placeholders its plan makes
+		// impossible are written failed, and those written so before that
+		// its plan no longer fails are deleted (queueFailed).
 		delete(s.pendingNeeds, v.Name)
 		mo.needsKnown = false
+		s.queueFailed(v, mo, force)
 		return
 	}
 	lv, lean := views.(leanViews)
@@ -457,11 +460,30 @@ func (s *Stage) queueNeeds(views Views, v *nodes.ModuleView, mo *moduleOut, forc
 	mo.needsQueued = sum
 }
 
+// queueFailed queues the needs that fail module v at plan level
+// (ModuleView.FailedNeeds) for the next flush, unless they are those last
+// written (and not forced): written failed, the module's other needs left
+// as written, and those written failed before that are not now deleted.
+func (s *Stage) queueFailed(v *nodes.ModuleView, mo *moduleOut, force bool) {
+	same := slices.EqualFunc(v.FailedNeeds, mo.planFailed, func(a, b nodes.NeedView) bool {
+		return a.Kind == b.Kind && a.Name == b.Name && a.Why == b.Why
+	})
+	if same && (!force || len(v.FailedNeeds) == 0) {
+		return
+	}
+	if len(s.pendingNeeds) == 0 {
+		s.needsSince = time.Now()
+	}
+	s.pendingNeeds[v.Name] = queuedNeeds{list: v.FailedNeeds, n: len(v.FailedNeeds), some: true}
+}
+
 // queuedNeeds is one module's needs queued for the next flush: its view's
-// list, or (lean) to be listed from the graph then, n of them.
+// list, or (lean) to be listed from the graph then, n of them. some: the
+// list is the needs failing it at plan level alone (queueFailed).
 type queuedNeeds struct {
 	list []nodes.NeedView
 	lean bool
+	some bool
 	n    int
 }
 
@@ -526,6 +548,7 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 		for module := range chunk {
 			if mo := s.modules[module]; mo != nil && errs[module] == nil {
 				mo.needsWritten, mo.needsKnown = mo.needsQueued, true
+				mo.planFailed = nil // its needs are exactly its view's now
 			}
 		}
 		for module, err := range errs {
@@ -538,12 +561,17 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 		n = 0
 	}
 	buf := s.needBuf[:0] // the chunk's needs, in one array kept for the next flush
+	var some []string    // modules whose needs failing them at plan level are queued (queueFailed)
 	for _, module := range slices.Sorted(maps.Keys(s.pendingNeeds)) {
 		if s.modules[module] == nil {
 			continue // gone since (Removed deletes its needs)
 		}
 		if s.heldByDaemon(module) {
 			s.keepHeld(module, false) // queued again, from its view, once let go
+			continue
+		}
+		if s.pendingNeeds[module].some {
+			some = append(some, module)
 			continue
 		}
 		needs := s.listed(module, s.pendingNeeds[module])
@@ -558,11 +586,43 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 	if len(chunk) > 0 {
 		write()
 	}
+	s.writeFailed(ctx, some)
 	clear(buf[:cap(buf)]) // no strings held between flushes
 	if cap(buf) <= 1024 { // a change's needs; not a cold start's
 		s.needBuf = buf[:0]
 	}
 	clear(s.pendingNeeds)
+}
+
+// writeFailed writes the needs queued by queueFailed for modules: each
+// failed, those written failed before that are not now deleted, the
+// modules' other needs left as written. What was put is remembered even
+// when a write failed (it may have been), so a later one deletes it.
+func (s *Stage) writeFailed(ctx context.Context, modules []string) {
+	if len(modules) == 0 {
+		return
+	}
+	put, gone := map[string][]report.Need{}, map[string][]report.Need{}
+	for _, module := range modules {
+		mo, now := s.modules[module], s.pendingNeeds[module].list
+		put[module] = appendNeeds(nil, s.cfg.Node, module, now)
+		for _, was := range mo.planFailed {
+			if !slices.ContainsFunc(now, func(n nodes.NeedView) bool { return n.Kind == was.Kind && n.Name == was.Name }) {
+				gone[module] = appendNeeds(gone[module], s.cfg.Node, module, []nodes.NeedView{was})
+			}
+		}
+	}
+	errs := s.cfg.Pub.NeedsSome(ctx, put, gone)
+	for _, module := range modules {
+		mo, now := s.modules[module], s.pendingNeeds[module].list
+		if err := errs[module]; err != nil {
+			mo.retry = true
+			mo.planFailed = append(slices.Clip(mo.planFailed), now...)
+			s.cfg.Log.Warn().Err(err).Str("module", module).Msg("needs not written")
+			continue
+		}
+		mo.planFailed = now
+	}
 }
 
 // needsChunk is about how many needs FlushNeeds hands the publisher at once.
