@@ -25,7 +25,9 @@ func (m *mesh) needValues(node, module string) map[string]string {
 // template of the module names it any more, which a failed check does not
 // say, and a provider reading the needs bucket saw every need of the
 // consumer go (as if it had left) at one typo in its plan. The report
-// says failed with the reason; fixed, the needs follow the plan again.
+// says failed with the reason, and the placeholder at fault is a need,
+// failed (TestEachPlaceholderThatFailsItsPlanIsAFailedNeed); fixed, the
+// needs follow the plan again.
 func TestAModuleFailingItsPlansChecksKeepsItsNeedsAsWritten(t *testing.T) {
 	m := newMesh(t)
 	m.webModule()
@@ -44,7 +46,13 @@ func TestAModuleFailingItsPlansChecksKeepsItsNeedsAsWritten(t *testing.T) {
 		t.Fatalf("reason %q", r["reason"])
 	}
 	m.settle()
-	if after := m.needValues("ace", "web"); !maps.Equal(after, before) {
+	after := m.needValues("ace", "web")
+	nope := spec.EncodeKey("ace", "web", "secret", "nope")
+	if !contains(after[nope], `"state":"failed"`) {
+		t.Errorf("a failed placeholder check: need %s is %q, want it failed", nope, after[nope])
+	}
+	delete(after, nope)
+	if !maps.Equal(after, before) {
 		t.Errorf("a failed placeholder check: needs %v, want them as written %v", after, before)
 	}
 
@@ -87,8 +95,8 @@ func TestAModuleTakenOffWhileItFailsLeavesNoNeeds(t *testing.T) {
 	m.assign("ace", "web", webPlan(), typo)
 	m.waitState("ace", "web", "failed")
 	m.settle()
-	if n := len(m.needValues("ace", "web")); n != 4 {
-		t.Fatalf("web failing has %d needs, want the 4 written", n)
+	if n := len(m.needValues("ace", "web")); n != 5 {
+		t.Fatalf("web failing has %d needs, want the 4 written and its failed one", n)
 	}
 	m.del(spec.AssignmentsBucket, "ace.web")
 	m.waitGone(spec.AppliedBucket, "ace.web")
