@@ -34,19 +34,14 @@ type moduleOut struct {
 	// same). needsKnown: needsWritten holds.
 	needsQueued, needsWritten uint64
 	needsKnown                bool
-	// planFailed: the needs written failed while the module failed at
-	// plan level (ModuleView.FailedNeeds, queueFailed), until its needs
-	// are known and written again; one its plan no longer fails is
-	// deleted.
-	planFailed   []nodes.NeedView
-	state        string
-	loggedReason string    // the reason of the report last logged (statelog.go)
-	loggedWaits  uint64    // what the waiting report last logged waits for, kinds and names (statelog.go)
-	failure      string    // the fill socket's failure, until a fill succeeds
-	failedAt     time.Time // when failure began: moved when its text changes (fail)
-	itemFail     string    // an item the bus cannot hold (report.TooLargeError), until the items are recorded
-	declared     string    // the plan (ModuleView.Plan) of the last whole request answered; "" before one
-	retry        bool      // a write or fill failed: try again at the next retry tick
+	state                     string
+	loggedReason              string    // the reason of the report last logged (statelog.go)
+	loggedWaits               uint64    // what the waiting report last logged waits for, kinds and names (statelog.go)
+	failure                   string    // the fill socket's failure, until a fill succeeds
+	failedAt                  time.Time // when failure began: moved when its text changes (fail)
+	itemFail                  string    // an item the bus cannot hold (report.TooLargeError), until the items are recorded
+	declared                  string    // the plan (ModuleView.Plan) of the last whole request answered; "" before one
+	retry                     bool      // a write or fill failed: try again at the next retry tick
 	// resend: a whole request (a full send's: start, reconnect, refill
 	// tick; or a plan's change) failed for want of an answer or with a
 	// 5xx: the retry sends every file again, whole. Sending only the
@@ -73,6 +68,12 @@ type moduleOut struct {
 	// since then (reported), as the bucket does.
 	sinceBefore time.Time
 	lastFill    time.Time // when its last fill request was sent (Config.FillGap)
+
+	// planFailed: the needs written failed while the module failed at
+	// plan level (ModuleView.FailedNeeds, queueFailed), until its needs
+	// are known and written again; one its plan no longer fails is
+	// deleted.
+	planFailed []nodes.NeedView
 }
 
 // takeBefore keeps files, the last run's report's, as before when this
