@@ -403,15 +403,36 @@ func (m *NodeGraph) ArchiveTried(module string) time.Time {
 
 // shareArchive gives module the archive of digest another module holds
 // ready, if one does (its members are only read); it says whether one did.
+// The module it was last set ready for is looked at first; when that one
+// moved on (or is module itself, its plan moved back), every other is:
+// a module given D after the one that fetched it moved to E, or a plan
+// moved from D to E and back while another kept D, was sent to the
+// fetcher, which read D back from memory in milliseconds, and was
+// reported waiting ("not fetched yet") and applied within the second (an
+// outside audit). The look at every module runs only when the one
+// remembered moved on, and forgets it: a roll-out of a new digest to many
+// modules looks at none.
 func (m *NodeGraph) shareArchive(module, digest string) bool {
-	other, ok := m.readyArchive[digest]
-	if !ok || other == module {
-		return false
+	holds := func(other string) (archiveSource, bool) {
+		a, ok := m.archives[other]
+		return a, ok && other != module && a.state == graph.Ready && a.digest == digest
 	}
-	a, ok := m.archives[other]
-	if !ok || a.state != graph.Ready || a.digest != digest {
+	last, known := m.readyArchive[digest]
+	if !known {
+		return false // none was set ready with it, or none held it when last looked for
+	}
+	a, ok := holds(last)
+	if !ok {
 		delete(m.readyArchive, digest) // it moved on since
-		return false
+		for other := range m.archives {
+			if a, ok = holds(other); ok {
+				m.readyArchive[digest] = other
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
 	}
 	m.archives[module] = archiveSource{digest: digest, state: graph.Ready, members: a.members, tried: a.tried}
 	return true
