@@ -56,6 +56,9 @@ type module struct {
 	// failedNeeds: the placeholders its plan makes impossible, when they
 	// fail it (ModuleView.FailedNeeds).
 	failedNeeds []NeedView
+	// namedNeeds: with failedNeeds, every placeholder its templates
+	// name, when each was read (ModuleView.NamedNeeds).
+	namedNeeds map[Placeholder]bool
 	// wiring finds a placeholder's need node while rebuild runs; nil
 	// otherwise (a map per module, kept, cost more than its needs).
 	wiring map[Placeholder]*graph.Node

@@ -122,6 +122,13 @@ type ModuleView struct {
 	// others stay as written (SPEC §5.2: a fleet operator, and the
 	// server's sweep, see which need failed the module).
 	FailedNeeds []NeedView
+	// NamedNeeds: with FailedNeeds, every placeholder the module's
+	// templates name, when each template was read (nil: not known, a
+	// template missing or not parsing). A need written that none names
+	// any more is deleted (SPEC §5.2), also one written by the last run
+	// (§4.7: a placeholder dropped while the client was down); one still
+	// named stays as written, its state not known while the module fails.
+	NamedNeeds map[Placeholder]bool
 }
 
 // FileView is one file of a module.
@@ -170,7 +177,7 @@ func (m *NodeGraph) ViewLean(module string) *ModuleView {
 	if mod == nil {
 		return nil
 	}
-	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(), NeedsUnknown: mod.needsUnknown, FailedNeeds: mod.failedNeeds}
+	v := &ModuleView{Name: module, Plan: m.planValue(mod), State: mod.node.State(), Since: mod.node.Since(), NeedsUnknown: mod.needsUnknown, FailedNeeds: mod.failedNeeds, NamedNeeds: mod.namedNeeds}
 	if v.State != graph.Ready {
 		v.Reason = m.RootReason(mod.node)
 	}

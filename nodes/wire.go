@@ -29,14 +29,15 @@ func (m *NodeGraph) rebuild(mod *module) {
 	var archive *graph.Node
 	var tmpls map[string]*Template
 	var declared []*graph.Node
-	faults := placeholderFaults{} // the placeholders the plan makes impossible
+	faults := placeholderFaults{}  // the placeholders the plan makes impossible
+	var named map[Placeholder]bool // every placeholder its templates name, when each is read (parseTemplates)
 	if mod.asg == nil {
 		reasons = append(reasons, mod.planErr)
 	} else if p := &mod.asg.Provisioning; len(p.Files)+len(p.Items) > 0 {
 		archive = m.archiveLeaf(mod)
 		mod.owning[archive] = true
 		if a := m.archives[mod.name]; a.state == graph.Ready && a.digest == p.Templates.Digest {
-			tmpls, reasons = m.parseTemplates(p, a.members, faults)
+			tmpls, named, reasons = m.parseTemplates(p, a.members, faults)
 		}
 	}
 	if mod.asg != nil && len(reasons) == 0 && (archive == nil || tmpls != nil) {
@@ -61,9 +62,9 @@ func (m *NodeGraph) rebuild(mod *module) {
 	// parse, a placeholder check, a path clash), they stay as written.
 	mod.itemsBefore = nil // taken by holdItems, or of no use once a plan holds
 	mod.needsUnknown = len(reasons) > 0 || archive != nil && tmpls == nil
-	mod.failedNeeds = nil
+	mod.failedNeeds, mod.namedNeeds = nil, nil
 	if len(reasons) > 0 {
-		mod.failedNeeds = faults.needs()
+		mod.failedNeeds, mod.namedNeeds = faults.needs(), named
 	}
 	inputs := []*graph.Node{mod.plan}
 	if archive != nil {
@@ -121,7 +122,9 @@ func (m *NodeGraph) archiveLeaf(mod *module) *graph.Node {
 // template is parsed once per archive digest, however many modules use it
 // (a parsed template is never changed, so modules share it).
 // A placeholder of a kind this client does not fill is one of faults.
-func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte, faults placeholderFaults) (map[string]*Template, []string) {
+// named is every placeholder the templates name, nil when one is missing
+// or does not parse (what they name is then not known).
+func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte, faults placeholderFaults) (_ map[string]*Template, named map[Placeholder]bool, _ []string) {
 	cache := m.parsed[p.Templates.Digest]
 	if cache == nil {
 		cache = map[string]parsedTemplate{}
@@ -130,6 +133,12 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte, faults pl
 	out := map[string]*Template{}
 	var reasons []string
 	said := map[string]bool{} // missing or broken: said (and parsed) once, at the first file or item naming it
+	named, unknown := map[Placeholder]bool{}, false
+	defer func() {
+		if unknown {
+			named = nil
+		}
+	}()
 	for i := range len(p.Files) + len(p.Items) {
 		var name string
 		if i < len(p.Files) {
@@ -160,18 +169,27 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte, faults pl
 			}
 			reasons = append(reasons, fmt.Sprintf("%s: template %q is not in the templates archive %s (the plan's digest; ref %s)",
 				who, name, digest, p.Templates.Ref))
+			unknown = true
 			continue
 		}
 		if c, ok := cache[name]; ok && bytes.Equal(c.text, text) {
 			out[name] = c.t
+			for _, ph := range c.t.phs {
+				named[ph] = true
+			}
 			continue
 		}
 		t, err := ParseTemplate(name, text)
 		if err == nil {
+			for _, ph := range t.phs {
+				named[ph] = true
+			}
 			if ph, kerr := firstUnfilled(t); kerr != nil {
 				faults.add(ph, kerr.Error())
 				err = kerr
 			}
+		} else {
+			unknown = true
 		}
 		if err != nil {
 			said[name] = true
@@ -181,7 +199,7 @@ func (m *NodeGraph) parseTemplates(p *Plan, members map[string][]byte, faults pl
 		out[name] = t
 		cache[name] = parsedTemplate{text: text, t: t}
 	}
-	return out, reasons
+	return out, named, reasons
 }
 
 // parsedTemplate is a template parsed once and the text it came from.

@@ -403,34 +403,28 @@ func (p *Publisher) syncAll(ctx context.Context, bucket string, modules []string
 	return out
 }
 
-// NeedsSome puts each module's needs in put and deletes those in gone (by
-// kind and name; one put too stays), leaving every other need of the
-// module as written: a module failing at plan level has its failed needs
-// written while its others, not known then, stay as they are (SPEC §5.2).
-// Deleted are only keys this process wrote or adopted, as by NeedsAll. It
-// returns each module's error, if any.
-func (p *Publisher) NeedsSome(ctx context.Context, put, gone map[string][]Need) map[string]error {
+// NeedsSome puts each module's needs in put and keeps every other need
+// of the module as written, but those whose kind and name (EncodeKey(kind,
+// name)) named[module] does not hold, when it is not nil: a module failing
+// at plan level has its failed needs written while its others, their
+// states not known then, stay as they are, and a need no template of it
+// names any more is deleted (SPEC §5.2, §4.7). Deleted are only keys this
+// process wrote or adopted, as by NeedsAll. It returns each module's
+// error, if any.
+func (p *Publisher) NeedsSome(ctx context.Context, put map[string][]Need, named map[string]map[string]bool) map[string]error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.init()
 	modules := slices.Collect(maps.Keys(put))
-	for m := range gone {
-		if _, ok := put[m]; !ok {
-			modules = append(modules, m)
-		}
-	}
 	for _, m := range modules {
 		delete(p.needsSynced, m) // a later NeedsAll of the list synced last is no longer a no-op
 	}
 	return p.syncAll(ctx, spec.NeedsBucket, modules, func(m string) []want {
-		drop := map[string]bool{}
-		for _, n := range gone[m] {
-			drop[spec.EncodeKey(n.Kind, n.Name)] = true
-		}
+		keep := named[m]
 		t := p.written[spec.NeedsBucket][m]
 		ws := make([]want, 0, t.len()+len(put[m]))
 		for j := range t.len() {
-			if name := t.name(j); !drop[name] {
+			if name := t.name(j); keep == nil || keep[name] {
 				ws = append(ws, want{name: name}) // kept as written
 			}
 		}

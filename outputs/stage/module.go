@@ -69,11 +69,12 @@ type moduleOut struct {
 	sinceBefore time.Time
 	lastFill    time.Time // when its last fill request was sent (Config.FillGap)
 
-	// planFailed: the needs written failed while the module failed at
-	// plan level (ModuleView.FailedNeeds, queueFailed), until its needs
-	// are known and written again; one its plan no longer fails is
-	// deleted.
+	// planFailed, planNamed: the needs written failed while the module
+	// failed at plan level (ModuleView.FailedNeeds, queueFailed) and the
+	// placeholders its templates named then, until its needs are known
+	// and written again: the same are not written again.
 	planFailed []nodes.NeedView
+	planNamed  map[nodes.Placeholder]bool
 }
 
 // takeBefore keeps files, the last run's report's, as before when this

@@ -13,6 +13,7 @@ import (
 
 	"github.com/novox/mesh-provisioner/graph"
 	"github.com/novox/mesh-provisioner/nodes"
+	"github.com/novox/mesh-provisioner/nodes/spec"
 	"github.com/novox/mesh-provisioner/outputs/fill"
 	"github.com/novox/mesh-provisioner/outputs/report"
 )
@@ -467,24 +468,26 @@ func (s *Stage) queueNeeds(views Views, v *nodes.ModuleView, mo *moduleOut, forc
 func (s *Stage) queueFailed(v *nodes.ModuleView, mo *moduleOut, force bool) {
 	same := slices.EqualFunc(v.FailedNeeds, mo.planFailed, func(a, b nodes.NeedView) bool {
 		return a.Kind == b.Kind && a.Name == b.Name && a.Why == b.Why
-	})
-	if same && (!force || len(v.FailedNeeds) == 0) {
+	}) && maps.Equal(v.NamedNeeds, mo.planNamed)
+	if same && (!force || len(v.FailedNeeds) == 0 && v.NamedNeeds == nil) {
 		return
 	}
 	if len(s.pendingNeeds) == 0 {
 		s.needsSince = time.Now()
 	}
-	s.pendingNeeds[v.Name] = queuedNeeds{list: v.FailedNeeds, n: len(v.FailedNeeds), some: true}
+	s.pendingNeeds[v.Name] = queuedNeeds{list: v.FailedNeeds, n: len(v.FailedNeeds), some: true, named: v.NamedNeeds}
 }
 
 // queuedNeeds is one module's needs queued for the next flush: its view's
 // list, or (lean) to be listed from the graph then, n of them. some: the
-// list is the needs failing it at plan level alone (queueFailed).
+// list is the needs failing it at plan level alone (queueFailed), and
+// named the placeholders its templates name (nil: not known).
 type queuedNeeds struct {
-	list []nodes.NeedView
-	lean bool
-	some bool
-	n    int
+	list  []nodes.NeedView
+	lean  bool
+	some  bool
+	n     int
+	named map[nodes.Placeholder]bool
 }
 
 // listed is the needs to write: a lean module's as the graph has them now
@@ -548,7 +551,7 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 		for module := range chunk {
 			if mo := s.modules[module]; mo != nil && errs[module] == nil {
 				mo.needsWritten, mo.needsKnown = mo.needsQueued, true
-				mo.planFailed = nil // its needs are exactly its view's now
+				mo.planFailed, mo.planNamed = nil, nil // its needs are exactly its view's now
 			}
 		}
 		for module, err := range errs {
@@ -595,33 +598,38 @@ func (s *Stage) FlushNeeds(ctx context.Context, force bool) {
 }
 
 // writeFailed writes the needs queued by queueFailed for modules: each
-// failed, those written failed before that are not now deleted, the
-// modules' other needs left as written. What was put is remembered even
-// when a write failed (it may have been), so a later one deletes it.
+// failed, and, when what their templates name is known, those no template
+// names deleted (also one the last run wrote: a placeholder dropped while
+// the client was down); the modules' other needs are left as written (a
+// need that no longer fails while the module still does keeps its state
+// as last written: what it is is not known until the module's files are
+// wired). A write that failed is tried again (mo.retry).
 func (s *Stage) writeFailed(ctx context.Context, modules []string) {
 	if len(modules) == 0 {
 		return
 	}
-	put, gone := map[string][]report.Need{}, map[string][]report.Need{}
+	put, named := map[string][]report.Need{}, map[string]map[string]bool{}
 	for _, module := range modules {
-		mo, now := s.modules[module], s.pendingNeeds[module].list
-		put[module] = appendNeeds(nil, s.cfg.Node, module, now)
-		for _, was := range mo.planFailed {
-			if !slices.ContainsFunc(now, func(n nodes.NeedView) bool { return n.Kind == was.Kind && n.Name == was.Name }) {
-				gone[module] = appendNeeds(gone[module], s.cfg.Node, module, []nodes.NeedView{was})
+		q := s.pendingNeeds[module]
+		put[module] = appendNeeds(nil, s.cfg.Node, module, q.list)
+		if q.named != nil {
+			keep := make(map[string]bool, len(q.named))
+			for ph := range q.named {
+				keep[spec.EncodeKey(string(ph.Kind), ph.Name)] = true
 			}
+			named[module] = keep
 		}
 	}
-	errs := s.cfg.Pub.NeedsSome(ctx, put, gone)
+	errs := s.cfg.Pub.NeedsSome(ctx, put, named)
 	for _, module := range modules {
-		mo, now := s.modules[module], s.pendingNeeds[module].list
+		mo, q := s.modules[module], s.pendingNeeds[module]
 		if err := errs[module]; err != nil {
 			mo.retry = true
-			mo.planFailed = append(slices.Clip(mo.planFailed), now...)
+			mo.planFailed, mo.planNamed = nil, nil // written again at the retry
 			s.cfg.Log.Warn().Err(err).Str("module", module).Msg("needs not written")
 			continue
 		}
-		mo.planFailed = now
+		mo.planFailed, mo.planNamed = q.list, q.named
 	}
 }
 
