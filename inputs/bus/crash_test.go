@@ -1,0 +1,164 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
+)
+
+// The bus server a client is connected to crashes (SIGKILL, not a clean
+// shutdown): the client reconnects to another member at once and reads
+// every bucket again (Resync). The cluster takes the crashed member for
+// online for minutes, its replica's lag growing with the stream's other
+// writes, as a member catching up looks: each watch read again waited its
+// 30 s for it, holding every change meanwhile (an outside audit: 36–43 s).
+// The server crashed leads neither the stream nor the cluster's
+// JetStream: a leader's crash costs an election of nats-server's first
+// (seconds), which is no wait of ours. Read within 12 s, not at once: for
+// 3 s nats-server takes the crashed member for caught up and may place the
+// watch's consumer on it, which costs nats.go's 5 s request timeout and
+// the watch's 1 s backoff (once: by its next try it is not preferred).
+func TestAChangeAfterTheClientsServerCrashesIsReadWithinSeconds(t *testing.T) {
+	c := bustest.StartProcessCluster(t, 3)
+	// Other nodes, and the controller: they make the bucket and write on
+	// through a connection of their own, and the crashed member's lag
+	// grows with their writes.
+	others, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(others.Close)
+	ojs := newJS(t, others)
+	var kv jetstream.KeyValue
+	bustest.Eventually(t, 30*time.Second, func() (err error) {
+		kv, err = ojs.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "assign", Replicas: 3})
+		return err
+	})
+	bustest.PutEventually(t, kv, "ace.m", []byte("old"))
+	ctx, stop := context.WithCancel(context.Background())
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		for i := 0; ctx.Err() == nil; i++ {
+			_ = others.Publish(fmt.Sprintf("$KV.assign.n%d.x", i%50), []byte("x"))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { stop(); <-written })
+
+	// The client, on a member that leads nothing; it learns the others
+	// from it.
+	leads := map[string]bool{c.MetaLeader(t, 0): true, c.Names[c.Leader(t, ojs, "KV_assign")]: true}
+	victim := 0
+	for leads[c.Names[victim]] {
+		victim++
+	}
+	var watch atomic.Pointer[Watch]
+	nc := connect(t, Options{URL: c.URL(victim), OnReconnect: func() {
+		if w := watch.Load(); w != nil {
+			w.Resync()
+		}
+	}})
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if n := len(nc.Servers()); n != len(c.Names) {
+			return fmt.Errorf("the client knows %d servers of %d", n, len(c.Names))
+		}
+		return nil
+	})
+	js := newJS(t, nc)
+	w, out := startWatch(t, js, "assign", "ace.>", 0, 64)
+	watch.Store(w)
+	if got := describe(nextSnapshot(t, out, 30*time.Second)); got != "snapshot{ace.m=old}" {
+		t.Fatalf("the first snapshot is %s", got)
+	}
+
+	c.Kill(t, victim)
+	killed := time.Now()
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if s := nc.ConnectedServerName(); s == "" || s == c.Names[victim] {
+			return fmt.Errorf("not reconnected to another member yet (%q)", s)
+		}
+		return nil
+	})
+	bustest.PutEventually(t, kv, "ace.m", []byte("new"))
+	m := mirror{}
+	for m.String() != "ace.m=new" {
+		select {
+		case u := <-out:
+			m.apply(u)
+		case <-time.After(time.Until(killed.Add(12 * time.Second))):
+			t.Fatalf("%v after %s (the client's server) crashed, the watch holds %q", time.Since(killed).Round(time.Millisecond), c.Names[victim], m)
+		}
+	}
+	t.Logf("the change read %v after %s crashed", time.Since(killed).Round(time.Millisecond), c.Names[victim])
+}
+
+// The client's server crashes, misses a change and many of other nodes'
+// writes, and is started again: it accepts connections where the client
+// was connected to it, and serves the bucket as it was while it catches
+// up. Watches started then must wait for it: a crashed member is not
+// waited for only while it refuses connections.
+func TestAWatchAfterTheClientsServerCrashedAndCameBackSnapshotsWhatTheBucketHolds(t *testing.T) {
+	c := bustest.StartProcessCluster(t, 3)
+	admin, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	ajs := newJS(t, admin)
+	var kv jetstream.KeyValue
+	bustest.Eventually(t, 30*time.Second, func() (err error) {
+		kv, err = ajs.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "assign", Replicas: 3})
+		return err
+	})
+	const modules = 20
+	for m := range modules {
+		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), []byte("old"))
+	}
+	leads := map[string]bool{c.MetaLeader(t, 0): true, c.Names[c.Leader(t, ajs, "KV_assign")]: true}
+	victim := 0
+	for leads[c.Names[victim]] {
+		victim++
+	}
+	nc := connect(t, Options{URL: c.URL(victim)})
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if n := len(nc.Servers()); n != len(c.Names) {
+			return fmt.Errorf("the client knows %d servers of %d", n, len(c.Names))
+		}
+		return nil
+	})
+	js := newJS(t, nc)
+
+	c.Kill(t, victim)
+	for m := range modules {
+		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), []byte("new"))
+	}
+	bustest.PutOthers(t, ajs, "assign", 20000)
+	c.StartAgain(t, victim)
+
+	want := "snapshot{"
+	for _, m := range []int{0, 1, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 2, 3, 4, 5, 6, 7, 8, 9} { // sorted by key
+		want += fmt.Sprintf("ace.m%d=new ", m)
+	}
+	want = want[:len(want)-1] + "}"
+	for try := range 30 {
+		out := make(chan Update, 1)
+		w := NewWatch(js, "assign", "ace.>", out, testLog(t))
+		wctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(wctx) }()
+		u := next(t, out, 30*time.Second)
+		cancel()
+		<-done
+		if got := describe(u); got != want {
+			t.Fatalf("try %d: the first update is %s, want %s", try, got, want)
+		}
+	}
+}
