@@ -101,6 +101,7 @@ func Connect(o Options) (*nats.Conn, error) {
 		nats.RetryOnFailedConnect(true),
 		nats.ConnectHandler(func(nc *nats.Conn) {
 			why.connected()
+			noteServer(nc) // which server, where: it may crash (crashed.go)
 			if !late.Load() {
 				return
 			}
@@ -120,6 +121,7 @@ func Connect(o Options) (*nats.Conn, error) {
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
+			noteServer(nc)
 			log.Info().Str("url", ConnectedURL(nc)).Msg("reconnected to the bus")
 			if o.OnReconnect != nil {
 				o.OnReconnect()
@@ -180,6 +182,7 @@ func Connect(o Options) (*nats.Conn, error) {
 		return nil, fmt.Errorf("bus: connecting to %s as %q: %w", RedactURL(o.URL), o.Name, err)
 	}
 	hearingOf(nc) // its refusals heard from the start, each by one call (refusals.go)
+	noteServer(nc)
 	if !nc.IsConnected() {
 		late.Store(true)
 		// Why, when the first try said: a bus that refused the user

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -32,6 +33,10 @@ import (
 // applied to its store, for the moment between the two; nats-server gives
 // a client no way to read from the leader alone within a client's rights
 // (spec.Rights: reads by key under its node, no stream-wide message get).
+//
+// A replica on a server that crashed is counted online by the cluster for
+// minutes, its lag growing: it is not waited for once it refuses this
+// connection where it served it (crashed.go, with the rule's limits).
 
 // replicaLook is the pause between two looks at a stream's replicas.
 const replicaLook = 50 * time.Millisecond
@@ -39,14 +44,26 @@ const replicaLook = 50 * time.Millisecond
 // AwaitReplicas returns once no online replica of kv's stream lags its
 // leader, or, after wait, a *LaggingError naming one that still does.
 func AwaitReplicas(parent context.Context, kv jetstream.KeyValue, wait time.Duration) error {
-	return awaitReplicas(parent, kv, nil, wait)
+	return awaitReplicas(parent, nil, kv, nil, wait)
 }
 
-// awaitReplicas is AwaitReplicas with first, when not nil, as its first
-// look.
-func awaitReplicas(parent context.Context, kv jetstream.KeyValue, first *jetstream.StreamInfo, wait time.Duration) error {
+// AwaitReplicasOn is AwaitReplicas for a kv of nc's, whose servers it
+// knows: a replica on one nc was connected to that now refuses it
+// connections there (it crashed) is not waited for (crashed.go).
+func AwaitReplicasOn(parent context.Context, nc *nats.Conn, kv jetstream.KeyValue, wait time.Duration) error {
+	return awaitReplicas(parent, nc, kv, nil, wait)
+}
+
+// awaitReplicas is AwaitReplicasOn (nc nil: AwaitReplicas) with first,
+// when not nil, as its first look.
+func awaitReplicas(parent context.Context, nc *nats.Conn, kv jetstream.KeyValue, first *jetstream.StreamInfo, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(parent, wait)
 	defer cancel()
+	var gone func(*jetstream.PeerInfo) bool
+	if nc != nil {
+		noteServer(nc)
+		gone = func(r *jetstream.PeerInfo) bool { return crashed(ctx, nc, r.Name) }
+	}
 	var prev *jetstream.StreamInfo
 	for {
 		now, err := first, error(nil)
@@ -59,11 +76,14 @@ func awaitReplicas(parent context.Context, kv jetstream.KeyValue, first *jetstre
 		}
 		if err != nil {
 			if prev != nil && parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				return behind(prev, laggingReplica(nil, prev), wait)
+				if r := laggingReplica(nil, prev, gone); r != nil {
+					return behind(prev, r, wait)
+				}
+				return nil
 			}
 			return err
 		}
-		r := laggingReplica(prev, now)
+		r := laggingReplica(prev, now, gone)
 		if r == nil {
 			return nil
 		}
@@ -100,9 +120,10 @@ func behind(info *jetstream.StreamInfo, r *jetstream.PeerInfo, wait time.Duratio
 // laggingReplica is an online replica of now's stream that lags: not
 // current, and (when there was a look before, prev) behind by more than
 // the messages stored since prev, so it has not stored yet what the
-// leader had committed at prev. nil when none does (or the stream is not
+// leader had committed at prev. A replica gone says is gone (nil: none)
+// is not behind: it crashed. nil when none lags (or the stream is not
 // clustered).
-func laggingReplica(prev, now *jetstream.StreamInfo) *jetstream.PeerInfo {
+func laggingReplica(prev, now *jetstream.StreamInfo, gone func(*jetstream.PeerInfo) bool) *jetstream.PeerInfo {
 	if now.Cluster == nil {
 		return nil
 	}
@@ -111,6 +132,9 @@ func laggingReplica(prev, now *jetstream.StreamInfo) *jetstream.PeerInfo {
 			continue
 		}
 		if prev != nil && now.State.LastSeq >= prev.State.LastSeq && r.Lag <= now.State.LastSeq-prev.State.LastSeq {
+			continue
+		}
+		if gone != nil && gone(r) {
 			continue
 		}
 		return r

@@ -38,7 +38,7 @@ func TestAReplicaLagsOnlyIfItHasNotStoredWhatTheLookBeforeSaw(t *testing.T) {
 		{"offline: no consumer is placed on it", nil, look(100, false, 50, true), false},
 		{"not clustered", nil, &jetstream.StreamInfo{}, false},
 	} {
-		if r := laggingReplica(c.prev, c.now); (r != nil) != c.lags {
+		if r := laggingReplica(c.prev, c.now, nil); (r != nil) != c.lags {
 			t.Errorf("%s: lagging %v, want %v", c.name, r, c.lags)
 		}
 	}

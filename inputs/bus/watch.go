@@ -293,7 +293,9 @@ func (w *Watch) follow(ctx context.Context, kv jetstream.KeyValue, initTimeout, 
 	// Not through a member of the stream still catching up (replicas.go):
 	// waited for as long as for the initial values, then read all the
 	// same, said (a member that never catches up would hold it for good).
-	if err := awaitReplicas(ctx, kv, info, initTimeout); err != nil {
+	// One that crashed, where this connection was, is not waited for
+	// (crashed.go).
+	if err := awaitReplicas(ctx, w.js.Conn(), kv, info, initTimeout); err != nil {
 		var lag *LaggingError
 		switch {
 		case ctx.Err() != nil:
