@@ -27,8 +27,11 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Hear: func(ctx context.Context, bucket string, call func(context.Context) error) error {
 			return bus.HearKV(ctx, d.js, bucket, call)
 		},
-		// Not through a member of the stream still catching up.
-		Caught: bus.AwaitReplicas}
+		// Not through a member of the stream still catching up (nor
+		// waiting for one that crashed where nc was connected).
+		Caught: func(ctx context.Context, kv jetstream.KeyValue, wait time.Duration) error {
+			return bus.AwaitReplicasOn(ctx, nc, kv, wait)
+		}}
 	d.pub.Store(pub)
 	return stage.New(stage.Config{
 		Node: d.cfg.Node,
