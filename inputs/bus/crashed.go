@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
-	"weak"
 
 	"github.com/nats-io/nats.go"
 )
@@ -67,28 +65,14 @@ type dial struct {
 	at      time.Time
 }
 
-var (
-	serversMu sync.Mutex
-	// serversBy by connection; an entry goes with its connection.
-	serversBy = map[weak.Pointer[nats.Conn]]*servers{}
-)
+// serversBy: what each connection knows of the servers it was on.
+var serversBy perConn[servers]
 
 // serversOf is nc's servers, made on first use.
 func serversOf(nc *nats.Conn) *servers {
-	key := weak.Make(nc)
-	serversMu.Lock()
-	defer serversMu.Unlock()
-	if s := serversBy[key]; s != nil {
-		return s
-	}
-	s := &servers{addr: map[string]string{}, dialed: map[string]dial{}}
-	serversBy[key] = s
-	runtime.AddCleanup(nc, func(k weak.Pointer[nats.Conn]) {
-		serversMu.Lock()
-		delete(serversBy, k)
-		serversMu.Unlock()
-	}, key)
-	return s
+	return serversBy.of(nc, func() *servers {
+		return &servers{addr: map[string]string{}, dialed: map[string]dial{}}
+	})
 }
 
 // noteServer records the server nc is connected to, if it is, and the

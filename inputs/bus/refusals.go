@@ -3,12 +3,10 @@ package bus
 import (
 	"context"
 	"errors"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -200,45 +198,27 @@ const consumerDelete = ".CONSUMER.DELETE."
 // variable for a test).
 var askedAgain = time.Second
 
-var (
-	hearingsMu sync.Mutex
-	// hearings by connection; an entry goes with its connection (the
-	// hearing itself holds nothing of the connection).
-	hearings = map[weak.Pointer[nats.Conn]]*hearing{}
-)
+// hearings: each connection's hearing.
+var hearings perConn[hearing]
 
 // hearingOf is nc's hearing, made (and nc's error handler wrapped) on
 // first use.
 func hearingOf(nc *nats.Conn) *hearing {
-	key := weak.Make(nc)
-	hearingsMu.Lock()
-	defer hearingsMu.Unlock()
-	if h := hearings[key]; h != nil {
+	return hearings.of(nc, func() *hearing {
+		h := &hearing{}
+		prev := nc.ErrorHandler()
+		nc.SetErrorHandler(func(c *nats.Conn, sub *nats.Subscription, err error) {
+			if prev != nil {
+				prev(c, sub, err)
+			}
+			h.heard(err)
+		})
 		return h
-	}
-	h := &hearing{}
-	prev := nc.ErrorHandler()
-	nc.SetErrorHandler(func(c *nats.Conn, sub *nats.Subscription, err error) {
-		if prev != nil {
-			prev(c, sub, err)
-		}
-		h.heard(err)
 	})
-	hearings[key] = h
-	runtime.AddCleanup(nc, func(k weak.Pointer[nats.Conn]) {
-		hearingsMu.Lock()
-		delete(hearings, k)
-		hearingsMu.Unlock()
-	}, key)
-	return h
 }
 
 // heardOn is nc's hearing if it has one (nil: its refusals are not heard).
-func heardOn(nc *nats.Conn) *hearing {
-	hearingsMu.Lock()
-	defer hearingsMu.Unlock()
-	return hearings[weak.Make(nc)]
-}
+func heardOn(nc *nats.Conn) *hearing { return hearings.on(nc) }
 
 // await calls refused with the subject of the first publish refused from
 // now on that match says is its (and no waiter before it took), unless
