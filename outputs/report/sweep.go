@@ -321,12 +321,28 @@ const caughtWait = 300 * time.Millisecond
 const lagPatience = 30 * time.Second
 
 // readNode reads the last values of kv's keys under filter.
+//
+// Its watcher is made again when the bus does not answer its making
+// within a try (watchTry, doubling each time, within ctx): nats-server
+// may place the watcher's consumer on a member that crashed and that the
+// cluster still takes for online and caught up (for about 3 s after the
+// crash), which never answers. Waited out whole, that held the reconnect's
+// Sweep, and the fills after it, for its 10 s bound; a consumer made
+// again goes to a live member.
 func readNode(ctx context.Context, kv jetstream.KeyValue, filter string) (map[string][]byte, error) {
-	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+	var w jetstream.KeyWatcher
+	var stop func()
+	var err error
+	for try := watchTry; ; try *= 2 {
+		w, stop, err = watchWithin(ctx, kv, filter, try)
+		if !errors.Is(err, errWatchLate) || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer w.Stop()
+	defer stop()
 	out := map[string][]byte{}
 	for {
 		select {
@@ -342,6 +358,34 @@ func readNode(ctx context.Context, kv jetstream.KeyValue, filter string) (map[st
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// watchTry is how long readNode's first try waits for its watcher to be
+// made (a few milliseconds on a healthy bus; the next try waits twice
+// as long).
+const watchTry = 250 * time.Millisecond
+
+// errWatchLate: the bus did not answer the making of a watcher in time.
+var errWatchLate = errors.New("the watcher was not made in time")
+
+// watchWithin makes a watcher of kv's keys under filter, or says
+// errWatchLate when the bus did not answer within within. stop stops it.
+func watchWithin(ctx context.Context, kv jetstream.KeyValue, filter string, within time.Duration) (jetstream.KeyWatcher, func(), error) {
+	wctx, cancel := context.WithCancel(ctx)
+	late := time.AfterFunc(within, cancel)
+	w, err := kv.Watch(wctx, filter, jetstream.IgnoreDeletes())
+	if !late.Stop() && ctx.Err() == nil {
+		if err == nil {
+			_ = w.Stop()
+		}
+		cancel()
+		return nil, nil, errWatchLate
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return w, func() { _ = w.Stop(); cancel() }, nil
 }
 
 func sortedKeys(m map[string]bool) []string {
