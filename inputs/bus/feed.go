@@ -57,9 +57,10 @@ type feed struct {
 	// stops the watcher there, so nothing after it is delivered either.
 	mu      sync.Mutex
 	stopped bool
-	loading bool             // the initial values are still coming
-	state   map[string]Entry // what they say so far
-	pending uint64           // how many the consumer held when made
+	sub     *nats.Subscription // the subscription whose messages are taken
+	loading bool               // the initial values are still coming
+	state   map[string]Entry   // what they say so far
+	pending uint64             // how many the consumer held when made
 	// received counts the initial values; atomic so that follow can say
 	// how far they got without waiting for a callback blocked on a send.
 	received atomic.Uint64
@@ -106,16 +107,24 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 	// the consumer exists, waits until the initial count is known.
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.loading, f.state = true, map[string]Entry{}
 	heard := hearingOf(w.js.Conn())
-	forget := heard.await(f.createsConsumer, func(subject string) { f.refusedAs(subject, false) })
-	unfc := f.hearFlowControl(heard, stream)
-	sub, err := pjs.Subscribe(f.pre+w.filter, f.deliver, nats.BindStream(stream),
-		nats.OrderedConsumer(), nats.IdleHeartbeat(Heartbeat), nats.DeliverLastPerSubject(), nats.Context(f.ctx))
-	forget()
-	if err != nil {
+	var sub *nats.Subscription
+	var unfc func()
+	for try := createTry; ; try *= 2 {
+		f.loading, f.state = true, map[string]Entry{}
+		forget := heard.await(f.createsConsumer, func(subject string) { f.refusedAs(subject, false) })
+		unfc = f.hearFlowControl(heard, stream)
+		sub, err = f.makeConsumer(pjs, stream, try)
+		forget()
+		if err == nil {
+			f.sub = sub
+			break
+		}
 		unfc()
-		return nil, err
+		if !errors.Is(err, errCreateLate) || f.ctx.Err() != nil {
+			return nil, err
+		}
+		w.log.Debug().Dur("waited", try).Msg("the bus did not answer the making of the watcher's consumer: making it again")
 	}
 	sub.SetClosedHandler(func(string) { f.closeOnce.Do(func() { close(f.closed) }) })
 	f.hearDelivery(heard, sub, unfc)
@@ -129,6 +138,36 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 		}
 	}
 	return sub, nil
+}
+
+// createTry is how long the first try at making a watcher's consumer
+// waits for the bus's answer; each next try waits twice as long. For
+// about 3 s after a member crashed the cluster may place the consumer on
+// it, and it never answers: waited out whole (nats.go's 5 s, then the
+// watch's backoff), a change after a crash of the client's server was
+// read 6 s late. A healthy bus answers in milliseconds.
+const createTry = 250 * time.Millisecond
+
+// errCreateLate: the bus did not answer the making of a consumer in time.
+var errCreateLate = errors.New("the bus did not answer the making of the watcher's consumer in time")
+
+// makeConsumer subscribes to the watcher's ordered consumer, or says
+// errCreateLate when the bus did not answer within within (a
+// subscription made too late is undone: its callback, blocked on f.mu
+// meanwhile, finds it is not f.sub and drops what it was given). The
+// consumer's context ends with f.ctx.
+func (f *feed) makeConsumer(pjs nats.JetStreamContext, stream string, within time.Duration) (*nats.Subscription, error) {
+	ctx, cancel := context.WithCancel(f.ctx)
+	late := time.AfterFunc(within, cancel)
+	sub, err := pjs.Subscribe(f.pre+f.w.filter, f.deliver, nats.BindStream(stream),
+		nats.OrderedConsumer(), nats.IdleHeartbeat(Heartbeat), nats.DeliverLastPerSubject(), nats.Context(ctx))
+	if late.Stop() || f.ctx.Err() != nil {
+		return sub, err
+	}
+	if err == nil {
+		_ = sub.Unsubscribe()
+	}
+	return nil, errCreateLate
 }
 
 // deliver is the subscription's callback: one message of the consumer, in
@@ -152,6 +191,7 @@ func (f *feed) deliver(m *nats.Msg) {
 	defer f.mu.Unlock()
 	switch {
 	case f.stopped || f.ctx.Err() != nil: // stopping: nothing more of it
+	case m.Sub != f.sub: // a consumer made too late, and undone (makeConsumer)
 	case f.loading:
 		if del { // a delete or purge is not state
 			delete(f.state, e.Key)
