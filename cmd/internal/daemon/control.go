@@ -49,6 +49,9 @@ func (d *Daemon) notReady() []string {
 	if why := d.unread.Load(); why != nil {
 		not = append(not, *why)
 	}
+	if why := d.inboxRefused.Load(); why != nil {
+		not = append(not, *why)
+	}
 	return not
 }
 

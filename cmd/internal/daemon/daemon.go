@@ -82,6 +82,9 @@ type status struct {
 	// unread says why the assignments bucket cannot be read (nil: it was
 	// read; held.go).
 	unread atomic.Pointer[string]
+	// inboxRefused says that the bus does not let this client's user hear
+	// the node's replies (nil: it does, or it was not asked; inbox.go).
+	inboxRefused atomic.Pointer[string]
 }
 
 // New makes a daemon; Run starts it.
@@ -177,6 +180,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer bus.Drain(nc)
 	d.nc = nc
 	d.connected.Store(nc.IsConnected())
+	go d.checkInbox()
 	// An item whose record the bus cannot hold fails (nodes/itemrecord.go).
 	d.mesh.SetItemRecordLimit(nc.MaxPayload)
 	if d.js, err = jetstream.New(nc); err != nil {

@@ -1,0 +1,68 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// InboxRefusedError: the bus does not let this connection's user hear
+// replies on its inbox, so every request it makes goes unanswered.
+type InboxRefusedError struct {
+	User, Inbox string
+}
+
+func (e *InboxRefusedError) Error() string {
+	who := "this connection's user"
+	if e.User != "" {
+		who = "user " + e.User
+	}
+	return fmt.Sprintf("the bus does not let %s hear replies on %s.> (the user of another node or role?)", who, e.Inbox)
+}
+
+// HearsInbox asks the bus whether nc's user may hear replies on its
+// inbox (inbox: the prefix nc was given, InboxPrefix's, which the error
+// names): it subscribes to a new inbox of nc's and waits for the bus to
+// answer (within wait). A *InboxRefusedError says it may not, naming user
+// (the user the connection gave, "" if none). A creds file says as much
+// before a connection (CheckCreds); a user and password do not, and a
+// client started with another node's user ran for ever saying "the
+// initial load is not done", its only hint a permissions line among
+// warnings. nil also when it cannot tell (not connected, no answer).
+func HearsInbox(nc *nats.Conn, user, inbox string, wait time.Duration) error {
+	if inbox == "" || !nc.IsConnected() {
+		return nil
+	}
+	subject := nc.NewInbox()
+	refused := make(chan struct{}, 1)
+	forget := hearingOf(nc).awaitSubscription(subject, func(string) {
+		select {
+		case refused <- struct{}{}:
+		default:
+		}
+	})
+	defer forget()
+	sub, err := nc.SubscribeSync(subject)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := nc.FlushTimeout(wait); err != nil {
+		return nil
+	}
+	// The bus refuses a subscription before it answers the flush's ping:
+	// its connection already holds the refusal, while its error handler
+	// (the hearing) is called on a goroutine of its own.
+	if last := nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), subject) {
+		return &InboxRefusedError{User: user, Inbox: inbox}
+	}
+	select {
+	case <-refused:
+		return &InboxRefusedError{User: user, Inbox: inbox}
+	default:
+		return nil
+	}
+}
