@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer, watch func()) int {
 	fs.BoolVar(&cfg.Once, "once", false, "fill, print the summary and exit (non-zero when a module did not settle)")
 	fs.DurationVar(&cfg.Settle, "settle", time.Minute, "how long the modules have to settle")
 	logFormat := fs.String("log-format", "console", "log format: console or json")
-	logLevel := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	logLevel := fs.String("log-level", "warn", "log level: "+cli.Levels)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), help)
 		fs.PrintDefaults()

@@ -54,7 +54,9 @@ func loggedRun(t *testing.T, flags ...string) string {
 
 	args, _ := json.Marshal(append([]string{"--node", "ace", "--nats", url, "--fill-socket", fillSock,
 		"--state-dir", t.TempDir(), "--control", w.sock, "--refill", "1h"}, flags...))
-	p := inChild(t, logsChildEnv+"="+string(args))
+	// No gctrace: the runtime writes its line in pieces to the same
+	// stderr, and a log line landed inside one (a flake).
+	p := inChild(t, logsChildEnv+"="+string(args), "GODEBUG=gctrace=0")
 	root := filepath.Join(w.dir, "root")
 	waitFile := func(path, want string) {
 		t.Helper()

@@ -126,7 +126,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.TemplatesRoot, "templates-root", "",
 		"file:// templates refs must name a file below this directory (default: anywhere the client can read)")
 	logFormat := fs.String("log-format", "json", "json or console")
-	logLevel := fs.String("log-level", "info", "debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log level: "+cli.Levels)
 	hugePages := fs.Bool("huge-pages", true,
 		"once the cold start is answered, collapse the heap's dense stretches into huge pages (Linux 6.1+; skipped when the machine's are never): a large idle node wakes cheaper")
 	if err := cli.RefusePasswordArg(args); err != nil {

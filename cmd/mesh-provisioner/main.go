@@ -104,7 +104,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	replicas := fs.Int("replicas", 1, "replicas of the buckets the server creates")
 	metrics := fs.String("metrics", "", "serve Prometheus /metrics at this address (host:port)")
 	logFormat := fs.String("log-format", "json", "log format: json or console")
-	logLevel := fs.String("log-level", "info", "log level: trace, debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log level: "+cli.Levels)
 	if code, ok := cli.Parse(fs, args, stderr); !ok {
 		return code
 	}

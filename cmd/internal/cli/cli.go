@@ -17,13 +17,21 @@ import (
 // milliseconds, enough to read the phases of a cold start from the log.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
+// Levels are the log levels a --log-level takes, for its help and its error.
+const Levels = "trace, debug, info, warn, error"
+
+// A duration in a log line reads as Go writes it ("1m0s", "250ms") in
+// both formats: zerolog's default, a float of milliseconds, named no unit
+// ("retry_after=600000", "after=52.977528"; an outside audit).
+func init() { zerolog.DurationFieldFormat = zerolog.DurationFormatString }
+
 // Logger makes a zerolog logger writing to w: JSON (format "json") or for
 // people ("console"), at level, each event carrying the service's name and
 // its time in TimeFormat (by a hook: zerolog's own format is a global).
 func Logger(w io.Writer, format, level, service string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil || level == "" {
-		return zerolog.Logger{}, fmt.Errorf("--log-level %q is not a log level (debug, info, warn, error)", level)
+		return zerolog.Logger{}, fmt.Errorf("--log-level %q is not a log level (%s)", level, Levels)
 	}
 	switch format {
 	case "json":

@@ -41,3 +41,21 @@ func TestABadLevelOrFormatIsRefused(t *testing.T) {
 		t.Fatal("format xml accepted")
 	}
 }
+
+// A duration in a log line names its unit, in both formats: a float of
+// milliseconds ("retry_after=600000") named none (an outside audit).
+func TestADurationInALogLineNamesItsUnit(t *testing.T) {
+	for _, format := range []string{"json", "console"} {
+		var buf bytes.Buffer
+		log, err := Logger(&buf, format, "info", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info().Dur("retry_after", 10*time.Minute).Dur("took", 250*time.Millisecond).Msg("hello")
+		for _, want := range []string{"10m0s", "250ms"} {
+			if !bytes.Contains(buf.Bytes(), []byte(want)) {
+				t.Fatalf("%s line %q does not say %s", format, buf.String(), want)
+			}
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 )
 
 // Proc is a command running as its own process for a benchmark. A Go
-// command runs with GODEBUG=gctrace=1: after each collection the runtime
+// command runs with GODEBUG=gctrace=1 (unless its GODEBUG says another
+// gctrace): after each collection the runtime
 // writes the live heap it marked to stderr, which is how its heap is read
 // from outside without the command having to serve it.
 type Proc struct {
@@ -39,10 +40,13 @@ func Start(b testing.TB, bin string, args, extra []string) *Proc {
 		}
 		env = append(env, e)
 	}
-	if godebug != "" {
-		godebug += ","
+	if !strings.Contains(godebug, "gctrace=") { // a gctrace given is kept
+		if godebug != "" {
+			godebug += ","
+		}
+		godebug += "gctrace=1"
 	}
-	p.Cmd.Env = append(env, "GODEBUG="+godebug+"gctrace=1")
+	p.Cmd.Env = append(env, "GODEBUG="+godebug)
 	p.Start = time.Now()
 	if err := p.Cmd.Start(); err != nil {
 		b.Fatal(err)
