@@ -107,6 +107,9 @@ type landed struct {
 	mo    *moduleOut        // what took in that fill: reported only while it is the module's
 	again bool
 	whole bool
+	// shared: no fill of its own, but a file it shares moved under
+	// another module's (sharedMoved): reported from its view now.
+	shared bool
 }
 
 // free is how many more fills may be made now: as many as the workers
@@ -253,6 +256,9 @@ func (s *Stage) Land(d Done) {
 		d.job = nil
 	} else {
 		d.job.mo.takeFill(d.job.v, d.job.req, d.job.sent, d.job.resp, d.job.err, s.cfg.Key, s.cfg.QuotesSecret)
+		if d.job.err == nil {
+			s.sharedMoved(d.Module, d.job)
+		}
 		s.logRemoved(d.Module, d.job.resp)
 		s.heardHolder(d.Module, d.job.sent, d.job.err)
 		defer s.heardAnswer(d.Module, d.job, d.job.err) // once it is landed: it may send others again (refused.go)

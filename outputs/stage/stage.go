@@ -250,8 +250,14 @@ func (s *Stage) send(ctx context.Context, views Views, names []string, all bool)
 		// The fill that came back (another may be in flight); not one of
 		// a module that left since and is back: what it says is its
 		// old moduleOut's, and the new one's whole request is yet to land.
-		if mo := s.modules[name]; mo != nil && l.v != nil && l.mo == mo {
-			out.add(l.v, mo)
+		if mo := s.modules[name]; mo != nil && l.mo == mo {
+			v := l.v
+			if v == nil && l.shared {
+				v = viewOf(views, name)
+			}
+			if v != nil {
+				out.add(v, mo)
+			}
 		}
 	}
 	// The reports' puts are not waited for (report.PutReports): their
