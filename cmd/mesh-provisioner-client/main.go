@@ -175,6 +175,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run:", err)
 		return 2
 	}
+	if err := cli.CheckUserPassword(cfg.Bus.User, pw); err != nil {
+		fmt.Fprintln(stderr, "run:", err)
+		return 2
+	}
 	cfg.Bus.Password = pw
 	log, err := cli.Logger(os.Stderr, *logFormat, *logLevel, "mesh-provisioner-client")
 	if err != nil {

@@ -61,6 +61,17 @@ func PasswordFlags(fs *flag.FlagSet) func() (string, error) {
 	}
 }
 
+// CheckUserPassword refuses a --user with no password (no --password-file,
+// no $MESH_NATS_PASSWORD, or an empty one), as a start error: the bus
+// would say only "Authorization Violation", not that no password was
+// given. Every command that takes --user calls it.
+func CheckUserPassword(user, password string) error {
+	if user != "" && password == "" {
+		return fmt.Errorf("--user %s has no password: give --password-file F (its first line the password) or set $%s", user, PasswordEnv)
+	}
+	return nil
+}
+
 // RefusePasswordArg refuses a --password among args (before they are
 // parsed, so that no message repeats its value): a password on a command
 // line shows in the process list to every user of the machine.

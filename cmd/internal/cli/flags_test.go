@@ -143,3 +143,19 @@ func TestAPasswordInAnyNATSURLIsWarnedOfWithoutSayingIt(t *testing.T) {
 		}
 	}
 }
+
+// A --user with no password is refused, saying where the password goes;
+// a password given, or no --user, passes.
+func TestCheckUserPasswordRefusesAUserWithNoPassword(t *testing.T) {
+	err := CheckUserPassword("provisioner-n1", "")
+	want := "--user provisioner-n1 has no password: give --password-file F (its first line the password) or set $MESH_NATS_PASSWORD"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if err := CheckUserPassword("provisioner-n1", "dev-only-provisioner-n1"); err != nil {
+		t.Errorf("a user with a password refused: %v", err)
+	}
+	if err := CheckUserPassword("", ""); err != nil {
+		t.Errorf("no --user refused: %v", err)
+	}
+}
