@@ -26,6 +26,8 @@ const BusName = "mesh-provisioner"
 type Config struct {
 	NATSURL       string        // the bus, e.g. nats://127.0.0.1:4222
 	Creds         string        // a NATS credentials file; empty: none
+	User          string        // a NATS user of a password (examples/nats/server.conf's); empty: none
+	Password      string        // User's password; never logged
 	RegistryEvery time.Duration // how often the registry is published again (default 1h)
 	Replicas      int           // replicas of buckets the server creates (default 1)
 	Metrics       string        // where to serve Prometheus /metrics (host:port); empty: nowhere
@@ -99,6 +101,8 @@ func Run(ctx context.Context, cfg Config) error {
 	nc, err := bus.Connect(bus.Options{
 		URL:         cfg.NATSURL,
 		Creds:       cfg.Creds,
+		User:        cfg.User,
+		Password:    cfg.Password,
 		Name:        BusName, // inbox _INBOX.mesh-provisioner: the example permissions give each user its own
 		Log:         log,
 		OnReconnect: poke, // inputs/bus says it came back
