@@ -3,10 +3,13 @@
 // answers mesh-provisioner.provisioning; its sweep command asks that verb
 // what holds the mesh back; its rights command prints the bus rights of
 // each role (nodes/spec RightsOf) for a nats-server configuration or nsc.
+// serve and sweep log in with --creds, or as a password user (those of
+// examples/nats/server.conf) with --user and its password from
+// --password-file or $MESH_NATS_PASSWORD, never on the command line.
 //
-//	mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h]
+//	mesh-provisioner serve --nats URL [--creds F | --user U --password-file F] [--registry-every 1h]
 //	    [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]
-//	mesh-provisioner sweep --nats URL [--creds F] [--node N] [--module M]
+//	mesh-provisioner sweep --nats URL [--creds F | --user U --password-file F] [--node N] [--module M]
 //	    [--stood-after 10m] [--json] [--inbox P]
 //	mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json]
 //	mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]
@@ -35,10 +38,11 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: mesh-provisioner serve --nats URL [--creds F] [--registry-every 1h] [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]")
-	fmt.Fprintln(w, "       mesh-provisioner sweep --nats URL [--creds F] [--node N] [--module M] [--stood-after 10m] [--json] [--inbox P]")
+	fmt.Fprintln(w, "usage: mesh-provisioner serve --nats URL [--creds F | --user U --password-file F] [--registry-every 1h] [--replicas 1] [--metrics ADDR] [--log-format json|console] [--log-level info]")
+	fmt.Fprintln(w, "       mesh-provisioner sweep --nats URL [--creds F | --user U --password-file F] [--node N] [--module M] [--stood-after 10m] [--json] [--inbox P]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --role R [--node N] [--provider P,...] [--format conf|nsc|json] [--account MESH]")
 	fmt.Fprintln(w, "       mesh-provisioner rights --all --node N,... --provider P,... [--format conf|nsc|json]")
+	fmt.Fprintln(w, "a --user's password comes from --password-file or $"+cli.PasswordEnv+"; a --password on the command line is refused")
 	fmt.Fprintln(w, "each command with -h says what its flags mean")
 }
 
@@ -95,16 +99,33 @@ func checkCreds(path, inbox string) error {
 	return err
 }
 
+// login is the password of --user (cli.PasswordFlags' password): a
+// --password-file that cannot be read, or a --user with no password, is a
+// start error (cli.CheckUserPassword).
+func login(user string, password func() (string, error)) (string, error) {
+	pw, err := password()
+	if err != nil {
+		return "", err
+	}
+	return pw, cli.CheckUserPassword(user, pw)
+}
+
 func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mesh-provisioner serve", flag.ContinueOnError)
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	natsURL := fs.String("nats", "", "NATS URL of the bus (required)")
 	creds := fs.String("creds", "", "NATS credentials file")
+	user := fs.String("user", "", "NATS user (its password from --password-file or $"+cli.PasswordEnv+")")
+	password := cli.PasswordFlags(fs)
 	every := fs.Duration("registry-every", time.Hour, "how often the registry is published again")
 	replicas := fs.Int("replicas", 1, "replicas of the buckets the server creates")
 	metrics := fs.String("metrics", "", "serve Prometheus /metrics at this address (host:port)")
 	logFormat := fs.String("log-format", "json", "log format: json or console")
 	logLevel := fs.String("log-level", "info", "log level: "+cli.Levels)
+	if err := cli.RefusePasswordArg(args); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
+		return 2
+	}
 	if code, ok := cli.Parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -135,13 +156,18 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
 		return 2
 	}
+	pw, err := login(*user, password)
+	if err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
+		return 2
+	}
 	log, err := cli.Logger(stderr, *logFormat, *logLevel, "mesh-provisioner")
 	if err != nil {
 		fmt.Fprintf(stderr, "mesh-provisioner serve: %v\n", err)
 		return 2
 	}
 
-	if w := cli.URLPasswordWarning(*natsURL, "give the server a creds file with --creds instead"); w != "" {
+	if w := cli.URLPasswordWarning(*natsURL, "give the server a creds file with --creds, or --user with --password-file F (or $"+cli.PasswordEnv+"), instead"); w != "" {
 		log.Warn().Msg(w)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -150,6 +176,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	err = server.Run(ctx, server.Config{
 		NATSURL:       *natsURL,
 		Creds:         *creds,
+		User:          *user,
+		Password:      pw,
 		RegistryEvery: *every,
 		Replicas:      *replicas,
 		Metrics:       *metrics,
@@ -157,7 +185,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	})
 	if err != nil {
 		ev := log.Error().Err(err)
-		if hint := loginHint(err, *creds, *natsURL, "the server's user mesh-provisioner", spec.RoleServer); hint != "" {
+		if hint := loginHint(err, *creds, *user, *natsURL, "the server's user mesh-provisioner", spec.RoleServer); hint != "" {
 			ev = ev.Str("hint", strings.TrimSuffix(strings.TrimPrefix(hint, " ("), ")"))
 		}
 		ev.Msg("provisioner server failed")

@@ -30,9 +30,10 @@ const sweepInbox = "_INBOX.mesh-provisioner"
 // inboxFor is the reply prefix the sweep connects with: --inbox when
 // given; else the one the creds' user may hear (its JWT lists it, as the
 // operator's `_INBOX.mesh-operator`); else `_INBOX.<user>` for a user named
-// with a password in the URL (the example configuration's services, the operator among
-// them, hear replies there); else the server's.
-func inboxFor(flagged, creds, natsURL string) string {
+// with a password in the URL or, when the URL names none (nats.go logs in
+// as the URL's), by --user (the example configuration's services, the
+// operator among them, hear replies there); else the server's.
+func inboxFor(flagged, creds, user, natsURL string) string {
 	if flagged != "" {
 		return flagged
 	}
@@ -51,6 +52,10 @@ func inboxFor(flagged, creds, natsURL string) string {
 		if name := u.User.Username(); name != "" && spec.EncodeToken(name) == name {
 			return "_INBOX." + name
 		}
+		return sweepInbox
+	}
+	if user != "" && spec.EncodeToken(user) == user {
+		return "_INBOX." + user
 	}
 	return sweepInbox
 }
@@ -69,11 +74,17 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(cli.UsageOut(args, stdout, stderr))
 	natsURL := fs.String("nats", "", "NATS URL of the bus (required)")
 	creds := fs.String("creds", "", "NATS credentials file")
+	user := fs.String("user", "", "NATS user (its password from --password-file or $"+cli.PasswordEnv+")")
+	password := cli.PasswordFlags(fs)
 	node := fs.String("node", "", "only this node's needs")
 	module := fs.String("module", "", "only this module's needs")
 	stoodAfter := fs.Duration("stood-after", 10*time.Minute, "a need waiting longer than this stood asked")
 	asJSON := fs.Bool("json", false, "print the reply as JSON (all pages joined)")
-	inboxFlag := fs.String("inbox", "", "reply prefix to connect with (default: the creds' user's, else _INBOX.<the URL's user>, else "+sweepInbox+")")
+	inboxFlag := fs.String("inbox", "", "reply prefix to connect with (default: the creds' user's, else _INBOX.<the URL's user, else --user>, else "+sweepInbox+")")
+	if err := cli.RefusePasswordArg(args); err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
+		return 2
+	}
 	if code, ok := cli.Parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -101,8 +112,13 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
 		return 2
 	}
+	pw, err := login(*user, password)
+	if err != nil {
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: %v\n", err)
+		return 2
+	}
 	shownURL := bus.RedactURL(*natsURL)
-	inbox := inboxFor(*inboxFlag, *creds, *natsURL)
+	inbox := inboxFor(*inboxFlag, *creds, *user, *natsURL)
 	// A request the bus refuses (a permissions violation: these creds may
 	// not publish the verb or subscribe to the reply inbox) is never
 	// answered; the violation comes to the error handler, which ends the
@@ -119,9 +135,12 @@ func sweep(args []string, stdout, stderr io.Writer) int {
 	if *creds != "" {
 		opts = append(opts, nats.UserCredentials(*creds))
 	}
+	if *user != "" || pw != "" { // as inputs/bus Connect, for the client and serve
+		opts = append(opts, nats.UserInfo(*user, pw))
+	}
 	nc, err := nats.Connect(*natsURL, opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v%s%s\n", shownURL, err, loginHint(err, *creds, *natsURL,
+		fmt.Fprintf(stderr, "mesh-provisioner sweep: connecting to %s: %v%s%s\n", shownURL, err, loginHint(err, *creds, *user, *natsURL,
 			"a user who may ask "+spec.QuerySubject+", e.g. the operator's mesh-operator", spec.RoleOperator), noBusHint(err))
 		return 2
 	}
@@ -218,9 +237,10 @@ func failedModules(ctx context.Context, nc *nats.Conn, r server.SweepReply, node
 // only "Authorization Violation", so the operator is told to give --creds,
 // and whose: who (a user that may do what the command does) and role
 // (the `rights --role` that makes one). Empty when a login was given
-// (then the bus's reason is about that login).
-func loginHint(err error, creds, natsURL, who, role string) string {
-	if creds != "" || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+// (--creds, --user or a user in the URL: then the bus's reason is about
+// that login).
+func loginHint(err error, creds, user, natsURL, who, role string) string {
+	if creds != "" || user != "" || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
 		return ""
 	}
 	for _, u := range strings.Split(natsURL, ",") {
