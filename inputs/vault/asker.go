@@ -63,6 +63,7 @@ type askState struct {
 	credential string      // the credential form its requests carry
 	inflight   bool        // an ask is under way or its answer not yet taken
 	again      bool        // Fresh was called while inflight
+	superseded bool        // the last answer was not delivered: again came while it was asked
 	gen        uint64      // the ask under way or last made
 	last       Outcome     // the last answer delivered
 	answered   bool        // last holds an answer
@@ -289,6 +290,20 @@ func (a *Asker) run(name string, st *askState, gen uint64) {
 		a.mu.Unlock()
 		return
 	}
+	if st.again && res.Replied && !st.superseded {
+		// The vault said the name changed (Fresh), or its credential moved
+		// (Ask), while this ask was under way: the answer may say the value
+		// before the change. Not delivered: asked again now, so that a
+		// change writes its files once (an outside audit: the superseded
+		// answer was applied first, its files written and their program
+		// restarted, then again 20 ms later). Once in a row, so that a name
+		// changing faster than the vault answers still gets a value.
+		st.again, st.attempt, st.superseded = false, 0, true
+		a.ask(name, st)
+		a.mu.Unlock()
+		return
+	}
+	st.superseded = false
 	changed := !st.answered || st.last != res.Outcome
 	st.wasSilent = !st.answered || st.last == Silent
 	st.last, st.answered = res.Outcome, true

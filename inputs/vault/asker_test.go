@@ -541,3 +541,33 @@ func TestANameTheVaultLeavesSilentOnAQuietNodeKeepsItsBackoff(t *testing.T) {
 		t.Errorf("quiet asked %d times in 3 s while the vault answered busy every 600 ms; want its backoff's 2–4", n)
 	}
 }
+
+// The vault says a name changed while an ask of it is under way: the
+// answer may say the value before the change. It is not delivered; the
+// name is asked again, and only that answer is (an outside audit: the
+// superseded answer was applied, its files written and their program
+// restarted, then again for the next).
+func TestAnAnswerTheVaultSaidChangedDuringItsAskIsNotDelivered(t *testing.T) {
+	a, v := startAsker(t, map[string][]string{"s": {StatusSealed}}, time.Hour)
+	release := v.holdAnswers()
+	a.Ask("s", "")
+	bustest.Eventually(t, 5*time.Second, func() error {
+		if n := len(v.times("s")); n != 1 {
+			return fmt.Errorf("asked %d times", n)
+		}
+		return nil
+	})
+	if !a.Fresh("s", "") { // the vault says it changed: this ask's answer is stale
+		t.Fatal("Fresh during the ask set nothing to follow")
+	}
+	release()
+	an := nextAnswer(t, a)
+	if n := len(v.times("s")); an.Result.Outcome != Sealed || n != 2 {
+		t.Fatalf("the answer delivered is %+v after %d asks; want the second ask's", an.Result.Outcome, n)
+	}
+	select {
+	case an := <-a.Answers():
+		t.Fatalf("a second answer was delivered: %+v", an.Result.Outcome)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
