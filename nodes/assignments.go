@@ -162,6 +162,9 @@ func (m *NodeGraph) putAssignment(key, node, name string, data []byte) error {
 			defer m.pruneParsed()
 			if used {
 				m.newArchives = append(m.newArchives, ArchiveWant{Module: name, Ref: t.Ref, Digest: t.Digest})
+				if oldDigest != "" {
+					m.archiveMoved(name) // held while it is fetched (archiveheld.go)
+				}
 			}
 		case t.Ref != oldRef && used && (!ok || held.state != graph.Ready):
 			// The same archive, not got yet, now looked for elsewhere: from

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"slices"
+	"time"
 
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -88,10 +89,14 @@ func (m *NodeGraph) HoldUnread(touched []string, awaited func(bucket string) boo
 			buckets = append(buckets, b)
 		}
 	}
-	if len(buckets) == 0 && len(m.unreadHeld) == 0 {
+	fetching := m.archivesAwaited(time.Now())
+	if len(buckets) == 0 && len(m.unreadHeld) == 0 && len(fetching) == 0 {
 		return touched
 	}
 	reading := m.ModulesReading(buckets)
+	for mod := range fetching { // a plan moved to an archive not here yet (archiveheld.go)
+		reading[mod] = true
+	}
 	out := touched[:0:0]
 	for _, mod := range touched {
 		if reading[mod] {

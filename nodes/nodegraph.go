@@ -71,8 +71,11 @@ type NodeGraph struct {
 	boundUse   map[string]map[*graph.Node]bool      // provider bucket → the bound leaves reading it
 	boundRead  map[string]bool                      // provider buckets read since watched (boundread.go)
 	unreadHeld map[string]bool                      // modules held until such a bucket is read (HoldUnread)
-	renders    RenderCounts
-	claims     claims // what each module writes, for the clash check
+	// archiveWanted: modules whose plan moved to an archive not held yet,
+	// and since when (archiveheld.go; HoldUnread holds them too).
+	archiveWanted map[string]time.Time
+	renders       RenderCounts
+	claims        claims // what each module writes, for the clash check
 
 	newSecrets  []string
 	newArchives []ArchiveWant
