@@ -171,7 +171,7 @@ func (a Answers) Explain(module string) *Explanation {
 					}
 				}
 			} else {
-				out.Chain = judgedBindings(g, in, meta)
+				out.Chain = append(judgedBindings(g, in, meta), leftOut(a.Graph, in)...)
 			}
 			e.Outputs = append(e.Outputs, out)
 		case nodes.KindNeed:
@@ -313,6 +313,18 @@ func judgedBindings(g *graph.Graph, file *graph.Node, meta func(*graph.Node) any
 		if x, err := g.Explain(in.Key(), meta); err == nil {
 			out = append(out, toStep(judged(g, x, meta)))
 		}
+	}
+	return out
+}
+
+// leftOut are the steps of the consumers a met file's consumers lists
+// leave out (nodes.ConsumersLeftOut), each a vault name with why.
+func leftOut(m *nodes.NodeGraph, file *graph.Node) []Step {
+	var out []Step
+	for _, lo := range m.ConsumersLeftOut(file) {
+		out = append(out, Step{Node: lo.Leaf.Key().String(), Kind: nodes.KindVault, Vault: lo.Vault,
+			State: stepState(lo.Leaf.State().String()), Since: lo.Leaf.Since(), Input: true, Root: true,
+			Why: "left out of the consumers list: " + shown(lo.Why)})
 	}
 	return out
 }
