@@ -21,14 +21,30 @@ func (g *Graph) DOT(name string, roots ...Key) ([]byte, error) {
 // the leaf rather than keeping as a node of its own (a config need stands
 // for its bucket key). Leaves naming the same key share one box.
 func (g *Graph) DOTBehind(name string, behind func(*Node) (Key, bool), roots ...Key) ([]byte, error) {
-	return g.DOTDrawn(name, Drawing{Behind: behind}, roots...)
+	var d Drawing
+	if behind != nil {
+		d.Behind = func(n *Node) []Folded {
+			if k, ok := behind(n); ok {
+				return []Folded{{Key: k, State: n.state}}
+			}
+			return nil
+		}
+	}
+	return g.DOTDrawn(name, d, roots...)
+}
+
+// Folded is an input its owner folded into a leaf (Drawing.Behind), drawn
+// as a box in State.
+type Folded struct {
+	Key   Key
+	State State
 }
 
 // Drawing says what DOTDrawn draws beyond the nodes and their own states.
 type Drawing struct {
-	// Behind, for an input leaf, names the input its owner folded into
-	// it (see DOTBehind); nil: none.
-	Behind func(*Node) (Key, bool)
+	// Behind, for an input leaf, names the inputs its owner folded into
+	// it, each in the state it is drawn in (see DOTBehind); nil: none.
+	Behind func(*Node) []Folded
 	// Shown, when it says so (ok), is the state a node is drawn in (its
 	// colour and its state attribute) instead of its own: its owner's
 	// word for it where the owner knows more than the engine does, as a
@@ -75,20 +91,18 @@ func (g *Graph) DOTDrawn(name string, d Drawing, roots ...Key) ([]byte, error) {
 			if n.compute != nil {
 				continue
 			}
-			k, ok := behind(n)
-			if !ok {
-				continue
+			for _, f := range behind(n) {
+				id, made := boxes[f.Key]
+				if real, shown := ids[g.Node(f.Key)]; shown { // a node of its own after all
+					id, made = real, true
+				}
+				if !made {
+					id = int64(len(ns) + len(boxes))
+					boxes[f.Key] = id
+					dg.AddNode(dotBox{id: id, key: f.Key, state: f.State})
+				}
+				dg.SetEdge(dg.NewEdge(dg.Node(id), dg.Node(ids[n])))
 			}
-			id, made := boxes[k]
-			if real, shown := ids[g.Node(k)]; shown { // a node of its own after all
-				id, made = real, true
-			}
-			if !made {
-				id = int64(len(ns) + len(boxes))
-				boxes[k] = id
-				dg.AddNode(dotBox{id: id, key: k, state: n.state})
-			}
-			dg.SetEdge(dg.NewEdge(dg.Node(id), dg.Node(ids[n])))
 		}
 	}
 	return dot.Marshal(dg, name, "", "  ")

@@ -200,6 +200,22 @@ func (m *NodeGraph) configNeedGone(n *graph.Node, v any, ready bool) {
 	}
 }
 
+// folded is what DOT draws behind config need n: the registry's entry
+// for kind config, which every config need reads (met, or as the need is
+// while it does not answer), and, while it answers, the config key the
+// need stands for, as the need is. Not a config need: nothing.
+func (m *NodeGraph) folded(n *graph.Node) []graph.Folded {
+	k, _, ok := m.Behind(n)
+	if !ok {
+		return nil
+	}
+	if k.Kind == KindRegistry {
+		return []graph.Folded{{Key: k, State: n.State()}}
+	}
+	reg := graph.Key{Kind: KindRegistry, Name: string(spec.Config)}
+	return []graph.Folded{{Key: reg, State: graph.Ready}, {Key: k, State: n.State()}}
+}
+
 // Behind is the input a config need leaf stands for, as explain and DOT
 // show it: the registry's entry for kind config while the registry does
 // not answer for it, else the config key. ok is false for any other node.

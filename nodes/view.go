@@ -398,10 +398,7 @@ func (m *NodeGraph) DOT(name, module string) (out []byte, ok bool, err error) {
 // value is there). Its files are drawn as their values are, met, as
 // explain says them. said nil: every node as its graph has it.
 func (m *NodeGraph) DOTSaid(name, module string, said func(module string) (graph.State, bool)) (out []byte, ok bool, err error) {
-	d := graph.Drawing{Behind: func(n *graph.Node) (graph.Key, bool) {
-		k, _, ok := m.Behind(n)
-		return k, ok
-	}}
+	d := graph.Drawing{Behind: m.folded}
 	if said != nil {
 		d.Shown = func(n *graph.Node) (graph.State, bool) {
 			if k := n.Key(); k.Kind == KindModule && m.mods[k.Name] != nil && m.mods[k.Name].node == n {
