@@ -74,8 +74,11 @@ func toFill(v *nodes.ModuleView, mo *moduleOut, all bool) (whole bool, files []i
 func secretDigest(key, content []byte) string {
 	h := hmac.New(sha256.New, key)
 	h.Write(content)
-	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
+	return keyedPrefix + hex.EncodeToString(h.Sum(nil))
 }
+
+// keyedPrefix begins a keyed digest (secretDigest).
+const keyedPrefix = "hmac-sha256:"
 
 // reportOf is the report a module's view and its last fill make.
 func reportOf(v *nodes.ModuleView, mo *moduleOut) report.Report {

@@ -3,6 +3,7 @@ package stage
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -152,6 +153,19 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 // digest is keyed with key. A failed fill is recorded as the failure
 // (fillFailure: never the node-engine's text when req carried a secret
 // or the text quotes one, quotes saying so).
+// keyedAlike says whether a secret-bearing file's keyed digest now (under
+// this run's key) and before (the last run's report, under its key) say
+// the same bytes, for a file the node-engine found as sent (unchanged): it
+// holds what the last run's fill left there, which the last report's
+// digest is of (a seed kept is not: a person may have edited it since). Without it a restart that changed nothing
+// put again the report of every module holding a secret, and published
+// its event (SPEC §5.3), as no two runs share a key. Not for a shared form:
+// its digest is of the whole file, which other modules' blocks or keys
+// may have moved while the client was down.
+func keyedAlike(fv *nodes.FileValue, before, now string) bool {
+	return fv != nil && !shared(fv.Spec.Form) && strings.HasPrefix(before, keyedPrefix) && strings.HasPrefix(now, keyedPrefix)
+}
+
 // shared says whether a file of form may be shared with other modules
 // (SPEC §4.3): managed-block and managed-keys.
 func shared(form string) bool { return form == nodes.FormManagedBlock || form == nodes.FormManagedKeys }
@@ -242,7 +256,8 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
 			continue // a refill that changed nothing says nothing new
 		}
-		if b, ok := mo.before[r.Path]; ok && !had && b.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {
+		if b, ok := mo.before[r.Path]; ok && !had && (r.Action == "unchanged" || r.Action == "kept") &&
+			(b.Digest == r.Digest || r.Action == "unchanged" && keyedAlike(fv, b.Digest, r.Digest)) {
 			mo.files[r.Path] = b // nor does a restart's first fill
 			continue
 		}
