@@ -101,7 +101,9 @@ func TestAnArchiveOfTheWrongDigestIsFetchedAgainUntilTheRightOneLands(t *testing
 			}
 
 			land()
-			m.waitFile("/etc/web/a.conf", "model = opus\nport = 8080\n")
+			// Its next try comes within the backoff's cap (500 ms); a loaded
+			// machine under -race took more than 10 s once.
+			m.waitFileFor("/etc/web/a.conf", "model = opus\nport = 8080\n", 30*time.Second)
 			m.waitFile("/etc/web/c.conf", "flavour = vanilla\n")
 			m.waitState("ace", "web", "applied")
 			if got := m.revision(spec.AssignmentsBucket, "ace.web"); got != rev {
