@@ -361,6 +361,10 @@ func TestExplainStatusAndDOTNameSecretsButNeverShowTheirValues(t *testing.T) {
 			if k, _, ok := ms.Behind(n); ok { // a config need: its key drawn as its input
 				boxes[k] = true
 				edgesN++
+				if reg := (graph.Key{Kind: nodes.KindRegistry, Name: "config"}); k != reg {
+					boxes[reg] = true // and the registry's entry for kind config, which it reads too
+					edgesN++
+				}
 			}
 		}
 		nodesN += len(boxes)

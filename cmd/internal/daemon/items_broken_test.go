@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 	"github.com/novox/mesh-provisioner/nodes"
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
@@ -98,9 +100,19 @@ func TestAContributorsPlanThatDoesNotParseKeepsItsItem(t *testing.T) {
 
 	// A plan that parses but breaks a rule, or whose template does not
 	// parse, fails beta alone too (SPEC §3 names both): its item stays.
+	before := f.programRestarts()
 	m.contribute("ace", "beta", "export B=1\n")
 	m.waitFile("/etc/zsh/zshrc", with)
 	m.waitValue(spec.CollectBucket, key, item)
+	// The file is written before its program is restarted: that restart
+	// is this change's, not one of the steps below (a loaded machine saw
+	// it land after the count was taken).
+	bustest.Eventually(t, 10*time.Second, func() error {
+		if f.programRestarts() == before {
+			return fmt.Errorf("the collector's program is not restarted yet")
+		}
+		return nil
+	})
 	rev, restarts = m.revision(spec.CollectBucket, key), f.programRestarts()
 	m.assign("ace", "beta", nodes.Plan{
 		Files: []nodes.FileSpec{{Path: "/etc/beta", Template: "item", Mode: "999"}},
