@@ -140,7 +140,7 @@ func (w *Watch) Run(ctx context.Context) {
 	var regrace time.Duration
 	var failing lookupFailures
 	for ctx.Err() == nil {
-		kv, err := LookupKV(ctx, w.js, w.bucket) // a refused lookup ends at once (refusals.go)
+		kv, err := LookupKVSoon(ctx, w.js, w.bucket) // a refused lookup ends at once (refusals.go)
 		switch {
 		case err == nil:
 			look.Reset()

@@ -21,7 +21,7 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 	pub := &report.Publisher{NC: nc, JS: d.js, Node: d.cfg.Node,
 		// A lookup the bus refuses ends at once, not at its timeout.
 		Lookup: func(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-			return bus.LookupKV(ctx, d.js, bucket)
+			return bus.LookupKVSoon(ctx, d.js, bucket)
 		},
 		// And so does a read of its keys (the start's Sweep).
 		Hear: func(ctx context.Context, bucket string, call func(context.Context) error) error {
