@@ -110,7 +110,8 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 	heard := hearingOf(w.js.Conn())
 	var sub *nats.Subscription
 	var unfc func()
-	for try := createTry; ; try *= 2 {
+	start := time.Now()
+	for try := tryFirst; ; try = nextTry(try) {
 		f.loading, f.state = true, map[string]Entry{}
 		forget := heard.await(f.createsConsumer, func(subject string) { f.refusedAs(subject, false) })
 		unfc = f.hearFlowControl(heard, stream)
@@ -121,7 +122,7 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 			break
 		}
 		unfc()
-		if !errors.Is(err, errCreateLate) || f.ctx.Err() != nil {
+		if !errors.Is(err, errCreateLate) || f.ctx.Err() != nil || time.Since(start) >= triesFor {
 			return nil, err
 		}
 		w.log.Debug().Dur("waited", try).Msg("the bus did not answer the making of the watcher's consumer: making it again")
@@ -140,13 +141,13 @@ func (f *feed) subscribe(info *jetstream.StreamInfo) (*nats.Subscription, error)
 	return sub, nil
 }
 
-// createTry is how long the first try at making a watcher's consumer
-// waits for the bus's answer; each next try waits twice as long. For
-// about 3 s after a member crashed the cluster may place the consumer on
-// it, and it never answers: waited out whole (nats.go's 5 s, then the
-// watch's backoff), a change after a crash of the client's server was
-// read 6 s late. A healthy bus answers in milliseconds.
-const createTry = 250 * time.Millisecond
+// A watcher's consumer is made again when the bus has not answered its
+// making within a try (tries.go): for about 3 s after a member crashed the
+// cluster may place the consumer on it, and it never answers, nor does a
+// cluster electing its meta leader. Waited out whole (nats.go's 5 s, then
+// the watch's backoff), a change after a crash of the client's server was
+// read 6 s late. Past triesFor the watcher fails (errCreateLate), as the
+// 5 s wait did, and the watch's backoff follows.
 
 // errCreateLate: the bus did not answer the making of a consumer in time.
 var errCreateLate = errors.New("the bus did not answer the making of the watcher's consumer in time")

@@ -68,31 +68,24 @@ func LookupKV(ctx context.Context, js jetstream.JetStream, bucket string) (jetst
 }
 
 // LookupKVSoon is LookupKV asked again when the bus has not answered
-// within a try (lookupTry, doubling up to lookupTryMax, whose timeout is
-// the error): a lookup is answered by the stream's leader, and one asked
-// while a crashed member's streams elect theirs waited out nats.go's 5 s
-// and the watch's backoff even when a leader came a moment after it was
-// sent (a change after the client's server crashed was read 13 s later,
-// against 7.5 s when the leader came first). A healthy bus answers in
-// milliseconds; a refused or missing bucket is said at once, as ever.
+// within a try (tries.go: 0.25, 0.5, then 1 s each, for at most 8 s; the
+// last try's timeout is the error): a lookup is answered by the stream's
+// leader, and one asked while a crashed member's streams elected theirs
+// waited out nats.go's 5 s and the watch's backoff even when a leader came
+// a moment after it was sent (a change after the client's server crashed
+// was read 13 s later). A refused or missing bucket is said at once.
 func LookupKVSoon(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
-	for try := lookupTry; ; try *= 2 {
+	start := time.Now()
+	for try := tryFirst; ; try = nextTry(try) {
 		tctx, cancel := context.WithTimeout(ctx, try)
 		kv, err := LookupKV(tctx, js, bucket)
 		cancel()
 		late := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
-		if !late || ctx.Err() != nil || try >= lookupTryMax {
+		if !late || ctx.Err() != nil || time.Since(start) >= triesFor {
 			return kv, err
 		}
 	}
 }
-
-// lookupTry and lookupTryMax bound LookupKVSoon's tries: 0.25, 0.5, 1, 2
-// and 4 s.
-const (
-	lookupTry    = 250 * time.Millisecond
-	lookupTryMax = 4 * time.Second
-)
 
 // LookupObjectStore is LookupKV for an object store (js.ObjectStore): a
 // refused lookup ends at once with a *RefusedError. A missing store is

@@ -323,7 +323,7 @@ const lagPatience = 30 * time.Second
 // readNode reads the last values of kv's keys under filter.
 //
 // Its watcher is made again when the bus does not answer its making
-// within a try (watchTry, doubling each time, within ctx): nats-server
+// within a try (watchTry, doubling to watchTryMax, within ctx): nats-server
 // may place the watcher's consumer on a member that crashed and that the
 // cluster still takes for online and caught up (for about 3 s after the
 // crash), which never answers. Waited out whole, that held the reconnect's
@@ -333,7 +333,7 @@ func readNode(ctx context.Context, kv jetstream.KeyValue, filter string) (map[st
 	var w jetstream.KeyWatcher
 	var stop func()
 	var err error
-	for try := watchTry; ; try *= 2 {
+	for try := watchTry; ; try = min(2*try, watchTryMax) {
 		w, stop, err = watchWithin(ctx, kv, filter, try)
 		if !errors.Is(err, errWatchLate) || ctx.Err() != nil {
 			break
@@ -361,9 +361,14 @@ func readNode(ctx context.Context, kv jetstream.KeyValue, filter string) (map[st
 }
 
 // watchTry is how long readNode's first try waits for its watcher to be
-// made (a few milliseconds on a healthy bus; the next try waits twice
-// as long).
-const watchTry = 250 * time.Millisecond
+// made (a few milliseconds on a healthy bus); the next tries wait twice as
+// long, up to watchTryMax each (doubling further left a try sent just
+// before a new leader came unanswered for seconds), within the sweep's
+// bound. As inputs/bus's tries.
+const (
+	watchTry    = 250 * time.Millisecond
+	watchTryMax = time.Second
+)
 
 // errWatchLate: the bus did not answer the making of a watcher in time.
 var errWatchLate = errors.New("the watcher was not made in time")
