@@ -104,6 +104,9 @@ func (c *Client) Fill(ctx context.Context, req Request) (Response, error) {
 	}
 	req = listsNotNull(req)
 	err := c.do(ctx, http.MethodPost, FillPath, &req, &out)
+	if err == nil {
+		err = checkAnswer(c.socket(), req, out) // a 200 that says what it should (answercheck.go)
+	}
 	return out, err
 }
 
