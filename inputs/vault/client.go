@@ -157,8 +157,14 @@ func (c *Client) Ask(ctx context.Context, secret, module string) Result {
 // request carries ("" for every other request: left out of the JSON).
 func (c *Client) AskCredential(ctx context.Context, secret, module, credential string) Result {
 	r := c.ask(ctx, secret, module, credential)
-	c.Log.Debug().Str("secret", secret).Str("module", module).
-		Str("outcome", r.Outcome.String()).Str("reason", r.Reason).Msg("vault ask")
+	ev := c.Log.Debug().Str("secret", secret).Str("module", module).Str("outcome", r.Outcome.String())
+	if r.Outcome != Refused {
+		// A refusal's reason is the vault's own text, which may quote a
+		// secret: the daemon says it once it has looked (never here,
+		// where what this client holds is not known).
+		ev = ev.Str("reason", r.Reason)
+	}
+	ev.Msg("vault ask")
 	return r
 }
 

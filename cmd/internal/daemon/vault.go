@@ -15,6 +15,13 @@ func (d *Daemon) onVault(a vault.Answer) {
 	d.metrics.vaultAsks.WithLabelValues(a.Result.Outcome.String()).Inc()
 	pair := spec.IsPairName(a.Name)
 	r := a.Result
+	if r.Reason != "" && d.mesh.QuotesSecret(r.Reason) {
+		// The vault's text (a refusal's reason) goes to the module's
+		// report, its need, explain and the log: one quoting a secret this
+		// client holds ("key <value> has expired", an outside audit) is not
+		// said, as the node-engine's error text is not.
+		r.Reason = "the vault's reason is not said: it quotes a secret this client holds"
+	}
 	if (r.Outcome == vault.Silent || r.Outcome == vault.Error) && d.mesh.VaultAnswered(a.Name) {
 		// Asking again (the bus came back, the vault said it changed) did
 		// not get through: what the vault last said (the value held, its
