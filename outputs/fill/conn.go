@@ -30,6 +30,32 @@ type conn struct {
 	hdr     []byte
 	raw     []byte // the answer's body, reused
 	closing bool   // the server closes it after this answer: not kept
+	budget  budget // under br: what one answer may still read
+}
+
+// budget is the reader under a conn's bufio.Reader: it reads at most n
+// bytes more, then fails. net/http bounds nothing of an answer's status
+// line and headers: a node-engine sending one header without end took the
+// client to 1 GB (an outside audit).
+type budget struct {
+	r    io.Reader
+	n    int64
+	over bool // a read was cut by the budget
+}
+
+var errOverBudget = errors.New("over the answer's byte budget")
+
+func (b *budget) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		b.over = true
+		return 0, errOverBudget
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n -= int64(n)
+	return n, err
 }
 
 // errNoAnswer is what a request that got nothing of an answer is (test
@@ -63,6 +89,16 @@ const keptBody = 32 << 10
 // maxAnswer bounds an answer's body (a module's files' results).
 const maxAnswer = 16 << 20
 
+// maxHead bounds an answer's status lines and headers (those of the
+// informational answers before it included), as net/http's
+// DefaultMaxHeaderBytes bounds a request's; the body's chunk lines and
+// trailers get as much again.
+const maxHead = 1 << 20
+
+// maxInformational bounds the informational (1xx) answers skipped before
+// a request's own.
+const maxInformational = 5
+
 func dial(ctx context.Context, sock string, deadline time.Time, wrap func(net.Conn) net.Conn) (*conn, error) {
 	d := net.Dialer{Deadline: deadline}
 	nc, err := d.DialContext(ctx, "unix", sock)
@@ -72,7 +108,9 @@ func dial(ctx context.Context, sock string, deadline time.Time, wrap func(net.Co
 	if wrap != nil {
 		nc = wrap(nc)
 	}
-	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}
+	cn := &conn{nc: nc}
+	cn.budget.r = nc
+	cn.br = bufio.NewReaderSize(&cn.budget, 16<<10)
 	cn.enc = json.NewEncoder(&cn.body)
 	return cn, nil
 }
@@ -135,6 +173,7 @@ func (cn *conn) roundTrip(ctx context.Context, deadline time.Time, method, route
 		cn.hdr = append(cn.hdr, "\r\n"...)
 	}
 	cn.hdr = append(cn.hdr, "\r\n"...)
+	cn.budget.n = maxHead // the answer's heads; a conn kept has read all it was sent
 	if err := cn.write(); err != nil {
 		// A server that answered and closed without reading the request
 		// (mesh-fill's 503 over its --max-conns) left its answer to be
@@ -150,16 +189,22 @@ func (cn *conn) roundTrip(ctx context.Context, deadline time.Time, method, route
 	} else if _, err := cn.br.Peek(1); err != nil {
 		return 0, nil, noAnswer(err)
 	}
-	resp, err := http.ReadResponse(cn.br, nil)
+	resp, err := cn.readHead()
 	if err != nil {
-		return 0, nil, readError(err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
+	cn.budget.n += maxAnswer + maxHead // the body, its chunk lines and trailers
 	raw, err = cn.readBody(resp)
+	if cn.budget.over {
+		err = errAnswerOver
+	}
 	if err != nil {
 		return 0, nil, readError(err)
 	}
-	cn.closing = cn.closing || resp.Close
+	// Bytes after the answer are none of the next request's: a
+	// connection holding some is one answer behind.
+	cn.closing = cn.closing || resp.Close || cn.br.Buffered() > 0
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The node-engine's error text may quote a file: the caller
 		// copies what it keeps, and the conn does not hold on to it.
@@ -185,14 +230,45 @@ func (cn *conn) write() error {
 	return err
 }
 
+// errAnswerOver is the error of a 2xx answer whose body, or the whole
+// answer, is over what the client reads.
+var errAnswerOver = fmt.Errorf("the node-engine's answer is over the %d MiB limit", maxAnswer>>20)
+
+// readHead reads the status line and headers of the request's answer,
+// skipping informational (1xx) ones before it as Go's Transport does:
+// taken as the answer, a 100 Continue left the real one to be read as the
+// next request's, and the kept connection was one answer behind for every
+// request after (an outside audit). A 101 is no answer here.
+func (cn *conn) readHead() (*http.Response, error) {
+	for i := 0; ; i++ {
+		resp, err := http.ReadResponse(cn.br, nil)
+		if cn.budget.over {
+			return nil, fmt.Errorf("reading the answer: the node-engine's answer headers are over %d MiB", maxHead>>20)
+		}
+		if err != nil {
+			return nil, readError(err)
+		}
+		switch {
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			return nil, fmt.Errorf("reading the answer: the node-engine answered %s, which is no answer to a fill", resp.Status)
+		case resp.StatusCode >= 200:
+			return resp, nil
+		case i >= maxInformational:
+			return nil, fmt.Errorf("reading the answer: the node-engine sent more than %d informational answers (the last %s)", maxInformational, resp.Status)
+		}
+	}
+}
+
 // readBody reads an answer's body whole into the conn's buffer; one
-// longer than maxAnswer is cut there and the connection not kept.
+// longer than maxAnswer fails a 2xx (its JSON cut short read as "unexpected
+// end of JSON input"), and another's is cut there (it is an error's text);
+// the connection is not kept.
 func (cn *conn) readBody(resp *http.Response) ([]byte, error) {
 	b := cn.raw[:0]
 	if n := resp.ContentLength; n > 0 && n <= maxAnswer && int64(cap(b)) < n {
 		b = make([]byte, 0, n)
 	}
-	lr := io.LimitedReader{R: resp.Body, N: maxAnswer}
+	lr := io.LimitedReader{R: resp.Body, N: maxAnswer + 1}
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -206,10 +282,14 @@ func (cn *conn) readBody(resp *http.Response) ([]byte, error) {
 			return nil, err
 		}
 	}
+	cn.raw = b
 	if lr.N == 0 {
 		cn.closing = true // more may follow: the connection is not at a request's start
+		if resp.StatusCode <= 299 {
+			return nil, errAnswerOver
+		}
+		b = b[:maxAnswer]
 	}
-	cn.raw = b
 	return b, nil
 }
 
