@@ -56,7 +56,7 @@ func rawEngine(t *testing.T, answer func(n int) []byte) (c *Client, sent <-chan 
 }
 
 func okAnswer(path string) string {
-	body := fmt.Sprintf(`{"files":[{"path":%q,"action":"written"}]}`, path)
+	body := fmt.Sprintf(`{"files":[{"path":%q,"action":"written","digest":"sha256:%064x"}]}`, path, 0)
 	return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 }
 
