@@ -124,7 +124,11 @@ func (s *Stage) refusedHeld(v *nodes.ModuleView, mo *moduleOut, all bool) bool {
 	if r.program {
 		return s.programHeld(v, mo, r)
 	}
-	whole, files, ok := toFill(v, mo, false)
+	// The request the module would send now: whole while a whole one is
+	// owed (mo.resend: one failed with a 5xx). Judged on its changed
+	// files alone, a module with none had its refusal dropped, and its
+	// owed whole request went again at every tick (an outside audit).
+	whole, files, ok := toFill(v, mo, mo.resend)
 	if !ok {
 		mo.refused = nil
 		return false
