@@ -275,13 +275,26 @@ func benchNode(b *testing.B, mods int, fillRoot string) {
 	b.Run("burst", func(b *testing.B) { benchBurst(b, h, m, d) })
 	stop()
 	// A restart (an upgrade, a reboot): the files are there and current.
+	// It puts no report (SPEC §5.3: a restart that changes nothing puts
+	// none, also of a module holding a secret since 12-05), so it is
+	// over once every module's whole request reached mesh-fill (a start
+	// sends every file again, SPEC §4.3).
 	b.Run("restart", func(b *testing.B) {
-		h.mu.Lock()
-		clear(h.reports)
-		h.mu.Unlock()
-		_, stop, applied, _, _ := coldStart(h, m)
+		h.drain(100 * time.Millisecond)
+		start := time.Now()
+		_, stop := h.client(scale.NodeName(0))
+		filled := map[string]bool{}
+		var last time.Time
+		for deadline := time.After(3 * time.Minute); len(filled) < m.Config.Modules; {
+			select {
+			case note := <-h.notes:
+				filled[note.req.Module], last = true, note.at
+			case <-deadline:
+				b.Fatalf("after 3m0s: %d modules of %d filled again", len(filled), m.Config.Modules)
+			}
+		}
 		stop()
-		b.ReportMetric(applied.Seconds(), "s-to-all-applied")
+		b.ReportMetric(last.Sub(start).Seconds(), "s-to-all-refilled")
 	})
 }
 
