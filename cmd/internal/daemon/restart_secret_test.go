@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"testing"
-	"time"
 
 	"github.com/novox/mesh-provisioner/nodes"
 )
@@ -32,29 +31,5 @@ func TestARestartThatChangesNothingPutsNoReportOfAModuleHoldingASecret(t *testin
 	m.waitState("ace", "app", "applied")
 	m.waitConsumers("/etc/gitea/consumers.json", pair("g14", "claude-code", ""))
 	m.waitState("ace", "gitea", "applied")
-	m.settle()
-	was := m.revisions()
-	stop()
-
-	time.Sleep(1100 * time.Millisecond) // a new second for "at"
-	events, err := m.nc.SubscribeSync("prov.applied.ace.>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.nc.Flush()
-	from := m.fills.count()
-	m.client("ace", f.socket, func(c *Config) { c.StateDir = state })
-	waitRequests(t, m, "app", from)
-	waitRequests(t, m, "gitea", from)
-	m.settle()
-	if moved := movedRevisions(was, m.revisions()); len(moved) > 0 {
-		t.Errorf("the restart put again what did not change: %v", moved)
-	}
-	for {
-		msg, err := events.NextMsg(100 * time.Millisecond)
-		if err != nil {
-			break
-		}
-		t.Errorf("the restart published %s %s", msg.Subject, msg.Data)
-	}
+	m.restartMovesNothing(stop, func() { m.client("ace", f.socket, func(c *Config) { c.StateDir = state }) }, "app", "gitea")
 }

@@ -119,7 +119,7 @@ func TestAClientRestartedPutsNoUnchangedReportAgain(t *testing.T) {
 }
 
 // waitRequests waits until module's fill request made since from was answered.
-func waitRequests(t *testing.T, m *mesh, module string, from int) {
+func waitRequests(t testing.TB, m *mesh, module string, from int) {
 	t.Helper()
 	m.waitState("ace", module, "applied")
 	deadline := time.Now().Add(10 * time.Second)
@@ -195,6 +195,14 @@ func TestARestartMovesNoNeedOrReportOfASecretOrBindingThatStoodStill(t *testing.
 	m.waitState("ace", "cc", "applied")
 	m.waitState("ace", "absent", "waiting")
 	m.waitState("ace", "refused", "failed")
+	m.restartMovesNothing(stop, func() { m.client("ace", f.socket, func(c *Config) { c.StateDir = state }) }, "cc")
+}
+
+// restartMovesNothing stops ace's client, starts it again (start), waits
+// for modules' requests, and fails the test on any need, report or item
+// put again, or any applied event published (SPEC §5.3).
+func (m *mesh) restartMovesNothing(stop, start func(), modules ...string) {
+	m.t.Helper()
 	m.settle()
 	was := m.revisions()
 	stop()
@@ -202,22 +210,24 @@ func TestARestartMovesNoNeedOrReportOfASecretOrBindingThatStoodStill(t *testing.
 	time.Sleep(1100 * time.Millisecond) // a new second for "at"
 	events, err := m.nc.SubscribeSync("prov.applied.ace.>")
 	if err != nil {
-		t.Fatal(err)
+		m.t.Fatal(err)
 	}
 	m.nc.Flush()
 	from := m.fills.count()
-	m.client("ace", f.socket, func(c *Config) { c.StateDir = state })
-	waitRequests(t, m, "cc", from)
+	start()
+	for _, mod := range modules {
+		waitRequests(m.t, m, mod, from)
+	}
 	m.settle()
 	if moved := movedRevisions(was, m.revisions()); len(moved) > 0 {
-		t.Errorf("the restart put again what did not change: %v", moved)
+		m.t.Errorf("the restart put again what did not change: %v", moved)
 	}
 	for {
 		msg, err := events.NextMsg(100 * time.Millisecond)
 		if err != nil {
 			break
 		}
-		t.Errorf("the restart published %s %s", msg.Subject, msg.Data)
+		m.t.Errorf("the restart published %s %s", msg.Subject, msg.Data)
 	}
 }
 
