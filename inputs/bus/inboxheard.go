@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 )
 
 // InboxRefusedError: the bus does not let this connection's user hear
@@ -65,4 +67,41 @@ func HearsInbox(nc *nats.Conn, user, inbox string, wait time.Duration) error {
 	default:
 		return nil
 	}
+}
+
+// InboxCheck keeps what HearsInbox last said of a connection's user, for a
+// readiness check: asked at start and each time the bus comes back (Check),
+// it says the refusal while it holds (Refused) and logs it once, and when
+// it is lifted (the bus's rights made right under a running client).
+type InboxCheck struct {
+	User, Inbox string // the connection's user ("" if none) and reply prefix
+	Log         zerolog.Logger
+	refused     atomic.Pointer[string]
+}
+
+// inboxCheckWait bounds Check's wait for the bus's answer.
+const inboxCheckWait = 5 * time.Second
+
+// Check asks the bus (HearsInbox) and keeps the answer.
+func (c *InboxCheck) Check(nc *nats.Conn) {
+	var refused *InboxRefusedError
+	if !errors.As(HearsInbox(nc, c.User, c.Inbox, inboxCheckWait), &refused) {
+		if c.refused.Swap(nil) != nil {
+			c.Log.Info().Msg("the bus lets this client hear its replies now")
+		}
+		return
+	}
+	why := refused.Error() + ": every request of this client goes unanswered"
+	if c.refused.Swap(&why) == nil {
+		c.Log.Error().Msg(why)
+	}
+}
+
+// Refused says why the bus refuses the user its replies ("": it does not,
+// or it was not asked).
+func (c *InboxCheck) Refused() string {
+	if why := c.refused.Load(); why != nil {
+		return *why
+	}
+	return ""
 }

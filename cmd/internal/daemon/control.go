@@ -49,8 +49,8 @@ func (d *Daemon) notReady() []string {
 	if why := d.unread.Load(); why != nil {
 		not = append(not, *why)
 	}
-	if why := d.inboxRefused.Load(); why != nil {
-		not = append(not, *why)
+	if why := d.inbox.Refused(); why != "" {
+		not = append(not, why)
 	}
 	return not
 }

@@ -82,9 +82,10 @@ type status struct {
 	// unread says why the assignments bucket cannot be read (nil: it was
 	// read; held.go).
 	unread atomic.Pointer[string]
-	// inboxRefused says that the bus does not let this client's user hear
-	// the node's replies (nil: it does, or it was not asked; inbox.go).
-	inboxRefused atomic.Pointer[string]
+	// inbox says whether the bus lets this client's user hear the node's
+	// replies: asked at start and each time the bus comes back (a user of
+	// another node connects fine and has every request go unanswered).
+	inbox bus.InboxCheck
 }
 
 // New makes a daemon; Run starts it.
@@ -180,7 +181,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer bus.Drain(nc)
 	d.nc = nc
 	d.connected.Store(nc.IsConnected())
-	go d.checkInbox()
+	d.inbox.User, d.inbox.Inbox, d.inbox.Log = d.cfg.Bus.User, bus.InboxPrefix(o.Name), d.log
+	go d.inbox.Check(nc)
 	// An item whose record the bus cannot hold fails (nodes/itemrecord.go).
 	d.mesh.SetItemRecordLimit(nc.MaxPayload)
 	if d.js, err = jetstream.New(nc); err != nil {

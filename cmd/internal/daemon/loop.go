@@ -143,7 +143,7 @@ func (d *Daemon) handle(ev event) {
 		}
 	case reconnected:
 		d.log.Info().Msg("the bus is back: reading every input again")
-		go d.checkInbox()
+		go d.inbox.Check(d.nc)
 		d.out.Forget()
 		d.sweepAgain = !d.ready.Load() // the first fill may wait for a Sweep (stage.ReadingBack)
 		for _, ws := range d.watches {
