@@ -56,18 +56,26 @@ func HearsInbox(nc *nats.Conn, user, inbox string, wait time.Duration) error {
 		return nil
 	}
 	// The bus refuses a subscription before it answers the flush's ping:
-	// its connection already holds the refusal, while its error handler
-	// (the hearing) is called on a goroutine of its own.
+	// its connection holds the refusal (unless another refusal came after
+	// it: a client starting hears several), and its error handler (the
+	// hearing) has it queued, called on a goroutine of its own, which a
+	// loaded machine ran more than a moment later.
 	if last := nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), subject) {
 		return &InboxRefusedError{User: user, Inbox: inbox}
 	}
+	t := time.NewTimer(heardWithin)
+	defer t.Stop()
 	select {
 	case <-refused:
 		return &InboxRefusedError{User: user, Inbox: inbox}
-	default:
+	case <-t.C:
 		return nil
 	}
 }
+
+// heardWithin is how long HearsInbox waits, after the bus answered its
+// flush, for the hearing of a refusal already queued.
+const heardWithin = time.Second
 
 // InboxCheck keeps what HearsInbox last said of a connection's user, for a
 // readiness check: asked at start and each time the bus comes back (Check),
