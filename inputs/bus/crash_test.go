@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
 )
 
@@ -32,17 +29,8 @@ func TestAChangeAfterTheClientsServerCrashesIsReadWithinSeconds(t *testing.T) {
 	// Other nodes, and the controller: they make the bucket and write on
 	// through a connection of their own, and the crashed member's lag
 	// grows with their writes.
-	others, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(others.Close)
-	ojs := newJS(t, others)
-	var kv jetstream.KeyValue
-	bustest.Eventually(t, 30*time.Second, func() (err error) {
-		kv, err = ojs.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "assign", Replicas: 3})
-		return err
-	})
+	others, ojs := c.Connect(t)
+	kv := c.KV(t, ojs, "assign")
 	bustest.PutEventually(t, kv, "ace.m", []byte("old"))
 	ctx, stop := context.WithCancel(context.Background())
 	written := make(chan struct{})
@@ -57,23 +45,14 @@ func TestAChangeAfterTheClientsServerCrashesIsReadWithinSeconds(t *testing.T) {
 
 	// The client, on a member that leads nothing; it learns the others
 	// from it.
-	leads := map[string]bool{c.MetaLeader(t, 0): true, c.Names[c.Leader(t, ojs, "KV_assign")]: true}
-	victim := 0
-	for leads[c.Names[victim]] {
-		victim++
-	}
+	victim := c.Bystander(t, ojs, "KV_assign")
 	var watch atomic.Pointer[Watch]
 	nc := connect(t, Options{URL: c.URL(victim), OnReconnect: func() {
 		if w := watch.Load(); w != nil {
 			w.Resync()
 		}
 	}})
-	bustest.Eventually(t, 10*time.Second, func() error {
-		if n := len(nc.Servers()); n != len(c.Names) {
-			return fmt.Errorf("the client knows %d servers of %d", n, len(c.Names))
-		}
-		return nil
-	})
+	c.AwaitKnown(t, nc)
 	js := newJS(t, nc)
 	w, out := startWatch(t, js, "assign", "ace.>", 0, 64)
 	watch.Store(w)
@@ -109,33 +88,15 @@ func TestAChangeAfterTheClientsServerCrashesIsReadWithinSeconds(t *testing.T) {
 // waited for only while it refuses connections.
 func TestAWatchAfterTheClientsServerCrashedAndCameBackSnapshotsWhatTheBucketHolds(t *testing.T) {
 	c := bustest.StartProcessCluster(t, 3)
-	admin, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	ajs := newJS(t, admin)
-	var kv jetstream.KeyValue
-	bustest.Eventually(t, 30*time.Second, func() (err error) {
-		kv, err = ajs.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "assign", Replicas: 3})
-		return err
-	})
+	_, ajs := c.Connect(t)
+	kv := c.KV(t, ajs, "assign")
 	const modules = 20
 	for m := range modules {
 		bustest.PutEventually(t, kv, fmt.Sprintf("ace.m%d", m), []byte("old"))
 	}
-	leads := map[string]bool{c.MetaLeader(t, 0): true, c.Names[c.Leader(t, ajs, "KV_assign")]: true}
-	victim := 0
-	for leads[c.Names[victim]] {
-		victim++
-	}
+	victim := c.Bystander(t, ajs, "KV_assign")
 	nc := connect(t, Options{URL: c.URL(victim)})
-	bustest.Eventually(t, 10*time.Second, func() error {
-		if n := len(nc.Servers()); n != len(c.Names) {
-			return fmt.Errorf("the client knows %d servers of %d", n, len(c.Names))
-		}
-		return nil
-	})
+	c.AwaitKnown(t, nc)
 	js := newJS(t, nc)
 
 	c.Kill(t, victim)

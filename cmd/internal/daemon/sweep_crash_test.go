@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/novox/mesh-provisioner/inputs/bus"
@@ -26,21 +25,11 @@ import (
 // each read every bucket.
 func TestSweepsRightAfterTheClientsServerCrashesReadEveryBucket(t *testing.T) {
 	c := bustest.StartProcessCluster(t, 3)
-	admin, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	ajs, _ := jetstream.New(admin)
+	admin, ajs := c.Connect(t)
 	ctx := context.Background()
 	buckets := []string{spec.NeedsBucket, spec.CollectBucket, spec.AppliedBucket}
 	for _, b := range buckets {
-		var kv jetstream.KeyValue
-		bustest.Eventually(t, 30*time.Second, func() (err error) {
-			kv, err = ajs.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b, Replicas: 3})
-			return err
-		})
-		bustest.PutEventually(t, kv, "ace.m", []byte(`{}`))
+		bustest.PutEventually(t, c.KV(t, ajs, b), "ace.m", []byte(`{}`))
 	}
 	victim := 0
 	for c.Names[victim] == c.MetaLeader(t, 0) {
@@ -57,12 +46,7 @@ func TestSweepsRightAfterTheClientsServerCrashesReadEveryBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	bustest.Eventually(t, 10*time.Second, func() error {
-		if n := len(nc.Servers()); n != len(c.Names) {
-			return fmt.Errorf("the client knows %d servers of %d", n, len(c.Names))
-		}
-		return nil
-	})
+	c.AwaitKnown(t, nc)
 	js, _ := jetstream.New(nc)
 	c.Kill(t, victim)
 	killed := time.Now()

@@ -104,7 +104,13 @@ func (c *Cluster) Follower(t testing.TB, js jetstream.JetStream, stream string) 
 // Connect connects to every server of the cluster, reconnecting for ever.
 func (c *Cluster) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(c.URLs, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	return connectAll(t, c.URLs)
+}
+
+// connectAll connects to urls (comma-separated), reconnecting for ever.
+func connectAll(t testing.TB, urls string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(urls, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,9 +145,16 @@ func PutOthers(t testing.TB, js jetstream.JetStream, bucket string, n int) {
 // 30 s while the cluster elects its leaders.
 func (c *Cluster) KV(t testing.TB, js jetstream.JetStream, bucket string) jetstream.KeyValue {
 	t.Helper()
+	return replicatedKV(t, js, bucket, len(c.Servers))
+}
+
+// replicatedKV makes bucket with n replicas, tried again for up to 30 s
+// while the cluster elects its leaders.
+func replicatedKV(t testing.TB, js jetstream.JetStream, bucket string, n int) jetstream.KeyValue {
+	t.Helper()
 	var kv jetstream.KeyValue
 	Eventually(t, 30*time.Second, func() (err error) {
-		kv, err = js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: bucket, Replicas: len(c.Servers)})
+		kv, err = js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: bucket, Replicas: n})
 		return err
 	})
 	return kv
