@@ -67,6 +67,15 @@ const (
 // at 0 for each before the first ask.
 func Outcomes() []Outcome { return []Outcome{Sealed, Absent, Refused, Silent, Error} }
 
+// OutcomeNames is Outcomes as their names, a metric's label values.
+func OutcomeNames() []string {
+	var names []string
+	for _, o := range Outcomes() {
+		names = append(names, o.String())
+	}
+	return names
+}
+
 func (o Outcome) String() string {
 	switch o {
 	case Sealed:

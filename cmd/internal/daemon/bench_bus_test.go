@@ -355,7 +355,7 @@ func heapInUse() uint64 {
 // stabilizeSeconds is the time the daemon spent stabilizing so far, and
 // how many stabilizations it timed.
 func stabilizeSeconds(d *Daemon) (float64, uint64) {
-	mfs, err := d.metrics.reg.Gather()
+	mfs, err := d.metrics.Registry().Gather()
 	if err != nil {
 		return 0, 0
 	}

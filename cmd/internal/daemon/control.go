@@ -33,7 +33,7 @@ func (d *Daemon) ControlHandler() http.Handler {
 		OnLoop: func(ctx context.Context, fn func(control.Answers)) error {
 			return d.Do(ctx, func(*nodes.NodeGraph) { fn(d.answers()) })
 		},
-		Metrics: promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}),
+		Metrics: promhttp.HandlerFor(d.metrics.Registry(), promhttp.HandlerOpts{}),
 	})
 }
 

@@ -57,7 +57,7 @@ type Daemon struct {
 	assignmentsNeverRead string
 
 	status
-	metrics    *metrics
+	metrics    *control.ClientMetrics
 	fillHealth *control.FillHealth // whether the fill socket answers (healthz)
 	// pub is the stage's publisher once made: the bus's refusals of its
 	// puts go to it (report.Publisher.Refused).
@@ -115,15 +115,14 @@ func New(cfg Config) (*Daemon, error) {
 		cfg:        cfg, log: cfg.Log.With().Str("node", cfg.Node).Logger(),
 		events: make(chan event, 1024), closed: make(chan error, 1),
 		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
-		metrics: newMetrics(), fillHealth: &control.FillHealth{Socket: cfg.FillSocket, HangAfter: cfg.FillHang},
+		metrics: control.NewClientMetrics(vault.OutcomeNames()), fillHealth: &control.FillHealth{Socket: cfg.FillSocket, HangAfter: cfg.FillHang},
 	}
 	c := d.mesh.Counters()
-	d.metrics.engine(func() (uint64, uint64, uint64, uint64) {
+	d.metrics.Engine(func() (uint64, uint64, uint64, uint64) {
 		return c.Stabilizations.Load(), c.Recomputed.Load(), c.Changed.Load(), c.Cutoffs.Load()
 	})
-	d.metrics.renders(d.mesh.Renders())
-	d.metrics.state(&d.connected, d.Do)
-	d.metrics.reg.MustRegister(control.HealthyGauge(d.notReady, d.fillHealth.Unhealthy))
+	d.metrics.Renders(d.mesh.Renders())
+	d.metrics.State(d.connected.Load, d.Do, d.notReady, d.fillHealth.Unhealthy)
 	return d, nil
 }
 
@@ -158,7 +157,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	o.Wrap = quietconn.Wrap
 	o.OnReconnect = func() {
 		d.connected.Store(true)
-		d.metrics.reconnects.Inc()
+		d.metrics.Reconnected()
 		d.send(ctx, reconnected{})
 	}
 	o.OnDisconnect = func(error) { d.connected.Store(false) }

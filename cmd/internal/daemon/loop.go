@@ -209,7 +209,7 @@ func (d *Daemon) afterBatch(ctx context.Context, full, retrying bool) {
 	start := time.Now()
 	d.mesh.ReleaseDue(start) // consumers lists held for the vault's answers past their time
 	touched := d.mesh.Stabilize()
-	d.metrics.stabilize.Observe(time.Since(start).Seconds())
+	d.metrics.Stabilized(time.Since(start))
 	if kept, moved := d.mesh.KeptPlans(); moved {
 		d.out.KeepPlans(kept) // for the next start (nodes/keptplans.go)
 	}

@@ -1,6 +1,11 @@
 package daemon
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/novox/mesh-provisioner/inputs/vault"
+	"github.com/novox/mesh-provisioner/outputs/control"
+)
 
 // The client's outcome counters are shown at 0 for every outcome from the
 // start, as provisioner_modules is: a counter that first appears at 1 (a
@@ -8,7 +13,7 @@ import "testing"
 // increase() and rate(), so an alert on failed fills missed the first
 // after every restart.
 func TestTheOutcomeCountersAreShownAtZeroFromTheStart(t *testing.T) {
-	fams, err := newMetrics().reg.Gather()
+	fams, err := control.NewClientMetrics(vault.OutcomeNames()).Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,11 +46,11 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		Busy:         func() bool { return len(d.updates)+len(d.events)+len(d.asker.Answers())+len(d.fetcher.Fetched()) > 0 },
 		Awaiting:     func() bool { return d.asker.Asking() || d.fetcher.Fetching() },
 		OnFill: func(took time.Duration, err error) {
-			d.metrics.filled(took, err)
+			d.metrics.Filled(took, err)
 			d.fillHealth.Heard(err)
 		},
 		OnFillSent: d.fillHealth.Sent,
-		OnState:    d.metrics.moduleState,
+		OnState:    d.metrics.ModuleState,
 		Removals:   filepath.Join(d.cfg.StateDir, "removals.json"),
 		// The bindings of plans that do not parse, for the next start
 		// (nodes/keptplans.go).

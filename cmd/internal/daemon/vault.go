@@ -12,7 +12,7 @@ func (d *Daemon) onVault(a vault.Answer) {
 	if !d.mesh.WantsSecret(a.Name) {
 		return // no longer read: the asker drops it after this batch
 	}
-	d.metrics.vaultAsks.WithLabelValues(a.Result.Outcome.String()).Inc()
+	d.metrics.VaultAsked(a.Result.Outcome.String())
 	pair := spec.IsPairName(a.Name)
 	r := a.Result
 	if r.Reason != "" && d.mesh.QuotesSecret(r.Reason) {

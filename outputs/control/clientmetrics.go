@@ -1,20 +1,19 @@
-package daemon
+package control
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/novox/mesh-provisioner/inputs/vault"
 	"github.com/novox/mesh-provisioner/nodes"
-	"github.com/novox/mesh-provisioner/outputs/control"
 )
 
-// metrics are what /metrics serves.
-type metrics struct {
+// ClientMetrics are what a client's /metrics serves: its own counters,
+// the graph's, the fills', the Go runtime's and the process's. The daemon
+// feeds them; Registry is what the control socket serves.
+type ClientMetrics struct {
 	reg         *prometheus.Registry
 	reconnects  prometheus.Counter
 	fills       *prometheus.CounterVec
@@ -22,11 +21,13 @@ type metrics struct {
 	stabilize   prometheus.Histogram
 	vaultAsks   *prometheus.CounterVec
 	modules     *prometheus.GaugeVec
-	fillOut     *control.FillMetrics // refusals by status, no answers, the last that held
+	fillOut     *FillMetrics // refusals by status, no answers, the last that held
 }
 
-func newMetrics() *metrics {
-	m := &metrics{
+// NewClientMetrics makes a client's metrics; vaultOutcomes are the
+// outcomes a vault ask is counted by (inputs/vault's), each shown at 0.
+func NewClientMetrics(vaultOutcomes []string) *ClientMetrics {
+	m := &ClientMetrics{
 		reg: prometheus.NewRegistry(),
 		reconnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "provisioner_bus_reconnects_total",
 			Help: "Times the bus connection came back."}),
@@ -40,9 +41,9 @@ func newMetrics() *metrics {
 			Help: "Vault asks, by outcome."}, []string{"outcome"}),
 		modules: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "provisioner_modules",
 			Help: "Modules by state."}, []string{"state"}),
-		fillOut: control.NewFillMetrics(),
+		fillOut: NewFillMetrics(),
 	}
-	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules, control.BuildInfo(),
+	m.reg.MustRegister(m.reconnects, m.fills, m.fillLatency, m.stabilize, m.vaultAsks, m.modules, BuildInfo(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(m.fillOut.Collectors()...)
 	for _, s := range []string{"applied", "waiting", "failed"} {
@@ -54,14 +55,26 @@ func newMetrics() *metrics {
 	for _, o := range []string{"ok", "failed"} {
 		m.fills.WithLabelValues(o)
 	}
-	for _, o := range vault.Outcomes() {
-		m.vaultAsks.WithLabelValues(o.String())
+	for _, o := range vaultOutcomes {
+		m.vaultAsks.WithLabelValues(o)
 	}
 	return m
 }
 
-// engine registers the graph's own counters.
-func (m *metrics) engine(read func() (stabs, recomputed, changed, cutoffs uint64)) {
+// Registry is what /metrics gathers.
+func (m *ClientMetrics) Registry() *prometheus.Registry { return m.reg }
+
+// Reconnected counts the bus connection come back.
+func (m *ClientMetrics) Reconnected() { m.reconnects.Inc() }
+
+// Stabilized records how long one stabilization took.
+func (m *ClientMetrics) Stabilized(took time.Duration) { m.stabilize.Observe(took.Seconds()) }
+
+// VaultAsked counts a vault ask by its outcome.
+func (m *ClientMetrics) VaultAsked(outcome string) { m.vaultAsks.WithLabelValues(outcome).Inc() }
+
+// Engine registers the graph's own counters.
+func (m *ClientMetrics) Engine(read func() (stabs, recomputed, changed, cutoffs uint64)) {
 	for _, c := range []struct {
 		name, help string
 		pick       func() float64
@@ -75,9 +88,9 @@ func (m *metrics) engine(read func() (stabs, recomputed, changed, cutoffs uint64
 	}
 }
 
-// moduleState moves a module from one state's count to another's (the
+// ModuleState moves a module from one state's count to another's (the
 // stage's OnState): the gauge follows each report as it is written.
-func (m *metrics) moduleState(was, now string) {
+func (m *ClientMetrics) ModuleState(was, now string) {
 	if was != "" {
 		m.modules.WithLabelValues(was).Dec()
 	}
@@ -86,8 +99,8 @@ func (m *metrics) moduleState(was, now string) {
 	}
 }
 
-// filled counts a fill request and its latency (the stage's OnFill).
-func (m *metrics) filled(took time.Duration, err error) {
+// Filled counts a fill request and its latency (the stage's OnFill).
+func (m *ClientMetrics) Filled(took time.Duration, err error) {
 	m.fillLatency.Observe(took.Seconds())
 	outcome := "ok"
 	if err != nil {
@@ -97,20 +110,22 @@ func (m *metrics) filled(took time.Duration, err error) {
 	m.fillOut.Count(err)
 }
 
-// state registers what is read when scraped: the bus connection, and the
-// needs by state, counted on the loop by onLoop.
-func (m *metrics) state(connected *atomic.Bool, onLoop func(ctx context.Context, fn func(*nodes.NodeGraph)) error) {
+// State registers what is read when scraped: the bus connection, the
+// needs by state, counted on the daemon's loop by onLoop, and whether the
+// client is healthy.
+func (m *ClientMetrics) State(connected func() bool, onLoop func(ctx context.Context, fn func(*nodes.NodeGraph)) error, notReady, unhealthy func() []string) {
 	m.reg.MustRegister(
-		control.ConnectedGauge(connected.Load),
-		control.NeedsGauge(func(ctx context.Context) (counts map[string]int, err error) {
-			err = onLoop(ctx, func(g *nodes.NodeGraph) { counts = control.CountNeeds(g) })
+		ConnectedGauge(connected),
+		NeedsGauge(func(ctx context.Context) (counts map[string]int, err error) {
+			err = onLoop(ctx, func(g *nodes.NodeGraph) { counts = CountNeeds(g) })
 			return counts, err
 		}),
+		HealthyGauge(notReady, unhealthy),
 	)
 }
 
-// renders registers how many files and items the graph rendered.
-func (m *metrics) renders(r *nodes.RenderCounts) {
+// Renders registers how many files and items the graph rendered.
+func (m *ClientMetrics) Renders(r *nodes.RenderCounts) {
 	m.reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "provisioner_files_rendered_total",
 			Help: "File templates rendered."}, func() float64 { return float64(r.Files.Load()) }),
