@@ -193,7 +193,13 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 	}
 	for _, m := range sw.Gone {
 		delete(s.before, m) // what a sweep that kept its keys read of them
-		s.Remove(ctx, m)    // the node-engine removes its files (tried again until answered)
+		if !s.removing[m] && !s.answered[m] {
+			// The node-engine removes its files (tried again until
+			// answered): once. The read of its applied key above may
+			// have sent it already, and a removal answered is not sent
+			// again when a later sweep finds its keys.
+			s.Remove(ctx, m)
+		}
 		// It left while the client was down: a tool runner holding its
 		// config values is told, as for one leaving now (SPEC §5.4 r2).
 		if err := s.Gone(m); err != nil {
