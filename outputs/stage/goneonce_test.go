@@ -40,7 +40,7 @@ func TestAModuleGoneWhileTheClientWasDownIsRemovedOnce(t *testing.T) {
 				t.Fatalf("%d requests still in flight", r.s.InFlight())
 			}
 		}
-		return strings.Count(r.log.String(), "the node-engine removed the module's files")
+		return strings.Count(r.log.String(), `"module":"gone","files":0,"message":"the node-engine held no files of the module: none removed"`)
 	}
 	none := func(string) bool { return false }
 

@@ -73,6 +73,13 @@ func (s *Stage) deleted(module string, files []fill.FileResult, err error) {
 		s.answered = map[string]bool{}
 	}
 	s.answered[module] = true
+	if len(files) == 0 {
+		// Said so: a node-engine that knows no file of the module (one
+		// with items alone, or a mesh-fill on a new --state-dir, which
+		// knows nothing written before it) left whatever is on disk.
+		s.cfg.Log.Info().Str("module", module).Int("files", 0).Msg("the node-engine held no files of the module: none removed")
+		return
+	}
 	s.cfg.Log.Info().Str("module", module).Int("files", len(files)).Msg("the node-engine removed the module's files")
 }
 
