@@ -3,7 +3,6 @@ package stage
 import (
 	"bytes"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -147,29 +146,16 @@ func hasItem(v *nodes.ModuleView, c string) bool {
 	return false
 }
 
+// shared says whether a file of form may be shared with other modules
+// (SPEC §4.3): managed-block and managed-keys.
+func shared(form string) bool { return form == nodes.FormManagedBlock || form == nodes.FormManagedKeys }
+
 // takeFill takes in the fill socket's answer to req, which carried sent
 // (path → value): the values are recorded as filled and the files'
 // actions and digests as what the report says; a secret-bearing file's
 // digest is keyed with key. A failed fill is recorded as the failure
 // (fillFailure: never the node-engine's text when req carried a secret
 // or the text quotes one, quotes saying so).
-// keyedAlike says whether a secret-bearing file's keyed digest now (under
-// this run's key) and before (the last run's report, under its key) say
-// the same bytes, for a file the node-engine found as sent (unchanged): it
-// holds what the last run's fill left there, which the last report's
-// digest is of (a seed kept is not: a person may have edited it since). Without it a restart that changed nothing
-// put again the report of every module holding a secret, and published
-// its event (SPEC §5.3), as no two runs share a key. Not for a shared form:
-// its digest is of the whole file, which other modules' blocks or keys
-// may have moved while the client was down.
-func keyedAlike(fv *nodes.FileValue, before, now string) bool {
-	return fv != nil && !shared(fv.Spec.Form) && strings.HasPrefix(before, keyedPrefix) && strings.HasPrefix(now, keyedPrefix)
-}
-
-// shared says whether a file of form may be shared with other modules
-// (SPEC §4.3): managed-block and managed-keys.
-func shared(form string) bool { return form == nodes.FormManagedBlock || form == nodes.FormManagedKeys }
-
 // A whole request answered is the module's declaration: what it did not
 // name is no longer filled. A file the node-engine removed is not in the
 // report (SPEC §5.3's actions are written, unchanged, kept and merged,
@@ -257,7 +243,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			continue // a refill that changed nothing says nothing new
 		}
 		if b, ok := mo.before[r.Path]; ok && !had && (r.Action == "unchanged" || r.Action == "kept") &&
-			(b.Digest == r.Digest || r.Action == "unchanged" && keyedAlike(fv, b.Digest, r.Digest)) {
+			b.Digest == r.Digest { // a secret-bearing file's keyed alike by every start (ReportKey)
 			mo.files[r.Path] = b // nor does a restart's first fill
 			continue
 		}
