@@ -102,6 +102,10 @@ type secretSource struct {
 	// answered: the vault's own answer (sealed, absent, refused), not a
 	// silence or an error on the way (VaultAnswered).
 	answered bool
+	// before: the last value held before this answer, which files on disk
+	// may still hold (a refusal, a rotation not filled yet): QuotesSecret
+	// looks for it too.
+	before []byte
 }
 
 type archiveSource struct {

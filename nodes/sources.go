@@ -250,6 +250,11 @@ func (m *NodeGraph) setSecret(name string, s secretSource) {
 	if n == nil {
 		return // no longer wanted: keep nothing of it
 	}
+	if old := m.secrets[name]; old.state == graph.Ready && len(old.value) > 0 && !bytes.Equal(old.value, s.value) {
+		s.before = old.value
+	} else {
+		s.before = old.before // a refusal or a silence since: what files may hold still
+	}
 	m.secrets[name] = s
 	m.set(n, s.state, s.value, s.why)
 }

@@ -167,9 +167,11 @@ func (c *Client) Ask(ctx context.Context, secret, module string) Result {
 func (c *Client) AskCredential(ctx context.Context, secret, module, credential string) Result {
 	r := c.ask(ctx, secret, module, credential)
 	ev := c.Log.Debug().Str("secret", secret).Str("module", module).Str("outcome", r.Outcome.String())
-	if r.Outcome != Refused {
-		// A refusal's reason is the vault's own text, which may quote a
-		// secret: the daemon says it once it has looked (never here,
+	if r.Outcome == Silent || r.Outcome == Error {
+		// This client's own words. A refusal's or an absence's reason is
+		// the vault's own text, which may quote a secret (an outside
+		// audit: an absence's "the previous one <value> was revoked"):
+		// the daemon says a refusal's once it has looked (never here,
 		// where what this client holds is not known).
 		ev = ev.Str("reason", r.Reason)
 	}

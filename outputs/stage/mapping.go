@@ -3,6 +3,7 @@ package stage
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 
 	"github.com/novox/mesh-provisioner/graph"
@@ -69,10 +70,19 @@ func toFill(v *nodes.ModuleView, mo *moduleOut, all bool) (whole bool, files []i
 	return whole, files, true
 }
 
-// secretDigest keys a secret-bearing file's digest with a key kept in
-// memory, so no report is an oracle for a secret.
-func secretDigest(key, content []byte) string {
+// secretDigest keys the digest of the secret-bearing file at path with a
+// key kept in memory (ReportKey), so no report is an oracle for a secret.
+// The path is keyed too: one value in two files reads as two digests, so
+// no report says which of a node's files hold the same secret, and no
+// file whose bytes a reader can choose (a vault entry of theirs) is an
+// oracle for another's (an outside audit). Every module sharing a file
+// still reports the one digest of it.
+func secretDigest(key []byte, path string, content []byte) string {
 	h := hmac.New(sha256.New, key)
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(path)))
+	h.Write(n[:])
+	h.Write([]byte(path))
 	h.Write(content)
 	return keyedPrefix + hex.EncodeToString(h.Sum(nil))
 }

@@ -168,6 +168,8 @@ func TestTakeFill(t *testing.T) {
 	v := &nodes.ModuleView{Name: "web", State: graph.Ready, Files: []nodes.FileView{ready(pub), ready(sec)}}
 	sent := map[string]*nodes.FileValue{"/etc/a": pub, "/etc/s": sec}
 	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte{0, 0, 0, 0, 0, 0, 0, 6}) // the path's length, then the path, then the bytes
+	mac.Write([]byte("/etc/s"))
 	mac.Write([]byte("hunter2"))
 	keyed := "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
 	plain := sha256.Sum256([]byte("hunter2"))
@@ -228,8 +230,16 @@ func TestTakeFill(t *testing.T) {
 			}
 		})
 	}
-	if other := secretDigest([]byte("another key"), []byte("hunter2")); other == keyed {
+	if other := secretDigest([]byte("another key"), "/etc/s", []byte("hunter2")); other == keyed {
 		t.Error("the digest does not depend on the key")
+	}
+	// One value in two files: two digests (an outside audit: a report
+	// said which of a node's files held the same secret).
+	if other := secretDigest(key, "/etc/s2", []byte("hunter2")); other == keyed {
+		t.Error("the digest does not depend on the file's path")
+	}
+	if a, b := secretDigest(key, "/etc/ab", []byte("c")), secretDigest(key, "/etc/a", []byte("bc")); a == b {
+		t.Error("a path and bytes are not told apart from another path and other bytes")
 	}
 }
 

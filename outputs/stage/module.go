@@ -210,7 +210,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			if _, had := mo.files[r.Path]; had {
 				continue
 			}
-			r.Digest = secretDigest(key, []byte(r.Digest))
+			r.Digest = secretDigest(key, fv.Spec.Path, []byte(r.Digest))
 		case fv != nil && shared(fv.Spec.Form):
 			// The node-engine's digest is of the whole file, which other
 			// modules' blocks or keys share and may hold their secrets:
@@ -218,7 +218,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			// holding this module's secret too: the digest is of the
 			// file on disk, as every module sharing it reports it, not
 			// of the block or keys sent, which moved only with them.
-			r.Digest = secretDigest(key, []byte(r.Digest))
+			r.Digest = secretDigest(key, fv.Spec.Path, []byte(r.Digest))
 		case fv != nil && fv.Secret:
 			// Keyed from the bytes sent: the value no longer holds them,
 			// and its node may have moved on since.
@@ -228,7 +228,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 					sentBytes[f.Path] = f.Content
 				}
 			}
-			r.Digest = secretDigest(key, sentBytes[r.Path])
+			r.Digest = secretDigest(key, fv.Spec.Path, sentBytes[r.Path])
 		case fv != nil && r.Action == fill.ActionKept && r.Digest != fv.Digest():
 			// A seed kept that is not what the plan renders now: what is
 			// on disk is unknown to the client, and an earlier plan may
@@ -236,7 +236,7 @@ func (mo *moduleOut) takeFill(v *nodes.ModuleView, req *fill.Request, sent map[s
 			// own path); the node-engine's digest of it would be an
 			// oracle for it. Keyed. One that is the render's bytes
 			// holds no secret.
-			r.Digest = secretDigest(key, []byte(r.Digest))
+			r.Digest = secretDigest(key, fv.Spec.Path, []byte(r.Digest))
 		}
 		old, had := mo.files[r.Path]
 		if had && old.Digest == r.Digest && (r.Action == "unchanged" || r.Action == "kept") {

@@ -97,7 +97,7 @@ func TestAFileKeptAsASumIsSentWithTheBytesItSums(t *testing.T) {
 	}
 	rep, files := r.reportOfWeb()
 	wantDB := "user=app\npassword=" + planted + "\n"
-	if rep.State != "applied" || files["/etc/db.conf"].Digest != secretDigest([]byte("k"), []byte(wantDB)) {
+	if rep.State != "applied" || files["/etc/db.conf"].Digest != secretDigest([]byte("k"), "/etc/db.conf", []byte(wantDB)) {
 		t.Fatalf("report %+v: want applied, db.conf's digest keyed from its bytes", rep)
 	}
 	if conf().Digest() != files["/etc/web.conf"].Digest {
@@ -130,7 +130,7 @@ func TestAFileKeptAsASumIsSentWithTheBytesItSums(t *testing.T) {
 	if n := m.Renders().Again.Load() - again; n != 2 {
 		t.Errorf("the refill rendered %d files again, want 2", n)
 	}
-	if _, files = r.reportOfWeb(); files["/etc/db.conf"].Digest != secretDigest([]byte("k"), []byte(wantDB)) {
+	if _, files = r.reportOfWeb(); files["/etc/db.conf"].Digest != secretDigest([]byte("k"), "/etc/db.conf", []byte(wantDB)) {
 		t.Errorf("db.conf's digest after the refill %s", files["/etc/db.conf"].Digest)
 	}
 	if seen := r.everything(nil, "web"); strings.Contains(seen, planted) {

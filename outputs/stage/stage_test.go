@@ -153,7 +153,7 @@ func TestSendFillsReportsAndRemoves(t *testing.T) {
 	if rep.State != "applied" || len(rep.Files) != 2 {
 		t.Fatalf("report %s", val)
 	}
-	if rep.Files[1].Digest != secretDigest([]byte("k"), []byte("hunter2")) || strings.Contains(val, "hunter2") {
+	if rep.Files[1].Digest != secretDigest([]byte("k"), "/etc/web.key", []byte("hunter2")) || strings.Contains(val, "hunter2") {
 		t.Errorf("the secret-bearing file's digest is not keyed: %s", val)
 	}
 	if !strings.HasPrefix(rep.Files[0].Digest, "sha256:") {

@@ -16,7 +16,9 @@ import (
 // The vault refuses a secret the client holds with a reason that quotes
 // its value ("key <value> has expired"): the reason went to the module's
 // report and event, its need, explain and the log (an outside audit).
-// It is not said there; that the vault refused it is.
+// It is not said there; that the vault refused it is. Nor at the asks
+// after it (the refused-retry): the value is no longer held, but the file
+// on disk still holds it (another audit: said from the second refusal on).
 func TestAVaultReasonQuotingASecretIsNotSaid(t *testing.T) {
 	const planted = "PLANTED-vault-reason-9f3e"
 	m := newMesh(t)
@@ -27,7 +29,7 @@ func TestAVaultReasonQuotingASecretIsNotSaid(t *testing.T) {
 	}, map[string]string{"c": "key = ${secret:api}\n"})
 	v.Set(t.Context(), "own/web/api", []byte(planted))
 	sock := ctlSock(t)
-	m.client("ace", withControl(sock))
+	m.client("ace", withControl(sock), func(c *Config) { c.RefusedRetry = 100 * time.Millisecond })
 	m.waitState("ace", "web", "applied")
 	// What the client says on the bus; the vault's own reply, which
 	// quotes its reason, is the vault's.
@@ -39,6 +41,8 @@ func TestAVaultReasonQuotingASecretIsNotSaid(t *testing.T) {
 	if why := fmt.Sprint(r["reason"]); !strings.Contains(why, "vault own/web/api: refused") {
 		t.Fatalf("the report's reason %q does not say the vault refused the secret", why)
 	}
+	time.Sleep(time.Second) // asked again, and refused, several times
+	r, _ = m.report("ace", "web")
 	_, text := explainOf(t, sock, "web")
 	need, _ := m.get(spec.NeedsBucket, spec.EncodeKey("ace", "web", "secret", "api"))
 	time.Sleep(200 * time.Millisecond) // the event after the put
