@@ -42,10 +42,16 @@ type reportAcks struct {
 	acked   map[string]string // module → the state of its last report acknowledged
 	stored  uint64            // report puts acknowledged (lost.go)
 	sweep   *time.Timer       // armed while puts may be pending
+	// seqs: key → the sequence of its last put acknowledged with no other
+	// in flight, the condition of its next (overwritten.go); inflight:
+	// key → its puts awaiting their acks.
+	seqs     map[string]uint64
+	inflight map[string]int
 }
 
 // reportPut is one report's put awaiting its ack.
 type reportPut struct {
+	key           string
 	module, state string
 	event         string // prov.applied.<node>.<module>
 	b             []byte
@@ -76,14 +82,23 @@ func (p *Publisher) put(key, module, state string, b []byte, sig sum) error {
 			return fmt.Errorf("%s: subscribing to acks: %w", spec.AppliedBucket, err)
 		}
 		a.sub, a.pending = sub, map[string]*reportPut{}
+		a.seqs, a.inflight = map[string]uint64{}, map[string]int{}
 	}
 	a.seq++
 	id := strconv.FormatUint(a.seq, 36)
-	if err := p.NC.PublishRequest("$KV."+spec.AppliedBucket+"."+key, a.prefix+id, b); err != nil {
+	subject, reply := "$KV."+spec.AppliedBucket+"."+key, a.prefix+id
+	var err error
+	if seq, ok := a.seqs[key]; ok && a.inflight[key] == 0 {
+		err = p.NC.PublishMsg(conditional(subject, reply, b, seq)) // overwritten.go
+	} else {
+		err = p.NC.PublishRequest(subject, reply, b)
+	}
+	if err != nil {
 		return fmt.Errorf("%s %s: %w", spec.AppliedBucket, key, err)
 	}
+	a.inflight[key]++
 	now := time.Now()
-	a.pending[id] = &reportPut{module: module, state: state, event: spec.AppliedSubject(p.Node, module), b: b, sig: sig, sent: now}
+	a.pending[id] = &reportPut{key: key, module: module, state: state, event: spec.AppliedSubject(p.Node, module), b: b, sig: sig, sent: now}
 	if a.sweep == nil {
 		a.sweep = time.AfterFunc(ackWait, p.sweepAcks)
 	}
@@ -107,7 +122,11 @@ func (p *Publisher) onAck(m *nats.Msg) {
 	}
 	delete(a.pending, id)
 	a.landing++ // Settle and Quiet wait for it: it is not done until acked or lost is set
+	overwritten := a.landedLocked(rp.key, m.Data, err)
 	a.mu.Unlock()
+	if overwritten {
+		p.Overwritten.heard(rp.module)
+	}
 	if ackLanding != nil {
 		ackLanding()
 	}
@@ -148,6 +167,7 @@ func ackError(m *nats.Msg) error {
 	var r struct {
 		Error *struct {
 			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"` // JetStream's own (wrongLastSequence)
 			Description string `json:"description"`
 		} `json:"error"`
 		Stream string `json:"stream"`
@@ -156,12 +176,60 @@ func ackError(m *nats.Msg) error {
 		return fmt.Errorf("invalid put ack %q: %w", m.Data, err)
 	}
 	if r.Error != nil {
-		return fmt.Errorf("put refused: %s (%d)", r.Error.Description, r.Error.Code)
+		return &putRefused{code: r.Error.Code, errCode: r.Error.ErrCode, description: r.Error.Description}
 	}
 	if r.Stream == "" {
 		return fmt.Errorf("invalid put ack %q", m.Data)
 	}
 	return nil
+}
+
+// errNoAck is a put whose ack did not come.
+var errNoAck = errors.New("no ack")
+
+// putRefused is a put the stream refused.
+type putRefused struct {
+	code, errCode int
+	description   string
+}
+
+func (e *putRefused) Error() string {
+	return fmt.Sprintf("put refused: %s (%d)", e.description, e.code)
+}
+
+// landedLocked takes in what became of a put of key: the sequence its ack
+// gives is the condition of the next put when no other is in flight; a put
+// refused for its condition says the key was overwritten (true), and any
+// other outcome leaves the key's sequence unknown.
+func (a *reportAcks) landedLocked(key string, ack []byte, err error) (overwritten bool) {
+	if a.inflight[key]--; a.inflight[key] <= 0 {
+		delete(a.inflight, key)
+	}
+	var pr *putRefused
+	switch {
+	case err == nil && a.inflight[key] == 0:
+		if seq := ackSeq(ack); seq > 0 {
+			a.seqs[key] = seq
+			return false
+		}
+	case errors.As(err, &pr) && pr.errCode == wrongLastSequence:
+		overwritten = true
+	}
+	delete(a.seqs, key)
+	return overwritten
+}
+
+// forgetSeqs drops the known sequences of keys (all of them with none
+// given): deleted by this client, or what it wrote forgotten.
+func (a *reportAcks) forgetSeqs(keys ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(keys) == 0 {
+		clear(a.seqs)
+	}
+	for _, k := range keys {
+		delete(a.seqs, k)
+	}
 }
 
 func (a *reportAcks) loseLocked(rp *reportPut, err error) {
@@ -186,6 +254,7 @@ func (p *Publisher) sweepAcks() {
 			continue
 		}
 		delete(a.pending, id)
+		a.landedLocked(rp.key, nil, errNoAck)
 		a.loseLocked(rp, fmt.Errorf("%s %s: no ack within %v", spec.AppliedBucket, spec.EncodeKey(p.Node, rp.module), ackWait))
 	}
 	if next.IsZero() {

@@ -42,6 +42,9 @@ type Publisher struct {
 	// of the stream, and one started again serves the bucket as it was
 	// until it has caught up (sweep.go, caughtUp).
 	Caught func(ctx context.Context, kv jetstream.KeyValue, wait time.Duration) error
+	// Overwritten hears of a report of this node's written by someone
+	// else (overwritten.go); nil: not said.
+	Overwritten *Overwritten
 
 	mu      sync.Mutex
 	kvs     map[string]jetstream.KeyValue
@@ -179,6 +182,7 @@ func (p *Publisher) Forget() {
 	p.written = map[string]map[string]*table{}
 	p.reports = map[string]sum{}
 	p.needsSynced = map[string]sum{}
+	p.acks.forgetSeqs()
 }
 
 // setTable records what was last written of module's keys in bucket

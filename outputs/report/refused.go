@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // A JetStream put the bus refuses this connection (its rights narrowed by
@@ -103,6 +105,9 @@ func (p *Publisher) awaitAck(ctx context.Context, f jetstream.PubAckFuture, from
 // while the rights stayed so — fills delayed by seconds, prov.ask and the
 // control socket unanswered (an outside audit).
 func (p *Publisher) deleteKey(ctx context.Context, bucket, key string) error {
+	if bucket == spec.AppliedBucket {
+		p.acks.forgetSeqs(key) // its next put is no longer conditional
+	}
 	m := nats.NewMsg("$KV." + bucket + "." + key)
 	m.Header.Set("KV-Operation", "DEL")
 	from := p.refused.n.Load()

@@ -52,6 +52,9 @@ func (d *Daemon) notReady() []string {
 	if why := d.inbox.Refused(); why != "" {
 		not = append(not, why)
 	}
+	if why := d.overwritten.Why(); why != "" {
+		not = append(not, why)
+	}
 	return not
 }
 

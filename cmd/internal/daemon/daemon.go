@@ -86,6 +86,9 @@ type status struct {
 	// replies: asked at start and each time the bus comes back (a user of
 	// another node connects fine and has every request go unanswered).
 	inbox bus.InboxCheck
+	// overwritten hears of this node's reports written by someone else
+	// (a second client for the node: outputs/report/overwritten.go).
+	overwritten *report.Overwritten
 }
 
 // New makes a daemon; Run starts it.
@@ -117,6 +120,7 @@ func New(cfg Config) (*Daemon, error) {
 		mesh: nodes.NewNodeGraph(cfg.Node), inputs: inputs{watches: map[string]*watchState{}, updates: make(chan bus.Update, 1024)},
 		metrics: control.NewClientMetrics(vault.OutcomeNames()), fillHealth: &control.FillHealth{Socket: cfg.FillSocket, HangAfter: cfg.FillHang},
 	}
+	d.overwritten = &report.Overwritten{Node: cfg.Node, Log: d.log}
 	c := d.mesh.Counters()
 	d.metrics.Engine(func() (uint64, uint64, uint64, uint64) {
 		return c.Stabilizations.Load(), c.Recomputed.Load(), c.Changed.Load(), c.Cutoffs.Load()

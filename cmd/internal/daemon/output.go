@@ -31,7 +31,8 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 		// waiting for one that crashed where nc was connected).
 		Caught: func(ctx context.Context, kv jetstream.KeyValue, wait time.Duration) error {
 			return bus.AwaitReplicasOn(ctx, nc, kv, wait)
-		}}
+		},
+		Overwritten: d.overwritten}
 	d.pub.Store(pub)
 	secret, err := d.cfg.Bus.OwnSecret()
 	if err != nil {

@@ -229,7 +229,13 @@ func TestAFailingModulesNeedsFollowWhatItsTemplatesName(t *testing.T) {
 	stop()
 	m.assign("ace", "web", webPlan(), withC("a = ${secret:nope}\n"))
 	_, stop = m.startClient("ace", sameState)
-	m.waitState("ace", "web", "failed")
+	m.waitState("ace", "web", "failed")                  // the last run's report says so already
+	bustest.Eventually(t, 10*time.Second, func() error { // the start's clean-up (the client may not have loaded yet)
+		if v, ok := m.get(spec.NeedsBucket, motd); ok {
+			return fmt.Errorf("need %s still %q", motd, v)
+		}
+		return nil
+	})
 	m.settle()
 	got := m.needValues("ace", "web")
 	if _, ok := got[motd]; ok || !contains(got[nope], `"state":"failed"`) {
