@@ -19,7 +19,7 @@ const hangupChildEnv = "CLIENT_HANGUP_CHILD"
 
 // The client as its own process: a SIGHUP (an operator's reload, a closed
 // terminal) is logged and the client goes on answering its control socket;
-// SIGTERM then stops it, exit 0.
+// SIGTERM then stops it, exit 0, said as it comes and once done.
 func TestTheClientLogsAndIgnoresSighupAndStopsOnSigterm(t *testing.T) {
 	if args := os.Getenv(hangupChildEnv); args != "" {
 		var a []string
@@ -64,5 +64,9 @@ func TestTheClientLogsAndIgnoresSighupAndStopsOnSigterm(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the client still runs 10 s after SIGTERM")
+	}
+	out := p.Output()
+	if i, j := strings.Index(out, `"message":"stopping: SIGTERM or SIGINT"`), strings.Index(out, `"message":"stopped"`); i < 0 || j < i {
+		t.Errorf("the log does not say it is stopping, then stopped:\n%s", out)
 	}
 }

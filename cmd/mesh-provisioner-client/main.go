@@ -219,6 +219,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	defer cli.IgnoreHangup(log)()
+	// Said as the signal comes, before the fills in flight are cancelled
+	// and the bus connection drained: the next lines are those of the
+	// stop, not of a fault (an outside audit read "disconnected" first).
+	defer context.AfterFunc(ctx, func() { log.Info().Msg("stopping: SIGTERM or SIGINT") })()
 	if err := d.Run(ctx); err != nil {
 		if se := (*daemon.StartError)(nil); errors.As(err, &se) {
 			fmt.Fprintln(stderr, "run:", err) // the state dir: a start check as the flags'
