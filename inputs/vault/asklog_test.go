@@ -4,13 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/novox/mesh-provisioner/inputs/bus/bustest"
-	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // The debug line of each ask says no reason the vault wrote: a refusal's
@@ -19,21 +16,13 @@ import (
 // and what this client holds is not known here.
 func TestTheAsksDebugLineSaysNoReasonOfTheVaults(t *testing.T) {
 	const value = "SEKRIT-vault-reason-9f1e"
-	nc := bustest.Connect(t, bustest.Start(t))
 	replies := []string{
 		`{"status":"absent","reason":"no such key; the previous one ` + value + ` was revoked"}`,
 		`{"status":"refused","reason":"key ` + value + ` has expired"}`,
 	}
-	next := make(chan string, 1)
-	if _, err := nc.Subscribe(spec.VaultGetSubject("ace"), func(m *nats.Msg) { m.Respond([]byte(<-next)) }); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := NewKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, next := replyingVault(t)
 	var log bustest.Buffer
-	c := &Client{NC: nc, Node: "ace", Keys: keys, Timeout: 30 * time.Second, Log: zerolog.New(&log).Level(zerolog.DebugLevel)}
+	c.Log = zerolog.New(&log).Level(zerolog.DebugLevel)
 	for _, reply := range replies {
 		next <- reply
 		c.Ask(context.Background(), "own/app/k", "app")

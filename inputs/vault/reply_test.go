@@ -15,19 +15,11 @@ import (
 	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
-// A vault reply out of shape is an Error whose reason says so and how long
-// the reply was, never a byte of it: a vault gone wrong may have put the
-// value itself there (SPEC §4.2: a value never reaches an error message or
-// a log line), and the reason goes to both.
-func TestAVaultReplyOutOfShapeIsNotEchoed(t *testing.T) {
-	const value = "Zx9-s3cr3t"
+// replyingVault is a client of node ace, and a vault on a bus of the
+// test's own that answers each ask with the next reply sent on next.
+func replyingVault(t *testing.T) (*Client, chan<- string) {
+	t.Helper()
 	nc := bustest.Connect(t, bustest.Start(t))
-	replies := []string{
-		value,
-		`{"status": "` + value + `"}`,
-		`{"status": 73737373}`,
-		`{"status": "sealed", "box": 73737373}`,
-	}
 	next := make(chan string, 1)
 	if _, err := nc.Subscribe(spec.VaultGetSubject("ace"), func(m *nats.Msg) { m.Respond([]byte(<-next)) }); err != nil {
 		t.Fatal(err)
@@ -36,7 +28,22 @@ func TestAVaultReplyOutOfShapeIsNotEchoed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Client{NC: nc, Node: "ace", Keys: keys, Timeout: 30 * time.Second}
+	return &Client{NC: nc, Node: "ace", Keys: keys, Timeout: 30 * time.Second}, next
+}
+
+// A vault reply out of shape is an Error whose reason says so and how long
+// the reply was, never a byte of it: a vault gone wrong may have put the
+// value itself there (SPEC §4.2: a value never reaches an error message or
+// a log line), and the reason goes to both.
+func TestAVaultReplyOutOfShapeIsNotEchoed(t *testing.T) {
+	const value = "Zx9-s3cr3t"
+	c, next := replyingVault(t)
+	replies := []string{
+		value,
+		`{"status": "` + value + `"}`,
+		`{"status": 73737373}`,
+		`{"status": "sealed", "box": 73737373}`,
+	}
 	for _, reply := range replies {
 		next <- reply
 		r := c.Ask(context.Background(), "own/app/k", "app")
