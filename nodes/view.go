@@ -419,5 +419,8 @@ func (m *NodeGraph) DOTSaid(name, module string, said func(module string) (graph
 	return out, true, err
 }
 
+// GraphLen is how many nodes the mesh's graph holds.
+func (m *NodeGraph) GraphLen() int { return m.g.Len() }
+
 // Counters are the engine's counters of this mesh's graph.
 func (m *NodeGraph) Counters() *graph.Counters { return m.g.Counters() }

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -91,7 +92,25 @@ func (a Answers) DOT(module string) (out []byte, here bool, err error) {
 		}
 		return graph.Waiting, true
 	}
+	if n := a.Graph.GraphLen(); module == "" && n > MaxWholeDOT {
+		return nil, true, &TooBigToDraw{Nodes: n}
+	}
 	return a.Graph.DOTSaid("provisioner", module, said)
+}
+
+// MaxWholeDOT is the most graph nodes drawn whole. The drawing is made on
+// the daemon's loop, which fills nothing meanwhile: an outside audit's
+// 10,000-file node (165,000 nodes, 44 MB of DOT, which no layout program
+// draws) held every fill 3-6 s per drawing and the client's memory at four
+// times its own for minutes. 20,000 nodes take ~0.5 s; a module's part is
+// drawn at any size.
+const MaxWholeDOT = 20000
+
+// TooBigToDraw is the whole graph over MaxWholeDOT nodes.
+type TooBigToDraw struct{ Nodes int }
+
+func (e *TooBigToDraw) Error() string {
+	return fmt.Sprintf("the graph has %d nodes, over the %d drawn whole (drawing it holds every fill): draw one module's part with graph dot --module M (/v1/graph.dot?module=M)", e.Nodes, MaxWholeDOT)
 }
 
 // NotHere is the 404 answer for module, which is not on this node's
@@ -102,7 +121,7 @@ func (a Answers) NotHere(module string) ErrorBody {
 	mods := a.Graph.Modules()
 	here := "no module is assigned to node " + a.Node
 	if len(mods) > 0 {
-		here = "modules on node " + a.Node + ": " + strings.Join(mods, ", ")
+		here = "modules on node " + a.Node + ": " + namedSome(mods)
 	}
 	if module == "" {
 		return ErrorBody{Error: "no module named; " + here, Node: a.Node, Modules: mods}
@@ -119,6 +138,20 @@ func (a Answers) NotHere(module string) ErrorBody {
 			" (SPEC §2.1), which is: name it " + d + "; " + here, Node: a.Node, Modules: mods}
 	}
 	return ErrorBody{Error: "module " + module + " is not on node " + a.Node + "; " + here, Node: a.Node, Modules: mods}
+}
+
+// namedInError is how many module names an error's text lists: a node of
+// a thousand modules made a mistyped name's error one line of 12 KB (an
+// outside audit); the answer's JSON lists them all.
+const namedInError = 20
+
+// namedSome lists mods, the first namedInError of them when there are
+// more, saying how many more.
+func namedSome(mods []string) string {
+	if len(mods) <= namedInError {
+		return strings.Join(mods, ", ")
+	}
+	return fmt.Sprintf("%s and %d more (status lists them)", strings.Join(mods[:namedInError], ", "), len(mods)-namedInError)
 }
 
 // Explain builds module's explanation; nil when it is not on this node.

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -27,6 +28,7 @@ type Source struct {
 // peer check, which needs the socket: Serve adds it): /healthz,
 // /v1/modules, /v1/explain, /v1/graph.dot and /metrics.
 func Handler(s Source) http.Handler {
+	s.OnLoop = oneAtATime(s.OnLoop)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -105,6 +107,8 @@ func Handler(s Source) http.Handler {
 		case notHere != nil:
 			code, body := s.notHere(*notHere, mod)
 			WriteJSON(w, code, body)
+		case errors.As(derr, new(*TooBigToDraw)):
+			WriteJSON(w, http.StatusRequestEntityTooLarge, ErrorBody{Error: derr.Error()})
 		case derr != nil:
 			WriteJSON(w, http.StatusInternalServerError, ErrorBody{Error: "rendering the graph: " + derr.Error()})
 		default:
@@ -118,6 +122,26 @@ func Handler(s Source) http.Handler {
 	mux.Handle("GET /metrics", s.Metrics)
 	mux.HandleFunc("/", notServed)
 	return mux
+}
+
+// oneAtATime is onLoop with at most one call of the control socket's
+// queued or running on the daemon's loop at a time; the others wait off
+// the loop, each until its own request ends. Each call runs between two
+// of the loop's batches, which fill nothing meanwhile: ten callers of
+// status looping at once held a change's fill 135 ms at the median on a
+// 1,000-module node, 500 connections asking and never reading 13.5 s (an
+// outside audit). One at a time, a change waits for one answer at most.
+func oneAtATime(onLoop func(ctx context.Context, fn func(Answers)) error) func(ctx context.Context, fn func(Answers)) error {
+	slot := make(chan struct{}, 1)
+	return func(ctx context.Context, fn func(Answers)) error {
+		select {
+		case slot <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-slot }()
+		return onLoop(ctx, fn)
+	}
 }
 
 // paths are the paths the control socket serves, as its errors name them.

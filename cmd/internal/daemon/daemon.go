@@ -249,6 +249,7 @@ type secretChanged struct{ name string }
 // call runs fn in the loop goroutine (where the graph may be read) and
 // waits for it.
 type call struct {
+	ctx  context.Context // its caller's: a call whose caller has gone is not run
 	fn   func()
 	done chan struct{}
 }
@@ -256,7 +257,7 @@ type call struct {
 // Do runs fn in the loop goroutine and waits; for the control socket and
 // prov.ask, which read the graph.
 func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.NodeGraph)) error {
-	c := call{fn: func() { fn(d.mesh) }, done: make(chan struct{})}
+	c := call{ctx: ctx, fn: func() { fn(d.mesh) }, done: make(chan struct{})}
 	select {
 	case d.events <- c:
 	case <-ctx.Done():
