@@ -113,6 +113,18 @@ func TestAContributorsPlanThatDoesNotParseKeepsItsItem(t *testing.T) {
 		}
 		return nil
 	})
+	// And every restart it led to is in (a loaded machine saw the
+	// collector filled twice on the way, the second restart landing
+	// after the count).
+	bustest.Eventually(t, 10*time.Second, func() error {
+		was := f.programRestarts()
+		m.settle()
+		time.Sleep(300 * time.Millisecond)
+		if f.programRestarts() != was {
+			return fmt.Errorf("the collector's program is still being restarted")
+		}
+		return nil
+	})
 	rev, restarts = m.revision(spec.CollectBucket, key), f.programRestarts()
 	m.assign("ace", "beta", nodes.Plan{
 		Files: []nodes.FileSpec{{Path: "/etc/beta", Template: "item", Mode: "999"}},
