@@ -98,19 +98,22 @@ func (a Answers) DOT(module string) (out []byte, here bool, err error) {
 	return a.Graph.DOTSaid("provisioner", module, said)
 }
 
-// MaxWholeDOT is the most graph nodes drawn whole. The drawing is made on
-// the daemon's loop, which fills nothing meanwhile: an outside audit's
-// 10,000-file node (165,000 nodes, 44 MB of DOT, which no layout program
-// draws) held every fill 3-6 s per drawing and the client's memory at four
-// times its own for minutes. 20,000 nodes take ~0.5 s; a module's part is
+// MaxWholeDOT is the most nodes of the engine's graph drawn whole (the
+// drawing folds some, so it may show fewer or, with a module's box and
+// states, a few more). The drawing is made on the daemon's loop, which
+// fills nothing meanwhile: an outside audit's 10,000-file node (165,000
+// nodes, 44 MB of DOT, which no layout program draws) held every fill
+// 3-6 s per drawing and the client's memory at four times its own for
+// minutes, and one of 20,000 held them 0.25-0.6 s at every poll of a
+// dashboard. 5,000 (some 700 files) take about 0.1 s; a module's part is
 // drawn at any size.
-const MaxWholeDOT = 20000
+const MaxWholeDOT = 5000
 
 // TooBigToDraw is the whole graph over MaxWholeDOT nodes.
 type TooBigToDraw struct{ Nodes int }
 
 func (e *TooBigToDraw) Error() string {
-	return fmt.Sprintf("the graph has %d nodes, over the %d drawn whole (drawing it holds every fill): draw one module's part with graph dot --module M (/v1/graph.dot?module=M)", e.Nodes, MaxWholeDOT)
+	return fmt.Sprintf("the graph holds %d nodes, over the %d drawn whole (drawing it holds every fill): draw one module's part with graph dot --module M (/v1/graph.dot?module=M)", e.Nodes, MaxWholeDOT)
 }
 
 // NotHere is the 404 answer for module, which is not on this node's

@@ -28,8 +28,8 @@ type Source struct {
 // peer check, which needs the socket: Serve adds it): /healthz,
 // /v1/modules, /v1/explain, /v1/graph.dot and /metrics.
 func Handler(s Source) http.Handler {
-	s.OnLoop = oneAtATime(s.OnLoop)
 	mux := http.NewServeMux()
+	one := oneAtATime()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		not := s.NotReady()
@@ -49,14 +49,14 @@ func Handler(s Source) http.Handler {
 		}
 		fmt.Fprintln(w, "ok: the bus is connected, the initial load is done and the fill socket answers")
 	})
-	mux.HandleFunc("GET /v1/modules", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /v1/modules", one(func(w http.ResponseWriter, r *http.Request) {
 		var out Modules
 		err := s.OnLoop(r.Context(), func(a Answers) { out = a.Modules() })
 		out.NotReady = s.NotReady()
 		out.fillLists()
 		writeAnswer(w, out, err)
-	})
-	mux.HandleFunc("GET /v1/explain", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.HandleFunc("GET /v1/explain", one(func(w http.ResponseWriter, r *http.Request) {
 		mod, bad := moduleParam(r)
 		if bad != nil {
 			WriteJSON(w, http.StatusBadRequest, *bad)
@@ -84,8 +84,8 @@ func Handler(s Source) http.Handler {
 			out.fillLists()
 		}
 		writeAnswer(w, out, err)
-	})
-	mux.HandleFunc("GET /v1/graph.dot", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.HandleFunc("GET /v1/graph.dot", one(func(w http.ResponseWriter, r *http.Request) {
 		mod, bad := moduleParam(r)
 		if bad != nil {
 			WriteJSON(w, http.StatusBadRequest, *bad)
@@ -118,29 +118,34 @@ func Handler(s Source) http.Handler {
 			w.Header().Set("Content-Type", "text/vnd.graphviz")
 			w.Write(out)
 		}
-	})
+	}))
 	mux.Handle("GET /metrics", s.Metrics)
 	mux.HandleFunc("/", notServed)
 	return mux
 }
 
-// oneAtATime is onLoop with at most one call of the control socket's
-// queued or running on the daemon's loop at a time; the others wait off
-// the loop, each until its own request ends. Each call runs between two
-// of the loop's batches, which fill nothing meanwhile: ten callers of
-// status looping at once held a change's fill 135 ms at the median on a
-// 1,000-module node, 500 connections asking and never reading 13.5 s (an
-// outside audit). One at a time, a change waits for one answer at most.
-func oneAtATime(onLoop func(ctx context.Context, fn func(Answers)) error) func(ctx context.Context, fn func(Answers)) error {
+// oneAtATime wraps the routes that read the graph so that one of them is
+// handled at a time, its answer built on the daemon's loop and encoded
+// off it; the others wait, each until its own request ends (503). A
+// call on the loop runs between two of its batches, which fill nothing
+// meanwhile, and the answers are encoded on the client's one processor:
+// ten callers of status looping at once held a change's fill 135 ms at
+// the median on a 1,000-module node, 500 connections asking and never
+// reading 13.5 s (an outside audit). The slot is held until the loop is
+// done with the call, also when its caller gave up (OnLoop returns then).
+func oneAtATime() func(http.HandlerFunc) http.HandlerFunc {
 	slot := make(chan struct{}, 1)
-	return func(ctx context.Context, fn func(Answers)) error {
-		select {
-		case slot <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
+	return func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case slot <- struct{}{}:
+			case <-r.Context().Done():
+				WriteJSON(w, http.StatusServiceUnavailable, ErrorBody{Error: "the control socket answered others until this request ended: " + r.Context().Err().Error()})
+				return
+			}
+			defer func() { <-slot }()
+			h(w, r)
 		}
-		defer func() { <-slot }()
-		return onLoop(ctx, fn)
 	}
 }
 

@@ -31,7 +31,7 @@ func (d *Daemon) ControlHandler() http.Handler {
 		NotReady:  d.notReady,
 		Unhealthy: d.fillHealth.Unhealthy,
 		OnLoop: func(ctx context.Context, fn func(control.Answers)) error {
-			return d.Do(ctx, func(*nodes.NodeGraph) { fn(d.answers()) })
+			return d.DoHeld(ctx, func(*nodes.NodeGraph) { fn(d.answers()) })
 		},
 		Metrics: promhttp.HandlerFor(d.metrics.Registry(), promhttp.HandlerOpts{}),
 	})

@@ -89,6 +89,7 @@ type status struct {
 	// overwritten hears of this node's reports written by someone else
 	// (a second client for the node: outputs/report/overwritten.go).
 	overwritten *report.Overwritten
+	loopEnded   chan struct{} // closed once the loop has returned (DoHeld)
 }
 
 // New makes a daemon; Run starts it.
@@ -121,6 +122,7 @@ func New(cfg Config) (*Daemon, error) {
 		metrics: control.NewClientMetrics(vault.OutcomeNames()), fillHealth: &control.FillHealth{Socket: cfg.FillSocket, HangAfter: cfg.FillHang},
 	}
 	d.overwritten = &report.Overwritten{Node: cfg.Node, Log: d.log}
+	d.loopEnded = make(chan struct{})
 	c := d.mesh.Counters()
 	d.metrics.Engine(func() (uint64, uint64, uint64, uint64) {
 		return c.Stabilizations.Load(), c.Recomputed.Load(), c.Changed.Load(), c.Cutoffs.Load()
@@ -232,6 +234,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.watch(ctx, spec.AssignmentsBucket, ">")
 	d.watch(ctx, spec.RegistryBucket, ">")
 	d.watch(ctx, spec.ConfigBucket, enc+".>")
+	defer close(d.loopEnded) // before the control socket's stop, which waits for DoHeld's callers
 	return d.loop(ctx)
 }
 
@@ -267,6 +270,26 @@ func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.NodeGraph)) error {
 	case <-c.done:
 		return nil
 	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// DoHeld is Do for the control socket: when ctx ends with the call
+// queued or running, it still returns only once the loop is done with it
+// (a call whose caller has gone is not run when the loop comes to it), so
+// the socket sends the loop no other call meanwhile (outputs/control
+// oneAtATime: drawings given up on at once were drawn one after another).
+func (d *Daemon) DoHeld(ctx context.Context, fn func(m *nodes.NodeGraph)) error {
+	c := call{ctx: ctx, fn: func() { fn(d.mesh) }, done: make(chan struct{})}
+	select {
+	case d.events <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-c.done:
+		return ctx.Err() // nil unless it ended meanwhile; the answer, if made, is its caller's
+	case <-d.loopEnded:
 		return ctx.Err()
 	}
 }
