@@ -36,6 +36,7 @@ type NodeGraph struct {
 	boundMissing    map[string]bool
 	notPermitted    map[string]bool // buckets the bus refuses this client
 	secrets         map[string]secretSource
+	quoted          map[string]bool          // QuotesSecret's answers, until a secret moves
 	archives        map[string]archiveSource // by module
 	readyArchive    map[string]string        // digest → a module its archive was set ready for (checked when read: shareArchive)
 	digestNamed     map[string]int           // templates digest → how many of this node's plans name it (KeepsArchive)
@@ -103,9 +104,10 @@ type secretSource struct {
 	// silence or an error on the way (VaultAnswered).
 	answered bool
 	// before: the last value held before this answer, which files on disk
-	// may still hold (a refusal, a rotation not filled yet): QuotesSecret
-	// looks for it too.
-	before []byte
+	// may still hold (a refusal, a rotation not filled yet); first: the
+	// first held in this run, which a seed file keeps: QuotesSecret looks
+	// for both too.
+	before, first []byte
 }
 
 type archiveSource struct {

@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/novox/mesh-provisioner/nodes/spec"
 )
 
 // What a program printed is looked at for every secret the client holds,
-// whole or by any 16 bytes of a line (a PEM key's body line, a token's
+// whole or by any 24 bytes of a line (a PEM key's body line, a token's
 // first 40 bytes), not by shorter runs, nor by a PEM armour line.
 func TestQuotesSecretFindsAHeldValueOrALongLineOfIt(t *testing.T) {
 	m := keysRig(t, "k=${secret:k}\nb=${secret:blank}\n")
@@ -51,5 +53,49 @@ func TestQuotesSecretFindsAHeldValueOrALongLineOfIt(t *testing.T) {
 	}
 	if !m.QuotesSecret("token rotated-tok refused") || !m.QuotesSecret("token rotated-again refused") {
 		t.Error("the value held and the one before it are not both looked for")
+	}
+}
+
+// What is looked for is tuned to what fleets hold (outside audits): a
+// secret DSN withholds no ordinary error naming its host and port (21
+// bytes in common), a password on a line of its own of 12 bytes or more
+// is found printed alone, a value a seed file keeps (the first of the run)
+// is looked for two rotations later, and a text said clean is looked at
+// again once a secret that quotes it is held.
+func TestQuotesSecretFindsWhatFilesMayHoldAndNotOrdinaryErrors(t *testing.T) {
+	m := keysRig(t, "k=${secret:k}\nb=${secret:blank}\n")
+	m.SetSecret("own/k/k", []byte("postgres://app:Zq9Xv2Lp8Rt4@db.mesh.internal:5432/app"), time.Time{})
+	if m.QuotesSecret("could not connect to db.mesh.internal:5432: connection refused") {
+		t.Error("an error naming the DSN's host and port is withheld")
+	}
+	if !m.QuotesSecret("bad url app:Zq9Xv2Lp8Rt4@db.mesh.internal") {
+		t.Error("24 bytes of the DSN, its password in them, are not found")
+	}
+	m.SetSecret("own/k/k", []byte("app\nZq9Xv2Lp8Rt4mK\n"), time.Time{})
+	if !m.QuotesSecret("auth failed: app / Zq9Xv2Lp8Rt4mK") {
+		t.Error("a 14-byte line of the secret, printed alone, is not found")
+	}
+	text := "seed says initial=V1-seedpass-AAAA-1111-bbbb-2222"
+	m.SetSecret("own/k/blank", []byte("V0-unrelated"), time.Time{})
+	if m.QuotesSecret(text) {
+		t.Fatal("the text is withheld before any secret quotes it")
+	}
+	m.SetSecret("own/k/blank", []byte("V1-seedpass-AAAA-1111-bbbb-2222"), time.Time{})
+	if !m.QuotesSecret(text) {
+		t.Error("a text said clean is not looked at again once a secret it quotes is held")
+	}
+	m2 := NewNodeGraph("ace")
+	registryAll(m2)
+	m2.Put(spec.AssignmentsBucket, "ace.k", planJSON("ace", "k", Plan{
+		Files:   []FileSpec{{Path: "/etc/k.seed", Template: "t", Form: FormSeed}},
+		Secrets: []SecretSpec{{Name: "blank"}},
+	}))
+	m2.SetArchive("k", digestA, map[string][]byte{"t": []byte("initial=${secret:blank}\n")})
+	m2.Stabilize()
+	for _, v := range []string{"V1-seedpass-AAAA-1111-bbbb-2222", "V2-seedpass-CCCC-3333-dddd-4444", "V3-seedpass-EEEE-5555-ffff-6666"} {
+		m2.SetSecret("own/k/blank", []byte(v), time.Time{})
+	}
+	if !m2.QuotesSecret(text) {
+		t.Error("the first value of the run (a seed file keeps it) is not looked for two rotations later")
 	}
 }

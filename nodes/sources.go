@@ -250,12 +250,17 @@ func (m *NodeGraph) setSecret(name string, s secretSource) {
 	if n == nil {
 		return // no longer wanted: keep nothing of it
 	}
-	if old := m.secrets[name]; old.state == graph.Ready && len(old.value) > 0 && !bytes.Equal(old.value, s.value) {
+	old := m.secrets[name]
+	if old.state == graph.Ready && len(old.value) > 0 && !bytes.Equal(old.value, s.value) {
 		s.before = old.value
 	} else {
 		s.before = old.before // a refusal or a silence since: what files may hold still
 	}
+	if s.first = old.first; s.first == nil && s.state == graph.Ready {
+		s.first = s.value
+	}
 	m.secrets[name] = s
+	clear(m.quoted) // what QuotesSecret said may no longer hold
 	m.set(n, s.state, s.value, s.why)
 }
 
@@ -347,6 +352,7 @@ func (m *NodeGraph) vaultLeaf(name string) *graph.Node {
 func (m *NodeGraph) ForgetSecret(name string) {
 	if m.existing(KindVault, name) == nil {
 		delete(m.secrets, name)
+		clear(m.quoted)
 	}
 }
 
