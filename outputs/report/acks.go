@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -213,7 +214,12 @@ func (a *reportAcks) landedLocked(key string, ack []byte, err error) (overwritte
 			return false
 		}
 	case errors.As(err, &pr) && pr.errCode == wrongLastSequence:
-		overwritten = true
+		// "wrong last sequence: 0": the key holds nothing, its stream or
+		// the key purged (an operator's purge of the bucket, noticed at
+		// the next refill tick: LostBuckets), which no client wrote (an
+		// outside audit: every node said a second client for 10 minutes
+		// after a purge). The put goes again, unconditionally.
+		overwritten = !strings.HasSuffix(pr.description, ": 0")
 	}
 	delete(a.seqs, key)
 	return overwritten

@@ -73,6 +73,9 @@ func (o *Overwritten) heard(module string) {
 	}
 }
 
+// Recent says whether a report was overwritten within overwriteSaid.
+func (o *Overwritten) Recent() bool { return o.Why() != "" }
+
 // Why is what /healthz says while a report was overwritten within the
 // last overwriteSaid ("" otherwise).
 func (o *Overwritten) Why() string {
@@ -86,6 +89,22 @@ func (o *Overwritten) Why() string {
 	}
 	return "the report of module " + strconv.Quote(o.module) + " was written by someone else " +
 		time.Since(o.last).Round(time.Second).String() + " ago: a second client for node " + strconv.Quote(o.Node) + "?"
+}
+
+// ForgetReports makes every report be put again at the next call,
+// unconditionally, while a report of this node's was overwritten within
+// overwriteSaid (the refill tick calls it): a second client's reports
+// stood over this one's for good once it stopped when this one had
+// nothing new to put (an outside audit).
+func (p *Publisher) ForgetReports() {
+	if !p.Overwritten.Recent() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.init()
+	p.reports = map[string]sum{}
+	p.acks.forgetSeqs()
 }
 
 // ackSeq is the stream sequence a put's ack gives (0: none found).

@@ -111,3 +111,75 @@ func TestAClientsOwnPutsAndDeletesAreNoOverwrite(t *testing.T) {
 		t.Errorf("bucket holds %s", val)
 	}
 }
+
+// The bucket purged (an operator's purge, noticed at the next refill tick)
+// refuses the next conditional put as "wrong last sequence: 0": no client
+// wrote the key, so no second client is said (an outside audit: every node
+// said one for 10 minutes); the put is lost and goes again.
+func TestAPurgedBucketIsNoSecondClient(t *testing.T) {
+	b := newBus(t, appliedBucket)
+	ctx := context.Background()
+	var log bustest.Buffer
+	b.pub.Overwritten = &Overwritten{Node: "n1", Log: zerolog.New(&log)}
+	b.pub.PutReports(ctx, []Report{{Module: "web", State: "applied", Reason: "1"}})
+	b.pub.Settle(5 * time.Second)
+	stream, err := b.js.Stream(ctx, "KV_"+appliedBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.pub.PutReports(ctx, []Report{{Module: "web", State: "applied", Reason: "2"}})
+	b.pub.Settle(5 * time.Second)
+	if lost := b.pub.TakeLost(); len(lost) != 1 {
+		t.Fatalf("the put after the purge: lost %v", lost)
+	}
+	if why := b.pub.Overwritten.Why(); why != "" || log.String() != "" {
+		t.Errorf("a purge said as a second client: %q\n%s", why, log.String())
+	}
+	b.pub.PutReports(ctx, []Report{{Module: "web", State: "applied", Reason: "2"}})
+	b.pub.Settle(5 * time.Second)
+	if val, _ := b.get(appliedBucket, "n1.web"); !strings.Contains(val, `"reason":"2"`) {
+		t.Errorf("the report put again after the purge: bucket holds %q", val)
+	}
+}
+
+// Once a report was overwritten, the refill tick (ForgetReports) has
+// every report put again, so a second client that stops leaves no report
+// of its own standing (an outside audit: its failed reports stood for
+// good over this client's applied ones). Without an overwrite heard, it
+// puts nothing.
+func TestReportsArePutAgainAtTheTickWhileOverwritten(t *testing.T) {
+	b := newBus(t, appliedBucket)
+	ctx := context.Background()
+	b.pub.Overwritten = &Overwritten{Node: "n1", Log: zerolog.Nop()}
+	mine := Report{Module: "web", State: "applied", Reason: "mine"}
+	b.pub.PutReports(ctx, []Report{mine})
+	b.pub.Settle(5 * time.Second)
+	b.pub.ForgetReports()
+	if w := b.pub.PutReports(ctx, []Report{mine}); w[0].Wrote {
+		t.Fatal("with no overwrite heard, the same report was put again")
+	}
+	other := &Publisher{NC: b.nc, JS: b.js, Node: "n1", Now: time.Now}
+	other.PutReports(ctx, []Report{{Module: "web", State: "failed", Reason: "theirs"}})
+	other.Settle(5 * time.Second)
+	b.pub.PutReports(ctx, []Report{{Module: "web", State: "waiting", Reason: "heard"}}) // refused: heard
+	b.pub.Settle(5 * time.Second)
+	b.pub.TakeLost()
+	b.pub.PutReports(ctx, []Report{mine}) // put again, unconditionally
+	b.pub.Settle(5 * time.Second)
+	other.PutReports(ctx, []Report{{Module: "web", State: "failed", Reason: "theirs again"}}) // refused: said on its side
+	other.Settle(5 * time.Second)
+	other.TakeLost()
+	other.PutReports(ctx, []Report{{Module: "web", State: "failed", Reason: "theirs again"}}) // and it stops after this one
+	other.Settle(5 * time.Second)
+	b.pub.ForgetReports() // this client's refill tick
+	if w := b.pub.PutReports(ctx, []Report{mine}); !w[0].Wrote {
+		t.Fatal("while overwritten, the tick did not put the report again")
+	}
+	b.pub.Settle(5 * time.Second)
+	if val, _ := b.get(appliedBucket, "n1.web"); !strings.Contains(val, `"reason":"mine"`) {
+		t.Errorf("the bucket holds %q, not this client's report", val)
+	}
+}

@@ -242,6 +242,7 @@ func (s *Stage) Sweep(ctx context.Context, live func(module string) bool) {
 // full send then sweeps the buckets (Sweep) and writes again what is
 // missing; what still stands is adopted, not put again.
 func (s *Stage) CheckOutputs(ctx context.Context) {
+	s.cfg.Pub.ForgetReports() // while a second client was heard: every report put again by this tick's full send
 	lost := s.cfg.Pub.LostBuckets(ctx)
 	if len(lost) == 0 {
 		return

@@ -13,8 +13,9 @@ import (
 // a file moved while it was down says so. A key of each run's own could
 // do neither: a file found as sent could not be told from one written by
 // a fill whose report the last run never put. nil when there is no bus
-// secret (a bus with no auth): New then makes a random key, and each
-// start reports every secret-bearing file again once.
+// secret (a bus with no auth, a password or a token: bus.Options.OwnSecret):
+// New then makes a random key, and each start reports every
+// secret-bearing file again once.
 func ReportKey(busSecret []byte, node string) ([]byte, error) {
 	if len(busSecret) == 0 {
 		return nil, nil

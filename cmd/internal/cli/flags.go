@@ -155,6 +155,11 @@ func URLPasswordWarning(urls, instead string) string {
 		if _, ok := u.User.Password(); ok {
 			return "the --nats URL holds a password, which every user of this machine sees in the process list: " + instead
 		}
+		if u.User.Username() != "" {
+			// nats://<token>@host: NATS reads a user with no password as a
+			// token, as secret as a password (an outside audit).
+			return "the --nats URL holds a token (user@ with no password), which every user of this machine sees in the process list: " + instead
+		}
 	}
 	return ""
 }

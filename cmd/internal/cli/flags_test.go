@@ -129,15 +129,17 @@ func TestParseSaysADurationTakesItsUnit(t *testing.T) {
 // A password in --nats is warned of however the URL is written: with a
 // scheme, without one (nats.go takes "user:pw@host:4222" as a nats://
 // URL, as CheckURLs does), or as one of a list; the warning never holds
-// the password. A URL with a user and no password, or none, is no warning.
+// the password. A user with no password is a token to NATS (nats://tok@h),
+// warned of too (an outside audit); a URL with neither is no warning.
 func TestAPasswordInAnyNATSURLIsWarnedOfWithoutSayingIt(t *testing.T) {
-	for _, urls := range []string{"nats://u:s3cret@h:4222", "u:s3cret@h:4222", "nats://h:4222, u:s3cret@h2", "tls://u:s3cret@h"} {
+	for _, urls := range []string{"nats://u:s3cret@h:4222", "u:s3cret@h:4222", "nats://h:4222, u:s3cret@h2", "tls://u:s3cret@h",
+		"nats://s3cret@h:4222", "s3cret@h:4222", "nats://h, s3cret@h2"} {
 		w := URLPasswordWarning(urls, "instead")
 		if w == "" || strings.Contains(w, "s3cret") {
 			t.Errorf("%q: warning %q, want one not holding the password", urls, w)
 		}
 	}
-	for _, urls := range []string{"nats://h:4222", "h:4222", "u@h:4222", "nats://u@h, h2"} {
+	for _, urls := range []string{"nats://h:4222", "h:4222", "nats://h, h2"} {
 		if w := URLPasswordWarning(urls, "instead"); w != "" {
 			t.Errorf("%q: warned %q", urls, w)
 		}

@@ -1,38 +1,53 @@
 package daemon
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 
 	"github.com/novox/mesh-provisioner/nodes"
 )
 
-// passwordBus is a mesh on a bus where the test connects as lab and
-// ace's client as provisioner-ace, each with a password (no permissions:
-// what is asked here is what the client does with its own secret).
-func passwordBus(t *testing.T) *mesh {
+// seedBus is a mesh on a bus where the test connects as lab (a password)
+// and ace's client as an nkey user, and the option that gives the client
+// that user's seed file (no permissions: what is asked here is what the
+// client does with its own secret).
+func seedBus(t *testing.T) (*mesh, clientOpt) {
 	t.Helper()
-	return newMeshOn(t, func(o *server.Options) {
-		o.Users = []*server.User{{Username: "lab", Password: "dev-only-lab"},
-			{Username: "provisioner-ace", Password: "dev-only-provisioner-ace"}}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	seed, _ := kp.Seed()
+	file := filepath.Join(t.TempDir(), "ace.nk")
+	if err := os.WriteFile(file, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := newMeshOn(t, func(o *server.Options) {
+		o.Users = []*server.User{{Username: "lab", Password: "dev-only-lab"}}
+		o.Nkeys = []*server.NkeyUser{{Nkey: pub}}
 	}, "lab")
+	return m, func(c *Config) { c.Bus.NKeySeedFile = file }
 }
 
 // A client started again that changes nothing puts no report again (SPEC
 // §5.3), also of a module whose files hold a secret, at the start or at
 // any refill after it: their digests are keyed (hmac-sha256) under a key
-// derived from the client's own bus secret (stage.ReportKey), alike at
-// every start. With a key of each run's own, each restart put every such
+// derived from the client's own bus secret, its nkey seed
+// (stage.ReportKey), alike at every start. With a key of each run's own, each restart put every such
 // report again (an outside audit), and when the start kept the last run's
 // digests for files found as sent, the first refill tick put them again
 // (another). A file the node-engine finds as sent keeps the digest the
 // last run's report says: an owned file holding a secret, a secret's own
 // path, a consumers list.
 func TestARestartThatChangesNothingPutsNoReportOfAModuleHoldingASecret(t *testing.T) {
-	m := passwordBus(t)
+	m, asAce := seedBus(t)
 	f := m.stateFill()
 	v := m.devVault()
 	m.assign("ace", "app", nodes.Plan{
@@ -44,12 +59,12 @@ func TestARestartThatChangesNothingPutsNoReportOfAModuleHoldingASecret(t *testin
 	m.assign("g14", "claude-code", consumerPlan(), nil)
 	v.Set(t.Context(), pair("g14", "claude-code", ""), []byte("PLANTED-paired"))
 	state := t.TempDir()
-	_, stop := m.startClient("ace", f.socket, asUser("provisioner-ace"), func(c *Config) { c.StateDir = state })
+	_, stop := m.startClient("ace", f.socket, asAce, func(c *Config) { c.StateDir = state })
 	m.waitState("ace", "app", "applied")
 	m.waitConsumers("/etc/gitea/consumers.json", pair("g14", "claude-code", ""))
 	m.waitState("ace", "gitea", "applied")
 	m.restartMovesNothing(stop, func() {
-		m.client("ace", f.socket, asUser("provisioner-ace"), refillEvery(200*time.Millisecond), func(c *Config) { c.StateDir = state })
+		m.client("ace", f.socket, asAce, refillEvery(200*time.Millisecond), func(c *Config) { c.StateDir = state })
 	}, "app", "gitea")
 	was := m.revisions()
 	time.Sleep(time.Second) // five refill ticks
@@ -67,7 +82,7 @@ func TestARestartThatChangesNothingPutsNoReportOfAModuleHoldingASecret(t *testin
 // the same. Taking "unchanged" for the bytes the last report was of kept
 // the old digest until the next change (an outside audit).
 func TestARestartReportsASecretFileFilledByARunThatDiedBeforeItsReport(t *testing.T) {
-	m := passwordBus(t)
+	m, asAce := seedBus(t)
 	f := m.stateFill()
 	v := m.devVault()
 	m.assign("ace", "app", nodes.Plan{
@@ -77,7 +92,7 @@ func TestARestartReportsASecretFileFilledByARunThatDiedBeforeItsReport(t *testin
 	v.Set(t.Context(), "own/app/api-key", []byte("PLANTED-before"))
 	state := t.TempDir()
 	withState := func(c *Config) { c.StateDir = state }
-	_, stop := m.startClient("ace", f.socket, asUser("provisioner-ace"), withState)
+	_, stop := m.startClient("ace", f.socket, asAce, withState)
 	m.waitFile("/etc/app/app.conf", "key = PLANTED-before\n")
 	m.waitState("ace", "app", "applied")
 	m.settle()
@@ -102,7 +117,7 @@ func TestARestartReportsASecretFileFilledByARunThatDiedBeforeItsReport(t *testin
 	if err := writeFile(m.root+"/etc/app/app.conf", "key = PLANTED-after\n"); err != nil {
 		t.Fatal(err)
 	}
-	m.client("ace", f.socket, asUser("provisioner-ace"), withState)
+	m.client("ace", f.socket, asAce, withState)
 	deadline := time.Now().Add(10 * time.Second)
 	for digest() == before {
 		if time.Now().After(deadline) {
