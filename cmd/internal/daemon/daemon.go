@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -260,18 +261,7 @@ type call struct {
 // Do runs fn in the loop goroutine and waits; for the control socket and
 // prov.ask, which read the graph.
 func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.NodeGraph)) error {
-	c := call{ctx: ctx, fn: func() { fn(d.mesh) }, done: make(chan struct{})}
-	select {
-	case d.events <- c:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-c.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return d.do(ctx, fn, false)
 }
 
 // DoHeld is Do for the control socket: when ctx ends with the call
@@ -280,16 +270,32 @@ func (d *Daemon) Do(ctx context.Context, fn func(m *nodes.NodeGraph)) error {
 // the socket sends the loop no other call meanwhile (outputs/control
 // oneAtATime: drawings given up on at once were drawn one after another).
 func (d *Daemon) DoHeld(ctx context.Context, fn func(m *nodes.NodeGraph)) error {
+	return d.do(ctx, fn, true)
+}
+
+func (d *Daemon) do(ctx context.Context, fn func(m *nodes.NodeGraph), held bool) error {
 	c := call{ctx: ctx, fn: func() { fn(d.mesh) }, done: make(chan struct{})}
 	select {
 	case d.events <- c:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	gone := ctx.Done()
+	if held {
+		gone = nil // waited for the loop, which is done with the call or has ended
+	}
 	select {
 	case <-c.done:
-		return ctx.Err() // nil unless it ended meanwhile; the answer, if made, is its caller's
+		if !held {
+			return nil
+		}
+		return ctx.Err() // nil unless it ended meanwhile; an answer made then is its caller's
 	case <-d.loopEnded:
+		return errStopped
+	case <-gone:
 		return ctx.Err()
 	}
 }
+
+// errStopped is a call the loop, which has returned, will not run.
+var errStopped = errors.New("the daemon is stopping")
