@@ -20,7 +20,10 @@ type Config struct {
 	Node string
 	Fill *fill.Client
 	Pub  *report.Publisher
-	Key  []byte // keys the digests of secret-bearing files in reports; nil: a random one
+	Key  []byte // keys the digests of secret-bearing files in reports; nil: ReportKey(BusSecret), else a random one
+	// BusSecret is the client's own bus secret (bus.Options.OwnSecret; nil:
+	// none), the key's source when Key is nil.
+	BusSecret []byte
 	// QuotesSecret says whether a text holds a secret the client holds
 	// (nodes.NodeGraph.QuotesSecret; nil: none is looked for): the
 	// node-engine's error text is then withheld (failure.go). Called on
@@ -113,6 +116,13 @@ type Stage struct {
 
 // New makes a stage.
 func New(cfg Config) (*Stage, error) {
+	if cfg.Key == nil {
+		k, err := ReportKey(cfg.BusSecret, cfg.Node)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Key = k
+	}
 	if cfg.Key == nil {
 		cfg.Key = make([]byte, 32)
 		if _, err := rand.Read(cfg.Key); err != nil {

@@ -38,15 +38,11 @@ func (d *Daemon) newStage(nc *nats.Conn) (*stage.Stage, error) {
 	if err != nil {
 		d.log.Warn().Err(err).Msg("the bus secret could not be read again: secret files' report digests change at each start")
 	}
-	key, err := stage.ReportKey(secret, d.cfg.Node)
-	if err != nil {
-		return nil, err
-	}
 	return stage.New(stage.Config{
-		Node: d.cfg.Node,
-		Key:  key, // nil: a random one
-		Fill: &fill.Client{Socket: d.cfg.FillSocket, Timeout: d.cfg.FillTimeout, Wrap: quietconn.Wrap},
-		Pub:  pub,
+		Node:      d.cfg.Node,
+		BusSecret: secret, // the reports' key (stage.ReportKey)
+		Fill:      &fill.Client{Socket: d.cfg.FillSocket, Timeout: d.cfg.FillTimeout, Wrap: quietconn.Wrap},
+		Pub:       pub,
 		// The node-engine's error text is not said when it quotes a
 		// secret (a program's last words): called on the loop, as the
 		// mesh is used.
